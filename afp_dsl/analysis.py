@@ -1,0 +1,62 @@
+"""Derived facts over a `Program`: symbol tables and reference resolution.
+
+Role:       the one place that turns a `Ref` written in some module into the declaration it names;
+            used by checks, the interpreter and graph export.
+Invariants: never mutates the IR; an unresolvable reference resolves to None (checks report it).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import attrs
+
+from . import ir
+
+
+@attrs.frozen
+class Resolved:
+    """A declaration together with the key of the module that declares it."""
+
+    module: str
+    decl: ir.Decl
+
+
+class Analysis:
+    """Symbol tables of every module of a program, built once."""
+
+    def __init__(self, program: ir.Program):
+        self.program = program
+        self.modules: dict[str, ir.Module] = {m.key: m for m in program.modules}
+        self.symbols: dict[str, dict[str, ir.Decl]] = {}
+        self.aliases: dict[str, dict[str, str]] = {}
+        for m in program.modules:
+            table: dict[str, ir.Decl] = {}
+            for d in m.decls:
+                table.setdefault(d.name, d)  # first wins; duplicates are reported by checks
+            self.symbols[m.key] = table
+            self.aliases[m.key] = {i.alias: i.module for i in m.imports if i.module}
+
+    def resolve(self, module: str, ref: ir.Ref) -> Resolved | None:
+        """The declaration `ref` names when written in `module`, or None."""
+        target = module
+        if ref.alias is not None:
+            target = self.aliases.get(module, {}).get(ref.alias)
+            if target is None:
+                return None
+        decl = self.symbols.get(target, {}).get(ref.name)
+        return Resolved(target, decl) if decl is not None else None
+
+    def lookup(self, module: str, ref: ir.Ref, kind: type) -> ir.Decl | None:
+        """Like `resolve`, but only a declaration of class `kind` counts."""
+        r = self.resolve(module, ref)
+        return r.decl if r is not None and isinstance(r.decl, kind) else None
+
+    def decls(self, kind: type | None = None) -> Iterator[tuple[str, ir.Decl]]:
+        """(module key, declaration) for every declaration, optionally of one class."""
+        for m in self.program.modules:
+            for d in m.decls:
+                if kind is None or isinstance(d, kind):
+                    yield m.key, d
+
+    def root_decls(self, kind: type) -> list[ir.Decl]:
+        return [d for d in self.program.root_module.decls if isinstance(d, kind)]

@@ -1,0 +1,172 @@
+"""The one registry of diagnostic codes: `AFPnnn`, kebab name, default severity, summary, explanation.
+
+Role:       consulted by every check, by `render` (names, SARIF rules) and by `afpc explain`.
+Invariants: codes are stable; the hundreds digit is the phase (0 syntax, 1 names/imports,
+            2 graph, 3 schemas/expressions, 4 policies/redaction/tests, 5 run time).
+"""
+from __future__ import annotations
+
+import attrs
+
+from .diagnostics import Diagnostic, Label, Severity
+from .source import Span
+
+E, W = Severity.ERROR, Severity.WARNING
+
+
+@attrs.frozen
+class Code:
+    id: str
+    name: str
+    severity: Severity
+    summary: str
+    explanation: str
+
+
+def _c(id: str, name: str, sev: Severity, summary: str, explanation: str) -> Code:
+    return Code(id, name, sev, summary, explanation.strip())
+
+
+_ALL = [
+    _c("AFP001", "syntax-error", E, "the text does not follow the grammar",
+       "The parser met a token it did not expect. The message names what was found and what\n"
+       "could stand there instead.\n\nFix: correct the text at the caret; common mistakes (a missing `}`,\n"
+       "`=>` written for `->`, a missing `=` after an attribute key) get their own hint."),
+    _c("AFP002", "unterminated-string", E, "a string literal is not closed",
+       "A `\"` string must end on the same line; a `\"\"\"` string must be closed by `\"\"\"`.\n\n"
+       "Fix: add the closing quote, or use a triple-quoted string for text that spans lines."),
+    _c("AFP003", "reserved-word", E, "a reserved word is used as a name",
+       "Reserved words (`agent`, `route`, `when`, `model`, ...) cannot name declarations or aliases.\n"
+       "They stay usable as attribute keys, map keys, schema field names and path segments.\n\n"
+       "Example: `skill route { ... }`\n\nFix: choose another name, such as `routing`."),
+    _c("AFP004", "invalid-regex", E, "a regular expression does not compile",
+       "Regex literals `/.../flags` use Python `re` syntax and are compiled by the checker.\n"
+       "Flags are `i`, `m`, `s` and `x`.\n\nFix: correct the pattern; escape `/` as `\\/`."),
+    _c("AFP005", "invalid-string", E, "a string literal has an invalid escape or character",
+       "Strings use JSON escapes (`\\n`, `\\t`, `\\\"`, `\\\\`, `\\uXXXX`).\n\nFix: escape the backslash as `\\\\`."),
+    _c("AFP006", "invalid-input", E, "the file cannot be read as UTF-8 text",
+       "A spec must be UTF-8 text. Binary files, invalid UTF-8 and NUL bytes are rejected.\n\n"
+       "Fix: save the file as UTF-8, or remove it from the checked folder."),
+    _c("AFP007", "nesting-too-deep", E, "lists, maps or expressions are nested too deeply",
+       "The checker refuses nesting deeper than 200 levels rather than exhausting the stack.\n\n"
+       "Fix: flatten the value, or move large data to `file(\"data.json\")`."),
+    _c("AFP101", "unknown-name", E, "a reference names nothing that is declared",
+       "Every reference must name a declaration of this module, or `alias.name` of an imported one.\n\n"
+       "Example: `tools = [lookup_ordr]`\n\nFix: correct the name (the message suggests close ones) or declare it."),
+    _c("AFP102", "wrong-kind", E, "a reference names a declaration of the wrong kind",
+       "Each position expects one kind: `tools = [...]` takes tools, `graph = ...` a graph, `context`\n"
+       "steering, facts and instructions.\n\nFix: reference a declaration of the expected kind."),
+    _c("AFP103", "duplicate-name", E, "two declarations of one module share a name",
+       "Names live in one namespace per module, whatever their kinds.\n\nFix: rename one of them."),
+    _c("AFP104", "unknown-attribute", E, "an attribute is not defined for this declaration kind",
+       "Each declaration kind has a fixed set of attributes (see docs/language.md).\n\n"
+       "Fix: correct the key (the message suggests close ones) or remove it."),
+    _c("AFP105", "missing-attribute", E, "a required attribute is missing",
+       "Tools and skills need a `description`; steering and instructions a `prompt`; facts `data`.\n\n"
+       "Fix: add the attribute."),
+    _c("AFP106", "bad-attribute-value", E, "an attribute's value has the wrong type or is out of range",
+       "Example: `max_iterations = 0` (must be an integer of at least 1).\n\nFix: give a value of the expected type."),
+    _c("AFP107", "import-not-found", E, "an imported module does not exist",
+       "`import \"std/NAME\"` loads a standard-library module; any other path is relative to the\n"
+       "importing file.\n\nFix: correct the path; standard modules are listed in docs/stdlib.md."),
+    _c("AFP108", "import-cycle", E, "modules import each other in a cycle",
+       "Imports must be acyclic. The message names every file on the cycle.\n\n"
+       "Fix: move the shared declarations into a module both can import."),
+    _c("AFP109", "file-not-found", E, "a `file(...)` names a file that cannot be read",
+       "`file(\"path\")` is relative to the spec that names it. Schemas read from files must be JSON.\n\n"
+       "Fix: correct the path or create the file."),
+    _c("AFP110", "name-too-long", E, "a name is longer than 64 characters",
+       "Names are also what the model sees (tool names, skill ids), so they must match\n"
+       "`^[a-zA-Z0-9_-]{1,64}$`.\n\nFix: shorten the name."),
+    _c("AFP111", "ambiguous-agent", E, "which agent is meant cannot be decided",
+       "A test without `agent = ...` needs its module to declare exactly one agent.\n\n"
+       "Fix: add `agent = NAME` to the test."),
+    _c("AFP201", "no-entry", E, "a graph has no entry",
+       "A run starts at an entry; a graph without one can never activate a skill by itself.\n\n"
+       "Fix: add `entry SKILL` or `entry SKILL when EXPR`."),
+    _c("AFP202", "unreachable-skill", W, "no deterministic path reaches a skill",
+       "Reachability is computed from the entries over deterministic edges (`on`, `status`, `when`).\n"
+       "A skill reached only through a bare edge is reported as `model-edge-only` instead.\n\n"
+       "Fix: add an entry or a route into the skill, or remove it."),
+    _c("AFP203", "model-edge-only", W, "a skill can only be entered when the model picks it",
+       "The only edges into the skill are bare routes, which fire only through `read_skill`.\n\n"
+       "Fix: add a deterministic route if the skill must be reached by itself."),
+    _c("AFP204", "dead-entry", W, "an entry can never be where a run starts",
+       "Entries are tried in order and the first unconditional one always fires, so later entries\n"
+       "never start a run.\n\nFix: move the entry before the unconditional one, or give it a route in."),
+    _c("AFP205", "ambiguous-routes", W, "two routes can fire on the same result; order decides",
+       "When two deterministic edges from one skill can hold for one tool result, the first in\n"
+       "declaration order wins.\n\nFix: make the guards disjoint, or accept the order explicitly."),
+    _c("AFP206", "self-loop", W, "a route goes from a skill to itself",
+       "A self-loop never moves the cursor; it only resets the skill's steps.\n\nFix: remove the route."),
+    _c("AFP207", "no-way-out", W, "a cycle of skills has no edge leaving it and no way to answer",
+       "Once the cursor enters the cycle it can never leave it, and no skill in it can end a run.\n\n"
+       "Fix: add a route out of the cycle."),
+    _c("AFP208", "guard-unsatisfiable", E, "a guard can never hold",
+       "Every disjunct of the guard is provably contradictory (crossed bounds, two different\n"
+       "literals, a value outside an enum).\n\nFix: correct the guard."),
+    _c("AFP209", "route-tool-not-in-skill", E, "a route waits for a tool its source skill cannot call",
+       "An `on TOOL` route fires when TOOL returns while the source is current; the tool must be\n"
+       "one of the source skill's tools or a baseline tool.\n\nFix: add the tool to the skill."),
+    _c("AFP210", "overlapping-guards", W, "two routes on one trigger can both hold",
+       "Declaration order decides which fires.\n\nFix: make the guards disjoint."),
+    _c("AFP211", "step-tool-not-in-skill", E, "a step names a tool the skill does not have",
+       "Every step's tool must be one of the skill's `tools`.\n\nFix: add it to `tools`."),
+    _c("AFP212", "skill-in-two-places", W, "a skill is both open and in the graph",
+       "An open skill (agent `skills`) never moves the cursor, so its place in the graph is confusing.\n\n"
+       "Fix: keep it in one place."),
+    _c("AFP213", "agent-tool-cycle", E, "an agent reaches itself through agent-backed tools",
+       "`impl = agent(NAME)` runs another agent; a cycle would never end.\n\nFix: break the cycle."),
+    _c("AFP301", "invalid-schema", E, "a schema is not valid JSON Schema 2020-12",
+       "Schema blocks, raw maps and schema files are validated against the 2020-12 metaschema;\n"
+       "schema-block constraints must fit their type.\n\nFix: correct the schema."),
+    _c("AFP302", "default-violates-schema", E, "a default value does not satisfy its own schema",
+       "Example: `days: integer(min: 1) = 0`.\n\nFix: change the default or the constraint."),
+    _c("AFP303", "unknown-root", E, "an expression uses a root not allowed in its place",
+       "Each place allows certain roots (`message`, `args`, `result`, ...); see docs/language.md §6.\n\n"
+       "Fix: use one of the roots listed in the message."),
+    _c("AFP304", "unknown-field", E, "a path names a field the declared schema does not have",
+       "Fix: correct the field name, or declare it in the tool's schema."),
+    _c("AFP305", "type-mismatch", E, "a comparison can never be true",
+       "Fix: compare values of the same type."),
+    _c("AFP306", "status-not-in-vocabulary", E, "an unknown status name",
+       "Statuses are success, failure, denied, invalid, partial, pending, absent.\n\nFix: use one of them."),
+    _c("AFP401", "policy-rule-never-matches", W, "a policy rule can never match",
+       "Fix: correct the tool name or the condition."),
+    _c("AFP402", "ask-outside-before", E, "`ask` is used outside a `before` block",
+       "Only a `before` block can pause for a person; `input`, `after` and `output` cannot.\n\n"
+       "Fix: use `deny`, or move the rule to `before`."),
+    _c("AFP403", "redact-pattern-too-broad", E, "a redaction pattern matches the empty string",
+       "Such a pattern would redact everything (or nothing visible).\n\nFix: require at least one character."),
+    _c("AFP404", "test-unknown-tool", E, "a test names a tool the agent does not have",
+       "Fix: correct the tool name."),
+    _c("AFP405", "test-args-invalid", W, "a scripted tool call's arguments violate the input schema",
+       "The test still runs; this warns in case the invalid call is not deliberate."),
+    _c("AFP406", "test-unknown-edge", E, "`expect route` names an edge that does not exist",
+       "Fix: name an edge of the agent's graph."),
+    _c("AFP501", "tool-not-bound", E, "a tool has no body at run time",
+       "The tool has no `impl`, no binding from the host, and no test stub, or its\n"
+       "`python(\"module:attr\")` target cannot be imported.\n\nFix: install the module or bind the tool."),
+    _c("AFP502", "provider-error", E, "the model provider failed",
+       "Fix: follow the message (set the API key, start the server, pull the model)."),
+]
+
+REGISTRY: dict[str, Code] = {c.id: c for c in _ALL}
+BY_NAME: dict[str, Code] = {c.name: c for c in _ALL}
+
+
+def lookup(code_or_name: str) -> Code | None:
+    """Find a code by `AFP101`, `afp101` or its name `unknown-name`."""
+    key = code_or_name.strip()
+    return REGISTRY.get(key.upper()) or BY_NAME.get(key.lower())
+
+
+def diag(code: str, message: str, span: Span | None, label: str = "", *,
+         notes: tuple[str, ...] | list[str] = (), help: str | None = None,
+         secondary: tuple[Label, ...] = (), severity: Severity | None = None) -> Diagnostic:
+    """Build a diagnostic for a registered code (by id or name) at its default severity."""
+    c = lookup(code)
+    if c is None:
+        raise KeyError(f"unregistered diagnostic code {code!r}")
+    labels = ((Label(span, label, True),) if span is not None else ()) + tuple(secondary)
+    return Diagnostic(c.id, severity or c.severity, message, labels, tuple(notes), help)

@@ -1,0 +1,59 @@
+"""Immutable JSON values for the IR: maps become `FrozenMap`, lists become tuples.
+
+Role:       lets literal data (fact maps, schemas, stub results) live inside the frozen IR.
+Invariants: `thaw(freeze(x)) == x` for any JSON value; FrozenMap keeps insertion order.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Iterator
+
+
+class FrozenMap(Mapping):
+    """A hashable, read-only, insertion-ordered mapping (the stdlib has none)."""
+
+    __slots__ = ("_d", "_h")
+
+    def __init__(self, items: Any = ()):
+        self._d = dict(items)
+        self._h: int | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._d[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        if self._h is None:
+            self._h = hash(tuple(self._d.items()))
+        return self._h
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self._d == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._d!r})"
+
+
+def freeze(value: Any) -> Any:
+    """Deep-convert JSON-like data to hashable immutable data."""
+    if isinstance(value, Mapping):
+        return FrozenMap((k, freeze(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Deep-convert frozen data back to plain dicts and lists (fresh copies)."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value

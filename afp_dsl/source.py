@@ -1,0 +1,72 @@
+"""Source text and spans: character offsets, turned into 1-based line:column only on demand.
+
+Role:       the bottom layer; every stage that points at source uses `Span`.
+Invariants: spans are half-open `[start, end)` character offsets; a zero-width span at EOF is valid.
+"""
+from __future__ import annotations
+
+import bisect
+
+import attrs
+
+
+@attrs.frozen
+class Span:
+    """A half-open range of character offsets in one file (the file's display key)."""
+
+    file: str
+    start: int
+    end: int
+
+    def __attrs_post_init__(self) -> None:
+        if self.end < self.start:
+            object.__setattr__(self, "end", self.start)
+
+
+def line_starts_of(text: str) -> tuple[int, ...]:
+    """Offsets at which each line begins. CRLF and lone CR both end a line."""
+    starts = [0]
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            starts.append(i + 1)
+        elif c == "\r":
+            if i + 1 < n and text[i + 1] == "\n":
+                i += 1
+            starts.append(i + 1)
+        i += 1
+    return tuple(starts)
+
+
+@attrs.frozen
+class SourceFile:
+    """One file's text plus its line table.
+
+    Example:
+        >>> SourceFile.of("a.afp", "x\\ny").line_col(2)
+        (2, 1)
+    """
+
+    name: str
+    text: str
+    line_starts: tuple[int, ...]
+
+    @classmethod
+    def of(cls, name: str, text: str) -> "SourceFile":
+        return cls(name, text, line_starts_of(text))
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column in code points) of a character offset, clamped to the text."""
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self.line_starts, offset) - 1
+        return line + 1, offset - self.line_starts[line] + 1
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its line ending."""
+        if line < 1 or line > len(self.line_starts):
+            return ""
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
