@@ -1,0 +1,28 @@
+"""The checker: a tuple of rule functions run over one `Analysis`.
+
+Role:       `run_checks(analysis)` is the only entry point; each rule is a plain function
+            `rule(analysis) -> Iterable[Diagnostic]` in a module of this package.
+Invariants: rules never raise on bad input and never mutate the IR; a rule skips what an
+            earlier root cause already reported (one root cause, one diagnostic).
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from ..analysis import Analysis
+from ..diagnostics import Diagnostic
+from . import names, schemas
+
+Rule = Callable[[Analysis], Iterable[Diagnostic]]
+
+CHECKS: tuple[Rule, ...] = (
+    names.check_names,
+    schemas.check_schemas,
+)
+
+
+def run_checks(analysis: Analysis, rules: tuple[Rule, ...] = CHECKS) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for rule in rules:
+        out.extend(rule(analysis))
+    return out
