@@ -1,0 +1,268 @@
+"""Per-kind attribute tables and the converters that check and lower attribute values.
+
+Role:       the single description of which `key = value` each declaration kind accepts
+            (language.md §5), used by `lower` and by the docs.
+Emits:      AFP104 unknown-attribute, AFP106 bad-attribute-value, AFP109 file-not-found.
+Invariants: a converter never raises; on a bad value it reports and returns `BAD`, so the IR
+            keeps the attribute's default.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import posixpath
+from typing import Any, Callable
+
+import attrs
+
+from . import ir
+from .codes import diag
+from .diagnostics import Diagnostic
+from .frozen import freeze
+from .lower_values import BAD, CallV, MapV, ValueLowerer, to_data
+from .source import Span
+
+
+@attrs.frozen
+class Attr:
+    field: str  # the IR field it fills
+    kind: str  # converter name, see Converter.run
+    choices: tuple = ()
+    minimum: int | None = None
+
+
+@attrs.frozen
+class KindSchema:
+    attrs: dict[str, Attr]
+    required: tuple[str, ...] = ()
+
+
+def _a(kind: str, field: str | None = None, **kw: Any) -> Callable[[str], Attr]:
+    return lambda key: Attr(field or key, kind, **kw)
+
+
+def _table(required: tuple[str, ...] = (), **spec: Callable[[str], Attr]) -> KindSchema:
+    return KindSchema({k: f(k) for k, f in spec.items()}, required)
+
+
+SCHEMAS: dict[str, KindSchema] = {
+    "agent": _table(
+        system=_a("text"), model=_a("string"), max_iterations=_a("int", minimum=1),
+        wrap_up=_a("bool"), tools=_a("refs"), skills=_a("refs"), graph=_a("ref"),
+        context=_a("refs"), policies=_a("refs"), redact=_a("refs"),
+        continuity=_a("choice", choices=("run", "conversation")),
+        tool_scope=_a("choice", choices=("always", "active"))),
+    "tool": _table(
+        ("description",), description=_a("string"), input=_a("schema"), output=_a("schema"),
+        impl=_a("impl"), keep_runs=_a("int", minimum=0), check_in=_a("expr"),
+        max_result_chars=_a("int", minimum=1)),
+    "skill": _table(
+        ("description",), description=_a("string"), body=_a("text"), tools=_a("refs"),
+        on_skip=_a("choice", choices=("advance", "hold"))),
+    "graph": _table(scope_tools=_a("bool")),
+    "steering": _table(("prompt",), prompt=_a("text")),
+    "fact": _table(("data",), data=_a("data"), when=_a("expr")),
+    "instruction": _table(("prompt",), prompt=_a("text"), when=_a("expr")),
+    "redact": _table(keys=_a("strings"), patterns=_a("regexes"), placeholder=_a("string"),
+                     model=_a("bool")),
+    "policy": _table(impl=_a("python")),
+    "test": _table(agent=_a("ref")),
+}
+
+
+class Converter:
+    def __init__(self, values: ValueLowerer, diags: list[Diagnostic], read_file: Callable[[str], str | None]):
+        self.v = values
+        self.diags = diags
+        self.read_file = read_file
+
+    def unknown(self, kind: str, key: str, span: Span, table: KindSchema) -> Diagnostic:
+        known = sorted(table.attrs) + (["input", "output"] if kind == "tool" else []) + (
+            ["steps"] if kind == "skill" else [])
+        close = difflib.get_close_matches(key, known, n=1)
+        help = f"did you mean `{close[0]}`?" if close else (
+            f"{kind} attributes are: " + ", ".join(f"`{k}`" for k in known) if known else
+            f"a {kind} takes no attributes")
+        return diag("AFP104", f"unknown attribute `{key}` for {kind}", span, "unknown attribute", help=help)
+
+    def run(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        return getattr(self, "c_" + spec.kind)(spec, value, key_span)
+
+    def bad(self, value: Any, key_span: Span, want: str, key: str = "") -> Any:
+        span = getattr(value, "span", key_span)
+        self.diags.append(diag("AFP106", f"expected {want}" + (f" for `{key}`" if key else ""), span,
+                               f"expected {want}"))
+        return BAD
+
+    # -------------------------------------------------------------- scalar kinds
+    def c_string(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if isinstance(value, ir.Lit) and isinstance(value.value, str):
+            return value.value
+        return self.bad(value, key_span, "a string", spec.field)
+
+    def c_bool(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if isinstance(value, ir.Lit) and isinstance(value.value, bool):
+            return value.value
+        return self.bad(value, key_span, "`true` or `false`", spec.field)
+
+    def c_int(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        v = getattr(value, "value", None) if isinstance(value, ir.Lit) else None
+        if isinstance(v, bool) or not isinstance(v, int) or (spec.minimum is not None and v < spec.minimum):
+            return self.bad(value, key_span, f"a whole number of at least {spec.minimum}", spec.field)
+        return v
+
+    def c_choice(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if isinstance(value, ir.Lit) and value.value in spec.choices:
+            return value.value
+        return self.bad(value, key_span, " or ".join(f'"{c}"' for c in spec.choices), spec.field)
+
+    def c_expr(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if isinstance(value, (MapV, CallV, ir.Regex)):
+            return self.bad(value, key_span, "a condition such as `args.amount > 100`", spec.field)
+        return value
+
+    # -------------------------------------------------------------- references
+    def as_ref(self, value: Any) -> ir.Ref | None:
+        if isinstance(value, ir.Path) and len(value.segments) <= 1 and all(
+                isinstance(s, str) for s in value.segments):
+            if value.segments:
+                return ir.Ref(name=value.segments[0], alias=value.root, span=value.span)
+            return ir.Ref(name=value.root, span=value.span)
+        return None
+
+    def c_ref(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        ref = self.as_ref(value)
+        return ref if ref is not None else self.bad(value, key_span, "a name", spec.field)
+
+    def c_refs(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if not isinstance(value, ir.ListExpr):
+            single = self.as_ref(value)
+            if single is not None:
+                return self.bad(value, key_span, f"a list of names, like `[{single}]`", spec.field)
+            return self.bad(value, key_span, "a list of names", spec.field)
+        refs = []
+        for item in value.items:
+            ref = self.as_ref(item)
+            if ref is None:
+                self.bad(item, key_span, "a name")
+            else:
+                refs.append(ref)
+        return tuple(refs)
+
+    def c_strings(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if not isinstance(value, ir.ListExpr):
+            return self.bad(value, key_span, "a list of strings", spec.field)
+        out = []
+        for item in value.items:
+            if isinstance(item, ir.Lit) and isinstance(item.value, str):
+                out.append(item.value)
+            else:
+                self.bad(item, key_span, "a string")
+        return tuple(out)
+
+    def c_regexes(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if not isinstance(value, ir.ListExpr):
+            return self.bad(value, key_span, "a list of regexes like `[/sk-[a-z]+/]`", spec.field)
+        out = []
+        for item in value.items:
+            if isinstance(item, ir.Regex):
+                out.append(item)
+            else:
+                self.bad(item, key_span, "a regex like `/pattern/`")
+        return tuple(out)
+
+    # -------------------------------------------------------------- text, data, files
+    def file_arg(self, value: CallV) -> tuple[str, str | None] | None:
+        """(relative path, contents or None) of a `file("...")` call, or None when malformed."""
+        if len(value.args) != 1 or not isinstance(value.args[0], ir.Lit) or not isinstance(
+                value.args[0].value, str):
+            self.diags.append(diag("AFP106", '`file(...)` takes one path string', value.span,
+                                   'write `file("relative/path")`'))
+            return None
+        rel = value.args[0].value
+        text = self.read_file(rel)
+        if text is None:
+            self.diags.append(diag("AFP109", f"cannot read file `{rel}`", value.args[0].span,
+                                   "no such file, or not readable UTF-8 text",
+                                   help="paths in `file(...)` are relative to the spec that names them"))
+        return rel, text
+
+    def c_text(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if isinstance(value, ir.Lit) and isinstance(value.value, str):
+            return ir.Text(value=value.value, span=value.span)
+        if isinstance(value, CallV) and value.func == "file":
+            got = self.file_arg(value)
+            if got is None or got[1] is None:
+                return BAD
+            return ir.Text(value=got[1], file=posixpath.normpath(got[0]), span=value.span)
+        return self.bad(value, key_span, 'a string or `file("...")`', spec.field)
+
+    def c_data(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if isinstance(value, CallV) and value.func == "file":
+            got = self.file_arg(value)
+            if got is None or got[1] is None:
+                return BAD
+            rel, text = got
+            if rel.endswith(".json"):
+                parsed = self.json_file(rel, text, value.span)
+                return BAD if parsed is BAD else ir.Data(value=parsed, file=rel, span=value.span)
+            return ir.Text(value=text, file=rel, span=value.span)
+        if isinstance(value, ir.Lit) and isinstance(value.value, str):
+            return ir.Text(value=value.value, span=value.span)
+        if isinstance(value, (MapV, ir.ListExpr, ir.Lit)):
+            data = to_data(value, self.diags)
+            return BAD if data is BAD else ir.Data(value=data, span=value.span)
+        return self.bad(value, key_span, 'a string, a map or `file("...")`', spec.field)
+
+    def json_file(self, rel: str, text: str, span: Span) -> Any:
+        try:
+            return freeze(json.loads(text))
+        except (ValueError, RecursionError) as e:
+            self.diags.append(diag("AFP109", f"file `{rel}` is not valid JSON: {e}", span, "not JSON"))
+            return BAD
+
+    def c_schema(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if isinstance(value, MapV):
+            data = to_data(value, self.diags)
+            return BAD if data is BAD else ir.Schema(json=data, origin="map", span=value.span)
+        if isinstance(value, CallV) and value.func == "file":
+            got = self.file_arg(value)
+            if got is None or got[1] is None:
+                return BAD
+            data = self.json_file(got[0], got[1], value.span)
+            return BAD if data is BAD else ir.Schema(json=data, origin="file", file=got[0], span=value.span)
+        return self.bad(value, key_span, 'a schema block `{ field: type }`, a JSON Schema map or `file("x.json")`',
+                        spec.field)
+
+    # -------------------------------------------------------------- bodies
+    def c_python(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if isinstance(value, CallV) and value.func == "python":
+            if len(value.args) == 1 and isinstance(value.args[0], ir.Lit) and isinstance(value.args[0].value, str):
+                target = value.args[0].value
+                if _valid_target(target):
+                    return ir.PythonImpl(target=target, span=value.span)
+                self.diags.append(diag("AFP106", f"`{target}` is not a `module:attribute` target",
+                                       value.args[0].span, "bad target",
+                                       help='write `python("package.module:function")`'))
+                return BAD
+        return self.bad(value, key_span, '`python("module:attribute")`', spec.field)
+
+    def c_impl(self, spec: Attr, value: Any, key_span: Span) -> Any:
+        if isinstance(value, CallV) and value.func == "returns":
+            if len(value.args) != 1:
+                return self.bad(value, key_span, "`returns(value)` with one value")
+            data = to_data(value.args[0], self.diags)
+            return BAD if data is BAD else ir.ReturnsImpl(value=data, span=value.span)
+        if isinstance(value, CallV) and value.func == "agent":
+            ref = self.as_ref(value.args[0]) if len(value.args) == 1 else None
+            return ir.AgentImpl(agent=ref, span=value.span) if ref else self.bad(value, key_span, "`agent(NAME)`")
+        if isinstance(value, CallV) and value.func == "python":
+            return self.c_python(spec, value, key_span)
+        return self.bad(value, key_span, '`python("module:attr")`, `returns(value)` or `agent(NAME)`', "impl")
+
+
+def _valid_target(target: str) -> bool:
+    mod, sep, attr = target.partition(":")
+    return bool(sep) and all(p.isidentifier() for p in mod.split(".")) and all(
+        p.isidentifier() for p in attr.split("."))
+

@@ -1,0 +1,109 @@
+"""Name checks: duplicates, unknown names (with "did you mean"), wrong kinds, ambiguous agents.
+
+Role:       checks layer; the first rule, so later rules can skip unresolved references.
+Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name, AFP111 ambiguous-agent.
+Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404, AFP406).
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Iterable, Iterator
+
+from .. import ir
+from ..analysis import Analysis
+from ..codes import diag
+from ..diagnostics import Diagnostic, Label
+
+CONTEXT = (ir.Steering, ir.Fact, ir.Instruction)
+
+
+def check_names(a: Analysis) -> Iterable[Diagnostic]:
+    for m in a.program.modules:
+        yield from _duplicates(m)
+        for decl in m.decls:
+            for ref, kinds, what in _refs(decl):
+                d = _check_ref(a, m.key, ref, kinds, what)
+                if d is not None:
+                    yield d
+        yield from _ambiguous_agents(m)
+
+
+def _duplicates(m: ir.Module) -> Iterator[Diagnostic]:
+    first: dict[str, ir.Decl] = {}
+    for d in m.decls:
+        if d.name in first:
+            prev = first[d.name]
+            yield diag("AFP103", f"the name `{d.name}` is declared twice", d.span,
+                       f"{ir.kind_of(d)} `{d.name}` declared again here",
+                       secondary=(Label(prev.span, f"first declared here as a {ir.kind_of(prev)}", False),),
+                       help="names live in one namespace per module, whatever their kinds: rename one")
+        else:
+            first[d.name] = d
+
+
+def _refs(decl: ir.Decl) -> Iterator[tuple[ir.Ref, tuple[type, ...], str]]:
+    if isinstance(decl, ir.Agent):
+        yield from ((r, (ir.Tool,), "a tool") for r in decl.tools)
+        yield from ((r, (ir.Skill,), "a skill") for r in decl.skills)
+        if decl.graph is not None:
+            yield decl.graph, (ir.Graph,), "a graph"
+        yield from ((r, CONTEXT, "a steering, fact or instruction") for r in decl.context)
+        yield from ((r, (ir.Policy,), "a policy") for r in decl.policies)
+        yield from ((r, (ir.Redact,), "a redact rule") for r in decl.redact)
+    elif isinstance(decl, ir.Tool) and isinstance(decl.impl, ir.AgentImpl):
+        yield decl.impl.agent, (ir.Agent,), "an agent"
+    elif isinstance(decl, ir.Skill):
+        yield from ((r, (ir.Tool,), "a tool") for r in decl.tools)
+        yield from ((s.tool, (ir.Tool,), "a tool") for s in decl.steps)
+    elif isinstance(decl, ir.Graph):
+        yield from ((e.skill, (ir.Skill,), "a skill") for e in decl.entries)
+        for r in decl.routes:
+            yield r.src, (ir.Skill,), "a skill"
+            yield r.dst, (ir.Skill,), "a skill"
+            if r.on is not None:
+                yield r.on, (ir.Tool,), "a tool"
+    elif isinstance(decl, ir.Policy):
+        yield from ((b.tool, (ir.Tool,), "a tool") for b in decl.blocks if b.tool is not None)
+    elif isinstance(decl, ir.Test) and decl.agent is not None:
+        yield decl.agent, (ir.Agent,), "an agent"
+
+
+def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], what: str) -> Diagnostic | None:
+    if ref.alias is not None and ref.alias not in a.aliases.get(module, {}):
+        known = sorted(a.aliases.get(module, {}))
+        if any(i.alias == ref.alias for i in a.modules[module].imports):
+            return None  # the import itself failed and was reported
+        return diag("AFP101", f"unknown module alias `{ref.alias}`", ref.span, "no import has this alias",
+                    help=_did_you_mean(ref.alias, known) or f'import it first: `import "..." as {ref.alias}`')
+    resolved = a.resolve(module, ref)
+    if resolved is None:
+        target = a.aliases.get(module, {}).get(ref.alias) if ref.alias else module
+        table = a.symbols.get(target, {})
+        same_kind = [n for n, d in table.items() if isinstance(d, kinds)]
+        hint = _did_you_mean(ref.name, same_kind) or _did_you_mean(ref.name, list(table))
+        where = f" in module `{ref.alias}`" if ref.alias else ""
+        return diag("AFP101", f"unknown {what[2:] if what.startswith('a ') else what[3:]} `{ref}`", ref.span,
+                    f"nothing named `{ref.name}` is declared{where}", help=hint)
+    if not isinstance(resolved.decl, kinds):
+        actual = ir.kind_of(resolved.decl)
+        return diag("AFP102", f"`{ref}` is a {actual}, but {what} is expected here", ref.span,
+                    f"expected {what}", secondary=(Label(resolved.decl.span, f"`{ref.name}` is declared here",
+                                                         False),) if resolved.module == module else ())
+    return None
+
+
+def _did_you_mean(name: str, candidates: list[str]) -> str | None:
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def _ambiguous_agents(m: ir.Module) -> Iterator[Diagnostic]:
+    agents = [d for d in m.decls if isinstance(d, ir.Agent)]
+    if len(agents) == 1:
+        return
+    for t in m.decls:
+        if isinstance(t, ir.Test) and t.agent is None:
+            msg = ("this test names no agent and the module declares none" if not agents else
+                   f"this test names no agent and the module declares {len(agents)}")
+            yield diag("AFP111", msg, t.span, "which agent?",
+                       help="add `agent = NAME` to the test" if agents else "declare an agent to test")

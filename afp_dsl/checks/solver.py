@@ -1,0 +1,545 @@
+"""Guard logic: expressions → disjunctive normal form of atoms → per-key satisfiability.
+
+Role:       the reasoning behind AFP208 (guards), AFP205/AFP210 (graph), AFP305/AFP306 (exprs)
+            and AFP401 (policies). `solve(exprs, facts)` answers "sat" (with a witness),
+            "unsat" (with the conflicting conditions) or "unknown" (with notes).
+Invariants: "unsat" is claimed only from conditions on one key (a path or a call), never across
+            keys; "sat" only with a witness that `evaluate` accepts; everything else is "unknown"
+            with a note naming what was not analysed; the DNF is capped at `MAX_CASES`.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Callable, Iterable
+
+import attrs
+
+from .. import ir
+from ..evaluate import Env, _compare_values, evaluate, json_equal, render_expr
+
+MAX_CASES = 64
+TYPES = frozenset({"null", "boolean", "number", "string", "compound"})
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_NEG_ORD = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+Key = tuple  # ("path", root, *segments) | ("call", func, name)
+
+
+@attrs.frozen
+class Atom:
+    """One condition on one key (or an opaque one over several), with where it came from.
+
+    kind: eq (value in `values`), ne (value not in `values`), ord (`op bound`, or its negation
+    when `neg`), type (value's type in `types`), text (matches/mentions, negated when `neg`),
+    const (always `truth`), opaque (not analysed; `keys` it reads). `level` is "guard" for a
+    condition written in the expression, "schema" for what a declaration says about a key,
+    "edge" for what the place adds (a route's `on`/`status`, the current skill).
+    """
+
+    kind: str
+    key: Key = ()
+    values: tuple = ()
+    op: str = ""
+    bound: Any = None
+    neg: bool = False
+    types: frozenset = TYPES
+    integer: bool = False
+    truth: bool = True
+    keys: tuple = ()
+    text: str = ""
+    level: str = "guard"
+    note: str = ""
+    positive: bool = False  # a comparison written as is (not under `not`)
+    expr: Any = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class Verdict:
+    status: str  # "sat" | "unsat" | "unknown"
+    witness: Env | None = None
+    reasons: tuple[tuple[Atom, ...], ...] = ()  # unsat: the conflicting atoms of each case
+    notes: tuple[str, ...] = ()
+    cases: tuple[tuple[Atom, ...], ...] = ()
+
+
+Facts = Callable[[Key], Iterable[Atom]]
+
+
+def no_facts(key: Key) -> tuple[Atom, ...]:
+    return ()
+
+
+# ---------------------------------------------------------------- atoms from expressions
+def key_of(e: Any) -> Key | None:
+    if isinstance(e, ir.Path):
+        return ("path", e.root, *e.segments)
+    if isinstance(e, ir.Call):
+        return ("call", e.func, str(e.arg))
+    return None
+
+
+def key_text(key: Key) -> str:
+    if key and key[0] == "call":
+        return f"{key[1]}({key[2]})"
+    return key[1] + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in key[2:])
+
+
+def _scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (bool, int, float, str))
+
+
+def _lits(e: Any) -> tuple | None:
+    """The scalar values of a list of literals, or None."""
+    if isinstance(e, ir.ListExpr) and all(isinstance(i, ir.Lit) and _scalar(i.value) for i in e.items):
+        return tuple(i.value for i in e.items)
+    return None
+
+
+def _constant(e: Any) -> bool:
+    if isinstance(e, (ir.Lit, ir.Regex)):
+        return True
+    if isinstance(e, ir.ListExpr):
+        return all(_constant(i) for i in e.items)
+    return False
+
+
+def _paths(e: Any) -> list[Key]:
+    k = key_of(e)
+    if k is not None:
+        return [k]
+    if isinstance(e, ir.ListExpr):
+        return [k for i in e.items for k in _paths(i)]
+    return []
+
+
+def compare_atom(c: ir.Compare, neg: bool = False) -> Atom:
+    """The atom a comparison stands for (negated when `neg`)."""
+    text = render_expr(c)
+    shown = f"not ({text})" if neg else text
+    base = dict(expr=c, neg=neg, text=shown, positive=not neg)
+    if _constant(c.left) and _constant(c.right):
+        return Atom("const", truth=evaluate(c, Env(roots={})).holds != neg, **base)
+    op = c.op
+    left, right = c.left, c.right
+    if key_of(left) is None and key_of(right) is not None and op in ("==", "!=", *_FLIP):
+        left, right = right, left
+        op = _FLIP.get(op, op)
+    key = key_of(left)
+    if key is None:
+        return _opaque(c, neg, "conditions on computed values")
+    if op in ("==", "!="):
+        if isinstance(right, ir.Lit) and _scalar(right.value):
+            eq = (op == "==") != neg
+            return Atom("eq" if eq else "ne", key, values=(right.value,), **base)
+        return _opaque(c, neg, "comparisons between two paths or with lists")
+    if op in ("in", "not in"):
+        values = _lits(right)
+        if values is None:
+            return _opaque(c, neg, "`in` lists that hold paths")
+        eq = (op == "in") != neg
+        return Atom("eq" if eq else "ne", key, values=values, **base)
+    if op in _FLIP:
+        if not isinstance(right, ir.Lit):
+            return _opaque(c, neg, "comparisons between two paths")
+        b = right.value
+        if isinstance(b, bool) or not isinstance(b, (int, float, str)) or (
+                isinstance(b, float) and math.isnan(b)):
+            return Atom("const", truth=neg, **base)
+        return Atom("ord", key, op=op, bound=b, **base)
+    if op in ("matches", "mentions"):
+        return Atom("text", key, **base)
+    return _opaque(c, neg, f"the `{op}` operator")
+
+
+def _opaque(c: Any, neg: bool, note: str) -> Atom:
+    text = render_expr(c)
+    return Atom("opaque", keys=tuple(_paths(c.left) + _paths(getattr(c, "right", None))),
+                expr=c, neg=neg, text=f"not ({text})" if neg else text, note=note)
+
+
+def _bare_atom(e: Any, neg: bool) -> Atom:
+    """A bare operand used as a condition: it holds only when its value is exactly `true`."""
+    text = render_expr(e)
+    if isinstance(e, ir.Lit):
+        return Atom("const", truth=(e.value is True) != neg, text=text, expr=e)
+    key = key_of(e)
+    if key is None:
+        return Atom("const", truth=neg, text=text, expr=e)
+    return Atom("ne" if neg else "eq", key, values=(True,), text=f"not {text}" if neg else text, expr=e)
+
+
+# ---------------------------------------------------------------- DNF
+def _nnf(e: Any, neg: bool) -> Any:
+    if isinstance(e, ir.Not):
+        return _nnf(e.item, not neg)
+    if isinstance(e, (ir.And, ir.Or)):
+        conj = isinstance(e, ir.And) != neg
+        return ("and" if conj else "or", [_nnf(i, neg) for i in e.items])
+    if isinstance(e, ir.Compare):
+        return compare_atom(e, neg)
+    return _bare_atom(e, neg)
+
+
+def _size(node: Any) -> int:
+    if isinstance(node, Atom):
+        return 1
+    sizes = [_size(c) for c in node[1]]
+    if node[0] == "or":
+        return min(sum(sizes), MAX_CASES + 1)
+    total = 1
+    for s in sizes:
+        total = min(total * s, MAX_CASES + 1)
+    return total
+
+
+def _dnf(node: Any) -> list[tuple[Atom, ...]]:
+    if isinstance(node, Atom):
+        return [(node,)]
+    parts = [_dnf(c) for c in node[1]]
+    if node[0] == "or":
+        return [case for p in parts for case in p]
+    cases: list[tuple[Atom, ...]] = [()]
+    for p in parts:
+        cases = [a + b for a in cases for b in p]
+    return cases
+
+
+def dnf(exprs: Iterable[Any]) -> list[tuple[Atom, ...]] | None:
+    """The cases (conjunctions of atoms) of the conjunction of `exprs`; None past `MAX_CASES`."""
+    node = ("and", [_nnf(e, False) for e in exprs if e is not None])
+    if _size(node) > MAX_CASES:
+        return None
+    return _dnf(node)
+
+
+# ---------------------------------------------------------------- one value against atoms
+def type_of(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    return "compound"
+
+
+def accepts(atom: Atom, v: Any) -> bool | None:
+    """Whether value `v` of the atom's key satisfies it (None: not decidable here)."""
+    k = atom.kind
+    if k == "eq":
+        return any(json_equal(v, x) for x in atom.values)
+    if k == "ne":
+        return not any(json_equal(v, x) for x in atom.values)
+    if k == "ord":
+        return _compare_values(atom.op, v, atom.bound)[0] != atom.neg
+    if k == "type":
+        t = type_of(v)
+        if t not in atom.types:
+            return False
+        return not (atom.integer and t == "number" and not float(v).is_integer())
+    if k == "text":
+        return evaluate(atom.expr, _env_for(atom.key, v)).holds != atom.neg
+    if k == "const":
+        return atom.truth
+    return None
+
+
+def _env_for(key: Key, v: Any) -> Env:
+    env = _Builder()
+    env.put(key, v)
+    return env.env()
+
+
+# ---------------------------------------------------------------- one key
+@attrs.frozen
+class _KeyResult:
+    status: str  # sat | unsat | unknown
+    witnesses: tuple = ()
+
+
+def solve_key(atoms: tuple[Atom, ...], key: Key = ()) -> _KeyResult:
+    """Satisfiability of the atoms of one key; exact except for strings under regex conditions."""
+    if key and key[0] == "call":
+        atoms = atoms + (Atom("type", key, types=frozenset({"boolean"}), level="schema"),)
+    if any(a.kind == "const" and not a.truth for a in atoms):
+        return _KeyResult("unsat")
+    finite = None
+    for a in atoms:
+        if a.kind == "eq":
+            vals = list(a.values) if finite is None else [v for v in finite if accepts(a, v)]
+            finite = _dedupe(vals)
+    if finite is not None:
+        good = [v for v in finite if all(accepts(a, v) for a in atoms)]
+        return _KeyResult("sat", tuple(good)) if good else _KeyResult("unsat")
+    types = _types(atoms)
+    witnesses, unknown = [], False
+    for t in ("compound", "number", "string", "boolean", "null"):
+        if t not in types:
+            continue
+        status, found = _solve_type(t, atoms)
+        witnesses += found
+        unknown |= status == "unknown"
+    if witnesses:
+        return _KeyResult("sat", tuple(witnesses))
+    return _KeyResult("unknown" if unknown else "unsat")
+
+
+def _dedupe(vals: list) -> list:
+    out: list = []
+    for v in vals:
+        if not any(json_equal(v, o) and type_of(v) == type_of(o) for o in out):
+            out.append(v)
+    return out
+
+
+def _types(atoms: tuple[Atom, ...]) -> frozenset:
+    types = TYPES
+    for a in atoms:
+        if a.kind == "type":
+            types &= a.types
+        elif a.kind == "ord" and not a.neg:
+            types &= {"number" if type_of(a.bound) == "number" else "string"}
+        elif a.kind == "text" and not a.neg:
+            types &= {"string"}
+    return types
+
+
+def _solve_type(t: str, atoms: tuple[Atom, ...]) -> tuple[str, list]:
+    if t in ("null", "boolean", "compound"):
+        cands = {"null": [None], "boolean": [True, False], "compound": [{}]}[t]
+        return "exact", [v for v in cands if all(accepts(a, v) for a in atoms)]
+    lo, hi = _bounds(t, atoms)
+    if _empty(lo, hi):
+        return "exact", []
+    excluded = [v for a in atoms if a.kind == "ne" for v in a.values if type_of(v) == t]
+    integer = t == "number" and any(a.kind == "type" and a.integer for a in atoms)
+    if lo is not None and hi is not None and lo[0] == hi[0]:  # a single point
+        v = lo[0]
+        ok = all(accepts(a, v) for a in atoms)
+        return "exact", [v] if ok else []
+    cands = _number_candidates(lo, hi, excluded, integer) if t == "number" else \
+        _string_candidates(lo, hi, atoms)
+    found = [v for v in cands if all(accepts(a, v) for a in atoms)]
+    if found:
+        return "exact", found[:1]
+    if t == "number" and not integer:
+        return "exact", []  # an open interval minus finitely many points is never empty
+    if integer and lo is not None and hi is not None:
+        return "exact", []  # every integer of the bounded range was tried
+    return "unknown", []
+
+
+def _bounds(t: str, atoms: tuple[Atom, ...]) -> tuple[tuple | None, tuple | None]:
+    """(value, strict) lower and upper bounds for type `t` (None when unbounded)."""
+    lo = hi = None
+    for a in atoms:
+        if a.kind != "ord" or type_of(a.bound) != t:
+            continue
+        op = _NEG_ORD[a.op] if a.neg else a.op
+        b = (a.bound, op in ("<", ">"))
+        if op in (">", ">="):
+            lo = b if lo is None or (b[0], b[1]) > (lo[0], lo[1]) else lo
+        else:
+            hi = b if hi is None or (b[0], not b[1]) < (hi[0], not hi[1]) else hi
+    return lo, hi
+
+
+def _empty(lo: tuple | None, hi: tuple | None) -> bool:
+    if lo is None or hi is None:
+        return False
+    return lo[0] > hi[0] or (lo[0] == hi[0] and (lo[1] or hi[1]))
+
+
+def _number_candidates(lo, hi, excluded: list, integer: bool) -> list:
+    n = len(excluded) + 2
+    if integer:
+        start = math.floor(lo[0]) if lo is not None else (math.ceil(hi[0]) - n if hi is not None else 0)
+        return [start + i for i in range(n + 2)]
+    if lo is not None and hi is not None:
+        span = hi[0] - lo[0]
+        return [lo[0], hi[0]] + [lo[0] + span * k / (n + 1) for k in range(1, n + 1)]
+    base = lo[0] if lo is not None else (hi[0] if hi is not None else 0)
+    step = 1 if lo is not None or hi is None else -1
+    return [base] + [base + step * k for k in range(1, n + 1)]
+
+
+def _string_candidates(lo, hi, atoms: tuple[Atom, ...]) -> list:
+    cands: list[str] = ["", "a", "x", "zz", "~~~~"]
+    for a in atoms:
+        cands += [v for v in a.values if isinstance(v, str)]
+        if a.kind == "ord" and isinstance(a.bound, str):
+            cands += [a.bound, a.bound + "a", a.bound + "\x00", a.bound[:-1]]
+        if a.kind == "text" and a.expr is not None:
+            cands += _text_samples(a.expr.right)
+    return cands
+
+
+def _text_samples(right: Any) -> list[str]:
+    if isinstance(right, ir.Lit) and isinstance(right.value, str):
+        return [right.value]
+    if isinstance(right, ir.ListExpr):
+        return [i.value for i in right.items if isinstance(i, ir.Lit) and isinstance(i.value, str)]
+    if isinstance(right, ir.Regex):
+        plain = "".join(ch for ch in right.pattern if ch.isalnum() or ch in " -_")
+        return [plain, right.pattern]
+    return []
+
+
+# ---------------------------------------------------------------- one case, many cases
+def solve(exprs: Iterable[Any], facts: Facts = no_facts, extra: Iterable[Atom] = ()) -> Verdict:
+    """Satisfiability of the conjunction of `exprs` (None entries skipped) under `facts`."""
+    cases = dnf(exprs)
+    if cases is None:
+        return Verdict("unknown", notes=(f"the condition has more than {MAX_CASES} cases in "
+                                         "disjunctive form and was not analysed",))
+    extra = tuple(extra)
+    reasons, notes, witness = [], [], None
+    for case in cases:
+        status, detail = solve_case(case + extra, facts)
+        if status == "sat":
+            return Verdict("sat", witness=detail, cases=tuple(cases))
+        if status == "unsat":
+            reasons.append(detail)
+        else:
+            notes += [n for n in detail if n not in notes]
+    if notes:
+        return Verdict("unknown", reasons=tuple(reasons), notes=tuple(notes), cases=tuple(cases))
+    return Verdict("unsat", witness=witness, reasons=tuple(reasons), cases=tuple(cases))
+
+
+def solve_case(case: tuple[Atom, ...], facts: Facts) -> tuple[str, Any]:
+    """("sat", Env) | ("unsat", conflicting atoms) | ("unknown", notes)."""
+    for a in case:
+        if a.kind == "const" and not a.truth:
+            return "unsat", (a,)
+    by_key: dict[Key, list[Atom]] = {}
+    for a in case:
+        if a.kind == "opaque":
+            for k in a.keys:
+                by_key.setdefault(k, [])
+        elif a.kind != "const":
+            by_key.setdefault(a.key, []).append(a)
+    results, notes = {}, []
+    for key, atoms in by_key.items():
+        full = tuple(atoms) + tuple(facts(key))
+        r = solve_key(full, key)
+        if r.status == "unsat":
+            return "unsat", minimize(full, key)
+        if r.status == "unknown":
+            notes.append("regular expressions and `mentions` (conditions on "
+                         f"`{key_text(key)}`)")
+        results[key] = r
+    notes += [f"{a.note} (`{a.text}`)" for a in case if a.kind == "opaque"]
+    if notes:
+        return "unknown", notes
+    env = _witness_env(results)
+    if env is not None and all(_holds_in(a, env) for a in case):
+        return "sat", env
+    return "unknown", ["paths that read into one another (such as `result` and `result.x`)"]
+
+
+def minimize(atoms: tuple[Atom, ...], key: Key) -> tuple[Atom, ...]:
+    """A small subset of `atoms` that is still unsatisfiable (deletion-minimal when short)."""
+    if len(atoms) > 16:
+        return atoms
+    kept = list(atoms)
+    for a in list(atoms):
+        trial = tuple(x for x in kept if x is not a)
+        if trial and solve_key(trial, key).status == "unsat":
+            kept = list(trial)
+    return tuple(kept)
+
+
+def self_impossible(atom: Atom, facts: Facts) -> tuple[Atom, ...] | None:
+    """The conflict when `atom` alone can never hold under the schema-level facts of its key."""
+    if atom.kind == "const":
+        return (atom,) if not atom.truth else None
+    if atom.kind not in ("eq", "ord", "text"):
+        return None
+    full = (atom,) + tuple(f for f in facts(atom.key) if f.level == "schema")
+    if solve_key(full, atom.key).status == "unsat":
+        return minimize(full, atom.key)
+    return None
+
+
+def _holds_in(atom: Atom, env: Env) -> bool:
+    if atom.kind == "const":
+        return atom.truth
+    if atom.kind == "opaque":
+        return evaluate(atom.expr, env).holds != atom.neg
+    return bool(accepts(atom, _read(env, atom.key)))
+
+
+def _read(env: Env, key: Key) -> Any:
+    if key[0] == "call":
+        return key[2] in (env.returned if key[1] == "returned" else env.active)
+    v: Any = env.roots.get(key[1])
+    for s in key[2:]:
+        if isinstance(s, int):
+            v = v[s] if isinstance(v, (list, tuple)) and 0 <= s < len(v) else None
+        else:
+            v = v.get(s) if isinstance(v, Mapping) else None
+    return v
+
+
+def _witness_env(results: dict[Key, _KeyResult]) -> Env | None:
+    b = _Builder()
+    parents = {k[:i] for k in results for i in range(3, len(k)) if k[0] == "path"}
+    for key in sorted(results, key=len):
+        ws = results[key].witnesses
+        if key in parents:
+            ws = tuple(w for w in ws if isinstance(w, Mapping)) or ws
+        if not ws or not b.put(key, ws[0]):
+            return None
+    return b.env()
+
+
+class _Builder:
+    """Builds roots (and call sets) holding given values at given keys."""
+
+    def __init__(self):
+        self.roots: dict[str, Any] = {}
+        self.calls: dict[str, set] = {"returned": set(), "active": set()}
+
+    def put(self, key: Key, value: Any) -> bool:
+        if key[0] == "call":
+            if value is True:
+                self.calls.setdefault(key[1], set()).add(key[2])
+            return isinstance(value, bool)
+        value = [] if isinstance(value, Mapping) and not value and self._wants_list(key) else value
+        holder, slot = self.roots, key[1]
+        for seg in key[2:]:
+            cur = holder.get(slot) if isinstance(holder, dict) else _at(holder, slot)
+            if cur is None:
+                cur = [] if isinstance(seg, int) else {}
+                _set(holder, slot, cur)
+            if isinstance(seg, int) != isinstance(cur, list):
+                return False
+            holder, slot = cur, seg
+        existing = holder.get(slot) if isinstance(holder, dict) else _at(holder, slot)
+        if existing is not None and not json_equal(existing, value):
+            return isinstance(existing, (dict, list)) and isinstance(value, (dict, list)) and not value
+        _set(holder, slot, value)
+        return True
+
+    def _wants_list(self, key: Key) -> bool:
+        return False
+
+    def env(self) -> Env:
+        return Env(roots=self.roots, returned=frozenset(self.calls["returned"]),
+                   active=frozenset(self.calls["active"]))
+
+
+def _at(holder: list, i: int) -> Any:
+    return holder[i] if 0 <= i < len(holder) else None
+
+
+def _set(holder: Any, slot: Any, value: Any) -> None:
+    if isinstance(holder, dict):
+        holder[slot] = value
+        return
+    while len(holder) <= slot:
+        holder.append(None)
+    holder[slot] = value

@@ -1,0 +1,189 @@
+"""The `afpc` command line: a thin click layer over the API; the only module that prints or exits.
+
+Role:       parses arguments, calls `api`/`render`, maps results to exit codes
+            (0 clean, 1 findings or failure, 2 usage or internal error, 3 paused runs).
+Invariants: no traceback ever reaches the user: internal errors print one line (the traceback
+            only with `--debug` or AFPC_DEBUG=1) and exit 2.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import click
+
+from . import __version__
+from .api import analyse
+from .diagnostics import Diagnostic, Severity, sorted_diagnostics
+from .render import FORMATS, explain, render
+
+BUG_URL = "https://github.com/afp-dsl/afp/issues"
+
+
+def guarded(fn: Callable) -> Callable:
+    """Turn any unexpected exception into a one-line internal error and exit code 2."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        try:
+            return fn(*args, **kw)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("afpc: interrupted", err=True)
+            sys.exit(130)
+        except RecursionError:
+            click.echo("afpc: error: the input is nested too deeply to process", err=True)
+            sys.exit(2)
+        except Exception as e:  # noqa: BLE001 - the CLI boundary
+            if os.environ.get("AFPC_DEBUG"):
+                traceback.print_exc()
+            click.echo(f"afpc: internal error: {type(e).__name__}: {e}\n"
+                       f"this is a bug in afpc; please report it at {BUG_URL} "
+                       "(set AFPC_DEBUG=1 to see the traceback)", err=True)
+            sys.exit(2)
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="afpc")
+def main() -> None:
+    """afpc: check, draw, compile, run and explain `.afp` agent specs."""
+
+
+# ---------------------------------------------------------------- check
+def collect_files(paths: Iterable[str]) -> list[Path]:
+    """Files given directly, plus every `*.afp` below given folders (sorted, deduplicated)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out.extend(sorted(q for q in p.rglob("*.afp") if q.is_file() and not _hidden(q, p)))
+        elif p.exists() or p.is_symlink():
+            out.append(p)
+        else:
+            raise click.UsageError(f"no such file or folder: {raw}")
+    seen: set[Path] = set()
+    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
+
+
+def _hidden(q: Path, root: Path) -> bool:
+    return any(part.startswith(".") or part == "node_modules" for part in q.relative_to(root).parts[:-1])
+
+
+def check_files(files: list[Path]) -> tuple[list[Diagnostic], dict[str, str]]:
+    diags: list[Diagnostic] = []
+    sources: dict[str, str] = {}
+    for f in files:
+        program, found = analyse(f)
+        diags.extend(found)
+        if program is not None:
+            sources.update({m.key: m.source for m in program.modules})
+    return sorted_diagnostics(diags), sources
+
+
+def use_color(stream: Any) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def emit(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    elif text:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), envvar="AFPC_OUTPUT_FORMAT",
+              default="text", show_default=True, help="Output format.")
+@click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too.")
+@click.option("-o", "--output-file", "output", type=click.Path(dir_okay=False, writable=True),
+              help="Write the report to a file instead of standard output.")
+@click.option("--explain-reach", "reach", metavar="SKILL",
+              help="Print a path from an entry to SKILL (or why there is none).")
+@guarded
+def check(paths: tuple[str, ...], fmt: str, strict: bool, output: str | None, reach: str | None) -> None:
+    """Parse and check spec files or folders (recursively, *.afp)."""
+    files = collect_files(paths)
+    if not files:
+        click.echo("afpc: no .afp files found in " + ", ".join(paths), err=True)
+        return
+    diags, sources = check_files(files)
+    color = fmt == "text" and not output and use_color(sys.stdout)
+    emit(render(diags, sources, fmt, color=color, tool_version=__version__), output)
+    if reach:
+        click.echo(reach_text(files, reach))
+    if len(files) > 1 or fmt == "text":
+        click.echo(f"checked {len(files)} file{'s' if len(files) != 1 else ''}", err=True)
+    failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
+    sys.exit(1 if any(d.severity in failing for d in diags) else 0)
+
+
+def reach_text(files: list[Path], skill: str) -> str:
+    try:
+        from .checks.graph import reach_report
+    except ImportError:  # pragma: no cover - the graph checks are optional during development
+        return "afpc: reachability explanations are not available in this build"
+    from .analysis import Analysis
+    out = []
+    for f in files:
+        program, _ = analyse(f)
+        if program is not None:
+            out.append(reach_report(Analysis(program), skill))
+    return "\n".join(t for t in out if t)
+
+
+# ---------------------------------------------------------------- compile, explain
+@main.command(name="compile")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the IR here.")
+@guarded
+def compile_(file: str, output: str | None) -> None:
+    """Write a spec's IR as JSON (loadable later without the parser)."""
+    from .serde import ir_to_json
+    if not Path(file).exists():
+        raise click.UsageError(f"no such file: {file}")
+    program, diags = analyse(Path(file))
+    errors = [d for d in diags if d.severity is Severity.ERROR]
+    if program is None or errors:
+        sources = {m.key: m.source for m in program.modules} if program else {}
+        click.echo(render(diags, sources, "text", color=use_color(sys.stderr)), err=True, nl=False)
+        sys.exit(1)
+    emit(ir_to_json(program) + "\n", output)
+    if output:
+        click.echo(f"wrote {output}", err=True)
+
+
+@main.command(name="explain")
+@click.argument("code")
+@guarded
+def explain_(code: str) -> None:
+    """Print the long explanation of a diagnostic code (AFP101 or unknown-name)."""
+    text = explain(code)
+    if text is None:
+        click.echo(f"afpc: unknown diagnostic code `{code}`; codes look like AFP101 or unknown-name", err=True)
+        sys.exit(2)
+    click.echo(text)
+
+
+def _register_optional() -> None:
+    """Commands that live in their own modules (graph, run, resume, test, trace, why)."""
+    import importlib
+    for mod, names in (("cli_graph", ("graph",)), ("cli_run", ("run", "resume", "test"))):
+        try:
+            module = importlib.import_module(f"{__package__}.{mod}")
+        except ImportError:
+            continue
+        for name in names:
+            cmd = getattr(module, name, None) or getattr(module, f"{name}_", None)
+            if isinstance(cmd, click.Command):
+                main.add_command(cmd, name=name)
+
+
+_register_optional()

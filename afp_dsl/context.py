@@ -1,0 +1,158 @@
+"""Context composition: system prompt, tools and their provenance, every iteration (§2).
+
+Role:       pure; reads the plan and the run state, returns what the LLM call is given plus
+            the provenance the `context.composed` event records.
+Invariants: composed from scratch each iteration; a failing `when` is false with its reason,
+            never an exception; pieces keep the agent's declaration order.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from . import skills as sk
+from .evaluate import Env, evaluate
+from .plan import Plan
+from .providers.base import ToolSpec
+from .source import Span
+from .state import RunState
+
+
+@attrs.frozen
+class Piece:
+    kind: str  # system | steering | fact | instruction | skill | step
+    name: str
+    source: Span | None
+    reason: str  # always | when | entry | route | model-pick | continuity | step
+    text: str
+    detail: Any = None
+    caused_by: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Offered:
+    spec: ToolSpec
+    origin: str  # baseline | skill | step | builtin
+    skill: str | None = None
+
+
+@attrs.frozen
+class Composition:
+    system: str
+    pieces: tuple[Piece, ...]
+    skipped: tuple[dict, ...]
+    offered: tuple[Offered, ...]
+    active: tuple[str, ...]
+    procedure: tuple[Any, int] | None
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        return tuple(o.spec for o in self.offered)
+
+
+def active_skills(plan: Plan, state: RunState) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(skill, reason, caused_by): persistent bases, the cursor, then opened skills."""
+    out: list[tuple[str, str, tuple[str, ...]]] = []
+    seen: set[str] = set()
+
+    def add(name: str, reason: str, cause: tuple[str, ...] = ()) -> None:
+        if name not in seen and name in plan.skills:
+            seen.add(name)
+            out.append((name, reason, cause))
+
+    if plan.graph is not None:
+        for base in plan.graph.bases:
+            add(base, "entry")
+    if state.cursor is not None:
+        cause = (state.cursor_event,) if state.cursor_event else ()
+        add(state.cursor, state.cursor_cause or "entry", cause)
+    for name in state.opened:
+        add(name, "model-pick")
+    return out
+
+
+def _env(plan: Plan, state: RunState, active: frozenset[str]) -> Env:
+    last = state.last_batch[-1] if state.last_batch else None
+    last_root = {"tool": last.tool, "status": last.status, "result": last.result} if last else None
+    roots = {"message": state.message, "iteration": state.iteration, "skill": state.cursor,
+             "last": last_root}
+    return Env(roots, frozenset(state.returned), active)
+
+
+def compose(plan: Plan, state: RunState) -> Composition:
+    active = active_skills(plan, state)
+    names = frozenset(n for n, _, _ in active)
+    pieces: list[Piece] = []
+    skipped: list[dict] = []
+    if plan.agent.system.value:
+        pieces.append(Piece("system", plan.agent.name, plan.agent.span, "always",
+                            plan.agent.system.value))
+    env = None
+    for c in plan.context:
+        if c.when is None:
+            pieces.append(Piece(c.kind, c.decl.name, c.decl.span, "always", c.text))
+            continue
+        env = env or _env(plan, state, names)
+        ev = evaluate(c.when, env)
+        detail = [{"text": x.text, "actual": x.actual, "passed": x.passed} for x in ev.conditions]
+        if ev.holds:
+            pieces.append(Piece(c.kind, c.decl.name, c.decl.span, "when", c.text, detail))
+        else:
+            skipped.append({"kind": c.kind, "name": c.decl.name, "conditions": detail,
+                            "error": ev.error})
+    ordered = _skill_order(state, active)
+    for name, reason, cause in ordered:
+        info = plan.skills[name]
+        pieces.append(Piece("skill", name, info.decl.span, reason, info.body, None, cause))
+    proc = sk.procedure(plan, [n for n, _, _ in _proc_order(state, active)], state.steps)
+    if proc is not None:
+        skill, k = proc
+        pieces.append(Piece("step", skill.name, skill.steps[k].span, "step",
+                            f"{sk.banner(skill, k)} Run `{skill.steps[k].tool}` next."))
+    pieces = [p for p in pieces if p.text]
+    system = "\n\n".join(p.text for p in pieces)
+    offered = _tools(plan, state, names, proc)
+    return Composition(system, tuple(pieces), tuple(skipped), offered,
+                       tuple(n for n, _, _ in active), proc)
+
+
+def _skill_order(state: RunState, active: list) -> list:
+    """Bodies: persistent bases first, then the current skill, then opened skills."""
+    bases = [a for a in active if a[1] == "entry" and a[0] != state.cursor]
+    cur = [a for a in active if a[0] == state.cursor]
+    rest = [a for a in active if a not in bases and a not in cur]
+    return bases + cur + rest
+
+
+def _proc_order(state: RunState, active: list) -> list:
+    cur = [a for a in active if a[0] == state.cursor]
+    return cur + [a for a in active if a[0] != state.cursor]
+
+
+def _tools(plan: Plan, state: RunState, active: frozenset[str], proc) -> tuple[Offered, ...]:
+    out: list[Offered] = []
+    seen: set[str] = set()
+
+    def add(spec: ToolSpec, origin: str, skill: str | None = None) -> None:
+        if spec.name not in seen:
+            seen.add(spec.name)
+            out.append(Offered(spec, origin, skill))
+
+    for name in plan.baseline:
+        add(plan.tools[name].spec(), "baseline")
+    for name in plan.skill_order:
+        info = plan.skills[name]
+        if info.scoped and name not in active:
+            continue
+        if info.steps and name in active:
+            if proc is not None and proc[0] is info:
+                add(sk.step_tool_spec(plan, info, proc[1]), "step", name)
+            continue
+        for t in info.tools:
+            add(plan.tools[t].spec(), "skill", name)
+    if plan.skills:
+        add(sk.read_skill_spec(plan, state.cursor), "builtin")
+    if proc is not None:
+        add(sk.skip_step_spec(), "builtin")
+    return tuple(out)

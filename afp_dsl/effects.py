@@ -1,0 +1,68 @@
+"""The one injectable source of nondeterminism: provider, host tools, clock, run ids.
+
+Role:       the interpreter core asks `Effects` for everything outside itself; a run replayed
+            with equal effects yields a byte-identical trace.
+Invariants: the core never reads the wall clock or a random source; the logical clock ticks
+            once per event; event ids are `<run>:<seq>`; only `Effects.live()` uses uuid.
+"""
+from __future__ import annotations
+
+import itertools
+import uuid
+from typing import Any, Callable, Mapping
+
+import attrs
+
+
+class LogicalClock:
+    """Monotonic logical time: one tick per read (no wall clock)."""
+
+    __slots__ = ("_t",)
+
+    def __init__(self, start: int = 0):
+        self._t = start
+
+    def now(self) -> int:
+        self._t += 1
+        return self._t
+
+    def peek(self) -> int:
+        return self._t
+
+
+def counter_ids(prefix: str = "run") -> Callable[[], str]:
+    """Run ids `prefix-1`, `prefix-2`, ... (deterministic)."""
+    it = itertools.count(1)
+    return lambda: f"{prefix}-{next(it)}"
+
+
+def _uuid_ids() -> str:
+    return "run-" + uuid.uuid4().hex[:12]
+
+
+@attrs.define
+class Effects:
+    """Provider, host tool bindings, clock factory and run-id source of a run.
+
+    `provider` may be None: the runner then uses the mock provider's demo mode.
+    """
+
+    provider: Any = None
+    tools: Mapping[str, Callable[..., Any]] = attrs.field(factory=dict)
+    run_ids: Callable[[], str] = attrs.field(factory=lambda: counter_ids("run"))
+    clock_factory: Callable[[int], LogicalClock] = LogicalClock
+
+    @classmethod
+    def live(cls, provider: Any = None, tools: Mapping[str, Callable[..., Any]] | None = None
+             ) -> "Effects":
+        """Effects for real use: unique run ids (uuid) so several processes share one store."""
+        return cls(provider=provider, tools=dict(tools or {}), run_ids=_uuid_ids)
+
+    def new_run_id(self) -> str:
+        return self.run_ids()
+
+    def clock(self, start: int = 0) -> LogicalClock:
+        return self.clock_factory(start)
+
+    def with_provider(self, provider: Any) -> "Effects":
+        return attrs.evolve(self, provider=provider)

@@ -1,0 +1,172 @@
+"""Result envelopes a host tool may return: an absence, rows with coverage, a described value.
+
+Role:       public helpers (`afp_dsl.absent`, `coverage`, `described`); the interpreter sends the
+            model `envelope.to_model()`, records `envelope.to_json()` and routes on `.status`.
+Invariants: envelopes are frozen; `absent` is an answer, not an error (status `absent`); rows with
+            incomplete coverage have status `partial`; `to_model` is compact JSON and never raises.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Union
+
+import attrs
+
+from .frozen import freeze
+
+STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
+ABSENT_NOTE = ("The search ran and found nothing. This is an answer, not an error: the same call "
+               "returns the same. Tell the user what was not found, or try something different.")
+PARTIAL_NOTE = "Only {covered} of {total} rows are here: say the answer is partial, or narrow the request."
+
+
+@attrs.frozen
+class Absent:
+    """Nothing was found; `searched` says where the tool looked."""
+
+    reason: str
+    searched: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> str:
+        return "absent"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"absent": True, "reason": self.reason}
+        if self.searched:
+            out["searched"] = list(self.searched)
+        out["note"] = ABSENT_NOTE
+        return out
+
+    def to_model(self) -> str:
+        return _compact(self.to_json())
+
+
+@attrs.frozen
+class Coverage:
+    """Rows plus how much of the whole they cover; `source` names where they came from."""
+
+    rows: tuple[Any, ...]
+    covered: int
+    total: int | None = None
+    source: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.total is None or self.covered >= self.total
+
+    @property
+    def status(self) -> str:
+        return "success" if self.complete else "partial"
+
+    def to_json(self) -> dict[str, Any]:
+        cov: dict[str, Any] = {"covered": self.covered, "complete": self.complete}
+        if self.total is not None:
+            cov["total"] = self.total
+        if not self.complete:
+            cov["note"] = PARTIAL_NOTE.format(covered=self.covered, total=self.total)
+        out: dict[str, Any] = {"rows": _plain(self.rows), "coverage": cov}
+        if self.source is not None:
+            out["source"] = self.source
+        return out
+
+    def to_model(self) -> str:
+        return _compact(self.to_json())
+
+
+@attrs.frozen
+class Described:
+    """A value with a sentence saying what it is (and, optionally, where it came from)."""
+
+    value: Any
+    description: str
+    source: str | None = None
+
+    @property
+    def status(self) -> str:
+        return "success"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": _plain(self.value), "description": self.description}
+        if self.source is not None:
+            out["source"] = self.source
+        return out
+
+    def to_model(self) -> str:
+        return _compact(self.to_json())
+
+
+Envelope = Union[Absent, Coverage, Described]
+
+
+def absent(reason: str, *, searched: str | Sequence[str] | None = None) -> Absent:
+    """The search ran and matched nothing.
+
+    Example:
+        >>> absent("no order AB-99", searched="orders").to_json()["searched"]
+        ['orders']
+    """
+    _need_text("reason", reason)
+    if searched is None:
+        places: tuple[str, ...] = ()
+    elif isinstance(searched, str):
+        places = (searched,)
+    else:
+        places = tuple(searched)
+    if not all(isinstance(p, str) for p in places):
+        raise TypeError("`searched` must be a string or a list of strings")
+    return Absent(reason, places)
+
+
+def coverage(rows: Sequence[Any], *, total: int | None = None, covered: int | None = None,
+             source: str | None = None) -> Coverage:
+    """Rows with their coverage: `covered` (default: how many rows) out of `total` (if known).
+
+    Example:
+        >>> coverage([{"id": 1}], total=3).status
+        'partial'
+    """
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
+        raise TypeError("`rows` must be a list")
+    count = len(rows) if covered is None else covered
+    for name, n in (("covered", count), ("total", total)):
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
+            raise ValueError(f"`{name}` must be a non-negative integer, got {n!r}")
+    if total is not None and count > total:
+        raise ValueError(f"`covered` ({count}) is larger than `total` ({total})")
+    if source is not None:
+        _need_text("source", source)
+    return Coverage(tuple(freeze(r) for r in rows), count, total, source)
+
+
+def described(value: Any, *, description: str, source: str | None = None) -> Described:
+    """A value with what it means, so the model does not have to guess."""
+    _need_text("description", description)
+    if source is not None:
+        _need_text("source", source)
+    return Described(freeze(value), description, source)
+
+
+def is_envelope(value: Any) -> bool:
+    return isinstance(value, (Absent, Coverage, Described))
+
+
+def _need_text(name: str, value: Any) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"`{name}` must be a non-empty string")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _compact(value: Any) -> str:
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # circular or too deep: still answer something readable
+        return json.dumps(str(value), ensure_ascii=False)

@@ -1,0 +1,350 @@
+"""Run-time evaluation of guard expressions (`when`, `check_in`, policy rules) with evidence.
+
+Role:       pure; called by the interpreter for entries, routes, context `when`, check-ins and
+            policy rules. Every comparison it evaluates becomes a `Condition` (text, actual value,
+            passed, span), so "why didn't my edge fire" is a lookup in `Evaluation.conditions`.
+Invariants: never raises; a missing path is null; a type mismatch is false with a recorded reason;
+            a run-time error (e.g. a regex that will not compile) makes the whole evaluation false
+            with `error` set. No short-circuit: every operand is evaluated, so the evidence lists
+            every condition of the expression (evaluation is pure, so this only costs time).
+            Actual values are not redacted here: the caller scrubs evidence before recording it.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from . import ir
+from .source import Span
+
+SHORT = 80
+_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+_ORDERED = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+            ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+@attrs.frozen
+class Env:
+    """The values an expression can read: `roots` by name, plus the sets behind the calls."""
+
+    roots: Mapping[str, Any]
+    returned: frozenset[str] = frozenset()
+    active: frozenset[str] = frozenset()
+
+
+@attrs.frozen
+class Condition:
+    """One evaluated comparison (or bare boolean operand) and its outcome.
+
+    `actual` is the left operand's value, shortened to 80 characters when it is a string or
+    structured JSON; `reason` says why it failed when the failure is not a plain mismatch.
+    """
+
+    text: str
+    actual: Any
+    passed: bool
+    span: Span
+    reason: str | None = None
+
+
+@attrs.frozen
+class Evaluation:
+    holds: bool
+    conditions: tuple[Condition, ...]
+    error: str | None = None
+
+
+class _EvalError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- public helpers
+def regex_flags(flags: str) -> int:
+    """`"im"` → `re.IGNORECASE | re.MULTILINE`; unknown letters are ignored (the checker reports them)."""
+    value = 0
+    for f in flags:
+        value |= _FLAGS.get(f, 0)
+    return value
+
+
+@functools.lru_cache(maxsize=512)
+def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
+    """Compile `/pattern/flags` once (cached per pattern and flags); raises `re.error`."""
+    return re.compile(pattern, regex_flags(flags))
+
+
+@functools.lru_cache(maxsize=512)
+def _keywords_regex(keywords: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(k) for k in sorted(keywords, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+def parse_result(value: Any) -> Any:
+    """A tool result as guards see it: a string that parses as (strict) JSON is parsed.
+
+    Example:
+        >>> parse_result('{"status": "found"}')
+        {'status': 'found'}
+        >>> parse_result("refund R-1 issued")
+        'refund R-1 issued'
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: `1 == 1.0`, `true != 1`, deep over maps and lists (tuples count as lists)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _is_number(a) or _is_number(b):
+        return _is_number(a) and _is_number(b) and a == b
+    if isinstance(a, Mapping) or isinstance(b, Mapping):
+        return (isinstance(a, Mapping) and isinstance(b, Mapping) and a.keys() == b.keys()
+                and all(json_equal(a[k], b[k]) for k in a))
+    if _is_list(a) or _is_list(b):
+        return (_is_list(a) and _is_list(b) and len(a) == len(b)
+                and all(json_equal(x, y) for x, y in zip(a, b)))
+    return type(a) is type(b) and a == b
+
+
+def shorten(value: Any, limit: int = SHORT) -> Any:
+    """Evidence form of a value: strings and structured JSON become text of at most `limit` chars."""
+    if isinstance(value, (Mapping, list, tuple)):
+        value = _compact_json(value)
+    if isinstance(value, str) and len(value) > limit:
+        return value[: limit - 1] + "…"
+    return value
+
+
+def _compact_json(value: Any) -> str:
+    try:
+        return json.dumps(_plain(value), separators=(",", ":"), ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):
+        return str(value)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, (list, tuple))
+
+
+def _type_name(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if _is_number(v):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, Mapping):
+        return "object"
+    if _is_list(v):
+        return "list"
+    return type(v).__name__
+
+
+# ---------------------------------------------------------------- evaluation
+def evaluate(expr: ir.Expr, env: Env) -> Evaluation:
+    """Evaluate `expr` as a condition: it holds only when its value is exactly `true`."""
+    ev = _Evaluator(env)
+    try:
+        holds = ev.holds(expr)
+    except _EvalError as exc:
+        return Evaluation(False, tuple(ev.conditions), str(exc))
+    except Exception as exc:  # the contract is "never raises": report, don't crash the run
+        return Evaluation(False, tuple(ev.conditions), f"cannot evaluate `{render_expr(expr)}`: {exc}")
+    return Evaluation(holds, tuple(ev.conditions))
+
+
+class _Evaluator:
+    def __init__(self, env: Env):
+        self.env = env
+        self.conditions: list[Condition] = []
+
+    def holds(self, expr: ir.Expr) -> bool:
+        if isinstance(expr, ir.And):
+            results = [self.holds(item) for item in expr.items]
+            return all(results)
+        if isinstance(expr, ir.Or):
+            results = [self.holds(item) for item in expr.items]
+            return any(results)
+        if isinstance(expr, ir.Not):
+            return not self.holds(expr.item)
+        if isinstance(expr, ir.Compare):
+            return self.compare(expr)
+        if isinstance(expr, ir.Lit):
+            return expr.value is True
+        value = self.value(expr)
+        reason = None if isinstance(value, bool) else f"not a boolean: {_type_name(value)}"
+        self._record(expr, value, value is True, reason)
+        return value is True
+
+    def value(self, expr: ir.Expr) -> Any:
+        if isinstance(expr, ir.Path):
+            return self.path(expr)
+        if isinstance(expr, ir.Lit):
+            return expr.value
+        if isinstance(expr, ir.ListExpr):
+            return [self.value(item) for item in expr.items]
+        if isinstance(expr, ir.Call):
+            return self.call(expr)
+        return self.holds(expr)
+
+    def path(self, p: ir.Path) -> Any:
+        value = self.env.roots.get(p.root)
+        for seg in p.segments:
+            value = _step(value, seg)
+        return value
+
+    def call(self, c: ir.Call) -> bool:
+        if c.func == "returned":
+            return c.arg.name in self.env.returned
+        if c.func == "active":
+            return c.arg.name in self.env.active
+        raise _EvalError(f"unknown function `{c.func}`")
+
+    def compare(self, c: ir.Compare) -> bool:
+        left = self.value(c.left)
+        if c.op in ("matches", "mentions"):
+            passed, reason = self._text_op(c, left)
+        else:
+            right = self.value(c.right)  # type: ignore[arg-type]
+            passed, reason = _compare_values(c.op, left, right)
+        self._record(c, left, passed, reason)
+        return passed
+
+    def _text_op(self, c: ir.Compare, left: Any) -> tuple[bool, str | None]:
+        if c.op == "matches":
+            rx = c.right
+            if not isinstance(rx, ir.Regex):
+                raise _EvalError("`matches` needs a regular expression on its right")
+            try:
+                pattern = compile_regex(rx.pattern, rx.flags)
+            except re.error as exc:
+                raise _EvalError(f"bad regular expression `{rx}`: {exc}") from None
+            if not isinstance(left, str):
+                return False, f"`matches` needs a string, got {_type_name(left)}"
+            return pattern.search(left) is not None, None
+        keywords = self.value(c.right)  # type: ignore[arg-type]
+        keywords = tuple(keywords) if _is_list(keywords) else (keywords,)
+        if not keywords or not all(isinstance(k, str) and k for k in keywords):
+            return False, "`mentions` needs non-empty keyword strings"
+        if not isinstance(left, str):
+            return False, f"`mentions` needs a string, got {_type_name(left)}"
+        return _keywords_regex(keywords).search(left) is not None, None
+
+    def _record(self, expr: Any, actual: Any, passed: bool, reason: str | None) -> None:
+        self.conditions.append(Condition(render_expr(expr), shorten(actual), passed, expr.span, reason))
+
+
+def _step(value: Any, seg: str | int) -> Any:
+    if isinstance(seg, int) and not isinstance(seg, bool):
+        if _is_list(value) and 0 <= seg < len(value):
+            return value[seg]
+        return None
+    if isinstance(value, Mapping):
+        return value.get(seg)
+    return None
+
+
+def _compare_values(op: str, left: Any, right: Any) -> tuple[bool, str | None]:
+    if op == "==":
+        return json_equal(left, right), None
+    if op == "!=":
+        return not json_equal(left, right), None
+    if op in ("in", "not in"):
+        if not _is_list(right):
+            return False, f"`{op}` needs a list on its right, got {_type_name(right)}"
+        found = any(json_equal(left, item) for item in right)
+        return found == (op == "in"), None
+    if op in _ORDERED:
+        both_numbers = _is_number(left) and _is_number(right)
+        if not (both_numbers or (isinstance(left, str) and isinstance(right, str))):
+            return False, (f"`{op}` needs two numbers or two strings, "
+                           f"got {_type_name(left)} and {_type_name(right)}")
+        if both_numbers and (math.isnan(left) or math.isnan(right)):
+            return False, "NaN is not ordered"
+        return _ORDERED[op](left, right), None
+    raise _EvalError(f"unknown operator `{op}`")
+
+
+# ---------------------------------------------------------------- rendering
+_PREC_OR, _PREC_AND, _PREC_NOT, _PREC_ATOM = 1, 2, 3, 4
+
+
+def render_expr(expr: Any) -> str:
+    """Canonical source text of an expression (also used for evidence and diagrams).
+
+    Example:
+        >>> render_expr(ir.Compare(op="<=", left=ir.Path(root="result", segments=("amount",)),
+        ...                        right=ir.Lit(value=500)))
+        'result.amount <= 500'
+    """
+    return _render(expr, 0)
+
+
+def _render(expr: Any, need: int) -> str:
+    text, prec = _render_prec(expr)
+    return f"({text})" if prec < need else text
+
+
+def _render_prec(expr: Any) -> tuple[str, int]:
+    if isinstance(expr, ir.Or):
+        return " or ".join(_render(i, _PREC_AND) for i in expr.items), _PREC_OR
+    if isinstance(expr, ir.And):
+        return " and ".join(_render(i, _PREC_NOT) for i in expr.items), _PREC_AND
+    if isinstance(expr, ir.Not):
+        return "not " + _render(expr.item, _PREC_NOT), _PREC_NOT
+    if isinstance(expr, ir.Compare):
+        right = str(expr.right) if isinstance(expr.right, ir.Regex) else _render(expr.right, _PREC_ATOM)
+        return f"{_render(expr.left, _PREC_ATOM)} {expr.op} {right}", _PREC_ATOM
+    return _render_operand(expr), _PREC_ATOM
+
+
+def _render_operand(expr: Any) -> str:
+    if isinstance(expr, ir.Path):
+        return expr.root + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in expr.segments)
+    if isinstance(expr, ir.Lit):
+        return _render_literal(expr.value)
+    if isinstance(expr, ir.ListExpr):
+        return "[" + ", ".join(_render(i, _PREC_ATOM) for i in expr.items) + "]"
+    if isinstance(expr, ir.Call):
+        return f"{expr.func}({expr.arg})"
+    if isinstance(expr, ir.Regex):
+        return str(expr)
+    return repr(expr)
+
+
+def _render_literal(value: Any) -> str:
+    if isinstance(value, (Mapping, list, tuple)):
+        return _compact_json(value)
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)

@@ -1,0 +1,348 @@
+"""The run loop: cursor → context → LLM call → tools, until an answer (semantics §1, §4, §6).
+
+Role:       a generator core (`run_core`) yielding effect requests; `runner` drives it. Handles
+            input/output policies, the iteration budget and wrap-up, steps nudges, pauses for
+            check-ins and resumption of a paused batch.
+Emits:      run.started, cursor.moved, route.evaluated, route.conflict, context.composed,
+            llm.called, llm.replied, steps.unfinished, budget.exhausted, checkin.requested,
+            run.paused, run.resumed, checkin.decided, run.finished.
+Invariants: at most `max_iterations` LLM calls (+1 wrap-up call); tools run only for calls
+            1..max-1; the core never performs I/O and never reads the clock.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from . import skills as sk
+from .context import active_skills, compose
+from .cursor import CursorDecision, advance, cold_start
+from .evaluate import Env
+from .providers.base import Message, Request
+from .runtime import LLMCall, RunCtx
+from .state import Pending, ToolResult
+from .toolcall import call_fingerprint, dispatch, record_decisions, to_text
+
+WRAP_UP = ("Your action budget for this run is spent. Do not request tools. Give your best final "
+           "answer from what you have: what you completed, what remains undone, and anything the "
+           "person should know.")
+
+
+@attrs.frozen
+class CoreResult:
+    outcome: str  # answered | paused | max_iterations | denied | error
+    answer: str | None = None
+    checkin: dict | None = None
+    error: str | None = None
+    checkpoint: dict | None = None
+
+
+# ---------------------------------------------------------------- start / resume
+def run_core(ctx: RunCtx, resume: dict | None = None):
+    st = ctx.state
+    if resume is None:
+        st.start_event = ctx.emit("run.started", {
+            "agent": ctx.plan.name, "message": st.message, "run_id": st.run_id,
+            "conversation": st.conversation, "model": _model(ctx)},
+            source=ctx.plan.agent.span)
+        denied = _message_policy(ctx, "input", {"message": st.message, "iteration": st.iteration})
+        if denied is not None:
+            return _finish(ctx, "denied", f"I can't help with that: {denied}")
+        st.history.append(Message("user", st.message))
+    else:
+        _recompose(ctx)
+        resume = _record_resume(ctx, resume)
+    while True:
+        if st.pending is None:
+            result = yield from _iteration(ctx)
+            if result is not None:
+                return result
+            continue
+        out = yield from _batch(ctx, resume)
+        resume = None
+        if out is not None:
+            return out
+        st.pending = None
+        st.iteration += 1
+
+
+def _model(ctx: RunCtx) -> str | None:
+    return ctx.session.model or ctx.plan.agent.model
+
+
+def _record_resume(ctx: RunCtx, resume: dict) -> dict:
+    checkin = ctx.state.pending.checkin
+    r = ctx.emit("run.resumed", {"checkin": checkin["id"]})
+    ctx.emit("checkin.decided", {"checkin": checkin["id"], "tool": checkin["tool"],
+                                 "call_id": checkin["call_id"], "decision": resume["decision"],
+                                 "by": resume.get("by"), "note": resume.get("note")},
+             caused_by=(r,))
+    return {**resume, "checkin": checkin}
+
+
+# ---------------------------------------------------------------- one iteration
+def _iteration(ctx: RunCtx):
+    st, plan = ctx.state, ctx.plan
+    if plan.graph is not None:
+        _cursor_step(ctx)
+    comp = _recompose(ctx)
+    composed = ctx.emit("context.composed", _composition_payload(comp),
+                        caused_by=tuple(c for p in comp.pieces for c in p.caused_by))
+    last_call = st.iteration >= plan.agent.max_iterations
+    reply, replied = yield from _call_llm(ctx, comp.system, comp.tools, composed)
+    if reply is None:
+        return replied
+    if not reply.tool_calls:
+        return (yield from _final(ctx, reply.text, replied))
+    if last_call:
+        return (yield from _budget(ctx, reply, replied))
+    st.history.append(Message("assistant", reply.text, tuple(reply.tool_calls)))
+    st.pending = Pending(list(reply.tool_calls), 0, replied)
+    st.last_batch = []
+    return None
+
+
+def _recompose(ctx: RunCtx):
+    comp = compose(ctx.plan, ctx.state)
+    ctx.comp = comp
+    active = active_skills(ctx.plan, ctx.state)
+    cur = [a[0] for a in active if a[0] == ctx.state.cursor]
+    ctx.active_order = cur + [a[0] for a in active if a[0] != ctx.state.cursor]
+    return comp
+
+
+def _composition_payload(comp) -> dict:
+    pieces = [{"kind": p.kind, "name": p.name, "reason": p.reason, "chars": len(p.text),
+               "source": None if p.source is None else [p.source.file, p.source.start, p.source.end],
+               **({"detail": p.detail} if p.detail is not None else {})} for p in comp.pieces]
+    tools = [{"name": o.spec.name, "origin": o.origin, **({"skill": o.skill} if o.skill else {})}
+             for o in comp.offered]
+    out = {"pieces": pieces, "tools": tools, "active": list(comp.active),
+           "system_chars": len(comp.system)}
+    if comp.skipped:
+        out["skipped"] = list(comp.skipped)
+    return out
+
+
+def _messages(ctx: RunCtx) -> list[Message]:
+    red = ctx.model_redactor
+    if red is None:
+        return ctx.state.history
+    return [Message(m.role, red.scrub_text(m.content),
+                    tuple(attrs.evolve(c, arguments=red.scrub(dict(c.arguments)))
+                          for c in m.tool_calls), m.tool_call_id, m.name)
+            for m in ctx.state.history]
+
+
+def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str):
+    """Returns (reply, llm.replied id) or (None, CoreResult) on a provider failure."""
+    st, session = ctx.state, ctx.session
+    session.llm_calls += 1
+    st.llm_calls += 1
+    if ctx.model_redactor is not None:
+        system = ctx.model_redactor.scrub_text(system)
+    request = Request(system, _messages(ctx), tuple(tools), _model(ctx), session.llm_calls)
+    called = ctx.emit("llm.called", {"call": session.llm_calls, "model": request.model,
+                                     "messages": len(request.messages),
+                                     "tools": [t.name for t in tools]}, caused_by=(cause,))
+    try:
+        reply = yield LLMCall(session.provider, request)
+    except Exception as exc:  # provider failure: the run ends with `error`
+        return None, _provider_failed(ctx, exc)
+    st.tokens_in += reply.usage.input_tokens
+    st.tokens_out += reply.usage.output_tokens
+    calls = [{"id": c.id, "tool": c.name, "args": dict(c.arguments)} for c in reply.tool_calls]
+    replied = ctx.emit("llm.replied", {"text": reply.text, "tool_calls": calls,
+                                       "stop": reply.stop_reason,
+                                       "usage": [reply.usage.input_tokens,
+                                                 reply.usage.output_tokens]},
+                       caused_by=(called,))
+    return reply, replied
+
+
+def _provider_failed(ctx: RunCtx, exc: Exception) -> CoreResult:
+    st = ctx.state
+    message = ctx.redactor.scrub_text(f"AFP502 provider error on LLM call "
+                                      f"#{ctx.session.llm_calls}: {exc}")
+    checkpoint = None
+    if st.iteration > 1 and st.pending is None:
+        st.llm_calls -= 1
+        checkpoint = _checkpoint(ctx)
+    return _finish(ctx, "error", None, error=message, checkpoint=checkpoint)
+
+
+# ---------------------------------------------------------------- cursor
+def _cursor_step(ctx: RunCtx) -> None:
+    st, graph = ctx.state, ctx.plan.graph
+    if st.cursor is not None and st.cursor_cause == "continuity" and st.cursor_event is None:
+        d = CursorDecision(None, st.cursor, "continuity")
+        st.cursor = None
+    elif st.iteration == 1 and st.cursor is None:
+        d = cold_start(graph, st.message, st.iteration)
+    else:
+        d = advance(graph, st.cursor, st.last_batch, st.pick, st.message, st.iteration)
+    st.pick = None
+    for ev in d.evidence:
+        ctx.emit("route.evaluated", {
+            "edge": ev.route.text, "from": ev.route.src, "to": ev.route.dst, "call_id": ev.call_id,
+            "tool": ev.tool, "status": ev.status, "fired": ev.fired, "reason": ev.reason,
+            "conditions": [_cond(c) for c in ev.conditions]},
+            source=ev.route.span, caused_by=(ev.result_event,))
+    cause = (d.fired_by.event,) if d.fired_by is not None else ()
+    if d.losers:
+        ctx.emit("route.conflict", {
+            "from": d.src, "winner": {"edge": d.edge.text, "call_id": d.fired_by.call_id,
+                                      "tool": d.fired_by.tool, "to": d.to},
+            "losers": [{"edge": x.route.text, "call_id": x.call_id, "tool": x.tool, "to": x.dst}
+                       for x in d.losers]}, source=d.edge.span, caused_by=cause)
+    source = d.edge.span if d.edge else (d.entry.span if d.entry else None)
+    payload = {"from": d.src, "to": d.to, "cause": d.cause}
+    if d.edge is not None:
+        payload["edge"] = d.edge.text
+    if d.witness:
+        payload["witness"] = [_cond(c) for c in d.witness]
+    if d.superseded:
+        payload["superseded_pick"] = d.superseded
+    eid = ctx.emit("cursor.moved", payload, source=source, caused_by=cause)
+    if d.to != st.cursor or d.cause == "continuity":
+        for name in (st.cursor, d.to):
+            if name is not None:
+                st.steps[name] = 0
+        st.cursor, st.cursor_cause, st.cursor_event = d.to, d.cause, eid
+
+
+def _cond(c) -> dict:
+    out = {"text": c.text, "actual": c.actual, "passed": c.passed}
+    if c.reason:
+        out["reason"] = c.reason
+    return out
+
+
+# ---------------------------------------------------------------- batch
+def _batch(ctx: RunCtx, resume: dict | None):
+    st = ctx.state
+    p = st.pending
+    while p.index < len(p.calls):
+        call = p.calls[p.index]
+        out = yield from dispatch(ctx, call, p.reply_event, resume)
+        resume = None
+        if out.pause is not None:
+            p.checkin = out.pause
+            return _pause(ctx, call, out.pause)
+        if out.fatal is not None:
+            return _finish(ctx, "error", None, error=ctx.redactor.scrub_text(out.fatal))
+        p.checkin = None
+        st.history.append(Message("tool", out.text, (), call.id, call.name))
+        from .evaluate import parse_result
+        st.last_batch.append(ToolResult(call.name, call.id, dict(call.arguments), out.status,
+                                        parse_result(out.result), out.event))
+        if out.executed:
+            st.returned.add(call.name)
+        st.tool_calls += 1
+        p.index += 1
+    return None
+
+
+def _pause(ctx: RunCtx, call, checkin: dict) -> CoreResult:
+    span = checkin.get("span")
+    from .source import Span
+    source = Span(*span) if span else None
+    req = ctx.emit("checkin.requested", {
+        "checkin": checkin["id"], "tool": checkin["tool"], "call_id": checkin["call_id"],
+        "args": dict(call.arguments), "question": checkin["question"],
+        "source": checkin["source"], "policy": checkin.get("policy")},
+        source=source, caused_by=(ctx.state.pending.reply_event,))
+    ctx.emit("run.paused", {"checkin": checkin["id"]}, caused_by=(req,))
+    public = {**checkin, "args": ctx.redactor.scrub(dict(call.arguments))}
+    return CoreResult("paused", None, checkin=public, checkpoint=_checkpoint(ctx))
+
+
+def _checkpoint(ctx: RunCtx) -> dict:
+    st = ctx.state
+    st.seq, st.time = ctx.rec.seq, ctx.rec.time
+    return {"version": 1, "agent": ctx.plan.name, "state": st.to_checkpoint()}
+
+
+# ---------------------------------------------------------------- endings
+def _final(ctx: RunCtx, text: str, replied: str):
+    st = ctx.state
+    proc = sk.procedure(ctx.plan, ctx.active_order, st.steps)
+    if proc is not None:
+        skill, k = proc
+        info = {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool}
+        if not st.nudged and st.iteration < ctx.plan.agent.max_iterations:
+            st.nudged = True
+            ctx.emit("steps.unfinished", {**info, "action": "nudged"},
+                     source=skill.steps[k].span, caused_by=(replied,))
+            st.history.append(Message("assistant", text))
+            st.history.append(Message("user", sk.nudge_text(skill, k)))
+            st.last_batch = []
+            st.iteration += 1
+            return None
+        ctx.emit("steps.unfinished", {**info, "action": "accepted"},
+                 source=skill.steps[k].span, caused_by=(replied,))
+    return _answer(ctx, "answered", text, replied)
+
+
+def _answer(ctx: RunCtx, outcome: str, text: str, cause: str) -> CoreResult:
+    st = ctx.state
+    st.history.append(Message("assistant", text))
+    denied = _message_policy(ctx, "output", {"text": text, "message": st.message,
+                                             "iteration": st.iteration, "skill": st.cursor},
+                             cause)
+    if denied is not None:
+        return _finish(ctx, "denied", f"I can't give that answer: {denied}", cause=cause)
+    return _finish(ctx, outcome, text, cause=cause)
+
+
+def _budget(ctx: RunCtx, reply, replied: str):
+    st, agent = ctx.state, ctx.plan.agent
+    action = "wrapped-up" if agent.wrap_up else "cut-short"
+    ctx.emit("budget.exhausted", {"limit": agent.max_iterations, "action": action,
+                                  "pending": [c.name for c in reply.tool_calls]},
+             source=agent.span, caused_by=(replied,))
+    if not agent.wrap_up:
+        return _answer(ctx, "max_iterations", reply.text, replied)
+    if reply.text:
+        st.history.append(Message("assistant", reply.text))
+    st.history.append(Message("user", WRAP_UP))
+    st.wrap_up = True
+    final, replied2 = yield from _call_llm(ctx, ctx.comp.system, (), replied)
+    if final is None:
+        return replied2
+    return _answer(ctx, "max_iterations", final.text, replied2)
+
+
+def _message_policy(ctx: RunCtx, moment: str, roots: dict, cause: str = "") -> str | None:
+    if not ctx.plan.policies:
+        return None
+    from .policy import run_chain
+    env = Env(roots, frozenset(ctx.state.returned), frozenset(ctx.active_order))
+    result = run_chain(ctx.plan.policies, moment, env, tool=None, call_id=None,
+                       iteration=ctx.state.iteration, can_pause=False,
+                       host=ctx.session.policy_host)
+    record_decisions(ctx, result.decisions, cause or ctx.state.start_event)
+    if result.outcome == "allow":
+        return None
+    d = result.deciding
+    return getattr(d, "reason", None) or f"refused by policy `{getattr(d, 'policy', '?')}`"
+
+
+def _finish(ctx: RunCtx, outcome: str, answer: str | None, *, error: str | None = None,
+            checkpoint: dict | None = None, cause: str = "") -> CoreResult:
+    st = ctx.state
+    report = ctx.redactor.report()
+    payload = {"outcome": outcome, "answer": answer, "iterations": st.iteration,
+               "llm_calls": st.llm_calls, "tool_calls": st.tool_calls,
+               "tokens": [st.tokens_in, st.tokens_out], "executions": dict(st.executions),
+               "cursor": st.cursor}
+    if error:
+        payload["error"] = error
+    if report.total:
+        payload["redaction"] = {"counts": dict(report.counts), "paths": list(report.paths)}
+    ctx.emit("run.finished", payload, caused_by=(cause,) if cause else ())
+    return CoreResult(outcome, answer, error=error, checkpoint=checkpoint)
+
+
+__all__ = ["CoreResult", "run_core", "call_fingerprint", "to_text"]

@@ -1,0 +1,195 @@
+"""Files → `Program`: read, parse and lower the root module and everything it imports.
+
+Role:       the only front-end stage that touches the file system (spec files, `file(...)`,
+            the standard library).
+Emits:      AFP006 invalid-input, AFP103 duplicate-name (aliases), AFP107 import-not-found,
+            AFP108 import-cycle, plus what `parser` and `lower` emit.
+Invariants: never raises for bad input; each module is loaded once; module keys are display
+            paths (relative to the working directory when possible, `std/NAME.afp` for the stdlib).
+"""
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+import attrs
+
+from . import ir, resources
+from .codes import diag
+from .diagnostics import Diagnostic, Label
+from .lower import lower_module
+from .parser import parse
+from .source import SourceFile, Span
+
+MAX_BYTES = 16 * 1024 * 1024
+
+
+def display_key(path: Path) -> str:
+    """A stable display path: relative to the working directory when below it, else absolute."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # pragma: no cover - another drive on Windows
+        rel = str(path)
+    if rel.startswith(".."):
+        rel = str(path)
+    return Path(rel).as_posix()
+
+
+def read_text(path: Path) -> tuple[str | None, str | None]:
+    """(text, None) or (None, reason)."""
+    try:
+        if path.is_dir():
+            return None, "it is a folder"
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            return None, f"it is {size / 1e6:.1f} MB; specs are limited to {MAX_BYTES // (1024 * 1024)} MiB"
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, "no such file"
+    except OSError as e:
+        return None, e.strerror or str(e)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, f"it is not UTF-8 text (byte {e.start})"
+    return text.removeprefix("\ufeff"), None
+
+
+class Loader:
+    def __init__(self) -> None:
+        self.modules: dict[str, ir.Module] = {}
+        self.order: list[str] = []
+        self.diags: list[Diagnostic] = []
+        self.stack: list[str] = []
+        self.paths: dict[str, Path | None] = {}
+        self.unparsed: set[str] = set()
+
+    def load_text(self, key: str, text: str, base: Path | None) -> ir.Module | None:
+        self.paths[key] = base
+        self.stack.append(key)
+        src = SourceFile.of(key, text)
+        parsed = parse(src)
+        self.diags.extend(parsed.diagnostics)
+        module = None
+        if parsed.tree is not None:
+            module, diags = lower_module(parsed.tree, key, text, self.file_reader(base), parsed.comments)
+            self.diags.extend(diags)
+        if module is None:
+            self.unparsed.add(key)
+            module = ir.Module(key=key, source=text, comments=parsed.comments)
+        module = self.resolve_imports(module, base)
+        self.stack.pop()
+        self.modules[key] = module
+        self.order.append(key)
+        return module
+
+    def file_reader(self, base: Path | None):
+        def read(rel: str) -> str | None:
+            folder = base if base is not None else Path.cwd()
+            text, _ = read_text(folder / rel)
+            return text
+        return read
+
+    # -------------------------------------------------------------- imports
+    def resolve_imports(self, module: ir.Module, base: Path | None) -> ir.Module:
+        imports = []
+        aliases: dict[str, ir.Import] = {}
+        for imp in module.imports:
+            if imp.alias in aliases:
+                self.diags.append(diag("AFP103", f"the alias `{imp.alias}` is used twice", imp.alias_span,
+                                       "used again here",
+                                       secondary=(Label(aliases[imp.alias].alias_span, "first used here",
+                                                        False),)))
+                continue
+            key = self.load_import(imp, base)
+            resolved = ir.Import(path=imp.path, alias=imp.alias, module=key or "", span=imp.span,
+                                 alias_span=imp.alias_span)
+            aliases[imp.alias] = resolved
+            imports.append(resolved)
+        return ir.Module(key=module.key, imports=tuple(imports), decls=module.decls,
+                         comments=module.comments, source=module.source)
+
+    def load_import(self, imp: ir.Import, base: Path | None) -> str | None:
+        target = self.locate(imp, base)
+        if target is None:
+            return None
+        key, path = target
+        if key in self.stack:
+            cycle = self.stack[self.stack.index(key):] + [key]
+            self.diags.append(diag("AFP108", "import cycle: " + " → ".join(f"`{k}`" for k in cycle),
+                                   imp.span, "this import closes the cycle",
+                                   notes=tuple(f"`{a}` imports `{b}`" for a, b in zip(cycle, cycle[1:])),
+                                   help="move what the modules share into a module that both import"))
+            return None
+        if key in self.modules:
+            return key
+        text, reason = read_text(path)
+        if text is None:
+            self.diags.append(diag("AFP107", f"cannot read imported module `{imp.path}`: {reason}", imp.span,
+                                   "cannot be read"))
+            return None
+        self.load_text(key, text, path.parent)
+        return key
+
+    def locate(self, imp: ir.Import, base: Path | None) -> tuple[str, Path] | None:
+        if imp.path.startswith("std/"):
+            name = imp.path[4:].removesuffix(".afp")
+            path = resources.stdlib_path(name)
+            if path.is_file():
+                return f"std/{name}.afp", path
+            names = resources.stdlib_names()
+            close = difflib.get_close_matches(name, names, n=1)
+            self.diags.append(diag(
+                "AFP107", f"no standard-library module `{imp.path}`", imp.span, "not in the standard library",
+                help=f'did you mean `"std/{close[0]}"`?' if close else
+                "standard modules: " + ", ".join(f"`std/{n}`" for n in names)))
+            return None
+        folder = base if base is not None else Path.cwd()
+        path = (folder / imp.path).resolve()
+        if not path.is_file():
+            alt = path.with_suffix(".afp") if path.suffix != ".afp" else None
+            if alt is not None and alt.is_file():
+                path = alt
+            else:
+                self.diags.append(diag("AFP107", f"imported module `{imp.path}` not found", imp.span,
+                                       "no such file", notes=(f"looked for `{display_key(path)}`",),
+                                       help="relative imports are resolved from the importing file's folder"))
+                return None
+        return display_key(path), path
+
+
+@attrs.frozen
+class LoadResult:
+    program: ir.Program | None
+    diagnostics: list[Diagnostic]
+    unparsed: frozenset[str]  # modules that failed to parse (later checks would only cascade)
+
+
+def load(path: str | os.PathLike | None = None, *, text: str | None = None,
+         name: str = "<text>") -> LoadResult:
+    """Load a spec from a file (or from `text`), with all its imports."""
+    loader = Loader()
+    if text is not None:
+        key, base = name, (Path(path).parent if path is not None else None)
+    else:
+        if path is None:
+            raise TypeError("load needs a path or text")
+        p = Path(path)
+        key = display_key(p.resolve())
+        text, reason = read_text(p)
+        if text is None:
+            d = diag("AFP006", f"cannot read `{key}`: {reason}", Span(key, 0, 0))
+            return LoadResult(None, [d], frozenset([key]))
+        base = p.resolve().parent
+    root = loader.load_text(key, text, base)
+    keys = [root.key] + [k for k in loader.order if k != root.key]
+    program = ir.Program(root=root.key, modules=tuple(loader.modules[k] for k in keys))
+    return LoadResult(program, loader.diags, frozenset(loader.unparsed))
+
+
+def load_program(path: str | os.PathLike | None = None, *, text: str | None = None,
+                 name: str = "<text>") -> tuple[ir.Program | None, list[Diagnostic]]:
+    """(program, front-end diagnostics); the program is None only when the root cannot be read."""
+    result = load(path, text=text, name=name)
+    return result.program, result.diagnostics

@@ -1,0 +1,278 @@
+"""Parse tree → IR module: declarations, attributes, graph, policy and test statements.
+
+Role:       the second (and last) module that imports lark; reads `file(...)` through an injected
+            reader. Attribute values are converted by the per-kind tables in `attributes`.
+Emits:      AFP001 (`=>` for `->`), AFP003 reserved-word, AFP007 nesting-too-deep, AFP104–AFP106,
+            AFP109 file-not-found, AFP110 name-too-long, plus what `lower_values`/`lower_schema` emit.
+Invariants: never raises; every lark Token is turned into str/Span before it reaches the IR.
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Any, Callable
+
+import lark
+
+from . import ir
+from .attributes import SCHEMAS, Converter
+from .codes import diag
+from .diagnostics import Diagnostic
+from .lower_schema import SchemaLowerer
+from .lower_values import BAD, ValueLowerer, to_data
+from .source import Span
+
+RESERVED = frozenset(
+    "import as agent tool skill graph fact steering instruction redact policy test entry route on "
+    "status when and or not in matches mentions true false null before after input output deny ask "
+    "allow because user model calls says returns approve decline by expect called cursor answer".split())
+MAX_DEPTH = 200
+MAX_NAME = 64
+
+FileReader = Callable[[str], "str | None"]
+
+
+def lower_module(tree: lark.Tree, key: str, source: str, read_file: FileReader,
+                 comments: tuple[ir.Comment, ...] = ()) -> tuple[ir.Module | None, list[Diagnostic]]:
+    """Lower a whole file. Returns None (with AFP007) when the tree is nested too deeply."""
+    diags: list[Diagnostic] = []
+    deep = _too_deep(tree)
+    if deep is not None:
+        start = deep.meta.start_pos if not getattr(deep.meta, "empty", True) else 0
+        diags.append(diag("AFP007", f"nesting deeper than {MAX_DEPTH} levels", Span(key, start, start + 1),
+                          "too deep from here", help="flatten the value or move it to `file(...)`"))
+        return None, diags
+    lowerer = Lowerer(key, diags, read_file)
+    imports, decls = [], []
+    for child in tree.children:
+        if child.data == "import_decl":
+            imports.append(lowerer.import_(child))
+        else:
+            decl = lowerer.decl(child)
+            if decl is not None:
+                decls.append(decl)
+    module = ir.Module(key=key, imports=tuple(imports), decls=tuple(decls), comments=comments, source=source)
+    return module, diags
+
+
+def _too_deep(tree: lark.Tree) -> lark.Tree | None:
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return node
+        for c in node.children:
+            if isinstance(c, lark.Tree):
+                stack.append((c, depth + 1))
+    return None
+
+
+class Lowerer:
+    def __init__(self, key: str, diags: list[Diagnostic], read_file: FileReader):
+        self.key = key
+        self.diags = diags
+        self.v = ValueLowerer(key, diags)
+        self.schemas = SchemaLowerer(self.v)
+        self.convert = Converter(self.v, diags, read_file)
+
+    span = property(lambda self: self.v.span)
+
+    # -------------------------------------------------------------- names
+    def name(self, tok: lark.Token, what: str = "declaration") -> str:
+        name = str(tok)
+        span = self.v.span(tok)
+        if name in RESERVED:
+            self.diags.append(diag("AFP003", f"`{name}` is a reserved word and cannot name a {what}", span,
+                                   "reserved word", help=f"choose another name, such as `{name}_`"))
+        elif len(name) > MAX_NAME:
+            self.diags.append(diag("AFP110", f"the name is {len(name)} characters long; at most {MAX_NAME} "
+                                   "are allowed", span, "name too long",
+                                   notes=("names are also what the model sees and must match "
+                                          "`^[a-zA-Z0-9_-]{1,64}$`",)))
+        return name
+
+    def import_(self, node: lark.Tree) -> ir.Import:
+        path_tok, alias_tok = node.children
+        return ir.Import(path=self.v.string(path_tok), alias=self.name(alias_tok, "module alias"),
+                         span=self.v.span(path_tok), alias_span=self.v.span(alias_tok))
+
+    # -------------------------------------------------------------- declarations
+    def decl(self, node: lark.Tree) -> ir.Decl | None:
+        kind = node.data[: -len("_decl")]
+        name_tok = node.children[0]
+        name = self.name(name_tok)
+        common = {"name": name, "span": self.v.span(name_tok), "full_span": self.v.span(node)}
+        body = node.children[1:]
+        attrs_ = [c for c in body if isinstance(c, lark.Tree) and c.data in ("attr", "attr_graph")]
+        fields = self.attributes(kind, attrs_, common["span"])
+        extra = getattr(self, f"body_{kind}", None)
+        if extra is not None:
+            fields.update(extra(body, fields, common["span"]))
+        fields = {k: v for k, v in fields.items() if v is not BAD}
+        return _CLASSES[kind](**common, **fields)
+
+    def attributes(self, kind: str, nodes: list[lark.Tree], decl_span: Span) -> dict[str, Any]:
+        table = SCHEMAS[kind]
+        out: dict[str, Any] = {}
+        seen: dict[str, Span] = {}
+        for node in nodes:
+            key_node, value_node = node.children[0], node.children[-1]
+            key_tok = key_node.children[0] if isinstance(key_node, lark.Tree) else key_node
+            key, key_span = str(key_tok), self.v.span(key_tok)
+            if key in seen:
+                self.diags.append(diag("AFP106", f"attribute `{key}` is given twice", key_span,
+                                       "given again here"))
+                continue
+            seen[key] = key_span
+            spec = table.attrs.get(key)
+            if spec is None:
+                self.diags.append(self.convert.unknown(kind, key, key_span, table))
+                continue
+            out[spec.field] = self.convert.run(spec, self.v.value(value_node), key_span)
+        typos = {c for k in seen if k not in table.attrs
+                 for c in difflib.get_close_matches(k, list(table.attrs), n=1)}
+        for req in table.required:
+            if req not in seen and req not in typos:  # a misspelt key is the root cause
+                self.diags.append(diag("AFP105", f"{kind} is missing the required attribute `{req}`",
+                                       decl_span, f"`{req}` missing",
+                                       help=f"add `{req} = ...` to the {kind}"))
+        return out
+
+    # -------------------------------------------------------------- kind-specific bodies
+    def body_tool(self, body: list, fields: dict, span: Span) -> dict:
+        out = {}
+        for node in body:
+            if isinstance(node, lark.Tree) and node.data == "schema_attr":
+                key = str(node.children[0].children[0])
+                if key in fields or key in out:
+                    self.diags.append(diag("AFP106", f"attribute `{key}` is given twice",
+                                           self.v.span(node.children[0]), "given again here"))
+                    continue
+                out[key] = self.schemas.block(node.children[1])
+        return out
+
+    def body_skill(self, body: list, fields: dict, span: Span) -> dict:
+        blocks = [n for n in body if isinstance(n, lark.Tree) and n.data == "steps_block"]
+        if not blocks:
+            return {}
+        for extra in blocks[1:]:
+            self.diags.append(diag("AFP106", "a skill has at most one `steps` block", self.v.span(extra),
+                                   "second `steps` block"))
+        steps = []
+        for s in blocks[0].children:
+            tool_tok = s.children[0]
+            note = self.v.string(s.children[1]) if len(s.children) > 1 else ""
+            steps.append(ir.Step(tool=ir.Ref(name=str(tool_tok), span=self.v.span(tool_tok)), note=note,
+                                 span=self.v.span(s)))
+        return {"steps": tuple(steps)}
+
+    def body_graph(self, body: list, fields: dict, span: Span) -> dict:
+        entries, routes = [], []
+        for node in body:
+            if not isinstance(node, lark.Tree):
+                continue
+            if node.data == "entry_stmt":
+                entries.append(self.entry(node))
+            elif node.data == "route_stmt":
+                routes.append(self.route(node))
+        return {"entries": tuple(entries), "routes": tuple(routes)}
+
+    def entry(self, node: lark.Tree) -> ir.Entry:
+        skill_tok, *rest = node.children
+        when, label = None, None
+        for part in rest:
+            if isinstance(part, lark.Token) and part.type in ("STRING", "MLSTRING"):
+                label = self.v.string(part)
+            elif part is not None:
+                when = self.v.value(part)
+        return ir.Entry(skill=self.ref(skill_tok), when=when, label=label, span=self.v.span(node))
+
+    def route(self, node: lark.Tree) -> ir.Route:
+        src, arrow, dst, *rest = node.children
+        self.arrow(arrow)
+        fields: dict[str, Any] = {}
+        for part in rest:
+            if isinstance(part, lark.Token):
+                fields["label"] = self.v.string(part)
+            elif part.data == "route_on":
+                fields["on"] = self.ref(part.children[0])
+            elif part.data == "route_status":
+                fields["status"] = self.statuses(part.children[0])
+            elif part.data == "route_when":
+                fields["when"] = self.v.value(part.children[0])
+        return ir.Route(src=self.ref(src), dst=self.ref(dst), span=self.v.span(node), **fields)
+
+    def arrow(self, tok: lark.Token) -> None:
+        if str(tok) == "=>":
+            self.diags.append(diag("AFP001", "routes use `->`, not `=>`", self.v.span(tok), "write `->` here"))
+
+    def statuses(self, node: lark.Tree | lark.Token) -> tuple[ir.Status, ...]:
+        toks = [node] if isinstance(node, lark.Token) else list(node.children)
+        return tuple(ir.Status(name=str(t), span=self.v.span(t)) for t in toks)
+
+    def body_policy(self, body: list, fields: dict, span: Span) -> dict:
+        blocks = []
+        for node in body:
+            if isinstance(node, lark.Tree) and node.data == "policy_block":
+                blocks.append(self.policy_block(node))
+        if blocks and fields.get("impl") is not None:
+            self.diags.append(diag("AFP106", "a policy has either rule blocks or `impl`, not both",
+                                   blocks[0].span, "rules here", help="split it into two policies"))
+        return {"blocks": tuple(blocks)}
+
+    def policy_block(self, node: lark.Tree) -> ir.PolicyBlock:
+        moment_tok = node.children[0].children[0]
+        moment = str(moment_tok)
+        tool, any_tool, rules = None, False, []
+        for part in node.children[1:]:
+            if isinstance(part, lark.Token) and part.type == "STAR":
+                any_tool = True
+            elif isinstance(part, lark.Token):
+                tool = self.ref(part)
+            else:
+                rules.append(self.rule(part))
+        span = self.v.span(moment_tok)
+        if moment in ("before", "after") and tool is None and not any_tool:
+            self.diags.append(diag("AFP105", f"`{moment}` needs a tool name or `*`", span, "no tool named",
+                                   help=f"write `{moment} TOOL {{ ... }}` or `{moment} * {{ ... }}`"))
+            any_tool = True
+        if moment in ("input", "output") and (tool is not None or any_tool):
+            self.diags.append(diag("AFP106", f"`{moment}` rules apply to the whole run and take no tool",
+                                   span, "remove the tool name"))
+            tool, any_tool = None, False
+        return ir.PolicyBlock(moment=moment, tool=tool, any_tool=any_tool, rules=tuple(rules),
+                              span=self.v.span(node))
+
+    def rule(self, node: lark.Tree) -> ir.Rule:
+        action_tok = node.children[0].children[0]
+        action = str(action_tok)
+        when = self.v.value(node.children[1])
+        because = self.v.string(node.children[2]) if len(node.children) > 2 else None
+        span = self.v.span(action_tok)
+        if because is None and action in ("deny", "ask"):
+            self.diags.append(diag("AFP105", f"`{action}` needs a reason", span, "no `because`",
+                                   help=f'add `because "..."`: the reason is what the {"model" if action == "deny" else "person"} reads'))
+        return ir.Rule(action=action, when=when, because=because, span=span)
+
+    def body_test(self, body: list, fields: dict, span: Span) -> dict:
+        from .lower_tests import lower_statement
+        stmts = []
+        for node in body:
+            if isinstance(node, lark.Tree) and node.data not in ("attr",):
+                stmt = lower_statement(self, node)
+                if stmt is not None:
+                    stmts.append(stmt)
+        return {"statements": tuple(stmts)}
+
+    # -------------------------------------------------------------- references
+    def ref(self, tok: lark.Token) -> ir.Ref:
+        return ir.Ref(name=str(tok), span=self.v.span(tok))
+
+    def data(self, node: Any) -> Any:
+        return to_data(self.v.value(node), self.diags)
+
+
+_CLASSES: dict[str, type] = {
+    "agent": ir.Agent, "tool": ir.Tool, "skill": ir.Skill, "graph": ir.Graph, "steering": ir.Steering,
+    "fact": ir.Fact, "instruction": ir.Instruction, "redact": ir.Redact, "policy": ir.Policy,
+    "test": ir.Test,
+}

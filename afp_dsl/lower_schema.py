@@ -1,0 +1,223 @@
+"""Lowering of schema blocks (`input { city: string(min_length: 1) "City" }`) to JSON Schema 2020-12.
+
+Role:       called by `lower` for a tool's `input`/`output` blocks.
+Emits:      AFP301 invalid-schema (unknown type or constraint, constraint not fitting its type,
+            duplicate field), AFP302 default-violates-schema.
+Invariants: the compiled schema is an object with `properties`, `required` (fields without `?`
+            or default) and `additionalProperties: false` unless `...` is present.
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+import jsonschema
+import lark
+import referencing
+
+from . import ir
+from .codes import diag
+from .frozen import freeze
+from .lower_values import BAD, ValueLowerer, compile_problem, to_data
+from .source import Span
+
+TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
+         "any": None, "object": "object"}
+
+# constraint key → (JSON Schema keyword, types it applies to, expected value kind)
+CONSTRAINTS = {
+    "pattern": ("pattern", {"string"}, str),
+    "format": ("format", {"string"}, str),
+    "min_length": ("minLength", {"string"}, "count"),
+    "max_length": ("maxLength", {"string"}, "count"),
+    "min": ("minimum", {"integer", "number"}, "number"),
+    "max": ("maximum", {"integer", "number"}, "number"),
+    "exclusive_min": ("exclusiveMinimum", {"integer", "number"}, "number"),
+    "exclusive_max": ("exclusiveMaximum", {"integer", "number"}, "number"),
+    "min_items": ("minItems", {"array"}, "count"),
+    "max_items": ("maxItems", {"array"}, "count"),
+}
+
+_REGISTRY: referencing.Registry = referencing.Registry()
+
+
+class SchemaLowerer:
+    def __init__(self, values: ValueLowerer):
+        self.v = values
+        self.diags = values.diags
+        self.pointers: list[tuple[str, Span]] = []
+
+    def block(self, node: lark.Tree) -> ir.Schema:
+        """A top-level schema block → ir.Schema with pointer spans for each field."""
+        self.pointers = []
+        json = self.object(node, "")
+        return ir.Schema(json=freeze(json), origin="block", pointers=tuple(self.pointers),
+                         span=self.v.span(node))
+
+    def object(self, node: lark.Tree, pointer: str) -> dict:
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        open_ = False
+        for child in node.children:
+            if child.data == "rest":
+                open_ = True
+                continue
+            name, schema, is_required = self.field(child, pointer, props)
+            if name is None:
+                continue
+            props[name] = schema
+            if is_required:
+                required.append(name)
+        out: dict[str, Any] = {"type": "object", "properties": props, "required": required}
+        if not open_:
+            out["additionalProperties"] = False
+        return out
+
+    def field(self, node: lark.Tree, pointer: str, seen: dict) -> tuple[str | None, dict, bool]:
+        name_tok = node.children[0].children[0]
+        name = str(name_tok)
+        span = self.v.span(name_tok)
+        here = f"{pointer}/properties/{name}"
+        if name in seen:
+            self.diags.append(diag("AFP301", f"field `{name}` is declared twice", span, "declared again here"))
+            return None, {}, False
+        self.pointers.append((here, span))
+        optional = False
+        schema: dict = {}
+        default_node = None
+        for part in node.children[1:]:
+            if isinstance(part, lark.Token) and part.type == "OPTIONAL":
+                optional = True
+            elif isinstance(part, lark.Token) and part.type in ("STRING", "MLSTRING"):
+                schema["description"] = self.v.string(part)
+            elif isinstance(part, lark.Tree) and part.data == "constraints":
+                self.constraints(part, schema)
+            elif isinstance(part, lark.Tree) and part.data == "default":
+                default_node = part
+            else:
+                schema = {**self.stype(part, here), **schema}
+        if default_node is not None:
+            self.default(default_node, schema, here)
+        return name, schema, not optional and default_node is None
+
+    # -------------------------------------------------------------- types
+    def stype(self, node: lark.Tree, pointer: str) -> dict:
+        kind = node.data
+        if kind == "type_name":
+            return self.named_type(node.children[0])
+        if kind == "type_null":
+            return {"type": "null"}
+        if kind == "type_list":
+            return {"type": "array", "items": self.stype(node.children[0], pointer + "/items")}
+        if kind == "type_object":
+            return self.object(node.children[0], pointer)
+        if kind == "literal_union":
+            return self.union(node)
+        return {}  # pragma: no cover
+
+    def named_type(self, tok: lark.Token) -> dict:
+        name = str(tok)
+        if name not in TYPES:
+            close = difflib.get_close_matches(name, list(TYPES), n=1)
+            self.diags.append(diag(
+                "AFP301", f"unknown type `{name}`", self.v.span(tok), "not a schema type",
+                help=f"did you mean `{close[0]}`?" if close else
+                "types are string, integer, number, boolean, null, any, [T], { fields } or literals"))
+            return {}
+        t = TYPES[name]
+        return {"type": t} if t else {}
+
+    def union(self, node: lark.Tree) -> dict:
+        values = []
+        for lit in node.children:
+            tok = lit.children[0]
+            if tok.type == "STRING":
+                values.append(self.v.string(tok))
+            elif tok.type == "NUMBER":
+                values.append(self.v.token(tok).value)
+            else:
+                values.append(str(tok) == "true")
+        out: dict[str, Any] = {"enum": values}
+        kinds = {json_type(v) for v in values}
+        if len(kinds) == 1:
+            out = {"type": kinds.pop(), **out}
+        return out
+
+    # -------------------------------------------------------------- constraints, defaults
+    def constraints(self, node: lark.Tree, schema: dict) -> None:
+        for c in node.children:
+            key_tok, val_node = c.children
+            key = str(key_tok)
+            value = self.v.value(val_node)
+            self.constraint(key, self.v.span(key_tok), value, schema)
+
+    def constraint(self, key: str, span: Span, value: Any, schema: dict) -> None:
+        spec = CONSTRAINTS.get(key)
+        if spec is None:
+            close = difflib.get_close_matches(key, list(CONSTRAINTS), n=1)
+            self.diags.append(diag("AFP301", f"unknown constraint `{key}`", span, "not a constraint",
+                                   help=f"did you mean `{close[0]}`?" if close else
+                                   "constraints are " + ", ".join(CONSTRAINTS)))
+            return
+        keyword, applies, kind = spec
+        t = schema.get("type")
+        if t is not None and t not in applies and not (t == "integer" and "number" in applies):
+            self.diags.append(diag("AFP301", f"constraint `{key}` does not apply to type `{t}`", span,
+                                   f"only for {' or '.join(sorted(applies))}"))
+            return
+        raw = getattr(value, "value", None)
+        if not _fits(raw, kind) or not isinstance(value, ir.Lit):
+            want = {str: "a string", "count": "a whole number of at least 0", "number": "a number"}[kind]
+            self.diags.append(diag("AFP301", f"constraint `{key}` needs {want}", value_span(value, span),
+                                   "wrong value"))
+            return
+        if key == "pattern":
+            problem = compile_problem(raw, "")
+            if problem is not None:
+                self.diags.append(diag("AFP004", f"invalid regex: {problem}", value_span(value, span),
+                                       "does not compile"))
+                return
+        schema[keyword] = raw
+
+    def default(self, node: lark.Tree, schema: dict, pointer: str) -> None:
+        value_node = node.children[0]
+        span = self.v.span(value_node)
+        data = to_data(self.v.value(value_node), self.diags)
+        if data is BAD:
+            return
+        schema["default"] = data
+        try:
+            errors = list(jsonschema.Draft202012Validator(
+                {k: v for k, v in schema.items() if k != "default"}, registry=_REGISTRY).iter_errors(data))
+        except (jsonschema.SchemaError, referencing.exceptions.Unresolvable, RecursionError):
+            return  # the schema itself is reported as AFP301
+        if errors:
+            best = jsonschema.exceptions.best_match(errors)
+            self.diags.append(diag("AFP302", f"the default does not satisfy the field's schema: {best.message}",
+                                   span, "invalid default"))
+
+
+
+def _fits(raw: Any, kind: Any) -> bool:
+    if kind is str:
+        return isinstance(raw, str)
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return False
+    return kind == "number" or (isinstance(raw, int) and raw >= 0)
+
+
+def value_span(value: Any, fallback: Span) -> Span:
+    return getattr(value, "span", fallback)
+
+
+def json_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if v is None:
+        return "null"
+    return "string"
+

@@ -1,0 +1,240 @@
+"""Lowering of value and expression trees: literals, strings, regexes, lists, maps, paths, calls.
+
+Role:       used by `lower` and `lower_schema`; turns lark subtrees into IR expressions or the
+            surface forms `MapV` / `CallV` that attribute converters interpret.
+Emits:      AFP004 invalid-regex, AFP005 invalid-string.
+Invariants: never raises; a bad literal yields a diagnostic and a placeholder value.
+"""
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from typing import Any, Callable
+
+import attrs
+import lark
+
+from . import ir
+from .codes import diag
+from .diagnostics import Diagnostic
+from .source import Span
+
+REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+@attrs.frozen
+class MapV:
+    """A `{ key: value }` map as written (keys with their spans)."""
+
+    items: tuple[tuple[str, Span, Any], ...]
+    span: Span
+
+
+@attrs.frozen
+class CallV:
+    """`name(args...)` outside expressions' `returned`/`active` meaning: file, python, returns, agent."""
+
+    func: str
+    args: tuple[Any, ...]
+    span: Span
+    func_span: Span
+
+
+class ValueLowerer:
+    """Converts value/expression subtrees of one file; collects diagnostics into `diags`."""
+
+    def __init__(self, file: str, diags: list[Diagnostic]):
+        self.file = file
+        self.diags = diags
+        self.handlers: dict[str, Callable[[lark.Tree], Any]] = {
+            "path": self.path, "list": self.list_, "map": self.map_, "call": self.call,
+            "cmp": self.cmp, "in_": self.in_, "not_in": self.not_in, "matches": self.matches,
+            "mentions": self.mentions, "not_": self.not_, "and_expr": self.and_, "or_expr": self.or_,
+            "true_lit": lambda t: ir.Lit(value=True, span=self.span(t)),
+            "false_lit": lambda t: ir.Lit(value=False, span=self.span(t)),
+            "null_lit": lambda t: ir.Lit(value=None, span=self.span(t)),
+        }
+
+    # -------------------------------------------------------------- spans
+    def span(self, node: lark.Tree | lark.Token) -> Span:
+        if isinstance(node, lark.Token):
+            return Span(self.file, node.start_pos or 0, node.end_pos or node.start_pos or 0)
+        meta = node.meta
+        if getattr(meta, "empty", True):
+            return Span(self.file, 0, 0)
+        return Span(self.file, meta.start_pos, meta.end_pos)
+
+    # -------------------------------------------------------------- dispatch
+    def value(self, node: lark.Tree | lark.Token) -> Any:
+        """Any value/expression node → ir.Expr | ir.Regex | MapV | CallV."""
+        if isinstance(node, lark.Token):
+            return self.token(node)
+        handler = self.handlers.get(node.data)
+        if handler is None:  # pragma: no cover - grammar and handlers are kept in step
+            return ir.Lit(value=None, span=self.span(node))
+        return handler(node)
+
+    def token(self, tok: lark.Token) -> Any:
+        kind = tok.type
+        if kind == "STRING":
+            return ir.Lit(value=self.string(tok), span=self.span(tok))
+        if kind == "MLSTRING":
+            return ir.Lit(value=multiline(str(tok)), span=self.span(tok))
+        if kind == "NUMBER":
+            return ir.Lit(value=number(str(tok)), span=self.span(tok))
+        if kind == "REGEX":
+            return self.regex(tok)
+        return ir.Lit(value=str(tok), span=self.span(tok))  # pragma: no cover
+
+    # -------------------------------------------------------------- literals
+    def string(self, tok: lark.Token) -> str:
+        """Decode a `"..."` literal with JSON escapes (or a `\"\"\"` one, dedented)."""
+        if tok.type == "MLSTRING":
+            return multiline(str(tok))
+        try:
+            return json.loads(str(tok))
+        except ValueError:
+            self.diags.append(diag("AFP005", "invalid escape in string", self.span(tok),
+                                   "not a valid JSON escape",
+                                   help="strings use JSON escapes; write a backslash as `\\\\`"))
+            return str(tok)[1:-1]
+
+    def regex(self, tok: lark.Token) -> ir.Regex:
+        text = str(tok)
+        end = text.rindex("/")
+        pattern, flags = text[1:end], text[end + 1:]
+        span = self.span(tok)
+        if len(set(flags)) != len(flags):
+            self.diags.append(diag("AFP004", f"regex flag repeated in `{flags}`", span, "repeated flag"))
+        problem = compile_problem(pattern, flags)
+        if problem is not None:
+            self.diags.append(diag("AFP004", f"invalid regex: {problem}", span, "does not compile",
+                                   help="regexes use Python `re` syntax"))
+        return ir.Regex(pattern=pattern, flags="".join(sorted(set(flags))), span=span)
+
+    # -------------------------------------------------------------- containers
+    def list_(self, node: lark.Tree) -> ir.ListExpr:
+        return ir.ListExpr(items=tuple(self.value(c) for c in node.children), span=self.span(node))
+
+    def map_(self, node: lark.Tree) -> MapV:
+        items = []
+        for pair in node.children:
+            key_tok, val = pair.children[0], pair.children[-1]
+            key = self.string(key_tok) if key_tok.type == "STRING" else str(key_tok)
+            items.append((key, self.span(key_tok), self.value(val)))
+        return MapV(tuple(items), self.span(node))
+
+    def call(self, node: lark.Tree) -> Any:
+        callee = node.children[0]
+        name_tok = callee.children[0] if isinstance(callee, lark.Tree) else callee
+        args = tuple(self.value(c) for c in node.children[1:])
+        return CallV(str(name_tok), args, self.span(node), self.span(name_tok))
+
+    # -------------------------------------------------------------- expressions
+    def path(self, node: lark.Tree) -> ir.Path:
+        root_tree = node.children[0]
+        root_tok = root_tree.children[0] if isinstance(root_tree, lark.Tree) else root_tree
+        segs: list[str | int] = []
+        for tok in node.children[1:]:
+            if tok.type == "NUMBER":
+                segs.append(self.index(tok))
+            else:
+                segs.append(str(tok))
+        return ir.Path(root=str(root_tok), segments=tuple(segs), span=self.span(node),
+                       root_span=self.span(root_tok))
+
+    def index(self, tok: lark.Token) -> int:
+        value = number(str(tok))
+        if not isinstance(value, int) or value < 0:
+            self.diags.append(diag("AFP001", "a path index must be a whole number of at least 0",
+                                   self.span(tok), "not a valid index"))
+            return 0
+        return value
+
+    def cmp(self, node: lark.Tree) -> ir.Compare:
+        left, op, right = node.children
+        return ir.Compare(op=str(op), left=self.value(left), right=self.value(right), span=self.span(node))
+
+    def in_(self, node: lark.Tree) -> ir.Compare:
+        left, right = node.children
+        return ir.Compare(op="in", left=self.value(left), right=self.value(right), span=self.span(node))
+
+    def not_in(self, node: lark.Tree) -> ir.Compare:
+        left, right = node.children
+        return ir.Compare(op="not in", left=self.value(left), right=self.value(right), span=self.span(node))
+
+    def matches(self, node: lark.Tree) -> ir.Compare:
+        left, right = node.children
+        return ir.Compare(op="matches", left=self.value(left), right=self.regex(right), span=self.span(node))
+
+    def mentions(self, node: lark.Tree) -> ir.Compare:
+        left, right = node.children
+        return ir.Compare(op="mentions", left=self.value(left), right=self.value(right), span=self.span(node))
+
+    def not_(self, node: lark.Tree) -> ir.Not:
+        return ir.Not(item=self.value(node.children[0]), span=self.span(node))
+
+    def and_(self, node: lark.Tree) -> ir.And:
+        return ir.And(items=tuple(self.value(c) for c in node.children), span=self.span(node))
+
+    def or_(self, node: lark.Tree) -> ir.Or:
+        return ir.Or(items=tuple(self.value(c) for c in node.children), span=self.span(node))
+
+
+# ---------------------------------------------------------------- helpers
+def multiline(raw: str) -> str:
+    """A `\"\"\"` literal's text: taken verbatim (no escapes), dedented, blank first/last line dropped."""
+    body = raw[3:-3]
+    lines = body.splitlines()
+    if lines and not lines[0].strip():
+        lines = lines[1:]
+    if lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return textwrap.dedent("\n".join(lines))
+
+
+def number(text: str) -> int | float:
+    value = json.loads(text)
+    if isinstance(value, float) and value.is_integer() and "." not in text and "e" not in text.lower():
+        return int(value)  # pragma: no cover - json already returns int for such text
+    return value
+
+
+def compile_problem(pattern: str, flags: str) -> str | None:
+    """None when `pattern` compiles with `flags`, else the reason."""
+    bits = 0
+    for f in flags:
+        bits |= REGEX_FLAGS.get(f, 0)
+    try:
+        re.compile(pattern, bits)
+    except (re.error, OverflowError, RecursionError, ValueError) as e:
+        return str(e)
+    return None
+
+
+BAD = object()  # marks literal data that could not be converted (a diagnostic was emitted)
+
+
+def to_data(value: Any, diags: list[Diagnostic]) -> Any:
+    """A lowered value as plain JSON data (frozen), or BAD after reporting why not."""
+    if isinstance(value, ir.Lit):
+        return value.value
+    if isinstance(value, ir.ListExpr):
+        items = [to_data(v, diags) for v in value.items]
+        return BAD if any(i is BAD for i in items) else tuple(items)
+    if isinstance(value, MapV):
+        from .frozen import FrozenMap
+        out = {}
+        for key, _, v in value.items:
+            d = to_data(v, diags)
+            if d is BAD:
+                return BAD
+            out[key] = d
+        return FrozenMap(out)
+    span = getattr(value, "span", None)
+    what = {ir.Path: "a reference", ir.Regex: "a regex", CallV: "a call"}.get(type(value), "an expression")
+    diags.append(diag("AFP106", f"{what} cannot stand inside literal data", span, "not literal data",
+                      help="maps and lists used as data hold only strings, numbers, booleans, null, "
+                      "lists and maps"))
+    return BAD

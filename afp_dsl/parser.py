@@ -1,0 +1,308 @@
+"""Text → lark parse tree, or one friendly syntax diagnostic.
+
+Role:       one of the two modules that import lark (with `lower`); loads `grammar/afp.lark` once.
+Emits:      AFP001 syntax-error, AFP002 unterminated-string, AFP006 invalid-input.
+Invariants: never raises on any input; at most one syntax diagnostic per file; comments are
+            collected for the formatter.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import threading
+
+import attrs
+import lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from . import ir, resources
+from .codes import diag
+from .diagnostics import Diagnostic
+from .source import SourceFile, Span
+
+DECL_KEYWORDS = ("agent", "tool", "skill", "graph", "fact", "steering", "instruction", "redact",
+                 "policy", "test")
+
+# What a terminal is called in a message (anonymous punctuation is named by its text).
+FRIENDLY = {
+    "NAME": "a name", "STRING": "a string", "MLSTRING": "a string", "NUMBER": "a number",
+    "REGEX": "a regex", "COMP_OP": "a comparison operator", "ARROW": "`->`", "_COMMA": "`,`",
+    "$END": "the end of the file", "STAR": "`*`",
+}
+
+
+@attrs.frozen
+class Parsed:
+    tree: lark.Tree | None
+    diagnostics: tuple[Diagnostic, ...]
+    comments: tuple[ir.Comment, ...]
+
+
+class _Collector:
+    """Per-parse state fed by lexer callbacks (comments, open braces); guarded by a lock."""
+
+    def __init__(self) -> None:
+        self.comments: list[lark.Token] = []
+        self.open_braces: list[lark.Token] = []
+
+    def comment(self, tok: lark.Token) -> lark.Token:
+        self.comments.append(tok)
+        return tok
+
+    def lbrace(self, tok: lark.Token) -> lark.Token:
+        self.open_braces.append(tok)
+        return tok
+
+    def rbrace(self, tok: lark.Token) -> lark.Token:
+        if self.open_braces:
+            self.open_braces.pop()
+        return tok
+
+
+_LOCK = threading.Lock()
+_STATE = {"c": _Collector()}
+
+
+def _cb(method: str):
+    return lambda tok: getattr(_STATE["c"], method)(tok)
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    return lark.Lark(
+        resources.grammar_text(), parser="lalr", strict=False, propagate_positions=True,
+        maybe_placeholders=False, cache=False,
+        lexer_callbacks={"COMMENT": _cb("comment"), "LBRACE": _cb("lbrace"), "RBRACE": _cb("rbrace")},
+    )
+
+
+def terminal_patterns() -> dict[str, str]:
+    """Terminal name → its literal text, for anonymous string terminals."""
+    out = {}
+    for t in _parser().terminals:
+        if t.pattern.type == "str":
+            out[t.name] = t.pattern.value
+    return out
+
+
+def describe(term: str) -> str:
+    """A terminal's name as words: `a name`, `` `{` ``, `` `model` ``."""
+    if term in FRIENDLY:
+        return FRIENDLY[term]
+    lit = terminal_patterns().get(term)
+    return f"`{lit}`" if lit is not None else term.lower()
+
+
+def parse(src: SourceFile) -> Parsed:
+    """Parse one file. Returns the tree, or None with exactly one syntax diagnostic."""
+    if "\x00" in src.text:
+        at = src.text.index("\x00")
+        d = diag("AFP006", "the file contains a NUL byte; is it a binary file?",
+                 Span(src.name, at, at + 1), "NUL byte here",
+                 help="a spec must be UTF-8 text")
+        return Parsed(None, (d,), ())
+    with _LOCK:
+        _STATE["c"] = collector = _Collector()
+        try:
+            tree = _parser().parse(src.text)
+            err = None
+        except UnexpectedInput as e:
+            tree, err = None, e
+        except RecursionError:  # pragma: no cover - lark's LALR parser is iterative
+            tree, err = None, None
+    comments = tuple(ir.Comment(text=str(t), span=Span(src.name, t.start_pos, t.end_pos))
+                     for t in collector.comments)
+    if tree is not None:
+        return Parsed(tree, (), comments)
+    d = syntax_diagnostic(src, err, collector) if err is not None else diag(
+        "AFP007", "the file is nested too deeply to parse", Span(src.name, 0, 0))
+    return Parsed(None, (d,), comments)
+
+
+# ---------------------------------------------------------------- syntax errors
+def syntax_diagnostic(src: SourceFile, e: UnexpectedInput, col: _Collector) -> Diagnostic:
+    if isinstance(e, UnexpectedCharacters):
+        return _bad_character(src, e)
+    if isinstance(e, UnexpectedToken):
+        return _unexpected_token(src, e, col)
+    if isinstance(e, UnexpectedEOF):  # pragma: no cover - LALR reports EOF as a token
+        return diag("AFP001", "unexpected end of file", Span(src.name, len(src.text), len(src.text)))
+    return diag("AFP001", "syntax error", Span(src.name, 0, 0))  # pragma: no cover
+
+
+def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
+    pos = e.pos_in_stream
+    text = src.text
+    ch = text[pos] if pos < len(text) else ""
+    span = Span(src.name, pos, pos + 1)
+    if text.startswith('"""', pos):
+        return diag("AFP002", "unterminated triple-quoted string", Span(src.name, pos, pos + 3),
+                    "this string is never closed", help='close it with `"""`')
+    if ch == '"':
+        return _bad_string(src, pos)
+    if ch == "/":
+        return diag("AFP001", "unexpected `/`", span, "a regex literal cannot stand here or is empty",
+                    help="regex literals look like `/pattern/i` and may only appear as values")
+    hints = {"&": "write `and` instead of `&&`", "|": "write `or` instead of `||`",
+             "!": "write `not` instead of `!`", "'": "strings use double quotes: `\"...\"`",
+             ";": "no semicolons are needed: statements end by themselves"}
+    shown = repr(ch)[1:-1] if ch and not ch.isprintable() else ch
+    return diag("AFP001", f"unexpected character `{shown}`", span, "not valid here",
+                help=hints.get(ch))
+
+
+def _bad_string(src: SourceFile, pos: int) -> Diagnostic:
+    line_end = len(src.text)
+    for stop in ("\n", "\r"):
+        i = src.text.find(stop, pos)
+        if i != -1:
+            line_end = min(line_end, i)
+    seg = src.text[pos:line_end]
+    if len(seg) > 1 and _closes(seg):
+        return diag("AFP005", "invalid string literal", Span(src.name, pos, line_end),
+                    "bad escape or control character",
+                    help="strings use JSON escapes; write a backslash as `\\\\`")
+    return diag("AFP002", "unterminated string", Span(src.name, pos, pos + 1),
+                "this string is never closed",
+                help='close it with `"` on the same line, or use `"""` for text over several lines')
+
+
+def _closes(seg: str) -> bool:
+    i = 1
+    while i < len(seg):
+        if seg[i] == "\\":
+            i += 2
+            continue
+        if seg[i] == '"':
+            return True
+        i += 1
+    return False
+
+
+def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> Diagnostic:
+    tok = e.token
+    expected = set(e.accepts or e.expected or ())
+    if tok.type == "$END":
+        return _unexpected_eof(src, expected, col)
+    start = tok.start_pos if tok.start_pos is not None else len(src.text)
+    span = Span(src.name, start, tok.end_pos if tok.end_pos is not None else start)
+    found = _found(tok)
+    prev = _prev_token(e)
+    for rule in _MISTAKES:
+        hit = rule(tok, expected, prev)
+        if hit is not None:
+            message, label, help = hit
+            return diag("AFP001", message, span, label, help=help,
+                        notes=(f"expected {_expected_words(expected)}",))
+    return diag("AFP001", f"unexpected {found}", span, f"expected {_expected_words(expected)}")
+
+
+def _unexpected_eof(src: SourceFile, expected: set[str], col: _Collector) -> Diagnostic:
+    end = Span(src.name, len(src.text), len(src.text))
+    if col.open_braces and "RBRACE" in expected:
+        b = col.open_braces[-1]
+        opener = Span(src.name, b.start_pos, b.end_pos)
+        from .diagnostics import Label
+        return diag("AFP001", "unexpected end of file: a `{` is never closed", end,
+                    "expected `}` here", help="add the missing `}`",
+                    secondary=(Label(opener, "this `{` is not closed", False),))
+    return diag("AFP001", "unexpected end of file", end, f"expected {_expected_words(expected)}")
+
+
+def _prev_token(e: UnexpectedToken) -> lark.Token | None:
+    ip = getattr(e, "interactive_parser", None)
+    if ip is None:
+        return None
+    stack = getattr(ip.parser_state, "value_stack", None) or []
+    for v in reversed(stack):
+        if isinstance(v, lark.Token):
+            return v
+        if isinstance(v, lark.Tree):
+            toks = list(v.scan_values(lambda x: isinstance(x, lark.Token)))
+            if toks:
+                return toks[-1]
+    return None
+
+
+def _found(tok: lark.Token) -> str:
+    if tok.type in ("NAME",):
+        return f"name `{tok}`"
+    if tok.type in ("STRING", "MLSTRING"):
+        return "string"
+    if tok.type == "NUMBER":
+        return f"number `{tok}`"
+    if tok.type == "REGEX":
+        return "regex"
+    return f"`{tok}`"
+
+
+def _expected_words(expected: set[str]) -> str:
+    words = sorted({describe(t) for t in expected if not t.startswith("__")})
+    keywords = [w for w in words if w.startswith("`") and w[1:-1].isalpha()]
+    others = [w for w in words if w not in keywords]
+    if len(keywords) > 5:
+        others.append("a keyword")
+    else:
+        others.extend(keywords)
+    if not others:
+        return "something else"
+    if len(others) == 1:
+        return others[0]
+    return ", ".join(others[:-1]) + " or " + others[-1]
+
+
+# ---------------------------------------------------------------- common mistakes
+def _missing_equals(tok, expected, prev):
+    if "EQUAL" in expected and tok.type in ("STRING", "MLSTRING", "NUMBER", "LSQB", "NAME", "TRUE",
+                                            "FALSE", "LBRACE"):
+        return (f"expected `=` after the attribute name, found {_found(tok)}", "expected `=` before this",
+                "attributes are written `key = value`")
+    return None
+
+
+def _colon_for_equals(tok, expected, prev):
+    if tok.type == "COLON" and "EQUAL" in expected:
+        return ("attributes use `=`, not `:`", "write `=` here", "attributes are written `key = value`; "
+                "`key: value` is for maps and schema fields")
+    return None
+
+
+def _equals_for_colon(tok, expected, prev):
+    if tok.type == "EQUAL" and "COLON" in expected:
+        return ("map entries and fields use `:`, not `=`", "write `:` here", "write `key: value`")
+    return None
+
+
+def _single_equals(tok, expected, prev):
+    if tok.type == "EQUAL" and "COMP_OP" in expected:
+        return ("`=` cannot compare values", "did you mean `==`?", "comparisons use `==`")
+    return None
+
+
+def _missing_comma(tok, expected, prev):
+    if "_COMMA" in expected and ({"RSQB", "RBRACE", "RPAR"} & expected) and tok.type in (
+            "NAME", "STRING", "NUMBER", "LBRACE", "LSQB", "REGEX", "TRUE", "FALSE", "NULL"):
+        if "EQUAL" not in expected and "RSQB" in expected | {"RPAR"}:
+            return (f"expected `,` before {_found(tok)}", "missing `,` before this",
+                    "separate the items of a list, map or call with commas")
+    return None
+
+
+def _unknown_decl_kind(tok, expected, prev):
+    if tok.type == "NAME" and "AGENT" in expected and "SKILL" in expected and "IMPORT" in expected:
+        close = difflib.get_close_matches(str(tok), DECL_KEYWORDS + ("import",), n=1)
+        help = f"did you mean `{close[0]}`?" if close else (
+            "a declaration starts with one of: " + ", ".join(f"`{k}`" for k in DECL_KEYWORDS))
+        return (f"unknown declaration kind `{tok}`", "expected a declaration", help)
+    return None
+
+
+def _missing_name(tok, expected, prev):
+    if expected == {"NAME"} and tok.type == "LBRACE" and prev is not None and str(prev) in DECL_KEYWORDS:
+        return (f"this `{prev}` declaration has no name", "expected a name before `{`",
+                f"write `{prev} NAME {{ ... }}`")
+    return None
+
+
+_MISTAKES = (_unknown_decl_kind, _missing_name, _colon_for_equals, _equals_for_colon, _single_equals,
+             _missing_equals, _missing_comma)

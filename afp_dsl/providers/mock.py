@@ -1,0 +1,161 @@
+"""The deterministic mock provider: scripted replies, or a demo mode; never the network.
+
+Role:       the provider of `afpc test`, of examples and of benchmarks.
+Emits:      `ProviderError` when a script runs out, naming the call number and what was asked.
+Invariants: replies are consumed one per LLM call in order (one counter per instance, shared
+            by inner agents); demo mode depends only on the request, so replays are identical.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import jsonschema
+
+from .base import Provider, ProviderError, Reply, Request, ToolCall, Usage, estimate_tokens
+
+_STRING_CANDIDATES = ("x", "", "AB-1", "a@example.com", "2024-01-01", "1", "a")
+
+
+def _as_reply(item: Any, number: int) -> Reply:
+    if isinstance(item, Reply):
+        return item
+    if isinstance(item, str):
+        return Reply(text=item, stop_reason="stop")
+    if isinstance(item, Mapping):
+        calls = tuple(_as_call(c, number, i) for i, c in enumerate(item.get("calls", ())))
+        return Reply(text=str(item.get("text", "")), tool_calls=calls,
+                     stop_reason="tool_use" if calls else "stop")
+    calls = tuple(_as_call(c, number, i) for i, c in enumerate(item))
+    return Reply(tool_calls=calls, stop_reason="tool_use")
+
+
+def _as_call(c: Any, number: int, index: int) -> ToolCall:
+    if isinstance(c, ToolCall):
+        return c
+    if isinstance(c, Mapping):
+        return ToolCall(str(c.get("id") or f"call-{number}-{index + 1}"), str(c["name"]),
+                        dict(c.get("arguments", c.get("args", {}))))
+    name, args = c[0], (c[1] if len(c) > 1 else {})
+    return ToolCall(f"call-{number}-{index + 1}", str(name), dict(args))
+
+
+def _asked(request: Request) -> str:
+    for m in reversed(list(request.messages)):
+        if m.content:
+            who = "a tool result" if m.role == "tool" else f"the {m.role} message"
+            text = m.content if len(m.content) <= 120 else m.content[:117] + "..."
+            return f"{who} {text!r}"
+    return "nothing (no messages)"
+
+
+def _usage(request: Request, reply_text: str) -> Usage:
+    return Usage(estimate_tokens(request.system) + sum(estimate_tokens(m.content)
+                                                        for m in request.messages[-4:]),
+                 estimate_tokens(reply_text))
+
+
+class MockProvider(Provider):
+    """`script` is a list of replies: a string (final text), a `Reply`, a list of
+    `(tool, args)` pairs, or `{"text": ..., "calls": [...]}`; None selects the demo mode."""
+
+    name = "mock"
+
+    def __init__(self, script: Iterable[Any] | None = None):
+        self.script = None if script is None else list(script)
+        self.calls = 0
+
+    @property
+    def remaining(self) -> int:
+        return 0 if self.script is None else max(0, len(self.script) - self.calls)
+
+    def complete(self, request: Request) -> Reply:
+        self.calls += 1
+        if self.script is None:
+            return _demo(request, self.calls)
+        if self.calls > len(self.script):
+            raise ProviderError(
+                f"the mock script has no reply for LLM call #{self.calls} (it scripted "
+                f"{len(self.script)}); the model was asked: {_asked(request)}")
+        reply = _as_reply(self.script[self.calls - 1], self.calls)
+        if reply.usage == Usage():
+            reply = Reply(reply.text, reply.tool_calls, _usage(request, reply.text),
+                          reply.stop_reason)
+        return reply
+
+
+def mock(script: Iterable[Any] | None = None) -> MockProvider:
+    """The deterministic mock provider (semantics §11)."""
+    return MockProvider(script)
+
+
+# ---------------------------------------------------------------- demo mode
+def _demo(request: Request, number: int) -> Reply:
+    ran = any(m.role == "tool" for m in request.messages)
+    offered = [t for t in request.tools if t.name not in ("read_skill", "skip_step")]
+    if offered and not ran:
+        tool = offered[0]
+        call = ToolCall(f"call-{tool.name}-1", tool.name, minimal_args(tool.schema))
+        return Reply(tool_calls=(call,), usage=_usage(request, ""), stop_reason="tool_use")
+    last = next((m.content for m in reversed(list(request.messages)) if m.role == "tool"), None)
+    if last is None:
+        last = next((m.content for m in reversed(list(request.messages)) if m.role == "user"), "")
+    text = f"Got it — {last}"
+    return Reply(text=text, usage=_usage(request, text), stop_reason="stop")
+
+
+def minimal_args(schema: Mapping[str, Any]) -> dict:
+    value = minimal_value(schema)
+    return value if isinstance(value, dict) else {}
+
+
+def minimal_value(schema: Any) -> Any:
+    """A small value valid against `schema` when one is easy to find (best effort)."""
+    if not isinstance(schema, Mapping):
+        return None
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if isinstance(kind, list):
+        kind = kind[0] if kind else "null"
+    return _MINIMAL.get(kind, lambda s: None)(schema)
+
+
+def _min_string(s: Mapping) -> str:
+    n = int(s.get("minLength", 0) or 0)
+    for cand in _STRING_CANDIDATES + ("x" * max(n, 1),):
+        try:
+            jsonschema.validate(cand, s)
+            return cand
+        except Exception:
+            continue
+    return "x" * max(n, 1)
+
+
+def _min_number(s: Mapping) -> Any:
+    if "minimum" in s:
+        return s["minimum"]
+    if "exclusiveMinimum" in s:
+        return s["exclusiveMinimum"] + 1
+    if "maximum" in s and s["maximum"] < 0:
+        return s["maximum"]
+    return 0
+
+
+def _min_array(s: Mapping) -> list:
+    n = int(s.get("minItems", 0) or 0)
+    return [minimal_value(s.get("items", {}))] * n
+
+
+def _min_object(s: Mapping) -> dict:
+    props = s.get("properties", {}) or {}
+    return {k: minimal_value(props.get(k, {})) for k in s.get("required", ()) or ()}
+
+
+_MINIMAL = {
+    "string": _min_string, "integer": _min_number, "number": _min_number,
+    "boolean": lambda s: False, "null": lambda s: None, "array": _min_array,
+    "object": _min_object,
+}

@@ -1,0 +1,367 @@
+"""Redaction of secrets from everything recorded, and (with `model = true`) from what the model reads.
+
+Role:       one `Redactor` per run, from the agent's joined `redact` rules; the interpreter scrubs
+            every value before it reaches a trace event, store row, export or error message.
+Invariants: a value under a redacted key (any depth, case-insensitive exact name) becomes the rule's
+            placeholder and is remembered (strings of ≥ 4 chars, numbers as their text), so a later
+            copy anywhere, even inside a longer string, is scrubbed too; every pattern match inside
+            any string is replaced. Keys are kept, but their text is scrubbed like any string (a
+            secret used as a key would otherwise leak through the key and the report's paths).
+            Nesting too deep to walk is replaced whole (fails closed). Reports never hold values.
+Luhn:       a pattern with a named group `luhn` redacts a match only when the group's digits
+            (non-digits dropped) pass the Luhn check, e.g. `/\\b(?P<luhn>(?:\\d[ -]?){12,18}\\d)\\b/`.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from . import ir
+from .evaluate import regex_flags
+from .frozen import FrozenMap
+
+MIN_REMEMBERED = 4
+MAX_PATHS = 1000
+PLANTED = "(remembered)"
+_DEFAULT_PLACEHOLDER = "[REDACTED]"
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@attrs.frozen
+class RedactionReport:
+    """What was redacted: counts per rule name and the JSON paths touched, never the values."""
+
+    counts: FrozenMap
+    paths: tuple[str, ...]
+    paths_dropped: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def luhn_valid(digits: str) -> bool:
+    """The Luhn checksum of a digit string (card numbers); non-digits make it invalid.
+
+    Example:
+        >>> luhn_valid("4111111111111111"), luhn_valid("4111111111111112")
+        (True, False)
+    """
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+@attrs.frozen
+class _Rule:
+    index: int
+    name: str
+    placeholder: str
+    model: bool
+
+
+@attrs.frozen
+class _Pattern:
+    regex: re.Pattern[str]
+    rule: _Rule
+    luhn: bool
+
+
+class _Memory:
+    """Remembered secret strings, shared by a redactor and its model view."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, tuple[int, ...]] = {}  # secret -> indexes of the rules selecting it
+        self.version = 0
+
+    def add(self, text: str, rules: tuple[int, ...]) -> None:
+        old = self.values.get(text, ())
+        merged = old + tuple(r for r in rules if r not in old)
+        if merged != old:
+            self.values[text] = merged
+            self.version += 1
+
+
+class Redactor:
+    """Scrubs JSON-like values and text for one run; remembers the secrets it has seen."""
+
+    def __init__(self, rules: Sequence[ir.Redact] = (), *, _memory: _Memory | None = None,
+                 _model_only: bool = False):
+        self._decls = tuple(rules)
+        self._rules = tuple(_Rule(i, r.name, r.placeholder, r.model) for i, r in enumerate(rules))
+        self._planted = _Rule(-1, PLANTED, _DEFAULT_PLACEHOLDER, False)
+        self._model_only = _model_only
+        self._active = {r.index for r in self._rules if r.model or not _model_only}
+        if not _model_only:
+            self._active.add(-1)
+        self._keys = _key_table(self._decls)
+        self._prefilter, self._plain, self._separate = _compile_patterns(
+            list(self._decls), [r for r in self._rules if r.index in self._active])
+        self._placeholders = {r.placeholder for r in self._rules} | {_DEFAULT_PLACEHOLDER}
+        self._memory = _memory if _memory is not None else _Memory()
+        self._memory_cache: tuple[int, re.Pattern[str] | None] = (-1, None)
+        self._counts: collections.Counter[str] = collections.Counter()
+        self._paths: set[str] = set()
+        self._paths_dropped = 0
+        self._model_view: Redactor | None = None
+
+    # ------------------------------------------------------------ public
+    def scrub(self, value: Any, *, at: str = "$") -> Any:
+        """A redacted deep copy of `value`; `at` prefixes the paths recorded in the report."""
+        try:
+            self._collect(value)
+            return self._scrub(value, at)
+        except RecursionError:
+            self._count(self._fallback_rule(), at)
+            return self._fallback_rule().placeholder
+
+    def scrub_text(self, text: str) -> str:
+        """`text` with every pattern match and every remembered secret replaced."""
+        return self._scrub_str(text)
+
+    def remember(self, value: Any, *, rule: str | None = None) -> None:
+        """Plant known secrets (every string/number leaf of `value`); `rule` names a redact rule
+        whose placeholder and `model` setting they take (default: records only, `[REDACTED]`)."""
+        if rule is None:
+            self._remember_leaves(value, (-1,))
+            return
+        found = [r.index for r in self._rules if r.name == rule]
+        if not found:
+            raise ValueError(f"no redact rule named `{rule}`")
+        self._remember_leaves(value, (found[0],))
+
+    def for_model(self) -> Redactor | None:
+        """The view that scrubs what the model is sent (rules with `model = true`), or None."""
+        if self._model_only:
+            return self
+        if not any(r.model for r in self._rules):
+            return None
+        if self._model_view is None:
+            self._model_view = Redactor(self._decls, _memory=self._memory, _model_only=True)
+        return self._model_view
+
+    def report(self) -> RedactionReport:
+        counts = FrozenMap(sorted(self._counts.items()))
+        return RedactionReport(counts, tuple(sorted(self._paths)), self._paths_dropped)
+
+    # ------------------------------------------------------------ pass 1: remember
+    def _collect(self, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                rules = self._key_rules(k)
+                if rules:
+                    self._remember_leaves(v, rules)
+                else:
+                    self._collect(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                self._collect(v)
+
+    def _remember_leaves(self, value: Any, rules: tuple[int, ...]) -> None:
+        if isinstance(value, Mapping):
+            for v in value.values():
+                self._remember_leaves(v, rules)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                self._remember_leaves(v, rules)
+        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            text = value if isinstance(value, str) else str(value)
+            if len(text) >= MIN_REMEMBERED and text not in self._placeholders:
+                self._memory.add(text, rules)
+
+    def _key_rules(self, key: Any) -> tuple[int, ...]:
+        return self._keys.get(str(key).lower(), ())
+
+    # ------------------------------------------------------------ pass 2: scrub
+    def _scrub(self, value: Any, path: str) -> Any:
+        if isinstance(value, Mapping):
+            return self._scrub_map(value, path)
+        if isinstance(value, (list, tuple)):
+            items = [self._scrub(v, f"{path}[{i}]") for i, v in enumerate(value)]
+            return items if isinstance(value, list) else tuple(items)
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)):
+            text = str(value)
+            scrubbed = self._scrub_str(text, path)
+            return value if scrubbed == text else scrubbed
+        text = value if isinstance(value, str) else str(value)
+        return self._scrub_str(text, path)
+
+    def _scrub_map(self, value: Mapping, path: str) -> Any:
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            key = self._scrub_str(k) if isinstance(k, str) else k
+            key = _unique(key, out)
+            sub = path + _path_segment(key)
+            rule = self._first_active(self._key_rules(k))
+            if rule is not None:
+                out[key] = rule.placeholder
+                self._count(rule, sub)
+            else:
+                out[key] = self._scrub(v, sub)
+        return FrozenMap(out) if isinstance(value, FrozenMap) else out
+
+    def _scrub_str(self, text: str, path: str | None = None) -> str:
+        spans = self._find(text)
+        if not spans:
+            return text
+        parts, last = [], 0
+        for start, end, rule in spans:
+            parts += [text[last:start], rule.placeholder]
+            last = end
+            self._count(rule, path)
+        parts.append(text[last:])
+        return "".join(parts)
+
+    def _find(self, text: str) -> list[tuple[int, int, _Rule]]:
+        found: list[tuple[int, int, _Rule]] = []
+        patterns = self._separate
+        if self._prefilter is not None and self._prefilter.search(text):
+            patterns = self._plain + patterns
+        for p in patterns:
+            found += [(m.start(), m.end(), p.rule) for m in p.regex.finditer(text)
+                      if not p.luhn or luhn_valid(re.sub(r"\D", "", m.group("luhn") or ""))]
+        memory = self._memory_regex()
+        if memory is not None and memory.search(text):
+            found += [(m.start(), m.end(), self._memory_rule(m.group(0)))
+                      for m in memory.finditer(text)]
+        return _merge(found) if found else found
+
+    # ------------------------------------------------------------ helpers
+    def _memory_regex(self) -> re.Pattern[str] | None:
+        version, regex = self._memory_cache
+        if version != self._memory.version:
+            words = [w for w, rules in self._memory.values.items() if self._first_active(rules)]
+            regex = _literal_regex(words) if words else None
+            self._memory_cache = (self._memory.version, regex)
+        return regex
+
+    def _memory_rule(self, text: str) -> _Rule:
+        return self._first_active(self._memory.values.get(text, ())) or self._fallback_rule()
+
+    def _first_active(self, indexes: tuple[int, ...]) -> _Rule | None:
+        for i in indexes:
+            if i in self._active:
+                return self._planted if i == -1 else self._rules[i]
+        return None
+
+    def _fallback_rule(self) -> _Rule:
+        candidates = [r for r in self._rules if r.index in self._active]
+        return candidates[0] if candidates else self._planted
+
+    def _count(self, rule: _Rule, path: str | None) -> None:
+        self._counts[rule.name] += 1
+        if path is None or path in self._paths:
+            return
+        if len(self._paths) < MAX_PATHS:
+            self._paths.add(path)
+        else:
+            self._paths_dropped += 1
+
+
+# ---------------------------------------------------------------- construction helpers
+def _key_table(rules: Sequence[ir.Redact]) -> dict[str, tuple[int, ...]]:
+    table: dict[str, tuple[int, ...]] = {}
+    for i, r in enumerate(rules):
+        for k in r.keys:
+            key = k.lower()
+            if i not in table.get(key, ()):
+                table[key] = table.get(key, ()) + (i,)
+    return table
+
+
+def _compile_patterns(decls: list[ir.Redact], active: list[_Rule]):
+    """Each pattern alone (every pattern's matches are found even where they overlap another's),
+    plus one alternation of the plain ones as a prefilter: most strings hold no secret at all.
+    Patterns with groups (back-references, `luhn`), verbose mode or global flags stay out of it."""
+    branches, plain, separate = [], [], []
+    for rule in active:
+        for rx in decls[rule.index].patterns:
+            try:
+                compiled = re.compile(rx.pattern, regex_flags(rx.flags))
+            except re.error as exc:
+                raise ValueError(f"redact rule `{rule.name}`: bad pattern `{rx}`: {exc}") from None
+            pattern = _Pattern(compiled, rule, "luhn" in compiled.groupindex)
+            flags = "".join(f for f in rx.flags if f in "ims")
+            inner = f"(?{flags}:{rx.pattern})" if flags else f"(?:{rx.pattern})"
+            if compiled.groups or "x" in rx.flags or not _compiles(inner):
+                separate.append(pattern)
+            else:
+                branches.append(inner)
+                plain.append(pattern)
+    prefilter = re.compile("|".join(branches)) if branches else None
+    return prefilter, tuple(plain), tuple(separate)
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:  # e.g. global inline flags `(?i)` that may not stand inside a group
+        return False
+    return True
+
+
+def _literal_regex(words: list[str]) -> re.Pattern[str]:
+    """A trie-shaped regex matching the longest of `words` at each position, in one pass."""
+    trie: dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    try:
+        return re.compile(_trie_body(trie))
+    except (RecursionError, re.error):
+        return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+def _trie_body(node: dict[str, Any]) -> str:
+    branches = []
+    for ch in sorted(k for k in node if k):
+        text, child = re.escape(ch), node[ch]
+        while len(child) == 1 and "" not in child:
+            ((nxt, child),) = child.items()
+            text += re.escape(nxt)
+        branches.append(text + _trie_body(child))
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if "" in node else body
+
+
+def _merge(found: list[tuple[int, int, _Rule]]) -> list[tuple[int, int, _Rule]]:
+    """Union of overlapping spans (the earliest-starting match names the rule); empty ones drop."""
+    merged: list[tuple[int, int, _Rule]] = []
+    for start, end, rule in sorted((f for f in found if f[1] > f[0]), key=lambda f: (f[0], -f[1])):
+        if merged and start < merged[-1][1]:
+            s, e, r = merged[-1]
+            merged[-1] = (s, max(e, end), r)
+        else:
+            merged.append((start, end, rule))
+    return merged
+
+
+def _unique(key: Any, taken: Mapping) -> Any:
+    if key not in taken:
+        return key
+    n = 2
+    while f"{key}#{n}" in taken:
+        n += 1
+    return f"{key}#{n}"
+
+
+def _path_segment(key: Any) -> str:
+    text = str(key)
+    return f".{text}" if _IDENT.match(text) else f"[{json.dumps(text, ensure_ascii=False)}]"

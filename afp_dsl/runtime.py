@@ -1,0 +1,210 @@
+"""What a running loop works with: effect requests and their drivers, the recorder, the run context.
+
+Role:       the loop and the tool pipeline are generators that `yield` effect requests (an LLM
+            call, a host call); `drive_sync` / `drive_async` perform them, so one core serves
+            `run()` and `await arun()`, and inner agents nest with `yield from`.
+Invariants: the core never performs I/O itself; every recorded payload passes the redactor
+            first; event ids are `<run>:<seq>` and time comes from the logical clock.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import OrderedDict, deque
+from typing import Any, Callable, Generator, Mapping
+
+import attrs
+
+from .frozen import thaw
+from .redaction import Redactor
+from .source import Span
+from .trace import Event, Trace
+
+
+# ---------------------------------------------------------------- effect requests
+@attrs.frozen
+class LLMCall:
+    provider: Any
+    request: Any
+
+    def run_sync(self) -> Any:
+        return self.provider.complete(self.request)
+
+    async def run_async(self) -> Any:
+        return await self.provider.acomplete(self.request)
+
+
+@attrs.frozen
+class HostCall:
+    fn: Callable[..., Any]
+    args: Mapping[str, Any]
+
+    def run_sync(self) -> Any:
+        value = self.fn(**self.args)
+        if inspect.isawaitable(value):
+            return asyncio.run(_await(value))
+        return value
+
+    async def run_async(self) -> Any:
+        value = self.fn(**self.args)
+        if inspect.isawaitable(value):
+            return await value
+        return value
+
+
+async def _await(value: Any) -> Any:
+    return await value
+
+
+Core = Generator[Any, Any, Any]
+
+
+def drive_sync(gen: Core) -> Any:
+    """Run a core generator to completion, performing its effect requests synchronously."""
+    value: Any = None
+    exc: BaseException | None = None
+    while True:
+        try:
+            req = gen.throw(exc) if exc is not None else gen.send(value)
+        except StopIteration as stop:
+            return stop.value
+        value, exc = None, None
+        try:
+            value = req.run_sync()
+        except Exception as e:  # delivered into the core, which decides what it means
+            exc = e
+
+
+async def drive_async(gen: Core) -> Any:
+    value: Any = None
+    exc: BaseException | None = None
+    while True:
+        try:
+            req = gen.throw(exc) if exc is not None else gen.send(value)
+        except StopIteration as stop:
+            return stop.value
+        value, exc = None, None
+        try:
+            value = await req.run_async()
+        except Exception as e:
+            exc = e
+
+
+# ---------------------------------------------------------------- recording
+class Recorder:
+    """Appends redacted events to a trace with logical time."""
+
+    __slots__ = ("trace", "redactor", "seq", "time", "on_event")
+
+    def __init__(self, trace: Trace, redactor: Redactor, seq: int = 0, time: int = 0):
+        self.trace = trace
+        self.redactor = redactor
+        self.seq = seq
+        self.time = time
+
+    def emit(self, kind: str, payload: Any, *, iteration: int, source: Span | None = None,
+             caused_by: tuple[str, ...] | list[str] = ()) -> str:
+        self.seq += 1
+        self.time += 1
+        eid = f"{self.trace.run_id}:{self.seq}"
+        clean = self.redactor.scrub(payload) if payload else payload
+        self.trace.append(Event(self.seq, eid, kind, iteration, self.time,
+                                tuple(c for c in caused_by if c), source, clean))
+        return eid
+
+
+# ---------------------------------------------------------------- test stubs
+@attrs.frozen
+class Stub:
+    returns: Any = None
+    fails: str | None = None
+
+
+class Stubs:
+    """Per-tool queues of scripted results (`tool T returns V` / `tool T fails "m"`)."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, deque[Stub]] = {}
+
+    def add(self, tool: str, stub: Stub) -> None:
+        self.queues.setdefault(tool, deque()).append(stub)
+
+    def take(self, tool: str) -> Stub | None:
+        q = self.queues.get(tool)
+        return q.popleft() if q else None
+
+    def unused(self) -> list[tuple[str, Stub]]:
+        return [(t, s) for t, q in self.queues.items() for s in q]
+
+
+class InnerRuns:
+    """Inner runs of one agent-backed tool, kept for `why` under the outer call id (LRU)."""
+
+    def __init__(self, keep: int):
+        self.keep = keep
+        self.runs: OrderedDict[str, Trace] = OrderedDict()
+        self.dropped = 0
+
+    def put(self, call_id: str, trace: Trace) -> None:
+        if self.keep <= 0:
+            self.dropped += 1
+            return
+        self.runs[call_id] = trace
+        self.runs.move_to_end(call_id)
+        while len(self.runs) > self.keep:
+            self.runs.popitem(last=False)
+            self.dropped += 1
+
+    def get(self, call_id: str) -> Trace | None:
+        t = self.runs.get(call_id)
+        if t is not None:
+            self.runs.move_to_end(call_id)
+        return t
+
+
+def plain(value: Any) -> Any:
+    """Frozen IR data → plain JSON (dicts, lists)."""
+    return thaw(value)
+
+
+# ---------------------------------------------------------------- session and run context
+@attrs.define
+class Session:
+    """Shared by a run and the inner runs of its agent-backed tools."""
+
+    program: Any  # ir.Program
+    analysis: Any  # Analysis
+    provider: Any
+    host: dict[str, Callable[..., Any]]
+    effects: Any
+    store: Any = None
+    stubs: Stubs | None = None
+    model: str | None = None
+    plans: dict[str, Any] = attrs.field(factory=dict)
+    inner: dict[str, InnerRuns] = attrs.field(factory=dict)
+    llm_calls: int = 0
+    policy_host: Any = None
+
+    def inner_runs(self, tool: str, keep: int) -> InnerRuns:
+        runs = self.inner.get(tool)
+        if runs is None:
+            runs = self.inner[tool] = InnerRuns(keep)
+        return runs
+
+
+@attrs.define
+class RunCtx:
+    session: Session
+    plan: Any  # Plan
+    state: Any  # RunState
+    rec: Recorder
+    redactor: Redactor
+    model_redactor: Redactor | None
+    comp: Any = None  # Composition of the current iteration
+    active_order: list[str] = attrs.field(factory=list)
+    parent: Any = None  # outer RunCtx for inner agents
+
+    def emit(self, kind: str, payload: Any, *, source: Span | None = None,
+             caused_by: tuple[str, ...] | list[str] = ()) -> str:
+        return self.rec.emit(kind, payload, iteration=self.state.iteration, source=source,
+                             caused_by=caused_by)

@@ -1,0 +1,144 @@
+"""`read_skill` (menu, gate, teaching sentences) and step procedures (semantics §3, §5).
+
+Role:       pure helpers the context composer and the tool pipeline call; no recording here.
+Invariants: the `read_skill` enum always lists every skill; a refusal moves nothing; only a
+            successful result of the current step's tool (or `skip_step` with `advance`)
+            advances a procedure.
+"""
+from __future__ import annotations
+
+import attrs
+
+from .cursor import reachable
+from .plan import Plan, SkillInfo
+from .providers.base import ToolSpec
+
+READ_SKILL = "read_skill"
+SKIP_STEP = "skip_step"
+BUILTINS = (READ_SKILL, SKIP_STEP)
+_TAIL = ("Pass the skill's id. The skill's body becomes part of the system prompt and its "
+         "tools become available on the next call.")
+SKIP_SCHEMA = {"type": "object", "properties": {"reason": {
+    "type": "string", "minLength": 1, "description": "Why the current step cannot or need not run."}},
+    "required": ["reason"], "additionalProperties": False}
+
+
+# ---------------------------------------------------------------- read_skill
+def allowed(plan: Plan, cursor: str | None) -> tuple[str, ...]:
+    """Skills a pick is accepted for: reachable graph skills plus every open skill."""
+    hops = reachable(plan.graph, cursor) if plan.graph is not None else ()
+    return tuple(dict.fromkeys(hops + plan.open_skills))
+
+
+def read_skill_spec(plan: Plan, cursor: str | None) -> ToolSpec:
+    names = list(plan.skill_order)
+    schema = {"type": "object", "properties": {"id": {
+        "type": "string", "enum": names, "description": "The skill id to activate."}},
+        "required": ["id"], "additionalProperties": False}
+    return ToolSpec(READ_SKILL, read_skill_description(plan, cursor), schema)
+
+
+def _line(plan: Plan, name: str) -> str:
+    return f"  - {name}: {plan.skills[name].decl.description}"
+
+
+def read_skill_description(plan: Plan, cursor: str | None) -> str:
+    head = "Activate a skill for the next iteration."
+    if plan.graph is None:
+        menu = "\n".join(_line(plan, n) for n in plan.skill_order)
+        return f"{head} Available skills:\n{menu}\n\n{_TAIL}"
+    ok = allowed(plan, cursor)
+    refused = [n for n in plan.skill_order if n not in ok and n != cursor]
+    parts = [head]
+    if ok:
+        parts.append("Reachable from here:\n" + "\n".join(_line(plan, n) for n in ok))
+    else:
+        parts.append("Nothing is reachable from here — answer with the skill you are in, or finish.")
+    if refused:
+        parts.append("Not reachable from here (read_skill for these will be refused):\n"
+                     + "\n".join(_line(plan, n) for n in refused))
+    parts.append(_TAIL)
+    return "\n\n".join(parts)
+
+
+@attrs.frozen
+class Gate:
+    accepted: bool
+    kind: str  # hop | open | refused
+    text: str
+    allowed: tuple[str, ...]
+
+
+def gate(plan: Plan, cursor: str | None, requested: str, pointer: int = 0) -> Gate:
+    ok = allowed(plan, cursor)
+    if requested in ok:
+        kind = "open" if requested in plan.open_skills else "hop"
+        text = f"Skill '{requested}' activated for the next iteration."
+        skill = plan.skills[requested]
+        if skill.steps:
+            step = skill.steps[0]
+            text += (f" You are on step 1 of {len(skill.steps)}: {step.note}. "
+                     f"Its tool: `{step.tool}`.")
+        return Gate(True, kind, text, ok)
+    return Gate(False, "refused", refusal(requested, cursor, ok), ok)
+
+
+def refusal(requested: str, cursor: str | None, ok: tuple[str, ...]) -> str:
+    where = f"the current skill `{cursor}`" if cursor else "here (no skill is current yet)"
+    head = f'read_skill("{requested}") is not reachable from {where}.'
+    if ok:
+        return f"{head} Reachable skills: {', '.join(ok)}. Pick one of these, or finish."
+    return f"{head} No skills are reachable from here — answer with what you have, or finish."
+
+
+# ---------------------------------------------------------------- steps
+def procedure(plan: Plan, active: list[str], steps: dict[str, int]) -> tuple[SkillInfo, int] | None:
+    """The running procedure: the first active skill with steps left, and its pointer."""
+    for name in active:
+        skill = plan.skills.get(name)
+        if skill is not None and skill.steps and steps.get(name, 0) < len(skill.steps):
+            return skill, steps.get(name, 0)
+    return None
+
+
+def banner(skill: SkillInfo, k: int) -> str:
+    return f"[Step {k + 1} of {len(skill.steps)} — {skill.steps[k].note}]"
+
+
+def step_tool_spec(plan: Plan, skill: SkillInfo, k: int) -> ToolSpec:
+    tool = plan.tools[skill.steps[k].tool]
+    return tool.spec(f"{banner(skill, k)} {tool.decl.description}")
+
+
+def skip_step_spec() -> ToolSpec:
+    return ToolSpec(SKIP_STEP, "Skip the current step of the running procedure; give the reason.",
+                    SKIP_SCHEMA)
+
+
+def _next(skill: SkillInfo, k: int) -> str:
+    n = len(skill.steps)
+    if k + 1 >= n:
+        return f"All {n} steps complete."
+    nxt = skill.steps[k + 1]
+    return f"Now on step {k + 2} of {n}: {nxt.note} (tool: `{nxt.tool}`)."
+
+
+def advance_suffix(skill: SkillInfo, k: int) -> str:
+    return f" Step {k + 1} of {len(skill.steps)} done. {_next(skill, k)}"
+
+
+def skip_text(skill: SkillInfo, k: int, reason: str) -> str:
+    if skill.decl.on_skip == "hold":
+        return (f"Skip of step {k + 1} recorded: {reason}. Step {k + 1} of {len(skill.steps)} "
+                f"stays current (declared policy 'hold') — run `{skill.steps[k].tool}`, or "
+                f"finish and say why.")
+    return f"Step {k + 1} skipped: {reason}. {_next(skill, k)}"
+
+
+NO_PROCEDURE = "There is no step to skip: no procedure is running."
+
+
+def nudge_text(skill: SkillInfo, k: int) -> str:
+    step = skill.steps[k]
+    return (f"Step {k + 1} of '{skill.name}' has not run — {step.note} (tool: `{step.tool}`). "
+            f"Finish the remaining steps, or say why you are stopping.")

@@ -1,0 +1,110 @@
+"""The mutable state of one run, and its raw (unredacted) checkpoint form.
+
+Role:       what the loop carries from iteration to iteration; `to_checkpoint` / `from_checkpoint`
+            make a paused or failed run resumable in another process.
+Invariants: owned by one running loop at a time; checkpoints hold raw values and are therefore
+            stored apart from the (redacted) trace and deleted when the run ends.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .providers.base import Message, ToolCall
+
+
+@attrs.define(slots=True)
+class ToolResult:
+    """One finished tool call of a batch, as routes, `last` and `why` see it."""
+
+    tool: str
+    call_id: str
+    args: Any
+    status: str
+    result: Any  # parsed JSON (or the string)
+    event: str  # id of the tool.returned event
+
+    def to_dict(self) -> dict:
+        return attrs.asdict(self)
+
+
+@attrs.define
+class Pending:
+    """A batch being run: the reply's calls, the next index, and a pause in progress."""
+
+    calls: list[ToolCall]
+    index: int
+    reply_event: str
+    checkin: dict | None = None  # {id, tool, call_id, args_fp, link, source, question, ...}
+    inner: dict | None = None  # checkpoint of an inner agent run paused inside the call
+
+
+@attrs.define
+class RunState:
+    run_id: str
+    agent: str
+    message: str
+    conversation: str | None = None
+    iteration: int = 1
+    history: list[Message] = attrs.field(factory=list)
+    cursor: str | None = None
+    cursor_cause: str | None = None
+    cursor_event: str | None = None
+    opened: list[str] = attrs.field(factory=list)
+    pick: str | None = None
+    last_batch: list[ToolResult] = attrs.field(factory=list)
+    returned: set[str] = attrs.field(factory=set)
+    steps: dict[str, int] = attrs.field(factory=dict)
+    nudged: bool = False
+    executions: dict[str, int] = attrs.field(factory=dict)
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tool_calls: int = 0
+    pending: Pending | None = None
+    start_event: str = ""
+    wrap_up: bool = False
+    seq: int = 0
+    time: int = 0
+
+    def to_checkpoint(self) -> dict:
+        d = attrs.asdict(self, recurse=False)
+        d["history"] = [_msg_to(m) for m in self.history]
+        d["last_batch"] = [r.to_dict() for r in self.last_batch]
+        d["returned"] = sorted(self.returned)
+        d["pending"] = None if self.pending is None else {
+            "calls": [_call_to(c) for c in self.pending.calls], "index": self.pending.index,
+            "reply_event": self.pending.reply_event, "checkin": self.pending.checkin,
+            "inner": self.pending.inner}
+        return d
+
+    @classmethod
+    def from_checkpoint(cls, d: dict) -> "RunState":
+        d = dict(d)
+        d["history"] = [_msg_from(m) for m in d["history"]]
+        d["last_batch"] = [ToolResult(**r) for r in d["last_batch"]]
+        d["returned"] = set(d["returned"])
+        p = d.get("pending")
+        d["pending"] = None if p is None else Pending(
+            [_call_from(c) for c in p["calls"]], p["index"], p["reply_event"], p.get("checkin"),
+            p.get("inner"))
+        return cls(**d)
+
+
+def _call_to(c: ToolCall) -> dict:
+    return {"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
+
+
+def _call_from(d: dict) -> ToolCall:
+    return ToolCall(d["id"], d["name"], d["arguments"])
+
+
+def _msg_to(m: Message) -> dict:
+    return {"role": m.role, "content": m.content, "tool_calls": [_call_to(c) for c in m.tool_calls],
+            "tool_call_id": m.tool_call_id, "name": m.name}
+
+
+def _msg_from(d: dict) -> Message:
+    return Message(d["role"], d["content"], tuple(_call_from(c) for c in d["tool_calls"]),
+                   d.get("tool_call_id"), d.get("name"))

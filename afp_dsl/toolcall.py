@@ -1,0 +1,398 @@
+"""The tool pipeline, one call at a time, in the order of semantics §7.
+
+Role:       unknown tool → before-policies → argument validation → check-in → execute (stub,
+            host binding, `returns`, `python(...)`, inner agent) → envelopes → read_skill gate
+            and steps → after-policies (reverse) → `tool.returned`.
+Emits:      tool.called, tool.args_invalid, policy.decided, skill.rejected, step.advanced,
+            step.skipped, tool.returned; AFP501 (tool-not-bound) as a run error.
+Invariants: never echoes argument values in validation messages; an after-deny replaces what
+            the model reads while the record keeps the real result; errors never advance steps.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from typing import Any
+
+import attrs
+
+from . import ir
+from . import skills as sk
+from .evaluate import Env, evaluate, parse_result
+from .frozen import thaw
+from .providers.base import ToolCall
+from .runtime import HostCall, RunCtx
+from .trace import dumps
+
+MAX_PROBLEMS = 10
+
+
+@attrs.frozen
+class CallOutcome:
+    status: str
+    text: str
+    executed: bool = False
+    result: Any = None
+    pause: dict | None = None
+    fatal: str | None = None
+    event: str = ""
+
+
+def call_fingerprint(tool: str, call_id: str, args: Any) -> str:
+    return hashlib.sha256(dumps({"tool": tool, "id": call_id, "args": args}).encode()).hexdigest()
+
+
+def to_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(thaw(value), separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+# ---------------------------------------------------------------- entry point
+def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None):
+    """Generator: run one tool call through the pipeline; returns a `CallOutcome`."""
+    args = thaw(call.arguments) if call.arguments is not None else {}
+    info = ctx.plan.tools.get(call.name)
+    source = info.decl.span if info is not None else None
+    called = ctx.emit("tool.called", {"tool": call.name, "call_id": call.id, "args": args},
+                      source=source, caused_by=(cause,))
+    if call.name in sk.BUILTINS and call.name not in ctx.plan.tools:
+        return _finish(ctx, call, args, _builtin(ctx, call, args, called), called)
+    if info is None:
+        names = ", ".join(o.spec.name for o in ctx.comp.offered) if ctx.comp else ""
+        text = (f"Unknown tool `{call.name}`: there is no tool with that name. "
+                f"Your tools are: {names or 'none'}.")
+        return _finish(ctx, call, args, CallOutcome("invalid", text), called)
+    if resume is not None:
+        out = yield from _resumed(ctx, call, args, info, resume, called)
+    else:
+        out = yield from _fresh(ctx, call, args, info, called)
+    if out.pause is not None or out.fatal is not None:
+        return out
+    return _finish(ctx, call, args, out, called)
+
+
+def _fresh(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
+    chain = _chain(ctx, "before", call, args, called)
+    if chain.outcome == "deny":
+        return CallOutcome("denied", _reason(chain))
+    if chain.outcome == "ask":
+        d = chain.deciding
+        return _pause(ctx, call, args, "policy", d.reason or f"policy `{d.policy}` asks",
+                      policy=d.policy, span=d.rule_span, link=chain.deciding_index)
+    bad = _validate(ctx, call, args, info, called)
+    if bad is not None:
+        return bad
+    if info.decl.check_in is not None:
+        ev = evaluate(info.decl.check_in, Env(_roots(ctx, call, args)))
+        if ev.holds or ev.error:
+            return _pause(ctx, call, args, "tool", f"`{call.name}` asks for a decision before it runs",
+                          span=info.decl.span)
+    return (yield from _run(ctx, call, args, info, called))
+
+
+def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called: str):
+    checkin = resume["checkin"]
+    if resume["decision"] != "approve":
+        note = resume.get("note")
+        text = "declined by a person" + (f": {note}" if note else "")
+        return CallOutcome("denied", f"Not executed: {text}.")
+    if checkin["source"] == "policy":
+        chain = _chain(ctx, "before", call, args, called, start_after=checkin["link"] + 1,
+                       can_pause=False)
+        if chain.outcome != "allow":
+            return CallOutcome("denied", _reason(chain))
+        bad = _validate(ctx, call, args, info, called)
+        if bad is not None:
+            return bad
+    return (yield from _run(ctx, call, args, info, called))
+
+
+def _pause(ctx: RunCtx, call: ToolCall, args: dict, source: str, question: str, *,
+           policy: str | None = None, span=None, link: int = -1) -> CallOutcome:
+    checkin = {"id": f"{ctx.state.run_id}:{ctx.state.iteration}:{call.id}", "tool": call.name,
+               "call_id": call.id, "source": source, "question": question, "policy": policy,
+               "link": link, "fp": call_fingerprint(call.name, call.id, args),
+               "span": None if span is None else [span.file, span.start, span.end]}
+    return CallOutcome("pending", "", pause=checkin)
+
+
+# ---------------------------------------------------------------- policies
+@attrs.frozen
+class _Allow:
+    outcome: str = "allow"
+    decisions: tuple = ()
+    deciding: Any = None
+
+
+def _roots(ctx: RunCtx, call: ToolCall, args: Any, **extra: Any) -> dict:
+    return {"tool": call.name, "args": args, "message": ctx.state.message,
+            "iteration": ctx.state.iteration, "skill": ctx.state.cursor, **extra}
+
+
+def _chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
+           start_after: int = 0, can_pause: bool = True, reverse: bool = False, **extra: Any):
+    if not ctx.plan.policies:
+        return _Allow()
+    from .policy import run_chain
+    env = Env(_roots(ctx, call, args, **extra), frozenset(ctx.state.returned),
+              frozenset(ctx.active_order))
+    result = run_chain(ctx.plan.policies, moment, env, tool=call.name, call_id=call.id,
+                       iteration=ctx.state.iteration, can_pause=can_pause,
+                       host=ctx.session.policy_host, start_after=start_after, reverse=reverse)
+    record_decisions(ctx, result.decisions, cause)
+    return result
+
+
+def record_decisions(ctx: RunCtx, decisions, cause: str) -> None:
+    for d in decisions:
+        ctx.emit("policy.decided", {
+            "policy": d.policy, "moment": d.moment, "tool": d.tool, "call_id": d.call_id,
+            "outcome": d.outcome, "reason": d.reason,
+            "rule": None if d.rule_span is None else _span_json(d.rule_span)},
+            source=d.rule_span, caused_by=(cause,))
+
+
+def _span_json(span) -> dict:
+    return {"file": span.file, "start": span.start, "end": span.end}
+
+
+def _reason(chain) -> str:
+    d = chain.deciding
+    reason = getattr(d, "reason", None) or "no reason given"
+    return f"Denied by policy `{getattr(d, 'policy', '?')}`: {reason}"
+
+
+# ---------------------------------------------------------------- validation
+def _validate(ctx: RunCtx, call: ToolCall, args: Any, info, called: str) -> CallOutcome | None:
+    problems = arg_problems(info.validator, args)
+    if not problems:
+        return None
+    ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id, "problems": problems},
+             source=info.decl.span, caused_by=(called,))
+    return CallOutcome("invalid", invalid_text(call.name, problems))
+
+
+def invalid_text(tool: str, problems: list[str]) -> str:
+    lines = "\n".join(f"- {p}" for p in problems)
+    return (f"Invalid arguments for tool `{tool}` — the call was not executed.\n{lines}\n"
+            f"Fix the arguments to match the tool's input schema and call it again.")
+
+
+def arg_problems(validator, args: Any) -> list[str]:
+    """Up to 10 problems as `path: what was expected`; never the values themselves."""
+    errors = sorted(validator.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)),
+                                                               e.validator))
+    out = []
+    for e in errors:
+        out.extend(_describe(e))
+        if len(out) >= MAX_PROBLEMS:
+            break
+    return out[:MAX_PROBLEMS]
+
+
+def _path(parts) -> str:
+    text = ""
+    for p in parts:
+        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
+    return text or "arguments"
+
+
+def _describe(e) -> list[str]:
+    path, v, val = _path(e.absolute_path), e.validator, e.validator_value
+    if v == "required":
+        have = e.instance if isinstance(e.instance, dict) else {}
+        base = list(e.absolute_path)
+        return [f"{_path(base + [k])}: required but missing" for k in val if k not in have]
+    if v == "additionalProperties":
+        props = e.schema.get("properties", {})
+        extra = [k for k in (e.instance if isinstance(e.instance, dict) else {}) if k not in props]
+        return [f"{_path(list(e.absolute_path) + [k])}: not an allowed field" for k in extra]
+    return [f"{path}: {_expected(v, val)}"]
+
+
+_EXPECT = {
+    "type": lambda v: f"expected {' or '.join(v) if isinstance(v, list) else v}",
+    "enum": lambda v: "expected one of " + ", ".join(json.dumps(x) for x in v),
+    "const": lambda v: f"expected {json.dumps(v)}",
+    "pattern": lambda v: f"expected a string matching /{v}/",
+    "minimum": lambda v: f"expected a number >= {v}",
+    "maximum": lambda v: f"expected a number <= {v}",
+    "exclusiveMinimum": lambda v: f"expected a number > {v}",
+    "exclusiveMaximum": lambda v: f"expected a number < {v}",
+    "minLength": lambda v: f"expected at least {v} characters",
+    "maxLength": lambda v: f"expected at most {v} characters",
+    "minItems": lambda v: f"expected at least {v} items",
+    "maxItems": lambda v: f"expected at most {v} items",
+    "format": lambda v: f"expected format `{v}`",
+}
+
+
+def _expected(v: str, val: Any) -> str:
+    f = _EXPECT.get(v)
+    return f(val) if f else f"does not satisfy `{v}`"
+
+
+# ---------------------------------------------------------------- execution
+def _run(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
+    kind, value = yield from _execute(ctx, call, args, info)
+    if kind == "fatal":
+        return CallOutcome("failure", value, fatal=value)
+    if kind == "pause":
+        return CallOutcome("pending", "", pause=value)
+    ctx.state.executions[call.name] = ctx.state.executions.get(call.name, 0) + 1
+    if kind == "raise":
+        text = str(value) or type(value).__name__
+        return CallOutcome("failure", text, executed=True, result={"error": text})
+    status = "success"
+    if _is_envelope(value):
+        status, value = str(value.status), value.to_model()
+    text = to_text(value)
+    limit = info.decl.max_result_chars
+    if limit is not None and len(text) > limit:
+        return CallOutcome("invalid", (
+            f"Result too large: `{call.name}` returned {len(text)} characters, over its "
+            f"declared {limit}-character limit. Narrow the request and call again. No data was "
+            f"returned."), executed=True, result=None)
+    out = CallOutcome(status, text, executed=True, result=value)
+    return _after(ctx, call, args, out, called)
+
+
+def _is_envelope(value: Any) -> bool:
+    return hasattr(value, "to_model") and hasattr(value, "status") and not isinstance(value, dict)
+
+
+def _execute(ctx: RunCtx, call: ToolCall, args: dict, info):
+    """Returns (kind, value): ok | raise | fatal | pause."""
+    stubs = ctx.session.stubs
+    stub = stubs.take(call.name) if stubs is not None else None
+    if stub is not None:
+        if stub.fails is not None:
+            return "raise", RuntimeError(stub.fails)
+        return "ok", thaw(stub.returns)
+    fn = ctx.session.host.get(call.name)
+    impl = info.decl.impl
+    if fn is None and isinstance(impl, ir.ReturnsImpl):
+        return "ok", thaw(impl.value)
+    if fn is None and isinstance(impl, ir.AgentImpl):
+        from .inner import run_inner
+        return (yield from run_inner(ctx, call, args, info))
+    if fn is None and isinstance(impl, ir.PythonImpl):
+        fn, problem = resolve_python(impl.target)
+        if fn is None:
+            return "fatal", f"AFP501 tool `{call.name}` is not bound: {problem}"
+    if fn is None:
+        return "fatal", (f"AFP501 tool `{call.name}` is not bound: it has no `impl`; bind it "
+                         f"with `tools={{'{call.name}': fn}}` or stub it in the test")
+    try:
+        return "ok", (yield HostCall(fn, args))
+    except Exception as exc:  # a raising tool is a failure the model reads
+        return "raise", exc
+
+
+_PY_CACHE: dict[str, Any] = {}
+
+
+def resolve_python(target: str) -> tuple[Any, str | None]:
+    """Import `package.module:attribute` lazily (cached); (None, problem) when it cannot."""
+    if target in _PY_CACHE:
+        return _PY_CACHE[target], None
+    mod_name, _, attr = target.partition(":")
+    try:
+        obj = importlib.import_module(mod_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:
+        return None, f"`python(\"{target}\")` cannot be imported ({type(exc).__name__}: {exc})"
+    if not callable(obj):
+        return None, f"`python(\"{target}\")` is not callable"
+    _PY_CACHE[target] = obj
+    return obj, None
+
+
+def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
+    chain = _chain(ctx, "after", call, args, called, reverse=True,
+                   result=parse_result(out.result), status=out.status)
+    if chain.outcome == "allow":
+        return out
+    return attrs.evolve(out, status="denied", text=_reason(chain))
+
+
+# ---------------------------------------------------------------- built-ins
+def _builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcome:
+    if call.name == sk.READ_SKILL:
+        return _read_skill(ctx, call, args, called)
+    return _skip_step(ctx, call, args, called)
+
+
+def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
+    plan = ctx.plan
+    if not plan.skills:
+        return CallOutcome("invalid", "Unknown tool `read_skill`: this agent has no skills.")
+    spec = sk.read_skill_spec(plan, ctx.state.cursor)
+    from jsonschema import Draft202012Validator
+    problems = arg_problems(Draft202012Validator(spec.schema), args)
+    if problems:
+        ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id,
+                                       "problems": problems}, caused_by=(called,))
+        return CallOutcome("invalid", invalid_text(call.name, problems))
+    wanted = args["id"]
+    g = sk.gate(plan, ctx.state.cursor, wanted)
+    if not g.accepted:
+        ctx.emit("skill.rejected", {"requested": wanted, "cursor": ctx.state.cursor,
+                                    "allowed": list(g.allowed)},
+                 source=plan.skills[wanted].decl.span, caused_by=(called,))
+        return CallOutcome("invalid", g.text, executed=False, result={"id": wanted})
+    if g.kind == "open":
+        if wanted not in ctx.state.opened:
+            ctx.state.opened.append(wanted)
+    else:
+        ctx.state.pick = wanted
+    return CallOutcome("success", g.text, executed=False, result={"id": wanted, "kind": g.kind})
+
+
+def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
+    proc = sk.procedure(ctx.plan, ctx.active_order, ctx.state.steps)
+    if proc is None:
+        return CallOutcome("invalid", sk.NO_PROCEDURE)
+    reason = args.get("reason") if isinstance(args, dict) else None
+    skill, k = proc
+    if not isinstance(reason, str) or not reason.strip():
+        return CallOutcome("invalid", f"skip_step needs a reason: say why step {k + 1} cannot run, "
+                                      f"then call it again.")
+    policy = skill.decl.on_skip
+    if policy != "hold":
+        ctx.state.steps[skill.name] = k + 1
+    ctx.emit("step.skipped", {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool,
+                              "reason": reason, "policy": policy},
+             source=skill.steps[k].span, caused_by=(called,))
+    return CallOutcome("success", sk.skip_text(skill, k, reason))
+
+
+def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
+    text = out.text
+    if out.status == "success" and call.name not in sk.BUILTINS:
+        text += _step_advance(ctx, call, called)
+    payload = {"tool": call.name, "call_id": call.id, "status": out.status,
+               "executed": out.executed, "result": thaw(out.result)}
+    if out.result is None or to_text(out.result) != text:
+        payload["read"] = text
+    info = ctx.plan.tools.get(call.name)
+    eid = ctx.emit("tool.returned", payload, source=info.decl.span if info else None,
+                   caused_by=(called,))
+    return attrs.evolve(out, text=text, event=eid)
+
+
+def _step_advance(ctx: RunCtx, call: ToolCall, called: str) -> str:
+    proc = sk.procedure(ctx.plan, ctx.active_order, ctx.state.steps)
+    if proc is None:
+        return ""
+    skill, k = proc
+    if skill.steps[k].tool != call.name:
+        return ""
+    ctx.state.steps[skill.name] = k + 1
+    nxt = skill.steps[k + 1].tool if k + 1 < len(skill.steps) else None
+    ctx.emit("step.advanced", {"skill": skill.name, "step": k + 1, "of": len(skill.steps),
+                               "next": nxt}, source=skill.steps[k].span, caused_by=(called,))
+    return sk.advance_suffix(skill, k)

@@ -1,0 +1,114 @@
+"""The run trace: immutable events appended in order, with a deterministic JSON form.
+
+Role:       every observable decision of a run is one `Event`; `afpc why`, exports and tests
+            read it. The interpreter appends; nothing else writes.
+Emits:      the kinds in `KINDS` (semantics §12).
+Invariants: payloads are plain JSON and already redacted when appended; `to_json` is
+            byte-identical for equal traces (sorted keys, compact separators); appends are O(1).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import attrs
+
+from .source import Span
+
+KINDS = (
+    "run.started", "context.composed", "llm.called", "llm.replied", "tool.called",
+    "tool.args_invalid", "policy.decided", "checkin.requested", "checkin.decided",
+    "tool.returned", "route.evaluated", "route.conflict", "cursor.moved", "skill.rejected",
+    "step.advanced", "step.skipped", "steps.unfinished", "budget.exhausted", "run.paused",
+    "run.resumed", "run.finished", "redaction.applied",
+)
+
+
+@attrs.frozen(slots=True)
+class Event:
+    """One trace event. `caused_by` holds ids of earlier events this one depends on."""
+
+    seq: int
+    id: str
+    kind: str
+    iteration: int
+    time: int
+    caused_by: tuple[str, ...]
+    source: Span | None
+    payload: Any
+
+    def to_dict(self) -> dict:
+        src = None
+        if self.source is not None:
+            src = {"file": self.source.file, "start": self.source.start, "end": self.source.end}
+        return {"seq": self.seq, "id": self.id, "kind": self.kind, "iteration": self.iteration,
+                "time": self.time, "caused_by": list(self.caused_by), "source": src,
+                "payload": self.payload}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Event":
+        s = d.get("source")
+        span = Span(s["file"], s["start"], s["end"]) if s else None
+        return cls(d["seq"], d["id"], d["kind"], d["iteration"], d["time"],
+                   tuple(d.get("caused_by", ())), span, d.get("payload"))
+
+    def to_json(self) -> str:
+        return dumps(self.to_dict())
+
+
+def dumps(value: Any) -> str:
+    """The one JSON encoding of trace data: sorted keys, compact, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+class Trace:
+    """An append-only list of events of one run (and, after a resume, its continuation)."""
+
+    __slots__ = ("run_id", "_events")
+
+    def __init__(self, run_id: str, events: list[Event] | None = None):
+        self.run_id = run_id
+        self._events: list[Event] = list(events or ())
+
+    def append(self, event: Event) -> Event:
+        self._events.append(event)
+        return event
+
+    @property
+    def next_seq(self) -> int:
+        return len(self._events) + 1 if not self._events else self._events[-1].seq + 1
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._events)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __getitem__(self, i: int) -> Event:
+        return self._events[i]
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return tuple(self._events)
+
+    def of_kind(self, kind: str) -> list[Event]:
+        return [e for e in self._events if e.kind == kind]
+
+    def by_id(self, event_id: str) -> Event | None:
+        for e in self._events:
+            if e.id == event_id:
+                return e
+        return None
+
+    def to_json(self) -> str:
+        """The whole trace as one JSON document (deterministic)."""
+        return dumps({"run_id": self.run_id, "events": [e.to_dict() for e in self._events]})
+
+    def to_jsonl(self) -> str:
+        return "".join(e.to_json() + "\n" for e in self._events)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Trace":
+        d = json.loads(text)
+        return cls(d["run_id"], [Event.from_dict(e) for e in d["events"]])
