@@ -50,6 +50,10 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
         if denied is not None:
             return _finish(ctx, "denied", f"I can't help with that: {denied}")
         st.history.append(Message("user", st.message))
+    elif resume.get("decision") is None:
+        _recompose(ctx)
+        ctx.emit("run.resumed", {"retry": True})
+        resume = None
     else:
         _recompose(ctx)
         resume = _record_resume(ctx, resume)
@@ -94,7 +98,7 @@ def _iteration(ctx: RunCtx):
     if reply is None:
         return replied
     if not reply.tool_calls:
-        return (yield from _final(ctx, reply.text, replied))
+        return _final(ctx, reply.text, replied)
     if last_call:
         return (yield from _budget(ctx, reply, replied))
     st.history.append(Message("assistant", reply.text, tuple(reply.tool_calls)))
@@ -143,9 +147,10 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str):
     if ctx.model_redactor is not None:
         system = ctx.model_redactor.scrub_text(system)
     request = Request(system, _messages(ctx), tuple(tools), _model(ctx), session.llm_calls)
+    inputs = (cause,) + tuple(r.event for r in st.last_batch)
     called = ctx.emit("llm.called", {"call": session.llm_calls, "model": request.model,
                                      "messages": len(request.messages),
-                                     "tools": [t.name for t in tools]}, caused_by=(cause,))
+                                     "tools": [t.name for t in tools]}, caused_by=inputs)
     try:
         reply = yield LLMCall(session.provider, request)
     except Exception as exc:  # provider failure: the run ends with `error`
@@ -182,14 +187,21 @@ def _cursor_step(ctx: RunCtx) -> None:
         d = cold_start(graph, st.message, st.iteration)
     else:
         d = advance(graph, st.cursor, st.last_batch, st.pick, st.message, st.iteration)
-    st.pick = None
+    pick_event = st.pick_event if d.cause == "model-pick" else None
+    st.pick = st.pick_event = None
+    evaluated = []
     for ev in d.evidence:
-        ctx.emit("route.evaluated", {
+        evaluated.append(ctx.emit("route.evaluated", {
             "edge": ev.route.text, "from": ev.route.src, "to": ev.route.dst, "call_id": ev.call_id,
             "tool": ev.tool, "status": ev.status, "fired": ev.fired, "reason": ev.reason,
             "conditions": [_cond(c) for c in ev.conditions]},
-            source=ev.route.span, caused_by=(ev.result_event,))
-    cause = (d.fired_by.event,) if d.fired_by is not None else ()
+            source=ev.route.span, caused_by=(ev.result_event,)))
+    if d.fired_by is not None:
+        cause = tuple(x for x, ev in zip(evaluated, d.evidence) if ev.fired)[:1]
+    elif pick_event:
+        cause = (pick_event,)
+    else:
+        cause = tuple(evaluated)
     if d.losers:
         ctx.emit("route.conflict", {
             "from": d.src, "winner": {"edge": d.edge.text, "call_id": d.fired_by.call_id,

@@ -103,14 +103,14 @@ class Lowerer:
         common = {"name": name, "span": self.v.span(name_tok), "full_span": self.v.span(node)}
         body = node.children[1:]
         attrs_ = [c for c in body if isinstance(c, lark.Tree) and c.data in ("attr", "attr_graph")]
-        fields = self.attributes(kind, attrs_, common["span"])
+        fields = self.attributes(kind, attrs_, common["span"], name)
         extra = getattr(self, f"body_{kind}", None)
         if extra is not None:
             fields.update(extra(body, fields, common["span"]))
         fields = {k: v for k, v in fields.items() if v is not BAD}
         return _CLASSES[kind](**common, **fields)
 
-    def attributes(self, kind: str, nodes: list[lark.Tree], decl_span: Span) -> dict[str, Any]:
+    def attributes(self, kind: str, nodes: list[lark.Tree], decl_span: Span, decl_name: str) -> dict[str, Any]:
         table = SCHEMAS[kind]
         out: dict[str, Any] = {}
         seen: dict[str, Span] = {}
@@ -132,7 +132,7 @@ class Lowerer:
                  for c in difflib.get_close_matches(k, list(table.attrs), n=1)}
         for req in table.required:
             if req not in seen and req not in typos:  # a misspelt key is the root cause
-                self.diags.append(diag("AFP105", f"{kind} is missing the required attribute `{req}`",
+                self.diags.append(diag("AFP105", f"{kind} `{decl_name}` is missing the required attribute `{req}`",
                                        decl_span, f"`{req}` missing",
                                        help=f"add `{req} = ...` to the {kind}"))
         return out

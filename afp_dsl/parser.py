@@ -135,6 +135,8 @@ def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
     text = src.text
     ch = text[pos] if pos < len(text) else ""
     span = Span(src.name, pos, pos + 1)
+    if ch == '"' and text[max(0, pos - 2):pos] == '""':
+        pos -= 2  # the lexer took `""` as an empty string before the third quote
     if text.startswith('"""', pos):
         return diag("AFP002", "unterminated triple-quoted string", Span(src.name, pos, pos + 3),
                     "this string is never closed", help='close it with `"""`')
@@ -237,7 +239,13 @@ def _found(tok: lark.Token) -> str:
 
 
 def _expected_words(expected: set[str]) -> str:
+    decl_terms = {k.upper() for k in DECL_KEYWORDS}
+    declaration = decl_terms <= expected
+    if declaration:
+        expected = (expected - decl_terms - {"IMPORT"})
     words = sorted({describe(t) for t in expected if not t.startswith("__")})
+    if declaration:
+        words.append("a declaration (`agent`, `tool`, `skill`, ...)")
     keywords = [w for w in words if w.startswith("`") and w[1:-1].isalpha()]
     others = [w for w in words if w not in keywords]
     if len(keywords) > 5:
@@ -288,6 +296,14 @@ def _missing_comma(tok, expected, prev):
     return None
 
 
+def _unclosed_before_decl(tok, expected, prev):
+    if prev is not None and str(prev) in DECL_KEYWORDS and tok.type == "NAME" and "EQUAL" in expected:
+        return (f"`{prev} {tok}` starts a declaration, but the previous block is still open",
+                "a declaration cannot start inside another",
+                "close the previous declaration with `}` first")
+    return None
+
+
 def _unknown_decl_kind(tok, expected, prev):
     if tok.type == "NAME" and "AGENT" in expected and "SKILL" in expected and "IMPORT" in expected:
         close = difflib.get_close_matches(str(tok), DECL_KEYWORDS + ("import",), n=1)
@@ -304,5 +320,5 @@ def _missing_name(tok, expected, prev):
     return None
 
 
-_MISTAKES = (_unknown_decl_kind, _missing_name, _colon_for_equals, _equals_for_colon, _single_equals,
+_MISTAKES = (_unknown_decl_kind, _missing_name, _unclosed_before_decl, _colon_for_equals, _equals_for_colon, _single_equals,
              _missing_equals, _missing_comma)

@@ -53,6 +53,7 @@ class RunState:
     cursor_event: str | None = None
     opened: list[str] = attrs.field(factory=list)
     pick: str | None = None
+    pick_event: str | None = None
     last_batch: list[ToolResult] = attrs.field(factory=list)
     returned: set[str] = attrs.field(factory=set)
     steps: dict[str, int] = attrs.field(factory=dict)

@@ -55,8 +55,11 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
     args = thaw(call.arguments) if call.arguments is not None else {}
     info = ctx.plan.tools.get(call.name)
     source = info.decl.span if info is not None else None
-    called = ctx.emit("tool.called", {"tool": call.name, "call_id": call.id, "args": args},
-                      source=source, caused_by=(cause,))
+    if resume is not None and resume["checkin"].get("called"):
+        called = resume["checkin"]["called"]
+    else:
+        called = ctx.emit("tool.called", {"tool": call.name, "call_id": call.id, "args": args},
+                          source=source, caused_by=(cause,))
     if call.name in sk.BUILTINS and call.name not in ctx.plan.tools:
         return _finish(ctx, call, args, _builtin(ctx, call, args, called), called)
     if info is None:
@@ -68,7 +71,9 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
         out = yield from _resumed(ctx, call, args, info, resume, called)
     else:
         out = yield from _fresh(ctx, call, args, info, called)
-    if out.pause is not None or out.fatal is not None:
+    if out.pause is not None:
+        return attrs.evolve(out, pause={**out.pause, "called": called})
+    if out.fatal is not None:
         return out
     return _finish(ctx, call, args, out, called)
 
@@ -349,6 +354,7 @@ def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutc
             ctx.state.opened.append(wanted)
     else:
         ctx.state.pick = wanted
+        ctx.state.pick_event = called  # the read_skill call; its tool.returned follows
     return CallOutcome("success", g.text, executed=False, result={"id": wanted, "kind": g.kind})
 
 
@@ -380,8 +386,23 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
         payload["read"] = text
     info = ctx.plan.tools.get(call.name)
     eid = ctx.emit("tool.returned", payload, source=info.decl.span if info else None,
-                   caused_by=(called,))
+                   caused_by=(called,) + _decisions_since(ctx, called))
     return attrs.evolve(out, text=text, event=eid)
+
+
+_ON_THE_WAY = ("policy.decided", "tool.args_invalid", "checkin.decided", "skill.rejected",
+               "step.skipped", "step.advanced")
+
+
+def _decisions_since(ctx: RunCtx, called: str) -> tuple[str, ...]:
+    """Ids of the decisions recorded for this call (policy rows, invalid args, check-ins)."""
+    out = []
+    for e in reversed(ctx.rec.trace.events[-64:]):
+        if e.id == called:
+            break
+        if e.kind in _ON_THE_WAY and called in e.caused_by or e.kind == "checkin.decided":
+            out.append(e.id)
+    return tuple(reversed(out))
 
 
 def _step_advance(ctx: RunCtx, call: ToolCall, called: str) -> str:

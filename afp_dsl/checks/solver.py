@@ -324,8 +324,6 @@ def _solve_type(t: str, atoms: tuple[Atom, ...]) -> tuple[str, list]:
     found = [v for v in cands if all(accepts(a, v) for a in atoms)]
     if found:
         return "exact", found[:1]
-    if t == "number" and not integer:
-        return "exact", []  # an open interval minus finitely many points is never empty
     if integer and lo is not None and hi is not None:
         return "exact", []  # every integer of the bounded range was tried
     return "unknown", []
@@ -431,13 +429,13 @@ def solve_case(case: tuple[Atom, ...], facts: Facts) -> tuple[str, Any]:
             notes.append("regular expressions and `mentions` (conditions on "
                          f"`{key_text(key)}`)")
         results[key] = r
-    notes += [f"{a.note} (`{a.text}`)" for a in case if a.kind == "opaque"]
     if notes:
         return "unknown", notes
     env = _witness_env(results)
     if env is not None and all(_holds_in(a, env) for a in case):
         return "sat", env
-    return "unknown", ["paths that read into one another (such as `result` and `result.x`)"]
+    notes = [f"{a.note} (`{a.text}`)" for a in case if a.kind == "opaque"]
+    return "unknown", notes or ["paths that read into one another (such as `result` and `result.x`)"]
 
 
 def minimize(atoms: tuple[Atom, ...], key: Key) -> tuple[Atom, ...]:
@@ -486,11 +484,13 @@ def _read(env: Env, key: Key) -> Any:
 
 def _witness_env(results: dict[Key, _KeyResult]) -> Env | None:
     b = _Builder()
-    parents = {k[:i] for k in results for i in range(3, len(k)) if k[0] == "path"}
+    child_seg = {k[:i]: k[i] for k in results for i in range(2, len(k)) if k[0] == "path"}
     for key in sorted(results, key=len):
         ws = results[key].witnesses
-        if key in parents:
+        if key in child_seg:
             ws = tuple(w for w in ws if isinstance(w, Mapping)) or ws
+            if ws and isinstance(ws[0], Mapping) and isinstance(child_seg[key], int):
+                ws = ([],)
         if not ws or not b.put(key, ws[0]):
             return None
     return b.env()
@@ -508,7 +508,6 @@ class _Builder:
             if value is True:
                 self.calls.setdefault(key[1], set()).add(key[2])
             return isinstance(value, bool)
-        value = [] if isinstance(value, Mapping) and not value and self._wants_list(key) else value
         holder, slot = self.roots, key[1]
         for seg in key[2:]:
             cur = holder.get(slot) if isinstance(holder, dict) else _at(holder, slot)
@@ -523,9 +522,6 @@ class _Builder:
             return isinstance(existing, (dict, list)) and isinstance(value, (dict, list)) and not value
         _set(holder, slot, value)
         return True
-
-    def _wants_list(self, key: Key) -> bool:
-        return False
 
     def env(self) -> Env:
         return Env(roots=self.roots, returned=frozenset(self.calls["returned"]),

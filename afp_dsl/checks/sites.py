@@ -1,0 +1,320 @@
+"""Where expressions stand and what is known about their paths: places, roots, schema facts.
+
+Role:       shared by exprs (AFP303–306), guards (AFP208), graph (AFP205/AFP210) and policies
+            (AFP401): `sites(analysis)` lists every expression with its place, and
+            `facts(analysis, site)` says what the place and the tool's schemas tell about each key.
+Invariants: pure; a schema the walker does not understand (composition, remote `$ref`) yields
+            no facts rather than a guess.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Iterator
+
+import attrs
+
+from .. import ir
+from ..analysis import Analysis
+from .solver import Atom, Facts, Key, key_text
+
+STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
+_BEFORE = ("tool", "args", "message", "iteration", "skill")
+ROOTS: dict[str, tuple[str, ...]] = {
+    "entry": ("message", "iteration"),
+    "route": ("tool", "status", "result", "args", "message", "iteration", "skill"),
+    "context": ("message", "iteration", "skill", "last", "returned", "active"),
+    "input": ("message", "iteration"),
+    "before": _BEFORE,
+    "after": _BEFORE + ("result", "status"),
+    "output": ("text", "message", "iteration", "skill"),
+    "check_in": ("args", "message", "iteration", "skill"),
+}
+PLACE_NAMES = {
+    "entry": "an `entry` condition", "route": "a route guard",
+    "context": "a fact or instruction `when`", "input": "a policy `input` rule",
+    "before": "a policy `before` rule", "after": "a policy `after` rule",
+    "output": "a policy `output` rule", "check_in": "a tool's `check_in`",
+}
+_SCALAR_ROOTS = {"message": "a string", "text": "a string", "iteration": "a number",
+                 "tool": "a string", "status": "a string", "skill": "a string"}
+
+
+@attrs.frozen
+class Site:
+    """One expression: its module, place, the text that names its owner, and typing context."""
+
+    module: str
+    place: str
+    expr: ir.Expr
+    owner: str
+    tool: ir.Tool | None = None  # whose `args` / `result` the expression reads
+    on: str | None = None  # a route's `on` tool / a before/after block's tool (the name seen)
+    statuses: tuple[str, ...] = ()  # a route's `status` set
+    skill: str | None = None  # a route's source skill
+
+
+# ---------------------------------------------------------------- enumeration
+def sites(analysis: Analysis) -> Iterator[Site]:
+    for module, decl in analysis.decls():
+        if isinstance(decl, ir.Graph):
+            yield from _graph_sites(analysis, module, decl)
+        elif isinstance(decl, (ir.Fact, ir.Instruction)) and decl.when is not None:
+            yield Site(module, "context", decl.when, f"{ir.kind_of(decl)} `{decl.name}`")
+        elif isinstance(decl, ir.Policy):
+            yield from _policy_sites(analysis, module, decl)
+        elif isinstance(decl, ir.Tool) and decl.check_in is not None:
+            yield Site(module, "check_in", decl.check_in, f"the `check_in` of tool `{decl.name}`",
+                       tool=decl, on=decl.name)
+
+
+def _graph_sites(analysis: Analysis, module: str, g: ir.Graph) -> Iterator[Site]:
+    for e in g.entries:
+        if e.when is not None:
+            yield Site(module, "entry", e.when, f"the entry `{e.skill}` of graph `{g.name}`")
+    for r in g.routes:
+        if r.when is not None:
+            yield route_site(analysis, module, g, r)
+
+
+def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route,
+               expr: ir.Expr | None = None) -> Site:
+    tool = analysis.lookup(module, r.on, ir.Tool) if r.on is not None else None
+    src = analysis.lookup(module, r.src, ir.Skill)
+    return Site(module, "route", expr if expr is not None else r.when,
+                f"route `{r.src} -> {r.dst}`", tool=tool,
+                on=(tool.name if tool else None) if r.on is not None else None,
+                statuses=tuple(s.name for s in r.status if s.name in STATUSES),
+                skill=src.name if src else None)
+
+
+def _policy_sites(analysis: Analysis, module: str, p: ir.Policy) -> Iterator[Site]:
+    for block in p.blocks:
+        tool = None
+        if block.tool is not None:
+            tool = analysis.lookup(module, block.tool, ir.Tool)
+        for rule in block.rules:
+            what = f"`{block.moment} {block.tool}`" if block.tool else (
+                f"`{block.moment} *`" if block.any_tool else f"`{block.moment}`")
+            yield Site(module, block.moment, rule.when,
+                       f"the `{rule.action}` rule of policy `{p.name}` ({what})",
+                       tool=tool, on=tool.name if tool else None)
+
+
+# ---------------------------------------------------------------- schemas
+@attrs.frozen
+class Field:
+    """What a schema says about one path: the sub-schema and whether it may be absent."""
+
+    schema: Any
+    optional: bool
+
+
+@attrs.frozen
+class FieldProblem:
+    index: int  # the segment that has no field
+    message: str
+    candidates: tuple[str, ...] = ()
+
+
+_COMPOSED = ("anyOf", "oneOf", "allOf", "not", "if", "$dynamicRef", "unevaluatedProperties")
+
+
+def schema_types(node: Any) -> frozenset[str] | None:
+    t = node.get("type") if isinstance(node, Mapping) else None
+    if isinstance(t, str):
+        return frozenset({t})
+    if isinstance(t, (list, tuple)) and all(isinstance(x, str) for x in t):
+        return frozenset(t)
+    return None
+
+
+def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
+    """Follow `segments` into a JSON Schema; None when the schema does not say."""
+    node, optional = root, False
+    for i, seg in enumerate(segments):
+        node = _deref(root, node)
+        if not isinstance(node, Mapping) or any(k in node for k in _COMPOSED):
+            return None
+        types = schema_types(node)
+        step = _step_field(node, seg, types) if isinstance(seg, str) else _step_item(node, seg, types)
+        if isinstance(step, str):
+            return FieldProblem(i, step, _candidates(node) if isinstance(seg, str) else ())
+        if step is None:
+            return None
+        node, optional = step[0], optional or step[1]
+    node = _deref(root, node)
+    return Field(node, optional) if isinstance(node, Mapping) else None
+
+
+def _step_field(node: Mapping, seg: str, types) -> tuple | str | None:
+    props = node.get("properties")
+    if isinstance(props, Mapping) and seg in props:
+        required = node.get("required")
+        return props[seg], not (isinstance(required, (list, tuple)) and seg in required)
+    if types is not None and "object" not in types:
+        return f"is {_a(types)}, which has no fields"
+    if node.get("additionalProperties") is False and "patternProperties" not in node:
+        return "has no field"
+    extra = node.get("additionalProperties")
+    if isinstance(extra, Mapping) and "patternProperties" not in node:
+        return extra, True
+    return None
+
+
+def _step_item(node: Mapping, seg: int, types) -> tuple | str | None:
+    if types is not None and "array" not in types:
+        return f"is {_a(types)}, not a list"
+    prefix = node.get("prefixItems")
+    if isinstance(prefix, (list, tuple)) and seg < len(prefix):
+        return prefix[seg], True
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        return items, True
+    return None
+
+
+def _a(types: frozenset) -> str:
+    names = {"object": "an object", "array": "a list", "integer": "an integer", "null": "null"}
+    return " or ".join(names.get(t, f"a {t}") for t in sorted(types))
+
+
+def _candidates(node: Mapping) -> tuple[str, ...]:
+    props = node.get("properties")
+    return tuple(props) if isinstance(props, Mapping) else ()
+
+
+def _deref(root: Any, node: Any) -> Any:
+    for _ in range(32):
+        if not (isinstance(node, Mapping) and isinstance(node.get("$ref"), str)):
+            return node
+        ref = node["$ref"]
+        if not ref.startswith("#"):
+            return None
+        node = _pointer(root, ref[1:])
+    return None
+
+
+def _pointer(doc: Any, pointer: str) -> Any:
+    for part in [p for p in pointer.split("/") if p]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(doc, Mapping):
+            doc = doc.get(part)
+        elif isinstance(doc, (list, tuple)) and part.isdigit() and int(part) < len(doc):
+            doc = doc[int(part)]
+        else:
+            return None
+    return doc
+
+
+# ---------------------------------------------------------------- facts
+_JSON_TYPES = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean",
+               "null": "null", "object": "compound", "array": "compound"}
+
+
+def facts(site: Site) -> Facts:
+    """What is known about each key at `site` (schema-level and edge-level atoms)."""
+    cache: dict[Key, tuple[Atom, ...]] = {}
+
+    def f(key: Key) -> tuple[Atom, ...]:
+        if key not in cache:
+            cache[key] = tuple(_facts(site, key))
+        return cache[key]
+    return f
+
+
+def _facts(site: Site, key: Key) -> Iterator[Atom]:
+    if key[0] != "path":
+        return
+    root, segs, name = key[1], key[2:], key_text(key)
+    if root in ("message", "text") and not segs:
+        yield _type(key, {"string"}, f"`{name}` is a string")
+    elif root == "iteration" and not segs:
+        yield _type(key, {"number"}, "`iteration` is a number")
+        yield Atom("type", key, types=frozenset({"number"}), integer=True, level="edge",
+                   text="`iteration` is a whole number")
+        yield Atom("ord", key, op=">=", bound=1, level="edge", text="`iteration` counts from 1")
+    elif root == "status" and not segs:
+        yield Atom("eq", key, values=STATUSES, level="schema", text=_vocab_text("status"))
+        if site.statuses:
+            yield Atom("eq", key, values=site.statuses, level="edge",
+                       text=f"the route fires only on status {_or(site.statuses)}")
+    elif root == "tool" and not segs:
+        yield _type(key, {"string"}, "`tool` is a string")
+        if site.on is not None:
+            yield Atom("eq", key, values=(site.on,), level="edge",
+                       text=f"it only applies when `{site.on}` returns")
+    elif root == "skill" and not segs:
+        yield _type(key, {"string", "null"}, "`skill` is a skill name or null")
+        if site.place == "route" and site.skill is not None:
+            yield Atom("eq", key, values=(site.skill,), level="edge",
+                       text=f"the route is only evaluated while `{site.skill}` is current")
+    elif root == "last" and segs in (("tool",), ("status",)):
+        if segs == ("status",):
+            yield Atom("eq", key, values=STATUSES + (None,), level="schema",
+                       text=_vocab_text("last.status") + " (or null)")
+        else:
+            yield _type(key, {"string", "null"}, "`last.tool` is a tool name or null")
+    elif root in ("args", "result") and site.tool is not None:
+        yield from _schema_facts(site, key)
+
+
+def _schema_facts(site: Site, key: Key) -> Iterator[Atom]:
+    tool = site.tool
+    schema = tool.input if key[1] == "args" else tool.output
+    if schema is None:
+        return
+    field = walk_schema(schema.json, key[2:])
+    if not isinstance(field, Field):
+        return
+    where = f"{'input' if key[1] == 'args' else 'output'} schema of `{tool.name}`"
+    node, name = field.schema, key_text(key)
+    values = _enum(node)
+    if values is not None:
+        if field.optional:
+            values += (None,)
+        shown = ", ".join(_show(v) for v in values)
+        yield Atom("eq", key, values=values, level="schema",
+                   text=f"`{name}` is one of {shown} ({where})")
+    types = schema_types(node)
+    if types is not None and types <= set(_JSON_TYPES):
+        mapped = {_JSON_TYPES[t] for t in types} | ({"null"} if field.optional else set())
+        integer = types == {"integer"} or types == {"integer", "null"}
+        shown = _a(types) + (" or absent" if field.optional else "")
+        yield Atom("type", key, types=frozenset(mapped), integer=integer, level="schema",
+                   text=f"`{name}` is {shown} ({where})")
+
+
+def _enum(node: Mapping) -> tuple | None:
+    if "const" in node and _plain_scalar(node["const"]):
+        return (node["const"],)
+    enum = node.get("enum")
+    if isinstance(enum, (list, tuple)) and enum and all(_plain_scalar(v) for v in enum):
+        return tuple(enum)
+    return None
+
+
+def _plain_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (bool, int, float, str))
+
+
+def _type(key: Key, types: set, text: str) -> Atom:
+    return Atom("type", key, types=frozenset(types), level="schema", text=text)
+
+
+def _vocab_text(name: str) -> str:
+    return f"`{name}` is one of " + ", ".join(f"`{s}`" for s in STATUSES)
+
+
+def _or(names: tuple[str, ...]) -> str:
+    shown = [f"`{n}`" for n in names]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def _show(v: Any) -> str:
+    import json
+    return "`" + json.dumps(v, ensure_ascii=False) + "`"
+
+
+def scalar_root(root: str) -> str | None:
+    """For roots whose value is a plain string or number: what it is (paths into it are null)."""
+    return _SCALAR_ROOTS.get(root)

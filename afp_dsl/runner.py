@@ -1,0 +1,305 @@
+"""The public run API: `Agent(...).run(message)`, `arun`, `resume`, conversations, `RunResult`.
+
+Role:       builds the plan, effects, redactor and store for a run, drives the interpreter core
+            synchronously or asynchronously, saves trace and checkpoints, applies decisions.
+Emits:      nothing itself; raises `ResumeDecisionError` for any resume that is not exactly one
+            decision for the call shown.
+Invariants: the store gets only redacted events; raw checkpoints are stored apart and deleted
+            when the run ends; a check-in is decided once (compare-and-set in the store).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import attrs
+
+from . import ir
+from .analysis import Analysis
+from .effects import Effects
+from .evaluate import parse_result
+from .frozen import thaw
+from .interp import CoreResult, run_core
+from .plan import Plan, build_plan, find_agent
+from .providers.mock import mock
+from .redaction import Redactor
+from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync
+from .state import RunState
+from .store import SqliteStore, sqlite
+from .toolcall import call_fingerprint, resolve_python
+from .trace import Trace
+
+
+class ResumeDecisionError(Exception):
+    """A resume that is not exactly one decision for the check-in the run waits on."""
+
+
+class AgentNotFound(ValueError):
+    pass
+
+
+@attrs.frozen
+class Decision:
+    checkin: str
+    approved: bool
+    by: str | None = None
+    note: str | None = None
+
+
+def _checkin_id(checkin: Any) -> str:
+    return checkin.id if isinstance(checkin, CheckIn) else str(checkin)
+
+
+def approve(checkin: Any, by: str | None = None, note: str | None = None) -> Decision:
+    """A person's approval of `checkin` (a `CheckIn` or its id)."""
+    return Decision(_checkin_id(checkin), True, by, note)
+
+
+def decline(checkin: Any, by: str | None = None, note: str | None = None) -> Decision:
+    return Decision(_checkin_id(checkin), False, by, note)
+
+
+@attrs.frozen
+class CheckIn:
+    """What a paused run asks: the tool, its (redacted) arguments, the question, who asked."""
+
+    id: str
+    run_id: str
+    tool: str
+    call_id: str
+    args: Any
+    question: str
+    source: str  # policy | tool
+    policy: str | None = None
+
+
+@attrs.frozen(repr=False)
+class Checkpoint:
+    """A handle on a resumable run; `data` is the raw state (kept in memory and the store only)."""
+
+    run_id: str
+    checkin: str | None = None
+    data: Any = attrs.field(default=None, eq=False)
+
+    def __repr__(self) -> str:
+        return f"Checkpoint(run_id={self.run_id!r}, checkin={self.checkin!r})"
+
+
+@attrs.frozen
+class RunResult:
+    outcome: str
+    answer: str | None
+    run_id: str
+    trace: Trace
+    checkin: CheckIn | None = None
+    checkpoint: Checkpoint | None = None
+    error: str | None = None
+    inner: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
+    program: Any = attrs.field(default=None, repr=False, eq=False)
+
+    @property
+    def paused(self) -> bool:
+        return self.outcome == "paused"
+
+    def why(self, event: str | None = None) -> str:
+        from .why import explain
+        return explain(self.trace, event, inner=self.inner, program=self.program)
+
+
+@attrs.define
+class Conversation:
+    """A sequence of runs sharing history (and, with `continuity = "conversation"`, the cursor)."""
+
+    agent: "Agent"
+    id: str
+    history: list = attrs.field(factory=list)
+    cursor: str | None = None
+    runs: list[str] = attrs.field(factory=list)
+
+    def run(self, message: str) -> RunResult:
+        return self.agent.run(message, conversation=self)
+
+    async def arun(self, message: str) -> RunResult:
+        return await self.agent.arun(message, conversation=self)
+
+
+def _unwrap(program: Any) -> tuple[ir.Program, Analysis]:
+    if isinstance(program, ir.Program):
+        return program, Analysis(program)
+    return program.ir, program.analysis
+
+
+def _policy_host(impl: ir.PythonImpl) -> Callable[[dict], Any]:
+    fn, problem = resolve_python(impl.target)
+    if fn is None:
+        raise RuntimeError(problem)
+    return fn
+
+
+class Agent:
+    """One agent of a loaded program, ready to run (tooling.md §6)."""
+
+    def __init__(self, program: Any, name: str | None = None, *, provider: Any = None,
+                 tools: Mapping[str, Callable[..., Any]] | None = None,
+                 store: SqliteStore | None = None, effects: Effects | None = None,
+                 model: str | None = None, stubs: Stubs | None = None,
+                 spec: str | None = None):
+        prog, analysis = _unwrap(program)
+        found = find_agent(analysis, name)
+        if found is None:
+            names = ", ".join(f"`{d.name}`" for d in prog.root_module.decls if isinstance(d, ir.Agent))
+            what = f"no agent `{name}`" if name else "the spec has several agents (or none); name one"
+            raise AgentNotFound(f"{what}; agents: {names or 'none'}")
+        self.effects = effects or Effects()
+        self.plan: Plan = build_plan(analysis, *found)
+        self.store = store if store is not None else sqlite(":memory:")
+        self.spec = spec
+        self.session = Session(prog, analysis, provider or self.effects.provider or mock(),
+                               {**self.effects.tools, **dict(tools or {})}, self.effects,
+                               self.store, stubs, model, policy_host=_policy_host)
+        self.session.plans[self.plan.name] = self.plan
+        self._conversations = 0
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+    # ------------------------------------------------------------ runs
+    def conversation(self) -> Conversation:
+        self._conversations += 1
+        return Conversation(self, f"conv-{self._conversations}")
+
+    def run(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
+        ctx = self._start(message, conversation)
+        return self._complete(ctx, drive_sync(run_core(ctx)), conversation)
+
+    async def arun(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
+        ctx = self._start(message, conversation)
+        return self._complete(ctx, await drive_async(run_core(ctx)), conversation)
+
+    def resume(self, checkpoint: Any, decision: Any = None) -> RunResult:
+        ctx, resume = self._prepare_resume(checkpoint, decision)
+        return self._complete(ctx, drive_sync(run_core(ctx, resume)), None)
+
+    async def aresume(self, checkpoint: Any, decision: Any = None) -> RunResult:
+        ctx, resume = self._prepare_resume(checkpoint, decision)
+        return self._complete(ctx, await drive_async(run_core(ctx, resume)), None)
+
+    # ------------------------------------------------------------ internals
+    def _redactor(self) -> Redactor:
+        red = Redactor(self.plan.redact)
+        prime_redactor(red, self.plan)
+        return red
+
+    def _ctx(self, state: RunState, trace: Trace, red: Redactor) -> RunCtx:
+        rec = Recorder(trace, red, state.seq, state.time)
+        return RunCtx(self.session, self.plan, state, rec, red, red.for_model())
+
+    def _start(self, message: str, conv: Conversation | None) -> RunCtx:
+        run_id = self.effects.new_run_id()
+        state = RunState(run_id, self.plan.name, str(message),
+                         conversation=conv.id if conv else None)
+        if conv is not None:
+            state.history = list(conv.history)
+            if self.plan.agent.continuity == "conversation" and conv.cursor is not None:
+                state.cursor, state.cursor_cause = conv.cursor, "continuity"
+        red = self._redactor()
+        if conv is not None:
+            relearn(red, state.history)
+        return self._ctx(state, Trace(run_id), red)
+
+    def _complete(self, ctx: RunCtx, core: CoreResult, conv: Conversation | None) -> RunResult:
+        st, store = ctx.state, self.store
+        events = ctx.rec.trace.events
+        answer = ctx.redactor.scrub_text(core.answer) if core.answer is not None else None
+        status = "paused" if core.outcome == "paused" else "finished"
+        store.save_run(st.run_id, self.plan.name, self.spec, status, core.outcome, answer,
+                       {"conversation": st.conversation, "error": core.error}, events)
+        checkin = checkpoint = None
+        if core.checkpoint is not None:
+            data = {**core.checkpoint, "spec": self.spec}
+            store.put_checkpoint(st.run_id, data)
+            ci = core.checkin
+            if ci is not None:
+                store.open_checkin(ci["id"], st.run_id, ci["fp"])
+                checkin = CheckIn(ci["id"], st.run_id, ci["tool"], ci["call_id"], ci["args"],
+                                  ci["question"], ci["source"], ci.get("policy"))
+            checkpoint = Checkpoint(st.run_id, ci["id"] if ci else None, data)
+        else:
+            store.delete_checkpoint(st.run_id)
+        if conv is not None and core.outcome != "paused":
+            conv.history = st.history
+            conv.cursor = st.cursor
+            conv.runs.append(st.run_id)
+        inner = {k: v for k, v in self.session.inner.items()}
+        return RunResult(core.outcome, core.answer, st.run_id, ctx.rec.trace, checkin, checkpoint,
+                         core.error, inner, self.session.program)
+
+    def _prepare_resume(self, checkpoint: Any, decision: Any) -> tuple[RunCtx, dict]:
+        run_id = checkpoint.run_id if isinstance(checkpoint, Checkpoint) else str(checkpoint)
+        data = checkpoint.data if isinstance(checkpoint, Checkpoint) else None
+        if data is None:
+            data = self.store.checkpoint(run_id)
+        if data is None:
+            raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: it finished, "
+                                      f"or it was already resumed")
+        state = RunState.from_checkpoint(data["state"])
+        pending = state.pending
+        if pending is not None and pending.checkin is not None:
+            resume = self._check_decision(run_id, pending, decision)
+        elif decision is not None:
+            raise ResumeDecisionError(f"run `{run_id}` is not waiting on a check-in; resume it "
+                                      f"without a decision")
+        else:
+            resume = {"decision": None}
+        red = self._redactor()
+        relearn(red, state.history)
+        trace = Trace(run_id, self.store.events(run_id))
+        return self._ctx(state, trace, red), resume
+
+    def _check_decision(self, run_id: str, pending, decision: Any) -> dict:
+        checkin = pending.checkin
+        if not isinstance(decision, Decision):
+            raise ResumeDecisionError(
+                f"resume needs a decision, `approve(checkin)` or `decline(checkin)`, for check-in "
+                f"`{checkin['id']}`; got {type(decision).__name__}")
+        if decision.checkin != checkin["id"]:
+            raise ResumeDecisionError(
+                f"the decision answers check-in `{decision.checkin}`, but run `{run_id}` waits on "
+                f"`{checkin['id']}`")
+        call = pending.calls[pending.index]
+        fp = call_fingerprint(call.name, call.id, thaw(call.arguments))
+        row = self.store.checkin(checkin["id"])
+        if row is None:
+            raise ResumeDecisionError(f"check-in `{checkin['id']}` is not known to this store")
+        if row["state"] != "pending":
+            raise ResumeDecisionError(f"check-in `{checkin['id']}` was already decided; a "
+                                      f"decision applies once")
+        if fp != checkin["fp"] or fp != row["fp"]:
+            raise ResumeDecisionError(f"the checkpoint's call changed since check-in "
+                                      f"`{checkin['id']}` was asked; nothing was run")
+        record = {"approved": decision.approved, "by": decision.by, "note": decision.note}
+        if not self.store.decide_checkin(checkin["id"], fp, record):
+            raise ResumeDecisionError(f"check-in `{checkin['id']}` was already decided; a "
+                                      f"decision applies once")
+        return {"decision": "approve" if decision.approved else "decline", "by": decision.by,
+                "note": decision.note}
+
+
+def prime_redactor(red: Redactor, plan: Plan) -> None:
+    """Teach the redactor secrets the spec itself holds (fact data, `returns` values)."""
+    for c in plan.context:
+        data = getattr(c.decl, "data", None)
+        if data is not None and not isinstance(data, ir.Text):
+            red.scrub(thaw(data.value))
+    for t in plan.tools.values():
+        if isinstance(t.decl.impl, ir.ReturnsImpl):
+            red.scrub(thaw(t.decl.impl.value))
+
+
+def relearn(red: Redactor, history: list) -> None:
+    """Re-teach remembered secrets from raw history (a resumed or follow-up run)."""
+    for m in history:
+        for c in m.tool_calls:
+            red.scrub(thaw(c.arguments))
+        if m.role == "tool":
+            red.scrub(parse_result(m.content))
