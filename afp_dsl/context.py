@@ -145,9 +145,8 @@ def _tools(plan: Plan, state: RunState, active: frozenset[str], proc) -> tuple[O
         info = plan.skills[name]
         if info.scoped and name not in active:
             continue
-        if info.steps and name in active:
-            if proc is not None and proc[0] is info:
-                add(sk.step_tool_spec(plan, info, proc[1]), "step", name)
+        if proc is not None and proc[0] is info:
+            add(sk.step_tool_spec(plan, info, proc[1]), "step", name)
             continue
         for t in info.tools:
             add(plan.tools[t].spec(), "skill", name)

@@ -19,7 +19,7 @@ from . import skills as sk
 from .context import active_skills, compose
 from .cursor import CursorDecision, advance, cold_start
 from .evaluate import Env
-from .providers.base import Message, Request
+from .providers.base import HistoryView, Message, Request
 from .runtime import LLMCall, RunCtx
 from .state import Pending, ToolResult
 from .toolcall import call_fingerprint, dispatch, record_decisions, to_text
@@ -129,10 +129,10 @@ def _composition_payload(comp) -> dict:
     return out
 
 
-def _messages(ctx: RunCtx) -> list[Message]:
+def _messages(ctx: RunCtx):
     red = ctx.model_redactor
     if red is None:
-        return ctx.state.history
+        return HistoryView(ctx.state.history)
     return [Message(m.role, red.scrub_text(m.content),
                     tuple(attrs.evolve(c, arguments=red.scrub(dict(c.arguments)))
                           for c in m.tool_calls), m.tool_call_id, m.name)

@@ -153,6 +153,7 @@ class Agent:
         self.plan: Plan = build_plan(analysis, *found)
         self.store = store if store is not None else sqlite(":memory:")
         self.spec = spec
+        self.launch: dict | None = None  # how the CLI built this agent, so `afpc resume` can too
         self.session = Session(prog, analysis, provider or self.effects.provider or mock(),
                                {**self.effects.tools, **dict(tools or {})}, self.effects,
                                self.store, stubs, model, policy_host=_policy_host)
@@ -216,7 +217,7 @@ class Agent:
                        {"conversation": st.conversation, "error": core.error}, events)
         checkin = checkpoint = None
         if core.checkpoint is not None:
-            data = {**core.checkpoint, "spec": self.spec}
+            data = {**core.checkpoint, "spec": self.spec, "launch": self.launch}
             store.put_checkpoint(st.run_id, data)
             ci = core.checkin
             if ci is not None:

@@ -46,6 +46,7 @@ class SqliteStore:
         try:
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
                                        check_same_thread=False)
+            self._db.execute("PRAGMA secure_delete=ON")  # deleted checkpoints leave no bytes
             self._db.executescript(_SCHEMA)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the run store `{self.path}`: {exc}") from None

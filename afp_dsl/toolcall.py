@@ -103,6 +103,10 @@ def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called
         note = resume.get("note")
         text = "declined by a person" + (f": {note}" if note else "")
         return CallOutcome("denied", f"Not executed: {text}.")
+    if checkin["source"] == "inner":
+        from .inner import resume_inner
+        kind, value = yield from resume_inner(ctx, call, info, checkin, resume)
+        return _outcome(ctx, call, args, info, called, kind, value)
     if checkin["source"] == "policy":
         chain = _chain(ctx, "before", call, args, called, start_after=checkin["link"] + 1,
                        can_pause=False)
@@ -242,6 +246,11 @@ def _expected(v: str, val: Any) -> str:
 # ---------------------------------------------------------------- execution
 def _run(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
     kind, value = yield from _execute(ctx, call, args, info)
+    return _outcome(ctx, call, args, info, called, kind, value)
+
+
+def _outcome(ctx: RunCtx, call: ToolCall, args: dict, info, called: str, kind: str,
+             value: Any) -> CallOutcome:
     if kind == "fatal":
         return CallOutcome("failure", value, fatal=value)
     if kind == "pause":

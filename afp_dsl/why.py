@@ -17,13 +17,8 @@ def _short(value: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_LOC: Any = None
-
-
-def _span(span: Any) -> str:
-    if not span:
-        return ""
-    return f" ({_LOC(span[0], span[1])})" if _LOC else f" ({span[0]}@{span[1]})"
+def _span(span: Any, loc: Locator) -> str:
+    return f" ({loc(span[0], span[1])})" if span else ""
 
 
 class Locator:
@@ -52,9 +47,6 @@ def explain(trace: Trace, event_id: str | None = None, *, inner: Mapping[str, An
         return "the trace is empty"
     by_id = {e.id: e for e in events}
     loc = Locator(program)
-    where = lambda e: f" ({loc(e.source.file, e.source.start)})" if e.source else ""  # noqa: E731
-    global _LOC
-    _LOC = loc
     target = by_id.get(event_id) if event_id else _final(events)
     if target is None:
         return f"no event `{event_id}` in run `{trace.run_id}`"
@@ -65,7 +57,7 @@ def explain(trace: Trace, event_id: str | None = None, *, inner: Mapping[str, An
         reply = _last(events, "llm.replied", before=target.seq)
         if reply is not None:
             target = reply
-    _walk(target, by_id, events, lines, where, inner or {}, program)
+    _walk(target, by_id, lines, loc, inner or {}, program)
     return "\n".join(lines)
 
 
@@ -83,7 +75,7 @@ def _last(events: list[Event], kind: str, before: int) -> Event | None:
     return None
 
 
-def _walk(target: Event, by_id, events, lines, where, inner) -> None:
+def _walk(target: Event, by_id, lines, loc, inner, program) -> None:
     seen: set[str] = set()
     stack = [(target, 0)]
     while stack:
@@ -92,10 +84,11 @@ def _walk(target: Event, by_id, events, lines, where, inner) -> None:
             continue
         seen.add(e.id)
         pad = "  " * depth
-        lines.append(pad + describe(e) + where(e))
+        where = f" ({loc(e.source.file, e.source.start)})" if e.source else ""
+        lines.append(pad + describe(e) + where)
         if e.kind == "context.composed":
             for p in (e.payload or {}).get("pieces", []):
-                lines.append(f"{pad}  - {p['kind']} `{p['name']}` [{p['reason']}]{_span(p.get('source'))}")
+                lines.append(f"{pad}  - {p['kind']} `{p['name']}` [{p['reason']}]{_span(p.get('source'), loc)}")
         if e.kind == "tool.returned" and inner:
             for runs in inner.values():
                 t = runs.get((e.payload or {}).get("call_id", "")) if hasattr(runs, "get") else None

@@ -61,7 +61,7 @@ def sites(analysis: Analysis) -> Iterator[Site]:
         elif isinstance(decl, (ir.Fact, ir.Instruction)) and decl.when is not None:
             yield Site(module, "context", decl.when, f"{ir.kind_of(decl)} `{decl.name}`")
         elif isinstance(decl, ir.Policy):
-            yield from _policy_sites(analysis, module, decl)
+            yield from policy_sites(analysis, module, decl)
         elif isinstance(decl, ir.Tool) and decl.check_in is not None:
             yield Site(module, "check_in", decl.check_in, f"the `check_in` of tool `{decl.name}`",
                        tool=decl, on=decl.name)
@@ -87,7 +87,7 @@ def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route,
                 skill=src.name if src else None)
 
 
-def _policy_sites(analysis: Analysis, module: str, p: ir.Policy) -> Iterator[Site]:
+def policy_sites(analysis: Analysis, module: str, p: ir.Policy) -> Iterator[Site]:
     for block in p.blocks:
         tool = None
         if block.tool is not None:

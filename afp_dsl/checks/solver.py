@@ -467,10 +467,11 @@ def _holds_in(atom: Atom, env: Env) -> bool:
         return atom.truth
     if atom.kind == "opaque":
         return evaluate(atom.expr, env).holds != atom.neg
-    return bool(accepts(atom, _read(env, atom.key)))
+    return bool(accepts(atom, read_key(env, atom.key)))
 
 
-def _read(env: Env, key: Key) -> Any:
+def read_key(env: Env, key: Key) -> Any:
+    """The value a witness gives to `key`."""
     if key[0] == "call":
         return key[2] in (env.returned if key[1] == "returned" else env.active)
     v: Any = env.roots.get(key[1])

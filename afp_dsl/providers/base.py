@@ -43,6 +43,36 @@ class Message:
     name: str | None = None
 
 
+class HistoryView(Sequence):
+    """The first `n` messages of an append-only history: an O(1), unchanging snapshot."""
+
+    __slots__ = ("_items", "_n")
+
+    def __init__(self, items: Sequence[Message], n: int | None = None):
+        self._items = items
+        self._n = len(items) if n is None else n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._items[j] for j in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._items[i]
+
+    def __iter__(self):
+        items = self._items
+        for j in range(self._n):
+            yield items[j]
+
+    def __repr__(self) -> str:
+        return f"HistoryView({self._n} messages)"
+
+
 @attrs.frozen(slots=True)
 class Usage:
     input_tokens: int = 0

@@ -1,0 +1,39 @@
+# afp: the two set-up commands are `make demo` (the main job) and `make test` (the whole suite).
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+AFPC := $(BIN)/afpc
+EXAMPLE ?= examples/support/support.afp
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.test-installed: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+tests/js/node_modules: tests/js/package.json
+	@if command -v npm >/dev/null 2>&1; then cd tests/js && npm ci --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: the Mermaid parser tests will be skipped"; fi
+
+demo: $(VENV)/.installed
+	$(AFPC) check examples/
+	@mkdir -p .afp
+	$(AFPC) compile $(EXAMPLE) -o .afp/support.ir.json
+
+test: $(VENV)/.test-installed
+	@$(MAKE) --no-print-directory tests/js/node_modules || true
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/compile.py
+
+clean:
+	rm -rf $(VENV) .afp build dist

@@ -1,0 +1,219 @@
+"""Expression checks: roots allowed per place, paths against tool schemas, impossible comparisons.
+
+Role:       checks layer; walks every expression site (`sites.sites`).
+Emits:      AFP101/AFP102 for `returned(t)` / `active(s)` arguments, AFP303 unknown-root,
+            AFP304 unknown-field, AFP305 type-mismatch, AFP306 status-not-in-vocabulary.
+Invariants: AFP305 is claimed exactly when `solver.self_impossible` proves a comparison false
+            under its key's schema facts, so `guards` can skip guards whose only flaw is one of
+            these; an unknown field is claimed only where the schema forbids other properties.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any, Iterable, Iterator
+
+from .. import ir
+from ..analysis import Analysis
+from ..codes import diag
+from ..diagnostics import Diagnostic
+from ..evaluate import json_equal
+from . import sites as S
+from .solver import Atom, compare_atom, key_of, key_text, self_impossible
+
+
+def check_exprs(analysis: Analysis) -> Iterable[Diagnostic]:
+    for site in S.sites(analysis):
+        yield from check_site(analysis, site)
+    for module, g in analysis.decls(ir.Graph):
+        for r in g.routes:
+            yield from _route_statuses(r)
+
+
+def check_site(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
+    bad: set[int] = set()  # ids of operands already reported
+    for node in walk(site.expr):
+        d = _operand(analysis, site, node)
+        if d is not None:
+            bad.add(id(node))
+            yield d
+    facts = S.facts(site)
+    for node in walk(site.expr):
+        if isinstance(node, ir.Compare) and not any(id(x) in bad for x in walk(node)):
+            yield from _compare(site, node, facts)
+
+
+def walk(e: Any) -> Iterator[Any]:
+    """Every node of an expression, parents first."""
+    yield e
+    if isinstance(e, (ir.And, ir.Or, ir.ListExpr)):
+        for i in e.items:
+            yield from walk(i)
+    elif isinstance(e, ir.Not):
+        yield from walk(e.item)
+    elif isinstance(e, ir.Compare):
+        yield from walk(e.left)
+        yield from walk(e.right)
+
+
+# ---------------------------------------------------------------- roots and paths
+def _operand(analysis: Analysis, site: S.Site, node: Any) -> Diagnostic | None:
+    allowed = S.ROOTS[site.place]
+    if isinstance(node, ir.Call):
+        if node.func not in allowed:
+            return _unknown_root(site, f"{node.func}(...)", node.span)
+        return _call_arg(analysis, site.module, node)
+    if not isinstance(node, ir.Path):
+        return None
+    if node.root not in allowed or node.root in ("returned", "active"):
+        return _unknown_root(site, node.root, node.root_span if node.root_span.end else node.span)
+    return _path(site, node)
+
+
+def _unknown_root(site: S.Site, root: str, span) -> Diagnostic:
+    allowed = [r for r in S.ROOTS[site.place] if r not in ("returned", "active")]
+    shown = ", ".join(f"`{r}`" for r in allowed)
+    calls = " and the calls `returned(tool)`, `active(skill)`" if site.place == "context" else ""
+    close = difflib.get_close_matches(root, allowed, n=1, cutoff=0.6)
+    return diag("AFP303", f"`{root}` cannot be used in {S.PLACE_NAMES[site.place]}", span,
+                f"not available in {site.owner}",
+                notes=(f"allowed here: {shown}{calls}",),
+                help=f"did you mean `{close[0]}`?" if close else None)
+
+
+def _call_arg(analysis: Analysis, module: str, call: ir.Call) -> Diagnostic | None:
+    kind, what = (ir.Tool, "tool") if call.func == "returned" else (ir.Skill, "skill")
+    r = analysis.resolve(module, call.arg)
+    if r is None:
+        names = [d.name for d in analysis.modules[module].decls if isinstance(d, kind)] \
+            if module in analysis.modules else []
+        close = difflib.get_close_matches(call.arg.name, names, n=1, cutoff=0.6)
+        return diag("AFP101", f"unknown {what} `{call.arg}`", call.arg.span,
+                    f"`{call.func}(...)` needs a {what}",
+                    help=f"did you mean `{close[0]}`?" if close else None)
+    if not isinstance(r.decl, kind):
+        return diag("AFP102", f"`{call.arg}` is a {ir.kind_of(r.decl)}, but `{call.func}(...)` "
+                    f"needs a {what}", call.arg.span, f"expected a {what}")
+    return None
+
+
+def _path(site: S.Site, p: ir.Path) -> Diagnostic | None:
+    if not p.segments:
+        return None
+    what = S.scalar_root(p.root)
+    if what is not None:
+        return diag("AFP304", f"`{p.root}` is {what}; it has no field `{_seg(p.segments[0])}`",
+                    p.span, "always null", help=f"compare `{p.root}` itself")
+    if p.root == "last":
+        if p.segments[0] not in ("tool", "status", "result"):
+            return _no_field(p, 0, "`last` has the fields `tool`, `status` and `result`",
+                             ("tool", "status", "result"))
+        return None
+    if p.root not in ("args", "result") or site.tool is None:
+        return None
+    schema = site.tool.input if p.root == "args" else site.tool.output
+    if schema is None:
+        return None
+    found = S.walk_schema(schema.json, p.segments)
+    if isinstance(found, S.FieldProblem):
+        side = "input" if p.root == "args" else "output"
+        prefix = key_text(("path", p.root, *p.segments[:found.index]))
+        if found.message == "has no field":
+            msg = f"the {side} schema of `{site.tool.name}` declares no field `{prefix}.{_seg(p.segments[found.index])}`"
+            return _no_field(p, found.index, msg, found.candidates)
+        return _no_field(p, found.index, f"`{prefix}` {found.message} (the {side} schema of "
+                         f"`{site.tool.name}`)", ())
+    return None
+
+
+def _no_field(p: ir.Path, index: int, msg: str, candidates: tuple) -> Diagnostic:
+    seg = p.segments[index]
+    close = difflib.get_close_matches(str(seg), [str(c) for c in candidates], n=1, cutoff=0.6)
+    known = ", ".join(f"`{c}`" for c in candidates)
+    return diag("AFP304", msg, p.span, "unknown field",
+                notes=(f"known fields: {known}",) if candidates and not close else (),
+                help=f"did you mean `{close[0]}`?" if close else None)
+
+
+def _seg(s: Any) -> str:
+    return f"[{s}]" if isinstance(s, int) else str(s)
+
+
+# ---------------------------------------------------------------- comparisons
+def _compare(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
+    literal_diags = list(_literal_values(site, c, facts))
+    if literal_diags:
+        yield from literal_diags
+        return
+    atom = compare_atom(c)
+    conflict = self_impossible(atom, facts)
+    if conflict is None:
+        return
+    yield diag("AFP305", f"`{atom.text}` can never be true", c.span, "always false",
+               notes=(why_impossible(atom, conflict),))
+
+
+def why_impossible(atom: Atom, conflict: tuple[Atom, ...]) -> str:
+    """One sentence: why an atom alone can never hold."""
+    if atom.kind == "const":
+        c = atom.expr
+        if isinstance(c, ir.Compare) and c.op in ("<", "<=", ">", ">="):
+            return f"`{c.op}` needs two numbers or two strings"
+        return "it compares two fixed values"
+    known = [f.text for f in conflict if f is not atom and f.text]
+    if known:
+        return "; ".join(known)
+    if atom.kind == "ord":
+        return f"`{atom.op}` needs two numbers or two strings"
+    return "the compared values have different types"
+
+
+def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
+    """Literals outside a key's closed set of values (status vocabulary, schema enums)."""
+    if c.op not in ("==", "!=", "in", "not in"):
+        return
+    left, right = c.left, c.right
+    if key_of(left) is None and key_of(right) is not None and c.op in ("==", "!="):
+        left, right = right, left
+    key = key_of(left)
+    if key is None:
+        return
+    lits = [right] if isinstance(right, ir.Lit) else (
+        [i for i in right.items if isinstance(i, ir.Lit)] if isinstance(right, ir.ListExpr) else [])
+    closed = [f for f in facts(key) if f.kind == "eq" and f.level == "schema"]
+    if not closed or not lits:
+        return
+    allowed = closed[0].values
+    is_status = key in (("path", "status"), ("path", "last", "status"))
+    if not is_status and c.op in ("!=", "not in"):
+        return
+    bad = [lit for lit in lits if not any(_same(lit.value, v) for v in allowed)]
+    for lit in bad:
+        yield _outside(key, lit, allowed, closed[0], is_status)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json_equal(a, b)
+
+
+def _outside(key, lit: ir.Lit, allowed: tuple, fact: Atom, is_status: bool) -> Diagnostic:
+    shown = json.dumps(lit.value, ensure_ascii=False)
+    strings = [v for v in allowed if isinstance(v, str)]
+    close = difflib.get_close_matches(str(lit.value), strings, n=1, cutoff=0.6) \
+        if isinstance(lit.value, str) else []
+    hint = f"did you mean `{json.dumps(close[0])}`?" if close else None
+    if is_status:
+        return diag("AFP306", f"`{shown}` is not a status", lit.span, "not in the status vocabulary",
+                    notes=(f"statuses are {', '.join(S.STATUSES)}",), help=hint)
+    return diag("AFP305", f"`{key_text(key)}` can never be {shown}", lit.span,
+                "not one of the declared values", notes=(fact.text,), help=hint)
+
+
+def _route_statuses(r: ir.Route) -> Iterator[Diagnostic]:
+    for s in r.status:
+        if s.name not in S.STATUSES:
+            close = difflib.get_close_matches(s.name, S.STATUSES, n=1, cutoff=0.6)
+            yield diag("AFP306", f"`{s.name}` is not a status", s.span,
+                       "not in the status vocabulary",
+                       notes=(f"statuses are {', '.join(S.STATUSES)}",),
+                       help=f"did you mean `{close[0]}`?" if close else None)

@@ -1,0 +1,327 @@
+"""Skill-graph checks: entries, reachability, dead ends, self-loops, route tools, agent cycles.
+
+Role:       checks layer; one `GraphView` per graph; `explain_reach` gives the witness path.
+Emits:      AFP201 no-entry, AFP202 unreachable-skill, AFP203 model-edge-only, AFP204 dead-entry,
+            AFP206 self-loop, AFP207 no-way-out, AFP209 route-tool-not-in-skill,
+            AFP211 step-tool-not-in-skill, AFP212 skill-in-two-places, AFP213 agent-tool-cycle
+            (AFP205/AFP210 live in `routes`).
+Invariants: linear in the size of the program (BFS, Tarjan); one diagnostic per unreachable
+            region (its first skill, naming the skills behind it). AFP207 claims only: a cycle of
+            ≥2 skills that no route leaves, each of whose skills has tools and a deterministic
+            route onward inside the cycle (none is a tool-free answering step).
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from .. import ir
+from ..analysis import Analysis
+from ..codes import diag
+from ..diagnostics import Diagnostic, Label, Severity
+from ..evaluate import render_expr
+from . import graphview as G
+from .graphview import EntryEdge, GraphView, NodeKey, RouteEdge
+
+
+def check_graph(analysis: Analysis) -> Iterable[Diagnostic]:
+    for v in G.views(analysis):
+        yield from check_view(analysis, v)
+    yield from _step_tools(analysis)
+    yield from _two_places(analysis)
+    yield from _agent_cycles(analysis)
+
+
+def check_view(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
+    g = v.graph
+    if not g.entries:
+        yield diag("AFP201", f"graph `{g.name}` has no entry", g.span, "no `entry` statement",
+                   help="add `entry SKILL` (always active) or `entry SKILL when EXPR`")
+    elif v.entries:
+        yield from _reachability(v)
+        yield from _dead_entries(v)
+        yield from _no_way_out(analysis, v)
+    yield from _self_loops(v)
+    yield from _route_tools(analysis, v)
+
+
+# ---------------------------------------------------------------- reachability
+def _reachability(v: GraphView) -> Iterator[Diagnostic]:
+    det = v.reach(deterministic_only=True)
+    anyway = v.reach(deterministic_only=False)
+    entries = _names(v, [e.dst for e in v.entries])
+    unreached = [k for k in v.nodes if k not in anyway]
+    for root, behind in _region_roots(v, unreached, deterministic_only=False):
+        notes = [f"the entries of graph `{v.graph.name}` are {entries}"]
+        if behind:
+            notes.append(f"{_names(v, behind)} {'is' if len(behind) == 1 else 'are'} "
+                         "unreachable only through it")
+        yield diag("AFP202", f"skill `{v.name(root)}` is unreachable from the entries of graph "
+                   f"`{v.graph.name}`", v.nodes[root].ref.span, "no entry or route reaches it",
+                   notes=notes, help=f"add an entry or a route into `{v.name(root)}`, or remove it")
+    model_only = [k for k in v.nodes if k in anyway and k not in det]
+    for root, behind in _region_roots(v, model_only, deterministic_only=True):
+        yield _model_only(v, root, behind, anyway)
+
+
+def _model_only(v: GraphView, root: NodeKey, behind: list[NodeKey], anyway) -> Diagnostic:
+    bare = [e for e in v.routes if e.dst == root and not e.deterministic and e.src in anyway]
+    first = bare[0] if bare else None
+    sources = _names(v, list(dict.fromkeys(e.src for e in bare)))
+    notes = [f"its only ways in are bare routes (from {sources}); a bare route never fires by "
+             "itself, it only lets `read_skill` move the cursor"]
+    if behind:
+        notes.append(f"{_names(v, behind)} {'is' if len(behind) == 1 else 'are'} reached only "
+                     "through it")
+    span = first.route.span if first else v.nodes[root].ref.span
+    return diag("AFP203", f"skill `{v.name(root)}` can only be entered when the model picks it",
+                span, "a bare route", notes=notes,
+                help=f"give a route into `{v.name(root)}` an `on`, `status` or `when` if it must "
+                     "be reached by itself")
+
+
+def _region_roots(v: GraphView, region: list[NodeKey], deterministic_only: bool):
+    """(first skill, skills behind it) for each source component of `region`'s subgraph."""
+    inside = set(region)
+    out = v.out_edges()
+
+    def succ(k):
+        return [e.dst for e in out[k] if e.dst in inside and (e.deterministic or not deterministic_only)]
+    comps = G.sccs(region, succ)
+    comp_of = {k: i for i, c in enumerate(comps) for k in c}
+    has_in = set()
+    for k in region:
+        for d in succ(k):
+            if comp_of[d] != comp_of[k]:
+                has_in.add(comp_of[d])
+    order = {k: i for i, k in enumerate(v.nodes)}
+    roots = sorted((min(c, key=order.get) for i, c in enumerate(comps) if i not in has_in),
+                   key=order.get)
+    owner: dict[NodeKey, NodeKey] = {}
+    for r in roots:  # multi-source search: a skill is listed under the first root reaching it
+        todo = [r]
+        owner.setdefault(r, r)
+        while todo:
+            for d in succ(todo.pop()):
+                if d not in owner:
+                    owner[d] = r
+                    todo.append(d)
+    for r in roots:
+        yield r, [k for k in region if owner.get(k) == r and k != r]
+
+
+def _names(v: GraphView, keys: list[NodeKey], limit: int = 6) -> str:
+    shown = [f"`{v.name(k)}`" for k in keys[:limit]]
+    more = f" and {len(keys) - limit} more" if len(keys) > limit else ""
+    if len(shown) == 1:
+        return shown[0]
+    return (", ".join(shown[:-1]) + " and " + shown[-1]) if not more else ", ".join(shown) + more
+
+
+def _dead_entries(v: GraphView) -> Iterator[Diagnostic]:
+    first = next((e for e in v.entries if e.entry.when is None), None)
+    if first is None:
+        return
+    for e in v.entries:
+        if e.index > first.index:
+            yield diag("AFP204", f"entry `{v.name(e.dst)}` can never start a run", e.entry.span,
+                       "after an unconditional entry",
+                       secondary=(Label(first.entry.span, "this entry always fires first", False),),
+                       notes=(f"entries are tried in order and `entry {v.name(first.dst)}` has no "
+                              "condition; the model can still pick it with `read_skill`",),
+                       help="move it before the unconditional entry, or route into it")
+
+
+# ---------------------------------------------------------------- loops
+def _self_loops(v: GraphView) -> Iterator[Diagnostic]:
+    for e in v.routes:
+        if e.src == e.dst:
+            yield diag("AFP206", f"route `{e.route.src} -> {e.route.dst}` goes from a skill to itself",
+                       e.route.span, "self-loop",
+                       notes=("a self-loop never moves the cursor; it only restarts the skill's steps",),
+                       help="remove the route")
+
+
+def _no_way_out(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
+    out = v.out_edges()
+    anyway = v.reach(deterministic_only=False)
+    comps = G.sccs(list(v.nodes), lambda k: [e.dst for e in out[k]])
+    for comp in comps:
+        inside = set(comp)
+        if len(comp) < 2 or not inside <= set(anyway):
+            continue
+        if any(e.dst not in inside for k in comp for e in out[k]):
+            continue
+        if all(v.nodes[k].skill.tools and any(e.deterministic and e.dst != k for e in out[k])
+               for k in comp):
+            order = {k: i for i, k in enumerate(v.nodes)}
+            comp = sorted(comp, key=order.get)
+            first = v.nodes[comp[0]]
+            yield diag("AFP207", f"skills {_names(v, comp, 10)} form a cycle with no way out",
+                       first.ref.span, "the cycle starts here",
+                       notes=("no route leaves the cycle, every skill in it has tools and a "
+                              "route onward inside it, so none is a tool-free answering step",
+                              "the model can still answer at any time; check that it should "
+                              "not hand over to a closing skill"),
+                       help="add a route from the cycle to a skill that answers")
+
+
+# ---------------------------------------------------------------- tools
+def _route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
+    agents = G.agents_of_graph(analysis, v.module, v.graph)
+    baselines = [(a, G.tool_keys(analysis, m, a.tools)) for m, a in agents]
+    for e in v.routes:
+        if e.route.on is None:
+            continue
+        r = analysis.resolve(v.module, e.route.on)
+        if r is None or not isinstance(r.decl, ir.Tool):
+            continue
+        tool = (r.module, r.decl.name)
+        skill = v.nodes[e.src].skill
+        if tool in G.tool_keys(analysis, e.src[0], skill.tools):
+            continue
+        lacking = [a.name for a, base in baselines if tool not in base]
+        if baselines and not lacking:
+            continue
+        yield _route_tool(v, e, skill, lacking, baselines)
+
+
+def _route_tool(v: GraphView, e: RouteEdge, skill: ir.Skill, lacking, baselines) -> Diagnostic:
+    on = e.route.on
+    msg = f"route `{e.route.src} -> {e.route.dst}` waits for `{on}`, which `{skill.name}` cannot call"
+    sev, notes = None, [f"`{on}` is not one of the tools of `{skill.name}`"]
+    if not baselines:
+        sev = Severity.WARNING
+        notes.append(f"no agent uses graph `{v.graph.name}`, so baseline tools were not considered")
+    elif len(lacking) < len(baselines):
+        sev = Severity.WARNING
+        notes.append("it is a baseline tool of some agents using the graph, but not of "
+                     + ", ".join(f"`{n}`" for n in lacking))
+    else:
+        notes.append("nor a baseline tool of " + ", ".join(f"`{n}`" for n in lacking))
+    return diag("AFP209", msg, on.span, "never returns while the source skill is current",
+                notes=notes, help=f"add `{on}` to the `tools` of `{skill.name}`", severity=sev)
+
+
+def _step_tools(analysis: Analysis) -> Iterator[Diagnostic]:
+    for module, s in analysis.decls(ir.Skill):
+        own = G.tool_keys(analysis, module, s.tools)
+        for step in s.steps:
+            r = analysis.resolve(module, step.tool)
+            if r is None or not isinstance(r.decl, ir.Tool) or (r.module, r.decl.name) in own:
+                continue
+            yield diag("AFP211", f"step `{step.tool}` is not one of the tools of skill `{s.name}`",
+                       step.tool.span, "not in `tools`",
+                       help=f"add `{step.tool}` to the `tools` of `{s.name}`")
+
+
+def _two_places(analysis: Analysis) -> Iterator[Diagnostic]:
+    for module, a in analysis.decls(ir.Agent):
+        g = G.agent_graph(analysis, module, a)
+        if g is None or not a.skills:
+            continue
+        v = G.view(analysis, g[0], g[1])
+        for ref in a.skills:
+            r = analysis.resolve(module, ref)
+            if r is not None and (r.module, r.decl.name) in v.nodes:
+                yield diag("AFP212", f"skill `{ref}` is both open and in graph `{g[1].name}`",
+                           ref.span, "open skill",
+                           notes=("an open skill is accepted from anywhere and never moves the "
+                                  "cursor, so its routes in the graph are easy to misread",),
+                           help=f"keep `{ref}` in one place")
+
+
+def _agent_cycles(analysis: Analysis) -> Iterator[Diagnostic]:
+    agents = {(m, a.name): a for m, a in analysis.decls(ir.Agent)}
+    calls: dict[NodeKey, list[tuple[ir.Tool, NodeKey]]] = {}
+    for (m, name), a in agents.items():
+        calls[(m, name)] = []
+        for tm, tname in sorted(G.agent_tools(analysis, m, a)):
+            tool = analysis.symbols.get(tm, {}).get(tname)
+            if isinstance(tool, ir.Tool) and isinstance(tool.impl, ir.AgentImpl):
+                r = analysis.resolve(tm, tool.impl.agent)
+                if r is not None and (r.module, r.decl.name) in agents:
+                    calls[(m, name)].append((tool, (r.module, r.decl.name)))
+    for comp in G.sccs(list(agents), lambda k: [d for _, d in calls[k]]):
+        start = comp[0]
+        if len(comp) > 1 or any(d == start for _, d in calls[start]):
+            yield _cycle(agents, calls, start, set(comp))
+
+
+def _cycle(agents, calls, start: NodeKey, comp: set) -> Diagnostic:
+    parent: dict[NodeKey, tuple[ir.Tool, NodeKey]] = {}
+    todo, found = [start], None
+    while todo and found is None:
+        k = todo.pop(0)
+        for tool, d in calls[k]:
+            if d not in comp:
+                continue
+            if d == start:
+                found = (tool, k)
+                break
+            if d not in parent:
+                parent[d] = (tool, k)
+                todo.append(d)
+    tool, k = found
+    hops = [f"`{tool.name}`", f"`{agents[start].name}`"]
+    first_tool = tool
+    while k != start:
+        t, prev = parent[k]
+        hops = [f"`{t.name}`", f"`{agents[k].name}`"] + hops
+        first_tool, k = t, prev
+    path = " → ".join([f"`{agents[start].name}`"] + hops)
+    span = first_tool.impl.span if first_tool.impl.span.end else first_tool.span
+    return diag("AFP213", f"agent `{agents[start].name}` reaches itself through agent tools",
+                span, "starts the cycle", notes=(f"the cycle: {path}",),
+                help="break the cycle: one of these agents must not run the other as a tool")
+
+
+# ---------------------------------------------------------------- witness paths
+def hop_text(v: GraphView, e: EntryEdge | RouteEdge) -> str:
+    """`entry triage [when …]` or `→ refunds on t status s when …` (source syntax)."""
+    if isinstance(e, EntryEdge):
+        when = f" when {render_expr(e.entry.when)}" if e.entry.when is not None else ""
+        return f"entry {v.name(e.dst)}{when}"
+    r = e.route
+    parts = [f"→ {v.name(e.dst)}"]
+    if r.on is not None:
+        parts.append(f"on {r.on}")
+    if r.status:
+        names = [s.name for s in r.status]
+        parts.append("status " + (names[0] if len(names) == 1 else "[" + ", ".join(names) + "]"))
+    if r.when is not None:
+        parts.append(f"when {render_expr(r.when)}")
+    if not r.deterministic:
+        parts.append("(bare route: when the model picks it)")
+    return " ".join(parts)
+
+
+def explain_reach(analysis: Analysis, graph_module: str, graph: ir.Graph, skill: str) -> list[str] | None:
+    """The hops of a shortest path from an entry to `skill` (deterministic edges preferred).
+
+    Joined with spaces they read `entry triage → refunds on lookup_order when …`; None when the
+    skill is not in the graph or no path reaches it.
+    """
+    v = G.view(analysis, graph_module, graph)
+    key = next((k for k, n in v.nodes.items() if skill in (n.name, n.skill.name)), None)
+    if key is None:
+        return None
+    path = v.path_to(key, True) or v.path_to(key, False)
+    return [hop_text(v, e) for e in path] if path else None
+
+
+def reach_report(analysis: Analysis, skill_name: str) -> str:
+    """Text for `afpc check --explain-reach SKILL`: one paragraph per graph holding the skill."""
+    out = []
+    for v in G.views(analysis):
+        if not any(skill_name in (n.name, n.skill.name) for n in v.nodes.values()):
+            continue
+        hops = explain_reach(analysis, v.module, v.graph, skill_name)
+        where = f"graph `{v.graph.name}` ({v.module})"
+        if hops is None:
+            entries = _names(v, [e.dst for e in v.entries]) if v.entries else "none"
+            out.append(f"skill `{skill_name}` is unreachable in {where}; entries: {entries}")
+        else:
+            out.append(f"skill `{skill_name}` in {where} is reached by:\n  " + "\n  ".join(hops))
+    if not out:
+        return f"skill `{skill_name}` is in no graph"
+    return "\n".join(out)

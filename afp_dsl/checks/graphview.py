@@ -1,0 +1,213 @@
+"""A graph with its references resolved: nodes in first-mention order, entries, routes, agents.
+
+Role:       shared by the graph checks, test checks, `explain_reach` and graph export.
+Invariants: a statement whose skill reference does not resolve is left out (names.py reports it);
+            node order is the order of first mention: entries in order, then routes (source,
+            then target) in order; reachability is breadth-first, linear in the graph's size.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable
+
+import attrs
+
+from .. import ir
+from ..analysis import Analysis
+
+NodeKey = tuple[str, str]  # (module key, skill name)
+
+
+@attrs.frozen
+class Node:
+    key: NodeKey
+    name: str  # as the graph writes it (`alias.name` for an imported skill)
+    skill: ir.Skill
+    ref: ir.Ref  # the first mention
+
+
+@attrs.frozen
+class EntryEdge:
+    entry: ir.Entry
+    dst: NodeKey
+    index: int
+
+
+@attrs.frozen
+class RouteEdge:
+    route: ir.Route
+    src: NodeKey
+    dst: NodeKey
+    index: int
+
+    @property
+    def deterministic(self) -> bool:
+        return self.route.deterministic
+
+
+@attrs.define
+class GraphView:
+    module: str
+    graph: ir.Graph
+    nodes: dict[NodeKey, Node]
+    entries: list[EntryEdge]
+    routes: list[RouteEdge]
+
+    def name(self, key: NodeKey) -> str:
+        return self.nodes[key].name
+
+    def out_edges(self) -> dict[NodeKey, list[RouteEdge]]:
+        out: dict[NodeKey, list[RouteEdge]] = {k: [] for k in self.nodes}
+        for e in self.routes:
+            out[e.src].append(e)
+        return out
+
+    def reach(self, deterministic_only: bool) -> dict[NodeKey, EntryEdge | RouteEdge]:
+        """Every reachable node with the edge that first reached it (breadth-first)."""
+        out = self.out_edges()
+        parent: dict[NodeKey, EntryEdge | RouteEdge] = {}
+        queue: deque[NodeKey] = deque()
+        for e in self.entries:
+            if e.dst not in parent:
+                parent[e.dst] = e
+                queue.append(e.dst)
+        while queue:
+            for e in out[queue.popleft()]:
+                if e.dst not in parent and (e.deterministic or not deterministic_only):
+                    parent[e.dst] = e
+                    queue.append(e.dst)
+        return parent
+
+    def path_to(self, key: NodeKey, deterministic_only: bool) -> list[EntryEdge | RouteEdge] | None:
+        parent = self.reach(deterministic_only)
+        if key not in parent:
+            return None
+        path: list[EntryEdge | RouteEdge] = []
+        while True:
+            e = parent[key]
+            path.append(e)
+            if isinstance(e, EntryEdge):
+                return path[::-1]
+            key = e.src
+
+
+def view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
+    nodes: dict[NodeKey, Node] = {}
+
+    def node(ref: ir.Ref) -> NodeKey | None:
+        r = analysis.resolve(module, ref)
+        if r is None or not isinstance(r.decl, ir.Skill):
+            return None
+        key = (r.module, r.decl.name)
+        if key not in nodes:
+            nodes[key] = Node(key, str(ref), r.decl, ref)
+        return key
+
+    entries, routes = [], []
+    for i, e in enumerate(graph.entries):
+        k = node(e.skill)
+        if k is not None:
+            entries.append(EntryEdge(e, k, i))
+    for i, r in enumerate(graph.routes):
+        s, d = node(r.src), node(r.dst)
+        if s is not None and d is not None:
+            routes.append(RouteEdge(r, s, d, i))
+    return GraphView(module, graph, nodes, entries, routes)
+
+
+def views(analysis: Analysis) -> Iterable[GraphView]:
+    for module, g in analysis.decls(ir.Graph):
+        yield view(analysis, module, g)
+
+
+def agents_of_graph(analysis: Analysis, module: str, graph: ir.Graph) -> list[tuple[str, ir.Agent]]:
+    """The agents (with their modules) whose `graph` is this graph."""
+    out = []
+    for m, a in analysis.decls(ir.Agent):
+        if a.graph is not None:
+            r = analysis.resolve(m, a.graph)
+            if r is not None and r.module == module and r.decl is graph:
+                out.append((m, a))
+    return out
+
+
+def tool_keys(analysis: Analysis, module: str, refs: Iterable[ir.Ref]) -> set[NodeKey]:
+    out = set()
+    for ref in refs:
+        r = analysis.resolve(module, ref)
+        if r is not None and isinstance(r.decl, ir.Tool):
+            out.add((r.module, r.decl.name))
+    return out
+
+
+def agent_graph(analysis: Analysis, module: str, agent: ir.Agent) -> tuple[str, ir.Graph] | None:
+    if agent.graph is None:
+        return None
+    r = analysis.resolve(module, agent.graph)
+    if r is None or not isinstance(r.decl, ir.Graph):
+        return None
+    return r.module, r.decl
+
+
+def agent_tools(analysis: Analysis, module: str, agent: ir.Agent) -> set[NodeKey]:
+    """Every tool the agent can offer: baseline, open skills' and graph skills' tools."""
+    tools = tool_keys(analysis, module, agent.tools)
+    skills: list[tuple[str, ir.Skill]] = []
+    for ref in agent.skills:
+        r = analysis.resolve(module, ref)
+        if r is not None and isinstance(r.decl, ir.Skill):
+            skills.append((r.module, r.decl))
+    g = agent_graph(analysis, module, agent)
+    if g is not None:
+        v = view(analysis, g[0], g[1])
+        skills += [(n.key[0], n.skill) for n in v.nodes.values()]
+    for m, s in skills:
+        tools |= tool_keys(analysis, m, s.tools)
+    return tools
+
+
+def sccs(nodes: Iterable, succ) -> list[list]:
+    """Strongly connected components (Tarjan, iterative), each in discovery order."""
+    index: dict = {}
+    low: dict = {}
+    on_stack: set = set()
+    stack: list = []
+    out: list[list] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(succ(root)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(succ(w))))
+                    advanced = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(sorted(comp, key=lambda n: index[n]))
+    return out

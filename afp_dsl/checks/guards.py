@@ -1,0 +1,78 @@
+"""Guard satisfiability: entry, route and context conditions that can never hold.
+
+Role:       checks layer; runs `solver.solve` on every entry, route and fact/instruction `when`
+            with the facts of its place (a route's `on` tool and `status` set, the source skill,
+            the tool's output schema).
+Emits:      AFP208 guard-unsatisfiable (error).
+Invariants: claimed only when every case of the guard's DNF is contradictory on one key;
+            a guard whose every contradictory case holds a comparison already reported as
+            AFP305/AFP306 (impossible on its own) is skipped; regexes, `mentions`, comparisons
+            between paths and host code are never used to claim anything.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from .. import ir
+from ..analysis import Analysis
+from ..codes import diag
+from ..diagnostics import Diagnostic
+from . import sites as S
+from .solver import Atom, Facts, Verdict, self_impossible, solve
+
+GUARDED_PLACES = ("entry", "route", "context")
+
+
+def check_guards(analysis: Analysis) -> Iterable[Diagnostic]:
+    for site in S.sites(analysis):
+        if site.place in GUARDED_PLACES:
+            d = unsatisfiable(site)
+            if d is not None:
+                yield d
+
+
+def unsatisfiable(site: S.Site, code: str = "AFP208", what: str | None = None) -> Diagnostic | None:
+    """A diagnostic when the site's condition provably never holds (and is not AFP305's)."""
+    facts = S.facts(site)
+    verdict = solve([site.expr], facts)
+    if verdict.status != "unsat" or covered_by_exprs(verdict, facts):
+        return None
+    what = what or f"the condition of {site.owner}"
+    notes = describe_reasons(verdict)
+    return diag(code, f"{what} can never hold", site.expr.span, "never true", notes=notes,
+                help="fix the contradiction, or remove the condition's dead branch")
+
+
+def covered_by_exprs(verdict: Verdict, facts: Facts) -> bool:
+    """Every contradictory case contains a comparison that is impossible on its own."""
+    for case in verdict.cases:
+        if not any(a.positive and self_impossible(a, facts) for a in case):
+            return False
+    return True
+
+
+def describe_reasons(verdict: Verdict, limit: int = 3) -> tuple[str, ...]:
+    out: list[str] = []
+    many = len(verdict.reasons) > 1
+    for i, reason in enumerate(verdict.reasons[:limit]):
+        text = describe_conflict(reason)
+        out.append(f"case {i + 1}: {text}" if many else text)
+    if len(verdict.reasons) > limit:
+        out.append(f"… and {len(verdict.reasons) - limit} more contradictory cases")
+    return tuple(out)
+
+
+def describe_conflict(atoms: Iterable[Atom]) -> str:
+    """`a` and `b` cannot both be true; or `a` can never be true: <fact>."""
+    atoms = list(atoms)
+    written = [a for a in atoms if a.level == "guard"]
+    known = [a for a in atoms if a.level != "guard"]
+    shown = " and ".join(f"`{a.text}`" for a in written)
+    if not written:
+        return "; ".join(a.text for a in known)
+    if known:
+        return f"{shown} cannot hold: " + "; ".join(a.text for a in known)
+    if len(written) == 1:
+        a = written[0]
+        return f"`{a.text}` is always false" if a.kind == "const" else f"`{a.text}` can never be true"
+    return f"{shown} cannot all be true" if len(written) > 2 else f"{shown} cannot both be true"

@@ -1,0 +1,116 @@
+"""Policy and redaction checks: rules that can never match, misplaced `ask`, too-broad patterns.
+
+Role:       checks layer; rule conditions go through `solver` with the facts of their moment
+            (a `before T`/`after T` block types `args`/`result` by T's schemas).
+Emits:      AFP401 policy-rule-never-matches (warning), AFP402 ask-outside-before,
+            AFP403 redact-pattern-too-broad.
+Invariants: a block's tool counts as missing only when every agent that uses the policy lacks
+            it (a policy no agent uses is not judged); regexes that do not compile are left to
+            the syntax checks (AFP004).
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+from .. import ir
+from ..analysis import Analysis
+from ..codes import diag
+from ..diagnostics import Diagnostic, Label
+from ..evaluate import regex_flags
+from . import graphview as G
+from . import sites as S
+from .guards import unsatisfiable
+
+_PROBES = ("", "a", "ab", " ", "\n", "0", "sk-", "A b")
+
+
+def check_policies(analysis: Analysis) -> Iterable[Diagnostic]:
+    users = _policy_users(analysis)
+    for module, p in analysis.decls(ir.Policy):
+        for block in p.blocks:
+            yield from _block(analysis, module, p, block, users.get((module, p.name), []))
+    for module, r in analysis.decls(ir.Redact):
+        yield from _patterns(r)
+
+
+def _policy_users(analysis: Analysis) -> dict[tuple[str, str], list[tuple[str, ir.Agent]]]:
+    out: dict[tuple[str, str], list[tuple[str, ir.Agent]]] = {}
+    for m, a in analysis.decls(ir.Agent):
+        for ref in a.policies:
+            r = analysis.resolve(m, ref)
+            if r is not None and isinstance(r.decl, ir.Policy):
+                out.setdefault((r.module, r.decl.name), []).append((m, a))
+    return out
+
+
+def _block(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyBlock,
+           users: list[tuple[str, ir.Agent]]) -> Iterator[Diagnostic]:
+    for rule in block.rules:
+        if rule.action == "ask" and block.moment != "before":
+            yield diag("AFP402", f"`ask` cannot be used in an `{block.moment}` block", rule.span,
+                       "only `before` can pause for a person",
+                       notes=("a pause needs a tool call that has not run yet",),
+                       help="use `deny`, or move the rule to a `before` block")
+    missing = _missing_tool(analysis, module, block, users)
+    if missing is not None:
+        yield missing
+        return
+    yield from _dead_rules(analysis, module, p, block)
+
+
+def _missing_tool(analysis: Analysis, module: str, block: ir.PolicyBlock,
+                  users: list[tuple[str, ir.Agent]]) -> Diagnostic | None:
+    if block.tool is None or not users:
+        return None
+    r = analysis.resolve(module, block.tool)
+    if r is None or not isinstance(r.decl, ir.Tool):
+        return None
+    key = (r.module, r.decl.name)
+    if any(key in G.agent_tools(analysis, m, a) for m, a in users):
+        return None
+    names = ", ".join(f"`{a.name}`" for _, a in users)
+    return diag("AFP401", f"the `{block.moment} {block.tool}` rules can never match", block.tool.span,
+                "no agent using this policy has this tool",
+                notes=(f"the policy is used by {names}, and none of them can call `{block.tool}`",),
+                help=f"give the agent the tool `{block.tool}`, or remove the block")
+
+
+def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyBlock) -> Iterator[Diagnostic]:
+    site_list = [s for s in S.policy_sites(analysis, module, p)]
+    by_rule = {id(s.expr): s for s in site_list}
+    always: ir.Rule | None = None
+    for rule in block.rules:
+        if always is not None:
+            yield diag("AFP401", f"this `{rule.action}` rule can never match", rule.span,
+                       "an earlier rule always decides first",
+                       secondary=(Label(always.span, "this rule's condition is always true", False),),
+                       notes=("the first rule whose `when` holds decides; later rules never run",),
+                       help="move this rule before the one that always matches")
+            continue
+        site = by_rule.get(id(rule.when))
+        if site is not None:
+            d = unsatisfiable(site, "AFP401", f"the condition of this `{rule.action}` rule")
+            if d is not None:
+                yield d
+        if isinstance(rule.when, ir.Lit) and rule.when.value is True:
+            always = rule
+
+
+def _patterns(r: ir.Redact) -> Iterator[Diagnostic]:
+    for rx in r.patterns:
+        try:
+            compiled = re.compile(rx.pattern, regex_flags(rx.flags))
+        except re.error:
+            continue
+        hit = next((s for s in _PROBES if _empty_match(compiled, s)), None)
+        if hit is not None:
+            where = "the empty string" if hit == "" else f"an empty piece of {hit!r}"
+            yield diag("AFP403", f"the pattern `{rx}` of redact rule `{r.name}` matches the empty string",
+                       rx.span, "can match nothing at all",
+                       notes=(f"it matches {where}, so it would mark every position of every value",),
+                       help="require at least one character, e.g. `+` instead of `*`")
+
+
+def _empty_match(compiled: re.Pattern, text: str) -> bool:
+    return any(m.group(0) == "" for m in compiled.finditer(text))

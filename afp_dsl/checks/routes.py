@@ -1,0 +1,139 @@
+"""Competing routes: two deterministic routes out of one skill that can fire on one result.
+
+Role:       checks layer; pairs of routes of one source skill (the only quadratic loop, bounded
+            by that skill's out-degree), with triggers (`on`, `status`) and guards analysed by
+            `solver` under the facts of both routes.
+Emits:      AFP205 ambiguous-routes (the earlier route shadows the later one, or the guards
+            could not be proved disjoint), AFP210 overlapping-guards (a result satisfying both
+            guards was found; the message shows it).
+Invariants: routes to the same target never compete; guards proved disjoint are silent; each
+            later route gets at most one diagnostic (against the first earlier competitor).
+"""
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+import attrs
+
+from .. import ir
+from ..analysis import Analysis
+from ..codes import diag
+from ..diagnostics import Diagnostic, Label
+from . import graphview as G
+from . import sites as S
+from .solver import Verdict, dnf, key_text, read_key, solve
+
+
+def check_routes(analysis: Analysis) -> Iterable[Diagnostic]:
+    for v in G.views(analysis):
+        for src, edges in v.out_edges().items():
+            det = [e for e in edges if e.deterministic]
+            for j, later in enumerate(det):
+                for earlier in det[:j]:
+                    if earlier.dst == later.dst:
+                        continue
+                    d = _pair(analysis, v, earlier, later)
+                    if d is not None:
+                        yield d
+                        break
+
+
+@attrs.frozen
+class _Trigger:
+    tool: tuple | None  # resolved tool key
+    name: str | None
+    statuses: frozenset | None  # None: any status
+
+
+def _trigger(analysis: Analysis, v: G.GraphView, e: G.RouteEdge) -> _Trigger | None:
+    tool = name = None
+    if e.route.on is not None:
+        r = analysis.resolve(v.module, e.route.on)
+        if r is None or not isinstance(r.decl, ir.Tool):
+            return None
+        tool, name = (r.module, r.decl.name), r.decl.name
+    statuses = frozenset(s.name for s in e.route.status) or None
+    return _Trigger(tool, name, statuses)
+
+
+def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) -> Diagnostic | None:
+    ta, tb = _trigger(analysis, v, a), _trigger(analysis, v, b)
+    if ta is None or tb is None:
+        return None
+    if ta.tool is not None and tb.tool is not None and ta.tool != tb.tool:
+        return None
+    statuses = ta.statuses if tb.statuses is None else (
+        tb.statuses if ta.statuses is None else ta.statuses & tb.statuses)
+    if statuses is not None and not statuses:
+        return None
+    site = S.route_site(analysis, v.module, v.graph, b.route if tb.tool else a.route)
+    site = attrs.evolve(site, statuses=tuple(sorted(statuses or ())))
+    verdict = solve([a.route.when, b.route.when], S.facts(site))
+    if verdict.status == "unsat":
+        return None
+    trigger = _trigger_text(ta if ta.tool else tb, statuses)
+    if a.route.when is None and (ta.tool is None or ta.tool == tb.tool) and (
+            ta.statuses is None or (tb.statuses is not None and tb.statuses <= ta.statuses)):
+        if b.route.when is None or solve([b.route.when], S.facts(site)).status != "unsat":
+            return _shadowed(a, b, _trigger_text(ta, ta.statuses))
+    if verdict.status == "sat" and a.route.when is not None and b.route.when is not None:
+        return _overlap(a, b, trigger, verdict)
+    return _ambiguous(a, b, trigger, verdict)
+
+
+def _trigger_text(t: _Trigger, statuses) -> str:
+    what = f"when `{t.name}` returns" if t.name else "on a tool result"
+    if statuses:
+        what += " with status " + ", ".join(f"`{s}`" for s in sorted(statuses))
+    return what
+
+
+def _title(e: G.RouteEdge) -> str:
+    return f"`{e.route.src} -> {e.route.dst}`"
+
+
+def _earlier(a: G.RouteEdge) -> tuple[Label, ...]:
+    return (Label(a.route.span, "this earlier route wins", False),)
+
+
+def _shadowed(a: G.RouteEdge, b: G.RouteEdge, trigger: str) -> Diagnostic:
+    return diag("AFP205", f"route {_title(b)} never fires: the earlier route {_title(a)} takes "
+                f"every result it would", b.route.span, "shadowed", secondary=_earlier(a),
+                notes=(f"{_title(a)} fires {trigger}, with no further condition, and routes are "
+                       "tried in declaration order",),
+                help=f"move {_title(b)} before {_title(a)}, or give {_title(a)} a guard")
+
+
+def _overlap(a: G.RouteEdge, b: G.RouteEdge, trigger: str, verdict: Verdict) -> Diagnostic:
+    example = _example(verdict, [a.route.when, b.route.when])
+    notes = [f"both hold {trigger}" + (f", for example with {example}" if example else ""),
+             f"declaration order decides: {_title(a)} fires"]
+    return diag("AFP210", f"the guards of routes {_title(a)} and {_title(b)} can both hold",
+                b.route.span, "overlaps an earlier route", secondary=_earlier(a), notes=notes,
+                help="make the guards disjoint")
+
+
+def _ambiguous(a: G.RouteEdge, b: G.RouteEdge, trigger: str, verdict: Verdict) -> Diagnostic:
+    notes = [f"both can fire {trigger}; the first declared ({_title(a)}) wins"]
+    if verdict.status == "unknown":
+        notes.append("not analysed: " + "; ".join(verdict.notes))
+    return diag("AFP205", f"routes {_title(a)} and {_title(b)} can fire on the same result",
+                b.route.span, "competes with an earlier route", secondary=_earlier(a),
+                notes=notes, help="make the conditions disjoint, or accept the order explicitly")
+
+
+def _example(verdict: Verdict, exprs: list) -> str:
+    """`result.amount = 600` for the keys the guards read, from the solver's witness."""
+    if verdict.witness is None:
+        return ""
+    keys = []
+    for case in dnf(exprs) or []:
+        for atom in case:
+            for k in ([atom.key] if atom.key else list(atom.keys)):
+                if k not in keys and k[0] == "path" and k[1] not in ("tool", "status", "skill"):
+                    keys.append(k)
+    shown = [f"{key_text(k)} = {json.dumps(read_key(verdict.witness, k), ensure_ascii=False)}"
+             for k in keys[:4]]
+    return ", ".join(shown)
+

@@ -1,0 +1,199 @@
+"""Test-script checks: tools the agent has, arguments valid for their schema, real edges.
+
+Role:       checks layer; resolves each test's agent (its `agent`, or the module's only one)
+            and the tools it can reach, including those of agents it runs as tools (their
+            LLM calls consume the same script).
+Emits:      AFP101 (unknown skill in `expect cursor`), AFP404 test-unknown-tool,
+            AFP405 test-args-invalid (warning), AFP406 test-unknown-edge.
+Invariants: argument validation is local (a `referencing.Registry` with nothing to fetch);
+            a test whose agent cannot be decided is left to AFP111 (names.py).
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable, Iterator
+
+import jsonschema
+import referencing
+import referencing.exceptions
+
+from .. import ir
+from ..analysis import Analysis
+from ..codes import diag
+from ..diagnostics import Diagnostic
+from ..frozen import thaw
+from . import graphview as G
+
+BUILTINS = ("read_skill", "skip_step")
+_TOOL_STMTS = (ir.ToolReturns, ir.ToolFails, ir.ExpectCalled)
+
+
+def check_tests(analysis: Analysis) -> Iterable[Diagnostic]:
+    for module, t in analysis.decls(ir.Test):
+        found = test_agent(analysis, module, t)
+        if found is not None:
+            yield from _test(analysis, module, t, found[0], found[1])
+
+
+def test_agent(analysis: Analysis, module: str, t: ir.Test) -> tuple[str, ir.Agent] | None:
+    if t.agent is not None:
+        r = analysis.resolve(module, t.agent)
+        return (r.module, r.decl) if r is not None and isinstance(r.decl, ir.Agent) else None
+    agents = [d for d in analysis.modules[module].decls if isinstance(d, ir.Agent)]
+    return (module, agents[0]) if len(agents) == 1 else None
+
+
+class _Scope:
+    """What a test's agent (and the agents it runs as tools) can do."""
+
+    def __init__(self, analysis: Analysis, module: str, agent: ir.Agent):
+        self.analysis = analysis
+        self.tools: set[tuple[str, str]] = set()
+        self.skills: list[str] = []
+        self.has_steps = False
+        seen: set[tuple[str, str]] = set()
+        todo = [(module, agent)]
+        while todo:
+            m, a = todo.pop()
+            if (m, a.name) in seen:
+                continue
+            seen.add((m, a.name))
+            self._add_agent(m, a, todo)
+        g = G.agent_graph(analysis, module, agent)
+        self.view = G.view(analysis, g[0], g[1]) if g is not None else None
+
+    def _add_agent(self, m: str, a: ir.Agent, todo: list) -> None:
+        tools = G.agent_tools(self.analysis, m, a)
+        self.tools |= tools
+        for tm, name in tools:
+            tool = self.analysis.symbols[tm][name]
+            if isinstance(tool, ir.Tool) and isinstance(tool.impl, ir.AgentImpl):
+                r = self.analysis.resolve(tm, tool.impl.agent)
+                if r is not None and isinstance(r.decl, ir.Agent):
+                    todo.append((r.module, r.decl))
+        skills = [r.decl for r in (self.analysis.resolve(m, s) for s in a.skills)
+                  if r is not None and isinstance(r.decl, ir.Skill)]
+        g = G.agent_graph(self.analysis, m, a)
+        if g is not None:
+            skills += [n.skill for n in G.view(self.analysis, g[0], g[1]).nodes.values()]
+        self.skills += [s.name for s in skills if s.name not in self.skills]
+        self.has_steps |= any(s.steps for s in skills)
+
+
+def _test(analysis: Analysis, module: str, t: ir.Test, am: str, agent: ir.Agent) -> Iterator[Diagnostic]:
+    scope = _Scope(analysis, am, agent)
+    for stmt in t.statements:
+        if isinstance(stmt, ir.ModelCalls):
+            for call in stmt.calls:
+                tool, d = _tool(analysis, module, call.tool, scope, agent, stubbing=False)
+                if d is not None:
+                    yield d
+                elif tool is not None or call.tool.name in BUILTINS:
+                    yield from _args(call, _input_schema(tool, call.tool.name, scope))
+        elif isinstance(stmt, _TOOL_STMTS):
+            _, d = _tool(analysis, module, stmt.tool, scope, agent, stubbing=True)
+            if d is not None:
+                yield d
+        elif isinstance(stmt, ir.ExpectRoute):
+            yield from _edge(analysis, module, stmt, scope, agent)
+        elif isinstance(stmt, ir.ExpectCursor) and analysis.lookup(module, stmt.skill, ir.Skill) is None:
+            if analysis.resolve(module, stmt.skill) is None:
+                yield diag("AFP101", f"unknown skill `{stmt.skill}`", stmt.skill.span,
+                           "not declared", help=_did_you_mean(stmt.skill.name, scope.skills))
+
+
+def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir.Agent,
+          stubbing: bool) -> tuple[ir.Tool | None, Diagnostic | None]:
+    names = sorted({n for _, n in scope.tools})
+    if ref.alias is None:  # the name the model sees: a tool of the agent by its own name
+        mine = [k for k in sorted(scope.tools) if k[1] == ref.name]
+        if mine:
+            return analysis.symbols[mine[0][0]][mine[0][1]], None
+    r = analysis.resolve(module, ref)
+    if r is None and ref.alias is None and ref.name in BUILTINS:
+        offered = scope.skills if ref.name == "read_skill" else scope.has_steps
+        if stubbing or not offered:
+            why = "is built in and cannot be stubbed" if stubbing else (
+                "is only offered to agents with skills" if ref.name == "read_skill"
+                else "is only offered while a skill with `steps` is active")
+            return None, diag("AFP404", f"`{ref.name}` {why}", ref.span, "not available here")
+        return None, None
+    if r is not None and isinstance(r.decl, ir.Tool) and (r.module, r.decl.name) in scope.tools:
+        return r.decl, None
+    if r is not None and isinstance(r.decl, ir.Tool):
+        msg = f"agent `{agent.name}` has no tool `{ref}`"
+        label = "declared, but not given to this agent"
+    else:
+        msg = f"unknown tool `{ref}`" if r is None else f"`{ref}` is a {ir.kind_of(r.decl)}, not a tool"
+        label = "not a tool of the agent"
+    return None, diag("AFP404", msg, ref.span, label,
+                      notes=(f"the agent's tools: {', '.join(f'`{n}`' for n in names) or 'none'}",),
+                      help=_did_you_mean(ref.name, names + [b for b in BUILTINS]))
+
+
+def _did_you_mean(name: str, names: list[str]) -> str | None:
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def _input_schema(tool: ir.Tool | None, name: str, scope: _Scope) -> Any:
+    if tool is not None:
+        return thaw(tool.input.json) if tool.input is not None else None
+    if name == "read_skill":
+        return {"type": "object", "properties": {"id": {"enum": list(scope.skills)}},
+                "required": ["id"], "additionalProperties": False}
+    return {"type": "object", "properties": {"reason": {"type": "string"}},
+            "required": ["reason"], "additionalProperties": False}
+
+
+def _args(call: ir.ScriptedCall, schema: Any) -> Iterator[Diagnostic]:
+    if schema is None:
+        return
+    problems = validate(schema, thaw(call.args))
+    if problems:
+        yield diag("AFP405", f"the arguments of `{call.tool}` do not match its input schema",
+                   call.span, "invalid arguments", notes=tuple(problems[:5]) + (
+                       (f"… and {len(problems) - 5} more",) if len(problems) > 5 else ()),
+                   help="fix the arguments, unless the test means to send invalid ones")
+
+
+def validate(schema: Any, instance: Any) -> list[str]:
+    """`$.path: problem` lines, validating locally; [] when valid or the schema is unusable."""
+    try:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls.check_schema(schema)
+        validator = cls(schema, registry=referencing.Registry())
+        errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
+        return [f"{json_path(e.absolute_path)}: {e.message}" for e in errors]
+    except (jsonschema.SchemaError, referencing.exceptions.Unresolvable, RecursionError):
+        return []
+
+
+def json_path(parts: Iterable[Any]) -> str:
+    out = "$"
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if str(p).isidentifier() else f"[{p!r}]")
+    return out
+
+
+def _edge(analysis: Analysis, module: str, stmt: ir.ExpectRoute, scope: _Scope,
+          agent: ir.Agent) -> Iterator[Diagnostic]:
+    ends = []
+    for ref in (stmt.src, stmt.dst):
+        r = analysis.resolve(module, ref)
+        if r is None or not isinstance(r.decl, ir.Skill):
+            yield diag("AFP406", f"`expect route` names `{ref}`, which is not a skill", ref.span,
+                       "not a skill", help=_did_you_mean(ref.name, scope.skills))
+            return
+        ends.append((r.module, r.decl.name))
+    v = scope.view
+    if v is not None and any((e.src, e.dst) == tuple(ends) for e in v.routes):
+        return
+    if v is None:
+        note = f"agent `{agent.name}` has no graph"
+    else:
+        outs = [f"`{e.route.src} -> {e.route.dst}`" for e in v.routes if e.src == ends[0]]
+        note = (f"routes out of `{stmt.src}`: " + ", ".join(outs)) if outs else \
+            f"graph `{v.graph.name}` has no route out of `{stmt.src}`"
+    yield diag("AFP406", f"no route `{stmt.src} -> {stmt.dst}` in the graph of agent `{agent.name}`",
+               stmt.span, "no such edge", notes=(note,))

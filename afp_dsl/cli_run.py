@@ -1,0 +1,225 @@
+"""`afpc run`, `afpc resume`, `afpc test` (tooling.md §2).
+
+Role:       thin click commands over `runner` and `testing`; the only printing in the run path.
+Emits:      exit codes: run/resume 0 answered (or max_iterations), 1 error or denied, 3 paused,
+            2 usage or internal error; test 0 all pass, 1 a failure.
+Invariants: prints only redacted text (answers and check-ins come from the redacted trace);
+            no traceback for bad input (AFPC_DEBUG=1 shows it for internal errors).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+EXIT = {"answered": 0, "max_iterations": 0, "paused": 3, "denied": 1, "error": 1}
+
+
+class _Bad(Exception):
+    """Bad input: one line to stderr, exit 1 (or 2 for usage)."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+def _guard(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        try:
+            return fn(*args, **kw)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except _Bad as e:
+            click.echo(f"afpc: error: {e}", err=True)
+            sys.exit(e.code)
+        except Exception as e:  # noqa: BLE001 - the CLI boundary
+            if os.environ.get("AFPC_DEBUG"):
+                traceback.print_exc()
+            click.echo(f"afpc: internal error: {type(e).__name__}: {e} (this is a bug in afpc; "
+                       f"set AFPC_DEBUG=1 to see the traceback)", err=True)
+            sys.exit(2)
+    return wrapper
+
+
+def _load(file: str) -> Any:
+    from .api import load
+    from .diagnostics import CompileError
+    from .render import render
+    if not Path(file).is_file():
+        raise _Bad(f"no such spec file: {file}", 2)
+    try:
+        return load(file)
+    except CompileError as exc:
+        sources = {}
+        for d in exc.diagnostics:
+            for lab in d.labels:
+                p = Path(lab.span.file)
+                if p.is_file():
+                    sources[lab.span.file] = p.read_text(encoding="utf-8", errors="replace")
+        click.echo(render(exc.diagnostics, sources, "text"), err=True)
+        raise _Bad(f"{file} has errors; fix them before running") from None
+
+
+def _store(url: str | None) -> Any:
+    from .store import StoreError, from_url
+    try:
+        return from_url(url)
+    except StoreError as exc:
+        raise _Bad(str(exc)) from None
+
+
+def _script(program: Any, name: str | None) -> tuple[list | None, Any]:
+    if name is None:
+        return None, None
+    from . import ir
+    from .testing import _script as script_of
+    for d in program.ir.root_module.decls:
+        if isinstance(d, ir.Test) and d.name == name:
+            return script_of(d)
+    tests = [d.name for d in program.ir.root_module.decls if isinstance(d, ir.Test)]
+    raise _Bad(f"no test `{name}` in the spec; tests: {', '.join(tests) or 'none'}")
+
+
+def _provider(name: str, replies: list | None, skip: int = 0) -> Any:
+    from .providers import ProviderError, by_name
+    try:
+        provider = by_name(name, script=replies)
+    except ProviderError as exc:
+        raise _Bad(str(exc), 2) from None
+    provider.calls = skip if hasattr(provider, "calls") else 0
+    return provider
+
+
+def _agent(program: Any, name: str | None, provider: Any, store: Any, model: str | None,
+           stubs: Any, spec: str, launch: dict) -> Any:
+    from .effects import Effects
+    from .runner import Agent, AgentNotFound
+    try:
+        agent = Agent(program, name, provider=provider, store=store, model=model, stubs=stubs,
+                      effects=Effects.live(), spec=spec)
+    except AgentNotFound as exc:
+        raise _Bad(str(exc)) from None
+    agent.launch = launch
+    return agent
+
+
+def _report(result: Any, as_json: bool) -> None:
+    finished = [e for e in result.trace if e.kind == "run.finished"]
+    answer = finished[-1].payload.get("answer") if finished else None
+    error = finished[-1].payload.get("error") if finished else None
+    out: dict[str, Any] = {"run_id": result.run_id, "outcome": result.outcome, "answer": answer}
+    if error:
+        out["error"] = error
+    if result.checkin is not None:
+        c = result.checkin
+        out["checkin"] = {"id": c.id, "tool": c.tool, "args": c.args, "question": c.question,
+                          "source": c.source, "policy": c.policy}
+    if as_json:
+        click.echo(json.dumps(out, sort_keys=True, ensure_ascii=False))
+    elif result.outcome == "paused":
+        c = out["checkin"]
+        click.echo(f"paused: {c['question']}")
+        click.echo(f"  tool `{c['tool']}` with {json.dumps(c['args'], ensure_ascii=False)}")
+        click.echo(f"  resume with: afpc resume {result.run_id} --approve | --decline")
+    elif error:
+        click.echo(f"error: {error}", err=True)
+    else:
+        click.echo(answer if answer is not None else "")
+    if not as_json:
+        click.echo(f"run {result.run_id}: {result.outcome}", err=True)
+    sys.exit(EXIT.get(result.outcome, 1))
+
+
+@click.command("run")
+@click.argument("file")
+@click.option("--agent", "agent_name", help="The agent to run (default: the only one).")
+@click.option("-m", "--message", required=True, help="The user's message.")
+@click.option("--provider", default="mock", show_default=True, help="Model provider.")
+@click.option("--model", help="Model name (default: the spec's `model`).")
+@click.option("--script", "script", metavar="TEST", help="Use a test block's replies and stubs.")
+@click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@_guard
+def run_(file: str, agent_name: str | None, message: str, provider: str, model: str | None,
+         script: str | None, store_url: str | None, as_json: bool) -> None:
+    """Run an agent on one message; prints the answer (or the pause) and the run id."""
+    program = _load(file)
+    replies, stubs = _script(program, script)
+    launch = {"provider": provider, "model": model, "script": script, "agent": agent_name}
+    agent = _agent(program, agent_name, _provider(provider, replies), _store(store_url), model,
+                   stubs, str(Path(file).resolve()), launch)
+    _report(agent.run(message), as_json)
+
+
+@click.command("resume")
+@click.argument("run_id")
+@click.option("--approve", "decision", flag_value="approve", help="Approve the pending check-in.")
+@click.option("--decline", "decision", flag_value="decline", help="Decline it.")
+@click.option("--by", help="Who decides.")
+@click.option("--note", help="A note the model reads.")
+@click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@_guard
+def resume_(run_id: str, decision: str | None, by: str | None, note: str | None,
+            store_url: str | None, as_json: bool) -> None:
+    """Answer a paused run's check-in and continue it."""
+    from .runner import ResumeDecisionError, approve, decline
+    store = _store(store_url)
+    data = store.checkpoint(run_id)
+    if data is None:
+        raise _Bad(f"run `{run_id}` has nothing to resume (unknown run, finished, or already "
+                   f"resumed)")
+    launch = data.get("launch") or {}
+    program = _load(data.get("spec") or "")
+    replies, stubs = _script(program, launch.get("script"))
+    used = data["state"].get("llm_calls", 0)
+    if stubs is not None:
+        for tool, n in data["state"].get("executions", {}).items():
+            for _ in range(n):
+                stubs.take(tool)
+    agent = _agent(program, data.get("agent"), _provider(launch.get("provider", "mock"), replies,
+                                                        used),
+                   store, launch.get("model"), stubs, data.get("spec"), launch)
+    agent.session.llm_calls = used
+    pending = (data["state"].get("pending") or {}).get("checkin")
+    if pending is None:
+        if decision is not None:
+            raise _Bad(f"run `{run_id}` is not waiting on a check-in; resume it without "
+                       f"--approve/--decline")
+        made = None
+    else:
+        if decision is None:
+            raise _Bad(f"run `{run_id}` waits on check-in `{pending['id']}`: pass --approve or "
+                       f"--decline", 2)
+        make = approve if decision == "approve" else decline
+        made = make(pending["id"], by=by, note=note)
+    try:
+        result = agent.resume(run_id, made)
+    except ResumeDecisionError as exc:
+        raise _Bad(str(exc)) from None
+    _report(result, as_json)
+
+
+@click.command("test")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-k", "pattern", help="Only tests whose `file::name` contains this (and/or/not).")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False),
+              help="Also write a JUnit XML report.")
+@_guard
+def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -> None:
+    """Run the `test` blocks of spec files or folders."""
+    from .cli import collect_files
+    from .testing import junit, report, run_files
+    files = collect_files(paths)
+    results, problems = run_files(files, pattern)
+    click.echo(report(results, problems))
+    if junit_file:
+        Path(junit_file).write_text(junit(results, problems), encoding="utf-8")
+    sys.exit(1 if problems or any(not r.passed for r in results) else 0)

@@ -1,0 +1,86 @@
+"""Agents as tools: `impl = agent(NAME)` runs a whole inner run as one tool call.
+
+Role:       called by the tool pipeline; the inner run shares the session (provider script,
+            stubs, LLM call numbering) and is kept under the outer call id for `why`.
+Emits:      the inner run's own trace (kept in a bounded LRU per tool, drops counted).
+Invariants: the outer agent's redaction rules cover the inner run (joined with the inner
+            agent's own, sharing remembered secrets); a pause inside surfaces as an outer pause.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import ir
+from .plan import build_plan
+from .redaction import Redactor
+from .runtime import Recorder, RunCtx
+from .state import RunState
+from .trace import Event, Trace
+
+
+def inner_message(schema: Any, args: dict) -> str:
+    """The single string argument when the input has exactly one string field, else JSON."""
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    if len(props) == 1:
+        (name, prop), = props.items()
+        if isinstance(prop, dict) and prop.get("type") == "string" and isinstance(args.get(name), str):
+            return args[name]
+    return json.dumps(args, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def _plan(ctx: RunCtx, info) -> Any:
+    impl = info.decl.impl
+    r = ctx.session.analysis.resolve(info.module, impl.agent)
+    if r is None or not isinstance(r.decl, ir.Agent):
+        return None
+    plan = ctx.session.plans.get(r.decl.name)
+    if plan is None:
+        plan = ctx.session.plans[r.decl.name] = build_plan(ctx.session.analysis, r.decl, r.module)
+    return plan
+
+
+def _redactor(ctx: RunCtx, plan) -> Redactor:
+    rules = tuple(dict.fromkeys(ctx.plan.redact + plan.redact))
+    return Redactor(rules, _memory=ctx.redactor._memory)  # shares remembered secrets
+
+
+def run_inner(ctx: RunCtx, call, args: dict, info):
+    """Generator: ("ok", answer) | ("raise", exc) | ("fatal", message) | ("pause", checkin)."""
+    from .interp import run_core
+    plan = _plan(ctx, info)
+    if plan is None:
+        return "fatal", f"AFP501 tool `{call.name}` names an agent that does not exist"
+    run_id = f"{ctx.state.run_id}/{call.id}"
+    state = RunState(run_id, plan.name, inner_message(info.schema, args))
+    red = _redactor(ctx, plan)
+    trace = Trace(run_id)
+    inner = RunCtx(ctx.session, plan, state, Recorder(trace, red), red, red.for_model(),
+                   parent=ctx)
+    core = yield from run_core(inner)
+    return _result(ctx, call, info, core, trace)
+
+
+def resume_inner(ctx: RunCtx, call, info, checkin: dict, resume: dict):
+    """Continue an inner run that paused, with the person's decision (already applied once)."""
+    from .interp import run_core
+    plan = _plan(ctx, info)
+    data = checkin["inner_checkpoint"]
+    state = RunState.from_checkpoint(data["state"])
+    red = _redactor(ctx, plan)
+    trace = Trace(state.run_id, [Event.from_dict(e) for e in checkin.get("inner_events", [])])
+    inner = RunCtx(ctx.session, plan, state, Recorder(trace, red, state.seq, state.time), red,
+                   red.for_model(), parent=ctx)
+    core = yield from run_core(inner, {k: v for k, v in resume.items() if k != "checkin"})
+    return _result(ctx, call, info, core, trace)
+
+
+def _result(ctx: RunCtx, call, info, core, trace: Trace):
+    ctx.session.inner_runs(call.name, info.decl.keep_runs).put(call.id, trace)
+    if core.outcome == "paused":
+        return "pause", {**core.checkin, "source": "inner", "inner_run": trace.run_id,
+                         "inner_checkpoint": core.checkpoint,
+                         "inner_events": [e.to_dict() for e in trace]}
+    if core.outcome == "error":
+        return "raise", RuntimeError(core.error or "the inner run failed")
+    return "ok", core.answer or ""

@@ -1,0 +1,279 @@
+"""`afpc test`: run `test` blocks against the scripted mock, pytest-like, with JUnit XML.
+
+Role:       turns `ir.Test` statements into a mock script, tool stubs, runs (one per `user`,
+            follow-ups in one conversation), decisions and expectations; reports failures with
+            expected vs actual and the trace events around the failure.
+Invariants: a test never hangs (an exhausted script is a provider error naming the call);
+            unused script lines or stubs at the end fail the test; no wall clock in results.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterable
+from xml.sax.saxutils import escape, quoteattr
+
+import attrs
+
+from . import ir
+from .effects import Effects, counter_ids
+from .evaluate import compile_regex
+from .frozen import thaw
+from .providers.base import Reply, ToolCall
+from .providers.mock import MockProvider
+from .runtime import Stub, Stubs
+from .trace import Event
+
+
+@attrs.frozen
+class TestResult:
+    file: str
+    name: str
+    passed: bool
+    failures: tuple[str, ...] = ()
+    error: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}::{self.name}"
+
+
+def _script(test: ir.Test) -> tuple[list[Reply], Stubs]:
+    replies: list[Reply] = []
+    stubs = Stubs()
+    for st in test.statements:
+        n = len(replies) + 1
+        if isinstance(st, ir.ModelCalls):
+            calls = tuple(ToolCall(f"call-{n}-{i + 1}", c.tool.name, thaw(c.args))
+                          for i, c in enumerate(st.calls))
+            replies.append(Reply(tool_calls=calls, stop_reason="tool_use"))
+        elif isinstance(st, ir.ModelSays):
+            replies.append(Reply(text=st.text))
+        elif isinstance(st, ir.ToolReturns):
+            stubs.add(st.tool.name, Stub(returns=thaw(st.value)))
+        elif isinstance(st, ir.ToolFails):
+            stubs.add(st.tool.name, Stub(fails=st.message))
+    return replies, stubs
+
+
+class _Case:
+    """One test's live state: the agent, the conversation, the latest result."""
+
+    def __init__(self, program: Any, test: ir.Test, agent_name: str | None):
+        from .runner import Agent
+        replies, self.stubs = _script(test)
+        self.provider = MockProvider(replies)
+        self.agent = Agent(program, agent_name, provider=self.provider, stubs=self.stubs,
+                           effects=Effects(run_ids=counter_ids(f"{test.name}")))
+        self.conv = self.agent.conversation()
+        self.result: Any = None
+        self.failures: list[str] = []
+
+    def fail(self, what: str, expected: Any, actual: Any) -> None:
+        self.failures.append(f"{what}\n    expected: {expected}\n    actual:   {actual}"
+                             + self.context())
+
+    def context(self) -> str:
+        if self.result is None:
+            return ""
+        events = list(self.result.trace)[-8:]
+        lines = "\n".join(f"      {_brief(e)}" for e in events)
+        return f"\n    last events of run {self.result.run_id}:\n{lines}"
+
+
+def _brief(e: Event) -> str:
+    text = str(e.payload)
+    return f"{e.id} {e.kind} {text if len(text) <= 110 else text[:109] + '…'}"
+
+
+def run_test(program: Any, test: ir.Test, file: str = "") -> TestResult:
+    agent = test.agent.name if test.agent is not None else None
+    try:
+        case = _Case(program, test, agent)
+    except Exception as exc:  # a spec problem the checker could not see: report, don't crash
+        return TestResult(file, test.name, False, (), f"cannot start the test: {exc}")
+    for st in test.statements:
+        _step(case, st)
+    _leftovers(case)
+    return TestResult(file, test.name, not case.failures, tuple(case.failures))
+
+
+def _step(case: _Case, st: Any) -> None:
+    if isinstance(st, ir.UserSays):
+        case.result = case.conv.run(st.text)
+    elif isinstance(st, ir.Decide):
+        _decide(case, st)
+    elif type(st) in _EXPECTS:
+        if case.result is None:
+            case.failures.append(f"`expect` before any `user` message (line of {type(st).__name__})")
+            return
+        _EXPECTS[type(st)](case, st)
+
+
+def _decide(case: _Case, st: ir.Decide) -> None:
+    from .runner import approve, decline
+    r = case.result
+    if r is None or not r.paused:
+        case.fail(f"`{st.decision}` has no pending check-in to answer", "a paused run",
+                  f"outcome {r.outcome if r else 'no run yet'}")
+        return
+    make = approve if st.decision == "approve" else decline
+    case.result = case.agent.resume(r.checkpoint, make(r.checkin, by=st.by, note=st.note))
+
+
+def _leftovers(case: _Case) -> None:
+    left = case.provider.remaining
+    if left:
+        case.failures.append(f"{left} scripted model repl{'y' if left == 1 else 'ies'} were never "
+                             f"used (the run made {case.provider.calls} LLM calls)" + case.context())
+    for tool, _ in case.stubs.unused():
+        case.failures.append(f"the stub for `{tool}` was never used")
+
+
+# ---------------------------------------------------------------- expectations
+def _events(case: _Case, kind: str) -> list[Event]:
+    return [e for e in case.result.trace if e.kind == kind]
+
+
+def _answer(case: _Case, st: ir.ExpectAnswer) -> None:
+    answer = case.result.answer
+    if st.matches is not None:
+        ok = isinstance(answer, str) and compile_regex(st.matches.pattern, st.matches.flags).search(answer)
+        if not ok:
+            case.fail("answer does not match", str(st.matches), _show(case, answer))
+    elif st.equals is not None and answer != st.equals:
+        case.fail("answer differs", repr(st.equals), _show(case, answer))
+
+
+def _show(case: _Case, answer: Any) -> str:
+    r = case.result
+    extra = f" (outcome {r.outcome}" + (f": {r.error}" if r.error else "") + ")"
+    return repr(answer) + extra
+
+
+def _called(case: _Case, st: ir.ExpectCalled) -> None:
+    n = sum(1 for e in _events(case, "tool.returned")
+            if e.payload.get("tool") == st.tool.name and e.payload.get("executed"))
+    if n != st.count:
+        what = f"`{st.tool.name}` ran {n} time(s)"
+        case.fail(what, f"{st.count} execution(s)", f"{n} execution(s)")
+
+
+def _route(case: _Case, st: ir.ExpectRoute) -> None:
+    moves = [(e.payload.get("from"), e.payload.get("to")) for e in _events(case, "cursor.moved")
+             if e.payload.get("cause") not in ("stay", "none")]
+    if (st.src.name, st.dst.name) not in moves:
+        taken = ", ".join(f"{a} -> {b}" for a, b in moves) or "none"
+        case.fail(f"edge `{st.src.name} -> {st.dst.name}` was not taken",
+                  f"{st.src.name} -> {st.dst.name}", f"moves taken: {taken}")
+
+
+def _cursor(case: _Case, st: ir.ExpectCursor) -> None:
+    moves = _events(case, "cursor.moved")
+    actual = moves[-1].payload.get("to") if moves else None
+    if actual != st.skill.name:
+        case.fail("the cursor ended elsewhere", st.skill.name, actual)
+
+
+def _outcome(case: _Case, st: ir.ExpectOutcome) -> None:
+    r = case.result
+    if r.outcome != st.outcome:
+        case.fail("outcome differs", st.outcome, r.outcome + (f" ({r.error})" if r.error else ""))
+
+
+def _trace(case: _Case, st: ir.ExpectTrace) -> None:
+    if not _events(case, st.kind):
+        kinds = sorted({e.kind for e in case.result.trace})
+        case.fail(f"no `{st.kind}` event was recorded", st.kind, "kinds seen: " + ", ".join(kinds))
+
+
+_EXPECTS = {ir.ExpectAnswer: _answer, ir.ExpectCalled: _called, ir.ExpectRoute: _route,
+            ir.ExpectCursor: _cursor, ir.ExpectOutcome: _outcome, ir.ExpectTrace: _trace}
+
+
+# ---------------------------------------------------------------- suites
+@attrs.frozen
+class FileProblem:
+    file: str
+    message: str
+
+
+def collect(program: Any, file: str, pattern: str | None) -> list[ir.Test]:
+    tests = [d for d in program.ir.root_module.decls if isinstance(d, ir.Test)]
+    if pattern:
+        tests = [t for t in tests if _selected(pattern, f"{file}::{t.name}")]
+    return tests
+
+
+def _selected(pattern: str, ident: str) -> bool:
+    """`-k`: substring match; `not X`, `A and B`, `A or B` like pytest's simple forms."""
+    ors = re.split(r"\s+or\s+", pattern)
+    return any(all(_term(t, ident) for t in re.split(r"\s+and\s+", o)) for o in ors)
+
+
+def _term(term: str, ident: str) -> bool:
+    term = term.strip()
+    if term.startswith("not "):
+        return term[4:].strip() not in ident
+    return term in ident
+
+
+def run_files(files: Iterable[Path], pattern: str | None = None
+              ) -> tuple[list[TestResult], list[FileProblem]]:
+    from .api import load
+    from .diagnostics import CompileError
+    results: list[TestResult] = []
+    problems: list[FileProblem] = []
+    for f in files:
+        try:
+            program = load(f)
+        except CompileError as exc:
+            problems.append(FileProblem(str(f), str(exc)))
+            continue
+        for t in collect(program, str(f), pattern):
+            results.append(run_test(program, t, str(f)))
+    return results, problems
+
+
+def report(results: list[TestResult], problems: list[FileProblem]) -> str:
+    lines = [f"{r.id} {'PASSED' if r.passed else 'FAILED'}" for r in results]
+    failed = [r for r in results if not r.passed]
+    if failed or problems:
+        lines.append("")
+        lines.append("=" * 30 + " FAILURES " + "=" * 30)
+    for p in problems:
+        lines += [f"___ {p.file} ___", f"  cannot load: {p.message}"]
+    for r in failed:
+        lines.append(f"___ {r.id} ___")
+        if r.error:
+            lines.append(f"  {r.error}")
+        lines += [f"  {x}" for x in r.failures]
+    passed = len(results) - len(failed)
+    summary = f"{passed} passed, {len(failed)} failed"
+    if problems:
+        summary += f", {len(problems)} file error{'s' if len(problems) != 1 else ''}"
+    if not results and not problems:
+        summary = "no tests ran"
+    lines += ["", summary]
+    return "\n".join(lines)
+
+
+def junit(results: list[TestResult], problems: list[FileProblem]) -> str:
+    failed = sum(1 for r in results if not r.passed)
+    out = ['<?xml version="1.0" encoding="utf-8"?>',
+           f'<testsuite name="afpc" tests="{len(results)}" failures="{failed}" '
+           f'errors="{len(problems)}">']
+    for r in results:
+        out.append(f"  <testcase classname={quoteattr(r.file)} name={quoteattr(r.name)}>")
+        if not r.passed:
+            body = "\n".join(([r.error] if r.error else []) + list(r.failures))
+            first = (r.error or (r.failures[0] if r.failures else "failed")).splitlines()[0]
+            out.append(f"    <failure message={quoteattr(first)}>{escape(body)}</failure>")
+        out.append("  </testcase>")
+    for p in problems:
+        out.append(f"  <testcase classname={quoteattr(p.file)} name=\"load\">")
+        out.append(f"    <error message={quoteattr(p.message.splitlines()[0] if p.message else 'error')}>"
+                   f"{escape(p.message)}</error>")
+        out.append("  </testcase>")
+    out.append("</testsuite>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,1 @@
+"""Demo host code for examples/support (an in-memory order book)."""

@@ -1,0 +1,127 @@
+"""Conformance: context composition (§2) and read_skill (§3)."""
+from __future__ import annotations
+
+from interp_support import call, make, payloads, tool_texts
+
+ORDER = """
+agent g {
+  system  = "SYSTEM"
+  context = [second, first, empty, cond]
+  tools   = [base_tool]
+  skills  = [open_one, open_two]
+}
+steering first  { prompt = "FIRST" }
+steering second { prompt = "SECOND" }
+steering empty  { prompt = "" }
+instruction cond { when = message matches /urgent/ prompt = "URGENT" }
+tool base_tool { description = "b" impl = returns("B") }
+tool t1 { description = "t1" impl = returns("1") }
+tool t2 { description = "t2" impl = returns("2") }
+skill open_one { description = "first open" body = "OPEN-ONE" tools = [t1] }
+skill open_two { description = "second open" body = "OPEN-TWO" tools = [t2] }
+"""
+
+
+def test_system_prompt_order_and_blank_line_join():
+    agent, prov = make(ORDER, ["ok"])
+    agent.run("urgent please")
+    assert prov.requests[0].system == "SYSTEM\n\nSECOND\n\nFIRST\n\nURGENT"
+
+
+def test_instruction_when_false_is_skipped_with_its_evidence():
+    agent, prov = make(ORDER, ["ok"])
+    r = agent.run("calm")
+    assert "URGENT" not in prov.requests[0].system
+    (composed,) = payloads(r, "context.composed")
+    (skipped,) = composed["skipped"]
+    assert skipped["name"] == "cond" and skipped["conditions"][0]["passed"] is False
+
+
+def test_tools_order_baseline_then_skills_then_read_skill():
+    agent, prov = make(ORDER, ["ok"])
+    agent.run("hi")
+    assert [t.name for t in prov.requests[0].tools] == ["base_tool", "t1", "t2", "read_skill"]
+
+
+def test_pieces_carry_provenance_with_source_span():
+    agent, _ = make(ORDER, ["ok"])
+    r = agent.run("urgent")
+    pieces = payloads(r, "context.composed")[0]["pieces"]
+    cond = [p for p in pieces if p["name"] == "cond"][0]
+    assert cond["reason"] == "when" and cond["detail"][0]["actual"] == "urgent"
+    assert cond["source"][0] == "<text>"
+
+
+def test_open_skills_activate_in_order_and_stay_active():
+    agent, prov = make(ORDER, [call("read_skill", id="open_two"), call("read_skill", id="open_one"),
+                               call("t1"), "ok"])
+    r = agent.run("hi")
+    assert r.outcome == "answered"
+    last = prov.requests[-1].system
+    assert last.index("OPEN-TWO") < last.index("OPEN-ONE")
+    assert "activated for the next iteration" in tool_texts(prov.requests[1])[0]
+    assert "OPEN-TWO" not in prov.requests[0].system
+
+
+def test_read_skill_enum_lists_every_skill_and_no_graph_menu():
+    agent, prov = make(ORDER, ["ok"])
+    agent.run("hi")
+    rs = [t for t in prov.requests[0].tools if t.name == "read_skill"][0]
+    assert rs.schema["properties"]["id"]["enum"] == ["open_one", "open_two"]
+    assert "  - open_one: first open" in rs.description
+    assert "body becomes part of the system prompt" in rs.description
+
+
+def test_when_with_a_type_mismatch_is_false_not_a_crash():
+    spec = ORDER.replace("when = message matches /urgent/", "when = last.result.count > 3")
+    agent, prov = make(spec, ["ok"])
+    r = agent.run("hi")
+    assert r.outcome == "answered"
+    assert "URGENT" not in prov.requests[0].system
+
+
+GRAPH = """
+agent g { graph = m skills = [notes] }
+skill a { description = "A desc" }
+skill b { description = "B desc" }
+skill c { description = "C desc" }
+skill notes { description = "open notes" body = "NOTES" }
+graph m {
+  entry a
+  route a -> b
+  route b -> c
+}
+"""
+
+
+def test_read_skill_description_with_a_graph_has_reachable_and_refused_parts():
+    agent, prov = make(GRAPH, ["ok"])
+    agent.run("hi")
+    d = [t for t in prov.requests[0].tools if t.name == "read_skill"][0].description
+    reach, refused = d.split("Not reachable from here")
+    assert "  - b: B desc" in reach and "  - notes: open notes" in reach
+    assert "  - c: C desc" in refused
+    assert d.rstrip().endswith("available on the next call.")
+
+
+def test_refusal_teaches_and_records_and_moves_nothing():
+    agent, prov = make(GRAPH, [call("read_skill", id="c"), "ok"])
+    r = agent.run("hi")
+    text = tool_texts(prov.requests[1])[0]
+    assert text == ('read_skill("c") is not reachable from the current skill `a`. '
+                    'Reachable skills: b, notes. Pick one of these, or finish.')
+    assert payloads(r, "skill.rejected")[0]["allowed"] == ["b", "notes"]
+    assert [p["to"] for p in payloads(r, "cursor.moved")] == ["a", "a"]
+
+
+def test_accepted_pick_body_joins_from_the_next_iteration():
+    agent, prov = make(GRAPH, [call("read_skill", id="notes"), "ok"])
+    agent.run("hi")
+    assert "NOTES" not in prov.requests[0].system and "NOTES" in prov.requests[1].system
+    assert tool_texts(prov.requests[1])[0] == "Skill 'notes' activated for the next iteration."
+
+
+def test_open_skill_pick_never_moves_the_cursor():
+    agent, _ = make(GRAPH, [call("read_skill", id="notes"), "ok"])
+    r = agent.run("hi")
+    assert [p["cause"] for p in payloads(r, "cursor.moved")] == ["entry", "stay"]

@@ -1,0 +1,190 @@
+"""Conformance: the graph cursor (semantics §4) — cold start, base, precedence, conflicts."""
+from __future__ import annotations
+
+from interp_support import call, make, moves, payloads
+
+BATCH = """
+agent g {
+  graph = m
+}
+tool alpha { description = "alpha" impl = returns("A") }
+tool beta  { description = "beta"  impl = returns("B") }
+tool probe { description = "probe" impl = returns({ level: 7 }) }
+skill a { description = "A" body = "BODY-A" tools = [alpha, beta, probe] }
+skill b { description = "B" body = "BODY-B" }
+skill c { description = "C" body = "BODY-C" }
+graph m {
+  entry a
+  %s
+}
+"""
+
+
+def batch(routes: str, script: list):
+    return make(BATCH % routes, script)
+
+
+def test_batch_conflict_first_result_in_call_order_wins():
+    agent, _ = batch("route a -> b on alpha\n route a -> c on beta",
+                     [[("beta", {}), ("alpha", {})], "done"])
+    r = agent.run("go")
+    assert ("a", "c", "route") in moves(r)
+    (conflict,) = payloads(r, "route.conflict")
+    assert conflict["winner"]["to"] == "c" and conflict["winner"]["tool"] == "beta"
+    assert [x["to"] for x in conflict["losers"]] == ["b"]
+
+
+def test_batch_same_target_is_not_a_conflict():
+    agent, _ = batch("route a -> b on alpha\n route a -> b on beta",
+                     [[("beta", {}), ("alpha", {})], "done"])
+    r = agent.run("go")
+    assert ("a", "b", "route") in moves(r)
+    assert payloads(r, "route.conflict") == []
+
+
+def test_one_result_matching_two_edges_takes_the_first_declared():
+    agent, _ = batch("route a -> c on alpha\n route a -> b on alpha", [call("alpha"), "done"])
+    r = agent.run("go")
+    assert ("a", "c", "route") in moves(r)
+
+
+def test_empty_batch_stays_and_the_stay_is_recorded():
+    agent, _ = batch("route a -> b on alpha", [call("probe"), "done"])
+    r = agent.run("go")
+    assert moves(r) == [(None, "a", "entry"), ("a", "a", "stay")]
+
+
+def test_bare_edge_never_fires_by_itself():
+    agent, _ = batch("route a -> b", [call("alpha"), "done"])
+    r = agent.run("go")
+    assert all(cause != "route" for _, _, cause in moves(r))
+
+
+def test_guard_evidence_is_recorded_for_a_refused_edge():
+    agent, _ = batch("route a -> b on probe when result.level > 9", [call("probe"), "done"])
+    r = agent.run("go")
+    (ev,) = payloads(r, "route.evaluated")
+    assert ev["fired"] is False and ev["edge"] == "a -> b"
+    assert ev["conditions"] == [{"text": "result.level > 9", "actual": 7, "passed": False}]
+
+
+def test_status_edge_fires_on_failure_only():
+    spec = BATCH % "route a -> b on alpha status failure"
+    agent, _ = make(spec, [call("alpha"), call("alpha"), "done"])
+    agent.session.stubs = None
+    from afp_dsl.runtime import Stub, Stubs
+    stubs = Stubs()
+    stubs.add("alpha", Stub(fails="boom"))
+    agent.session.stubs = stubs
+    r = agent.run("go")
+    assert ("a", "b", "route") in moves(r)
+
+
+PICKS = """
+agent g { graph = m }
+tool probe { description = "probe" impl = returns("P") }
+tool other { description = "other" impl = returns("O") }
+skill a { description = "A" tools = [probe, other] }
+skill b { description = "B" }
+skill c { description = "C" }
+graph m {
+  entry a when message matches /alpha/
+  entry b when message matches /beta/
+  route a -> c on probe
+}
+"""
+
+
+def test_cold_start_takes_the_first_entry_whose_when_holds_with_witness():
+    agent, _ = make(PICKS, ["ok"])
+    r = agent.run("alpha please")
+    (first,) = payloads(r, "cursor.moved")
+    assert (first["to"], first["cause"]) == ("a", "entry")
+    assert first["witness"][0]["passed"] is True
+
+
+def test_no_entry_fires_then_the_model_picks_an_entry():
+    agent, _ = make(PICKS, [call("read_skill", id="b"), "ok"])
+    r = agent.run("nothing matches")
+    assert moves(r) == [(None, None, "none"), (None, "b", "model-pick")]
+
+
+def test_cold_pick_of_a_non_entry_is_refused_and_moves_nothing():
+    agent, prov = make(PICKS, [call("read_skill", id="c"), "ok"])
+    r = agent.run("nothing matches")
+    (rej,) = payloads(r, "skill.rejected")
+    assert rej["requested"] == "c"
+    assert moves(r)[-1][1] is None
+    text = [m.content for m in prov.requests[1].messages if m.role == "tool"][0]
+    assert 'read_skill("c") is not reachable' in text and "a, b" in text
+
+
+def test_declared_route_beats_a_model_pick_and_the_pick_is_superseded():
+    agent, _ = make(PICKS, [[("probe", {}), ("read_skill", {"id": "b"})], "ok"])
+    r = agent.run("alpha")
+    last = payloads(r, "cursor.moved")[-1]
+    assert (last["from"], last["to"], last["cause"]) == ("a", "c", "route")
+    assert last["superseded_pick"] == "b"
+
+
+def test_model_pick_applies_when_no_route_fires():
+    agent, _ = make(PICKS, [[("other", {}), ("read_skill", {"id": "b"})], "ok"])
+    r = agent.run("alpha")
+    assert moves(r)[-1] == ("a", "b", "model-pick")
+
+
+def test_pick_of_the_current_skill_is_refused():
+    agent, _ = make(PICKS, [call("read_skill", id="a"), "ok"])
+    r = agent.run("alpha")
+    assert payloads(r, "skill.rejected")[0]["requested"] == "a"
+    assert moves(r)[-1] == ("a", "a", "stay")
+
+
+BASE = """
+agent g { graph = m }
+tool go { description = "go" impl = returns("G") }
+skill base { description = "base" body = "BASE-BODY" }
+skill x { description = "x" body = "X-BODY" tools = [go] }
+skill y { description = "y" body = "Y-BODY" }
+graph m {
+  entry x when message matches /x/
+  entry base
+  route x -> y on go
+}
+"""
+
+
+def test_unconditional_entry_is_a_persistent_base_beside_the_cursor():
+    agent, prov = make(BASE, [call("go"), "done"])
+    agent.run("x marks")
+    first, second = prov.requests[0].system, prov.requests[1].system
+    assert first.index("BASE-BODY") < first.index("X-BODY")
+    assert "BASE-BODY" in second and "Y-BODY" in second
+    assert "X-BODY" not in second  # a conditional entry is active only while the cursor is on it
+
+
+def test_continuity_conversation_carries_the_cursor():
+    spec = BASE.replace("agent g { graph = m }",
+                        'agent g { graph = m continuity = "conversation" }')
+    agent, _ = make(spec, [call("go"), "done", "again"])
+    conv = agent.conversation()
+    conv.run("x marks")
+    r2 = conv.run("and now?")
+    assert moves(r2)[0] == (None, "y", "continuity")
+
+
+def test_continuity_run_starts_cold_each_time():
+    agent, _ = make(BASE, [call("go"), "done", "again"])
+    conv = agent.conversation()
+    conv.run("x marks")
+    r2 = conv.run("and now?")
+    assert moves(r2)[0] == (None, "base", "entry")
+
+
+def test_reachable_is_successors_plus_entries_minus_cursor():
+    from afp_dsl.cursor import reachable
+    agent, _ = make(BASE, ["ok"])
+    g = agent.plan.graph
+    assert reachable(g, None) == ("x", "base")
+    assert reachable(g, "x") == ("y", "base")
+    assert reachable(g, "base") == ("x",)

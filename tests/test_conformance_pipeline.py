@@ -1,0 +1,186 @@
+"""Conformance: the tool pipeline (§7) in order, and agents as tools."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from interp_support import call, make, payloads, tool_texts
+
+
+from afp_dsl.envelopes import absent
+
+SPEC = """
+agent g { tools = [lookup, big, anything] }
+tool lookup {
+  description = "Look up an order."
+  input {
+    order_id: string(pattern: "^[A-Z]{2}-[0-9]+$")
+    count: integer(min: 1)
+  }
+}
+tool big { description = "big" max_result_chars = 10 impl = returns("0123456789ABCDEF") }
+tool anything { description = "no schema" }
+"""
+
+
+def test_unknown_tool_lists_the_tools_and_is_invalid():
+    agent, prov = make(SPEC, [call("nope"), "ok"])
+    r = agent.run("hi")
+    text = tool_texts(prov.requests[1])[0]
+    assert "`nope`" in text and "lookup, big, anything" in text
+    assert payloads(r, "tool.returned")[0]["status"] == "invalid"
+
+
+def test_invalid_arguments_are_explained_without_echoing_values():
+    ran = []
+    agent, prov = make(SPEC, [call("lookup", order_id="secret-value-xyz", extra=1), "ok"],
+                       tools={"lookup": lambda **kw: ran.append(kw)})
+    r = agent.run("hi")
+    text = tool_texts(prov.requests[1])[0]
+    assert ran == []
+    assert text.startswith("Invalid arguments for tool `lookup` — the call was not executed.")
+    assert "- count: required but missing" in text
+    assert "- order_id: expected a string matching /^[A-Z]{2}-[0-9]+$/" in text
+    assert "- extra: not an allowed field" in text
+    assert "secret-value-xyz" not in text
+    assert text.endswith("call it again.")
+    assert payloads(r, "tool.args_invalid")[0]["tool"] == "lookup"
+    assert payloads(r, "tool.returned")[0]["status"] == "invalid"
+
+
+def test_at_most_ten_problems():
+    fields = "\n".join(f"  f{i}: string" for i in range(14))
+    spec = f"agent g {{ tools = [t] }}\ntool t {{ description = \"t\"\n input {{\n{fields}\n }} }}"
+    agent, prov = make(spec, [call("t"), "ok"], tools={"t": lambda **kw: "x"})
+    agent.run("hi")
+    assert tool_texts(prov.requests[1])[0].count("\n- ") == 10
+
+
+def test_validator_is_cached_per_tool():
+    agent, _ = make(SPEC, ["ok"])
+    info = agent.plan.tools["lookup"]
+    assert info.validator is info.validator
+
+
+def test_a_raising_tool_is_a_failure_the_model_reads():
+    def boom(**kw):
+        raise ValueError("warehouse offline")
+    agent, prov = make(SPEC, [call("anything"), "ok"], tools={"anything": boom})
+    r = agent.run("hi")
+    assert tool_texts(prov.requests[1]) == ["warehouse offline"]
+    assert payloads(r, "tool.returned")[0]["status"] == "failure"
+
+
+def test_non_string_results_are_compact_json():
+    agent, prov = make(SPEC, [call("anything"), "ok"],
+                       tools={"anything": lambda: {"a": [1, 2], "b": "é"}})
+    agent.run("hi")
+    assert tool_texts(prov.requests[1]) == ['{"a":[1,2],"b":"é"}']
+
+
+def test_max_result_chars_refuses_with_a_teaching_message():
+    agent, prov = make(SPEC, [call("big"), "ok"])
+    r = agent.run("hi")
+    text = tool_texts(prov.requests[1])[0]
+    assert text.startswith("Result too large: `big` returned 16 characters") and "Narrow" in text
+    assert "0123456789" not in text
+    assert payloads(r, "tool.returned")[0]["status"] == "invalid"
+
+
+def test_absent_envelope_is_an_answer_with_status_absent():
+    agent, prov = make(SPEC, [call("anything"), "ok"],
+                       tools={"anything": lambda: absent("no order AB-9", searched="orders")})
+    r = agent.run("hi")
+    assert payloads(r, "tool.returned")[0]["status"] == "absent"
+    assert '"absent":true' in tool_texts(prov.requests[1])[0]
+
+
+def test_missing_binding_is_a_clear_afp501_error():
+    agent, _ = make(SPEC, [call("anything"), "ok"])
+    r = agent.run("hi")
+    assert r.outcome == "error" and r.error.startswith("AFP501 tool `anything` is not bound")
+
+
+def test_python_impl_is_resolved_lazily():
+    spec = """
+    agent g { tools = [e, broken] }
+    tool e { description = "e" input { text: string } impl = python("interp_host:echo") }
+    tool broken { description = "b" impl = python("no_such_module_zz:fn") }
+    """
+    agent, prov = make(spec, [call("e", text="hi"), "ok"])
+    r = agent.run("hi")
+    assert tool_texts(prov.requests[1]) == ["echo:hi"]
+    agent2, _ = make(spec, [call("broken"), "ok"])
+    r2 = agent2.run("hi")
+    assert r.outcome == "answered" and r2.outcome == "error" and "AFP501" in r2.error
+
+
+def test_async_host_tool_under_arun():
+    async def slow(**kw):
+        await asyncio.sleep(0)
+        return "async result"
+    agent, prov = make(SPEC, [call("anything"), "ok"], tools={"anything": slow})
+    r = asyncio.run(agent.arun("hi"))
+    assert r.outcome == "answered" and tool_texts(prov.requests[1]) == ["async result"]
+
+
+def test_async_host_tool_under_sync_run():
+    async def slow(**kw):
+        return "still fine"
+    agent, prov = make(SPEC, [call("anything"), "ok"], tools={"anything": slow})
+    assert agent.run("hi").outcome == "answered"
+    assert tool_texts(prov.requests[1]) == ["still fine"]
+
+
+def test_tools_run_in_call_order():
+    seen = []
+    agent, _ = make(SPEC, [[("anything", {}), ("big", {}), ("anything", {})], "ok"],
+                    tools={"anything": lambda: seen.append("a") or "a"})
+    r = agent.run("hi")
+    assert [p["tool"] for p in payloads(r, "tool.returned")] == ["anything", "big", "anything"]
+
+
+NESTED = """
+agent outer { tools = [ask_researcher] redact = [outer_rule] }
+agent researcher { tools = [search] }
+tool ask_researcher {
+  description = "Ask the researcher."
+  input { question: string }
+  impl = agent(researcher)
+  keep_runs = 1
+}
+tool search { description = "search" input { q: string } impl = returns({ hit: "x", token: "tok-12345" }) }
+redact outer_rule { keys = ["token"] }
+"""
+
+
+def test_agent_as_tool_runs_an_inner_run_kept_under_the_call_id():
+    script = [call("ask_researcher", question="what is x?"), call("search", q="x"), "inner answer",
+              call("ask_researcher", question="again"), "inner 2", "outer answer"]
+    agent, prov = make(NESTED, script, name="outer")
+    r = agent.run("hi")
+    assert r.outcome == "answered" and r.answer == "outer answer"
+    assert prov.requests[1].messages[0].content == "what is x?"
+    assert tool_texts(prov.requests[3]) == ["inner answer"]
+    runs = r.inner["ask_researcher"]
+    assert list(runs.runs) == ["call-4-1"] and runs.dropped == 1
+    inner_json = runs.get("call-4-1").to_json()
+    assert "run.finished" in inner_json
+    assert "inner run" in r.why()
+
+
+def test_outer_redaction_covers_the_inner_run():
+    script = [call("ask_researcher", question="q"), call("search", q="x"), "found tok-12345",
+              call("ask_researcher", question="q2"), "nothing", "done"]
+    agent, _ = make(NESTED.replace("keep_runs = 1", "keep_runs = 5"), script, name="outer")
+    r = agent.run("hi")
+    for t in r.inner["ask_researcher"].runs.values():
+        assert "tok-12345" not in t.to_json()
+    assert "tok-12345" not in r.trace.to_json()
+
+
+@pytest.mark.parametrize("missing", ["lookup"])
+def test_tool_without_body_names_the_fix(missing):
+    agent, _ = make(SPEC, [call(missing, order_id="AB-1", count=1), "ok"])
+    r = agent.run("hi")
+    assert "stub it in the test" in r.error

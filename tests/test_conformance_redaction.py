@@ -1,0 +1,99 @@
+"""Conformance: redaction (§9) and the canary: a planted secret never reaches any record."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from interp_support import call, make, payloads
+
+from afp_dsl.store import sqlite
+
+SPEC = """
+agent g { tools = [login, fetch] context = [creds] redact = [secrets] }
+fact creds { data = { api_key: "sk-FACTSECRET-0001", user: "maya" } }
+tool login { description = "login" input { password: string, user: string } }
+tool fetch { description = "fetch" }
+redact secrets {
+  keys     = ["api_key", "password", "token"]
+  patterns = [/sk-[A-Za-z0-9-]{10,}/]
+  %s
+}
+"""
+SECRETS = ("sk-FACTSECRET-0001", "PW-ARG-3333", "TOK-RESULT-7777", "sk-USERSECRET-9999")
+MESSAGE = "my key is sk-USERSECRET-9999, please log in"
+SCRIPT = [call("login", password="PW-ARG-3333", user="maya"), call("fetch"),
+          "Done. Your token is TOK-RESULT-7777 and your password PW-ARG-3333."]
+TOOLS = {"login": lambda password, user: "ok", "fetch": lambda: {"token": "TOK-RESULT-7777"}}
+
+
+def assert_clean(text: str) -> None:
+    for s in SECRETS:
+        assert s not in text, s
+
+
+def test_canary_trace_store_and_error_hold_no_secret_while_the_model_saw_them(tmp_path):
+    db = tmp_path / "runs.db"
+    agent, prov = make(SPEC % "", SCRIPT, tools=TOOLS, store=sqlite(db))
+    r = agent.run(MESSAGE)
+    assert r.outcome == "answered"
+    assert_clean(r.trace.to_json())
+    assert_clean(r.why())
+    agent.store.close()
+    assert_clean(db.read_bytes().decode("latin-1"))
+    seen = prov.requests[0].system + "".join(m.content for m in prov.requests[-1].messages)
+    assert "sk-FACTSECRET-0001" in seen and "sk-USERSECRET-9999" in seen
+    assert "TOK-RESULT-7777" in seen
+    assert r.answer.endswith("PW-ARG-3333.")  # the caller's live answer is raw
+
+
+def test_canary_error_message_is_scrubbed():
+    agent, _ = make(SPEC % "", SCRIPT[:2], tools=TOOLS)
+    r = agent.run(MESSAGE)
+    assert r.outcome == "error" and "LLM call #3" in r.error
+    assert "[REDACTED]" in r.error
+    assert_clean(r.error)
+    assert_clean(r.trace.to_json())
+
+
+def test_model_true_scrubs_what_the_model_is_sent():
+    agent, prov = make(SPEC % "model = true", SCRIPT, tools=TOOLS)
+    agent.run(MESSAGE)
+    seen = prov.requests[-1].system + json.dumps(
+        [[m.content, [dict(c.arguments) for c in m.tool_calls]] for m in prov.requests[-1].messages])
+    assert_clean(seen)
+
+
+def test_copied_secret_is_scrubbed_and_the_report_counts_without_values():
+    agent, _ = make(SPEC % "", SCRIPT, tools=TOOLS)
+    r = agent.run(MESSAGE)
+    fin = payloads(r, "run.finished")[0]
+    assert "TOK-RESULT-7777" not in fin["answer"] and "[REDACTED]" in fin["answer"]
+    assert fin["redaction"]["counts"]["secrets"] >= 3
+    assert all("7777" not in p for p in fin["redaction"]["paths"])
+
+
+CLI_SPEC = SPEC % "" + """
+test canary {
+  agent = g
+  user "unused"
+  model calls login { password: "PW-ARG-3333", user: "maya" }
+  tool login returns "ok"
+  model calls fetch {}
+  tool fetch returns { token: "TOK-RESULT-7777" }
+  model says "Your token is TOK-RESULT-7777 and sk-USERSECRET-9999"
+}
+"""
+
+
+def test_canary_cli_json_output_and_store_file(tmp_path):
+    from afp_dsl.cli import main
+    spec = tmp_path / "c.afp"
+    spec.write_text(CLI_SPEC)
+    db = tmp_path / "s.db"
+    res = CliRunner().invoke(main, ["run", str(spec), "-m", MESSAGE, "--script", "canary",
+                                    "--store", str(db), "--json"])
+    assert res.exit_code == 0, res.output
+    assert_clean(res.output)
+    out = json.loads(res.stdout)
+    assert out["outcome"] == "answered" and "[REDACTED]" in out["answer"]
+    assert_clean(db.read_bytes().decode("latin-1"))

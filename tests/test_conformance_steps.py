@@ -1,0 +1,125 @@
+"""Conformance: steps (§5) and the iteration budget (§6)."""
+from __future__ import annotations
+
+from interp_support import call, kinds, make, payloads, tool_texts
+
+from afp_dsl.interp import WRAP_UP
+from afp_dsl.runtime import Stub, Stubs
+
+PROC = """
+agent g { graph = m tools = [note] }
+tool note { description = "take a note" impl = returns("noted") }
+tool one { description = "first tool" impl = returns("1") }
+tool two { description = "second tool" impl = returns("2") }
+tool leave { description = "leave" impl = returns("bye") }
+skill proc {
+  description = "a procedure"
+  tools = [one, two, leave]
+  steps {
+    one "do one"
+    two "then two"
+  }
+  %s
+}
+skill out { description = "out" }
+graph m {
+  entry proc
+  route proc -> out on leave
+}
+"""
+
+
+def proc(script, on_skip=""):
+    return make(PROC % on_skip, script)
+
+
+def names(request):
+    return [t.name for t in request.tools]
+
+
+def test_only_the_current_step_tool_is_offered_with_a_banner():
+    agent, prov = proc(["ok"])
+    agent.run("hi")
+    tools = {t.name: t for t in prov.requests[0].tools}
+    assert names(prov.requests[0]) == ["note", "one", "read_skill", "skip_step"]
+    assert tools["one"].description == "[Step 1 of 2 — do one] first tool"
+
+
+def test_success_advances_and_tells_the_model_what_is_next():
+    agent, prov = proc([call("one"), call("two"), "done"])
+    r = agent.run("hi")
+    assert tool_texts(prov.requests[1])[0] == (
+        "1 Step 1 of 2 done. Now on step 2 of 2: then two (tool: `two`).")
+    assert "two" in names(prov.requests[1]) and "one" not in names(prov.requests[1])
+    assert tool_texts(prov.requests[2])[1].endswith("Step 2 of 2 done. All 2 steps complete.")
+    assert [p["step"] for p in payloads(r, "step.advanced")] == [1, 2]
+    assert "steps.unfinished" not in kinds(r)
+
+
+def test_errors_never_advance():
+    agent, prov = proc([call("one"), "done", "really done"])
+    stubs = Stubs()
+    stubs.add("one", Stub(fails="disk full"))
+    agent.session.stubs = stubs
+    r = agent.run("hi")
+    assert tool_texts(prov.requests[1]) == ["disk full"]
+    assert payloads(r, "step.advanced") == []
+
+
+def test_skip_step_advance():
+    agent, prov = proc([call("skip_step", reason="already done"), "x", "y"])
+    r = agent.run("hi")
+    assert tool_texts(prov.requests[1])[0] == (
+        "Step 1 skipped: already done. Now on step 2 of 2: then two (tool: `two`).")
+    assert payloads(r, "step.skipped")[0]["policy"] == "advance"
+
+
+def test_skip_step_hold_keeps_the_step():
+    agent, prov = proc([call("skip_step", reason="cannot"), "x", "y"], 'on_skip = "hold"')
+    agent.run("hi")
+    assert "stays current (declared policy 'hold')" in tool_texts(prov.requests[1])[0]
+    assert "one" in names(prov.requests[1])
+
+
+def test_nudge_once_then_accept_and_record_unfinished():
+    agent, prov = proc(["premature", "still premature"])
+    r = agent.run("hi")
+    nudge = prov.requests[1].messages[-1]
+    assert nudge.role == "user" and nudge.content.startswith("Step 1 of 'proc' has not run")
+    assert [p["action"] for p in payloads(r, "steps.unfinished")] == ["nudged", "accepted"]
+    assert r.answer == "still premature"
+
+
+def test_a_cursor_move_resets_the_pointer():
+    spec = (PROC % "").replace("route proc -> out on leave",
+                               "route proc -> out on leave\n  route out -> proc on note")
+    agent, prov = make(spec, [call("one"), call("leave"), call("note"), "done", "done"])
+    agent.run("hi")
+    tools = {t.name: t for t in prov.requests[3].tools}
+    assert tools["one"].description.startswith("[Step 1 of 2")
+
+
+BUDGET = """
+agent g { max_iterations = 2 tools = [work] %s }
+tool work { description = "work" impl = returns("worked") }
+"""
+
+
+def test_budget_last_call_tools_do_not_run_and_wrap_up_answers():
+    agent, prov = make(BUDGET % "", [call("work"), call("work"), "best effort"])
+    r = agent.run("hi")
+    assert r.outcome == "max_iterations" and r.answer == "best effort"
+    assert sum(1 for p in payloads(r, "tool.returned") if p["executed"]) == 1
+    assert prov.requests[2].tools == ()
+    assert prov.requests[2].messages[-1].content == WRAP_UP
+    (ex,) = payloads(r, "budget.exhausted")
+    assert ex["action"] == "wrapped-up" and ex["pending"] == ["work"]
+
+
+def test_budget_without_wrap_up_uses_the_last_text():
+    agent, prov = make(BUDGET % "wrap_up = false",
+                       [call("work"), {"text": "partial answer", "calls": [("work", {})]}])
+    r = agent.run("hi")
+    assert r.outcome == "max_iterations" and r.answer == "partial answer"
+    assert len(prov.requests) == 2
+    assert payloads(r, "budget.exhausted")[0]["action"] == "cut-short"
