@@ -47,6 +47,8 @@ def make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook(FrozenMap, thaw)
     conv.register_structure_hook(typing.Any, lambda v, _: freeze(v))
     conv.register_structure_hook(str | int, _segment)
+    for t in (str, int, bool):
+        conv.register_structure_hook(t, _strict(t))
 
     def structure_union(value: Any, t: Any) -> Any:
         if value is None:
@@ -70,6 +72,14 @@ def _segment(value: Any, _: Any) -> str | int:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError(f"a path segment must be a string or an integer, not {value!r}")
     return value
+
+
+def _strict(t: type):
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not t and not (t is float and type(value) is int):
+            raise ValueError(f"expected {t.__name__}, got {value!r}")
+        return value
+    return structure
 
 
 def _tagging(name: str, fn):

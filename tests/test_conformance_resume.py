@@ -1,0 +1,174 @@
+"""Conformance: pause, check-in and resume (§10), including "once" across processes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from interp_support import call, kinds, make, payloads, tool_texts
+
+from afp_dsl.runner import ResumeDecisionError, approve, decline
+from afp_dsl.store import sqlite
+
+SPEC = """
+agent g { tools = [refund] policies = [guard, later] }
+tool refund {
+  description = "refund"
+  input { amount: number }
+  check_in = args.amount > 1000
+}
+policy guard {
+  before refund {
+    deny when args.amount > 5000 because "too much"
+    ask  when args.amount > 100 because "Refunds over $100 need a second pair of eyes."
+  }
+}
+policy later { before refund { deny when args.amount == 777 because "later link says no" } }
+"""
+
+
+def paused(amount: float, *, store=None, script_tail=("done",)):
+    ran: list = []
+    agent, prov = make(SPEC, [call("refund", amount=amount), *script_tail],
+                       tools={"refund": lambda amount: ran.append(amount) or f"refunded {amount}"},
+                       store=store)
+    r = agent.run("refund please")
+    return agent, prov, r, ran
+
+
+def test_policy_ask_pauses_before_the_tool_runs():
+    agent, prov, r, ran = paused(200)
+    assert r.paused and ran == []
+    assert r.checkin.tool == "refund" and r.checkin.policy == "guard"
+    assert r.checkin.question.startswith("Refunds over $100")
+    assert r.checkin.args == {"amount": 200}
+    assert kinds(r)[-2:] == ["checkin.requested", "run.paused"]
+
+
+def test_approve_continues_the_chain_after_the_asking_link_then_runs():
+    agent, prov, r, ran = paused(200)
+    r2 = agent.resume(r.checkpoint, approve(r.checkin, by="maya", note="fine"))
+    assert r2.outcome == "answered" and ran == [200]
+    rows = payloads(r2, "policy.decided")
+    assert [x["policy"] for x in rows] == ["guard"]  # `later` allowed silently (no rule held)
+    (dec,) = payloads(r2, "checkin.decided")
+    assert dec["decision"] == "approve" and dec["by"] == "maya"
+    assert r2.run_id == r.run_id and "run.resumed" in kinds(r2)
+    assert kinds(r2)[0] == "run.started"  # the resumed trace continues the paused one
+
+
+def test_approve_then_a_later_link_can_still_deny():
+    agent, prov, r, ran = paused(777)
+    r2 = agent.resume(r.checkpoint, approve(r.checkin))
+    assert ran == [] and "later link says no" in tool_texts(prov.requests[-1])[0]
+
+
+def test_decline_does_not_run_and_the_model_reads_the_note():
+    agent, prov, r, ran = paused(200)
+    r2 = agent.resume(r.checkpoint, decline(r.checkin, by="maya", note="not today"))
+    assert ran == [] and r2.outcome == "answered"
+    assert tool_texts(prov.requests[-1]) == ["Not executed: declined by a person: not today."]
+
+
+def test_tool_check_in_pauses_when_its_expression_holds():
+    spec = SPEC.replace("policies = [guard, later]", "")
+    ran = []
+    agent, _ = make(spec, [call("refund", amount=2000), "done"],
+                    tools={"refund": lambda amount: ran.append(amount) or "ok"})
+    r = agent.run("hi")
+    assert r.paused and r.checkin.source == "tool" and ran == []
+    assert agent.resume(r.checkpoint, approve(r.checkin)).outcome == "answered"
+    assert ran == [2000]
+
+
+def test_a_second_resume_with_the_same_decision_raises():
+    agent, prov, r, ran = paused(200)
+    d = approve(r.checkin)
+    agent.resume(r.checkpoint, d)
+    with pytest.raises(ResumeDecisionError):
+        agent.resume(r.checkpoint, d)
+    assert ran == [200]
+
+
+def test_a_decision_for_another_checkin_raises():
+    agent, prov, r, ran = paused(200)
+    with pytest.raises(ResumeDecisionError, match="waits on"):
+        agent.resume(r.checkpoint, approve("some-other-checkin"))
+    assert ran == []
+
+
+def test_anything_that_is_not_a_decision_raises():
+    agent, prov, r, ran = paused(200)
+    for bad in (None, "yes", True, {"approved": True}):
+        with pytest.raises(ResumeDecisionError):
+            agent.resume(r.checkpoint, bad)
+    assert ran == []
+
+
+def test_a_checkpoint_whose_call_changed_raises_and_nothing_runs():
+    agent, prov, r, ran = paused(200)
+    data = json.loads(json.dumps(r.checkpoint.data))
+    data["state"]["pending"]["calls"][0]["arguments"]["amount"] = 20000
+    from afp_dsl.runner import Checkpoint
+    with pytest.raises(ResumeDecisionError, match="changed"):
+        agent.resume(Checkpoint(r.run_id, r.checkin.id, data), approve(r.checkin))
+    assert ran == []
+    agent.resume(r.checkpoint, approve(r.checkin))  # the real call can still be decided once
+    assert ran == [200]
+
+
+def test_checkpoint_is_deleted_when_the_run_ends():
+    agent, prov, r, ran = paused(200)
+    assert agent.store.checkpoint(r.run_id) is not None
+    agent.resume(r.checkpoint, approve(r.checkin))
+    assert agent.store.checkpoint(r.run_id) is None
+
+
+def test_provider_failure_after_an_iteration_is_resumable():
+    spec = "agent g { tools = [t] }\ntool t { description = \"t\" impl = returns(\"T\") }"
+    agent, prov = make(spec, [call("t"), "recovered"], fail_at=2)
+    r = agent.run("hi")
+    assert r.outcome == "error" and "unreachable" in r.error and r.checkpoint is not None
+    prov.fail_at = None
+    r2 = agent.resume(r.checkpoint)
+    assert r2.outcome == "answered" and r2.answer == "recovered"
+
+
+def test_provider_failure_on_the_first_call_has_no_checkpoint():
+    agent, _ = make("agent g { }", ["x"], fail_at=1)
+    r = agent.run("hi")
+    assert r.outcome == "error" and r.checkpoint is None
+
+
+_CHILD = textwrap.dedent("""
+    import sys, json
+    sys.path.insert(0, {tests!r})
+    from interp_support import make
+    from afp_dsl.runner import approve, ResumeDecisionError
+    from afp_dsl.store import sqlite
+    spec = open({spec!r}).read()
+    agent, _ = make(spec, ["done"], tools={{"refund": lambda amount: "ok"}},
+                    store=sqlite({db!r}))
+    try:
+        r = agent.resume({run!r}, approve({checkin!r}, by=sys.argv[1]))
+        print(json.dumps({{"ok": r.outcome}}))
+    except ResumeDecisionError as e:
+        print(json.dumps({{"refused": str(e)}}))
+""")
+
+
+def test_once_holds_across_two_processes_sharing_the_store(tmp_path):
+    db = tmp_path / "shared.db"
+    agent, prov, r, ran = paused(200, store=sqlite(db), script_tail=())
+    spec = tmp_path / "spec.afp"
+    spec.write_text(textwrap.dedent(SPEC))
+    code = _CHILD.format(tests=str(Path(__file__).parent), spec=str(spec), db=str(db),
+                         run=r.run_id, checkin=r.checkin.id)
+    procs = [subprocess.Popen([sys.executable, "-c", code, who], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for who in ("ann", "bob")]
+    outs = [json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1]) for p in procs]
+    assert sorted("ok" in o for o in outs) == [False, True], outs
+    assert sqlite(db).checkin(r.checkin.id)["state"] == "decided"
