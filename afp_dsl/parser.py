@@ -71,7 +71,7 @@ def _cb(method: str):
 def _parser() -> lark.Lark:
     return lark.Lark(
         resources.grammar_text(), parser="lalr", strict=False, propagate_positions=True,
-        maybe_placeholders=False, cache=False,
+        maybe_placeholders=False, cache=True,
         lexer_callbacks={"COMMENT": _cb("comment"), "LBRACE": _cb("lbrace"), "RBRACE": _cb("rbrace")},
     )
 

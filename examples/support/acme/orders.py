@@ -1,18 +1,15 @@
-"""In-memory order book for the refund-desk example (`python("acme.orders:lookup")`).
+"""Host code for the refund-desk example: `impl = python("acme.orders:refund")`.
 
-Tools are called with their arguments as keywords.
+Tools are called with their arguments as keywords; a raised exception becomes a `failure`
+result the model reads.
 """
 from __future__ import annotations
 
-ORDERS = {"AB-12": 20.0, "CD-7": 240.0, "EF-9": 900.0}
 _REFUNDS: list[tuple[str, float]] = []
 
 
-def lookup(order_id: str) -> dict:
-    amount = ORDERS.get(order_id)
-    return {"status": "missing"} if amount is None else {"status": "found", "amount": amount}
-
-
 def refund(order_id: str, amount: float) -> str:
+    if amount <= 0:
+        raise ValueError("refund amount must be positive")
     _REFUNDS.append((order_id, amount))
     return f"refund R-{len(_REFUNDS)} issued for {amount:.2f} on {order_id}"

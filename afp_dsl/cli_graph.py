@@ -1,0 +1,54 @@
+"""`afpc graph FILE [--graph G] [--format mermaid|dot|json] [-o OUT]`: draw a skill graph.
+
+Role:       a thin click command over `graph_export`; registered by `cli._register_optional`.
+Invariants: exit 0 drawn, 1 the spec has errors (diagnostics on stderr) or no graph to draw,
+            2 usage (a missing file, an unknown `--graph`) or internal error.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import graph_export
+from .api import analyse
+from .cli import emit, guarded, use_color
+from .diagnostics import Severity
+from .render import render
+
+_FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "json": graph_export.to_json}
+
+
+@click.command(name="graph")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--graph", "graph_name", metavar="G", help="The graph to draw (default: the only one).")
+@click.option("--format", "fmt", type=click.Choice(sorted(_FORMATS)), default="mermaid",
+              show_default=True, help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+              help="Write the diagram to a file instead of standard output.")
+@guarded
+def graph(file: str, graph_name: str | None, fmt: str, output: str | None) -> None:
+    """Draw a skill graph as Mermaid, Graphviz DOT or JSON."""
+    if not Path(file).exists():
+        raise click.UsageError(f"no such file: {file}")
+    program, diags = analyse(Path(file))
+    errors = [d for d in diags if d.severity is Severity.ERROR]
+    if program is None or errors:
+        sources = {m.key: m.source for m in program.modules} if program else {}
+        click.echo(render(diags, sources, "text", color=use_color(sys.stderr)), err=True, nl=False)
+        sys.exit(1)
+    names = graph_export.graph_names(program)
+    if graph_name is not None and graph_name not in names and \
+            graph_name not in [n.rsplit(".", 1)[-1] for n in names]:
+        shown = ", ".join(names) or "none"
+        raise click.BadParameter(f"no graph named `{graph_name}`; graphs: {shown}",
+                                 param_hint="--graph")
+    try:
+        text = _FORMATS[fmt](program, graph_name)
+    except ValueError as e:
+        click.echo(f"afpc: {e}" + ("; pass --graph NAME" if "several" in str(e) else ""), err=True)
+        sys.exit(1)
+    emit(text, output)
+    if output:
+        click.echo(f"wrote {output}", err=True)

@@ -1,0 +1,268 @@
+"""Skill graphs as Mermaid, Graphviz DOT and JSON (tooling.md §4).
+
+Role:       pure side branch of the pipeline: a checked program → diagram text.
+Invariants: deterministic; nodes in order of first mention in the graph (entries, then routes:
+            source before target); entry edges first, then routes in declaration order; every
+            Mermaid caption is entity-escaped (`#`, `|`, `"`, `<`, `>`), so any label parses.
+            Statements whose skills do not resolve are left out (the checker reports them).
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable
+
+import attrs
+
+from . import ir
+from .analysis import Analysis
+from .checks import graphview as G
+from .source import SourceFile, Span
+
+_OPS = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
+_MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;",
+                    "[": "#91;", "]": "#93;", "(": "#40;", ")": "#41;", "{": "#123;", "}": "#125;"}
+
+
+@attrs.frozen
+class Edge:
+    kind: str  # "entry" | "route"
+    src: str | None  # node id (None for entries: the start node)
+    dst: str
+    deterministic: bool
+    caption: str | None
+    stmt: ir.Entry | ir.Route
+
+
+@attrs.frozen
+class Diagram:
+    module: str
+    graph: ir.Graph
+    nodes: tuple[tuple[str, str, G.Node], ...]  # (id, label, node)
+    edges: tuple[Edge, ...]
+
+
+# ---------------------------------------------------------------- choosing the graph
+def _analysis(program: Any) -> Analysis:
+    if isinstance(program, Analysis):
+        return program
+    if isinstance(program, ir.Program):
+        return Analysis(program)
+    inner = getattr(program, "analysis", None)
+    if isinstance(inner, Analysis):
+        return inner
+    raise TypeError("expected an afp Program, an ir.Program or an Analysis")
+
+
+def graph_names(program: Any) -> list[str]:
+    a = _analysis(program)
+    return [_display(a, m, g) for m, g in a.decls(ir.Graph)]
+
+
+def _display(a: Analysis, module: str, g: ir.Graph) -> str:
+    if module == a.program.root:
+        return g.name
+    alias = next((i.alias for i in a.program.root_module.imports if i.module == module), None)
+    return f"{alias}.{g.name}" if alias else g.name
+
+
+def find_graph(program: Any, name: str | None = None) -> tuple[Analysis, str, ir.Graph]:
+    """The named graph (`name` or `alias.name`), or the only graph; ValueError otherwise."""
+    a = _analysis(program)
+    found = [(m, g) for m, g in a.decls(ir.Graph)]
+    if name is not None:
+        hits = [(m, g) for m, g in found if _display(a, m, g) == name]
+        hits = hits or [(m, g) for m, g in found if g.name == name]
+    else:
+        root = [(m, g) for m, g in found if m == a.program.root]
+        hits = root if root else found
+    if len(hits) == 1:
+        return a, hits[0][0], hits[0][1]
+    names = ", ".join(f"`{_display(a, m, g)}`" for m, g in found) or "none"
+    if name is not None and not hits:
+        raise ValueError(f"no graph named `{name}`; graphs: {names}")
+    if not hits:
+        raise ValueError("the program declares no graph")
+    raise ValueError(f"the program declares several graphs ({names}); choose one")
+
+
+def diagram(program: Any, graph: str | None = None) -> Diagram:
+    a, module, g = find_graph(program, graph)
+    v = G.view(a, module, g)
+    ids: dict[G.NodeKey, str] = {}
+    used: set[str] = set()
+    nodes = []
+    for key, node in v.nodes.items():
+        base = "n_" + re.sub(r"[^A-Za-z0-9_]", "_", node.name)
+        nid, n = base, 2
+        while nid in used:
+            nid, n = f"{base}_{n}", n + 1
+        used.add(nid)
+        ids[key] = nid
+        nodes.append((nid, node.name, node))
+    edges = [Edge("entry", None, ids[e.dst], True, entry_caption(e.entry), e.entry) for e in v.entries]
+    edges += [Edge("route", ids[e.src], ids[e.dst], e.deterministic, route_caption(e.route), e.route)
+              for e in v.routes]
+    return Diagram(module, g, tuple(nodes), tuple(edges))
+
+
+# ---------------------------------------------------------------- captions
+def entry_caption(e: ir.Entry) -> str | None:
+    if e.label is not None:
+        return e.label
+    return f"when {guard_caption(e.when)}" if e.when is not None else None
+
+
+def route_caption(r: ir.Route) -> str | None:
+    """The explicit label, else `on tool`, `on tool status=a,b`, `on status=a`, `when …`."""
+    if r.label is not None:
+        return r.label
+    parts = []
+    if r.on is not None:
+        parts.append(f"on {r.on}")
+    if r.status:
+        status = "status=" + ",".join(s.name for s in r.status)
+        parts.append(status if r.on is not None else f"on {status}")
+    if r.when is not None:
+        parts.append(f"when {guard_caption(r.when)}")
+    return " ".join(parts) or None
+
+
+def guard_caption(e: Any) -> str:
+    """A readable guard: `=`, `≠`, `≥`, `≤`, `in [a, b]`, `AND`, `OR`, `NOT`; strings unquoted.
+
+    Example:
+        >>> guard_caption(ir.And(items=(ir.Compare(op=">=", left=ir.Path(root="score"),
+        ...     right=ir.Lit(value=0.7)), ir.Compare(op="in", left=ir.Path(root="level"),
+        ...     right=ir.ListExpr(items=(ir.Lit(value="high"), ir.Lit(value="critical")))))))
+        'score ≥ 0.7 AND level in [high, critical]'
+    """
+    if isinstance(e, ir.Or):
+        return " OR ".join(guard_caption(i) for i in e.items)
+    if isinstance(e, ir.And):
+        return " AND ".join(_paren(i, ir.Or) for i in e.items)
+    if isinstance(e, ir.Not):
+        return "NOT " + _paren(e.item, (ir.And, ir.Or))
+    if isinstance(e, ir.Compare):
+        return f"{_operand(e.left)} {_OPS.get(e.op, e.op)} {_operand(e.right)}"
+    return _operand(e)
+
+
+def _paren(e: Any, kinds) -> str:
+    text = guard_caption(e)
+    return f"({text})" if isinstance(e, kinds) else text
+
+
+def _operand(e: Any) -> str:
+    if isinstance(e, ir.Path):
+        return e.root + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in e.segments)
+    if isinstance(e, ir.Lit):
+        return e.value if isinstance(e.value, str) else json.dumps(e.value)
+    if isinstance(e, ir.ListExpr):
+        return "[" + ", ".join(_operand(i) for i in e.items) + "]"
+    if isinstance(e, ir.Call):
+        return f"{e.func}({e.arg})"
+    if isinstance(e, ir.Regex):
+        return str(e)
+    return guard_caption(e)
+
+
+# ---------------------------------------------------------------- Mermaid
+def mermaid_escape(text: str) -> str:
+    """Entity-escape a caption for a Mermaid edge label: `|` would end the label early, and
+    quotes, angle brackets and brackets start other tokens; `#` itself starts an entity.
+
+    Example:
+        >>> mermaid_escape('on t status=a|b "x" <y> #1 [c]')
+        'on t status=a#124;b #quot;x#quot; #lt;y#gt; #35;1 #91;c#93;'
+    """
+    text = " ".join(text.split())
+    return "".join(_MERMAID_ESCAPES.get(c, c) for c in text)
+
+
+def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str] = (),
+               taken: Iterable[tuple[str | None, str]] = ()) -> str:
+    """Mermaid `flowchart TD` text of a graph; `visited` skills and `taken` (src, dst) edges
+    (src None for an entry) are styled when given (the `--run` overlay)."""
+    d = diagram(program, graph)
+    lines = ["flowchart TD", "  __start__([▶ start])"]
+    lines += [f'  {nid}["{mermaid_escape(label)}"]' for nid, label, _ in d.nodes]
+    for e in d.edges:
+        arrow = "-->" if e.deterministic else "-.->"
+        caption = f"|{mermaid_escape(e.caption)}|" if e.caption else ""
+        lines.append(f"  {e.src or '__start__'} {arrow}{caption} {e.dst}")
+    lines += _overlay(d, set(visited), set(taken))
+    return "\n".join(lines) + "\n"
+
+
+def _overlay(d: Diagram, visited: set[str], taken: set) -> list[str]:
+    if not visited and not taken:
+        return []
+    by_name = {label: nid for nid, label, _ in d.nodes}
+    by_name.update({n.skill.name: nid for nid, _, n in d.nodes})
+    out = ["  classDef visited fill:#e6f4ea,stroke:#1e8e3e,stroke-width:2px"]
+    hit = [by_name[s] for s in sorted(visited) if s in by_name]
+    if hit:
+        out.append(f"  class {','.join(hit)} visited")
+    ids = {nid: label for nid, label, _ in d.nodes}
+    links = [str(i) for i, e in enumerate(d.edges)
+             if ((ids.get(e.src) if e.src else None), ids[e.dst]) in taken]
+    if links:
+        out.append(f"  linkStyle {','.join(links)} stroke:#1e8e3e,stroke-width:3px")
+    return out
+
+
+# ---------------------------------------------------------------- DOT and JSON
+def _dot_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def to_dot(program: Any, graph: str | None = None) -> str:
+    """Graphviz DOT text of a graph (bare routes dashed)."""
+    d = diagram(program, graph)
+    lines = [f"digraph {_dot_str(d.graph.name)} {{", "  rankdir=TB;",
+             "  node [shape=box, style=rounded];",
+             '  "__start__" [label="▶ start", shape=oval];']
+    lines += [f"  {_dot_str(nid)} [label={_dot_str(label)}];" for nid, label, _ in d.nodes]
+    for e in d.edges:
+        attrs_ = [f"label={_dot_str(e.caption)}"] if e.caption else []
+        if not e.deterministic:
+            attrs_.append("style=dashed")
+        tail = f" [{', '.join(attrs_)}]" if attrs_ else ""
+        lines.append(f"  {_dot_str(e.src or '__start__')} -> {_dot_str(e.dst)}{tail};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def to_json(program: Any, graph: str | None = None) -> str:
+    """Nodes and edges with captions and source spans, as indented JSON."""
+    d = diagram(program, graph)
+    a = _analysis(program)
+    files = {m.key: SourceFile.of(m.key, m.source) for m in a.program.modules}
+    nodes = [{"id": nid, "skill": label, "module": n.key[0], "span": _span(files, n.ref.span)}
+             for nid, label, n in d.nodes]
+    edges = [_edge_json(files, e) for e in d.edges]
+    doc = {"graph": d.graph.name, "module": d.module, "nodes": nodes, "edges": edges}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _edge_json(files, e: Edge) -> dict:
+    s = e.stmt
+    out = {"kind": e.kind, "from": e.src, "to": e.dst, "deterministic": e.deterministic,
+           "caption": e.caption, "label": s.label}
+    if isinstance(s, ir.Route):
+        out["on"] = str(s.on) if s.on is not None else None
+        out["status"] = [x.name for x in s.status]
+    from .evaluate import render_expr
+    out["when"] = render_expr(s.when) if s.when is not None else None
+    out["span"] = _span(files, s.span)
+    return out
+
+
+def _span(files: dict[str, SourceFile], span: Span) -> dict | None:
+    sf = files.get(span.file)
+    if sf is None:
+        return None
+    (line, col), (end_line, end_col) = sf.line_col(span.start), sf.line_col(span.end)
+    return {"file": span.file, "line": line, "column": col, "end_line": end_line,
+            "end_column": end_col}

@@ -1,0 +1,131 @@
+"""`afpc run`, `afpc resume`, `afpc test`: exit codes, JSON, no tracebacks."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from afp_dsl.cli import main
+
+SPEC = """
+agent desk { tools = [refund, lookup] policies = [guard] }
+tool lookup { description = "look" impl = returns("found") }
+tool refund { description = "refund" input { amount: number } impl = returns("refunded") }
+policy guard {
+  before refund { ask when args.amount > 100 because "needs a person" }
+  output { deny when text matches /guarantee/ because "no guarantees" }
+}
+test small {
+  user "x"
+  model calls refund { amount: 5 }
+  model says "refunded 5"
+}
+test big {
+  user "x"
+  model calls refund { amount: 500 }
+  model says "refunded 500"
+}
+test promise {
+  user "x"
+  model says "I guarantee it"
+}
+test failing {
+  user "x"
+  model says "hello"
+  expect answer == "bye"
+}
+"""
+
+
+@pytest.fixture
+def env(tmp_path):
+    spec = tmp_path / "desk.afp"
+    spec.write_text(textwrap.dedent(SPEC))
+    return spec, tmp_path / "runs.db"
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def run(env, *extra):
+    spec, db = env
+    return cli("run", spec, "-m", "please", "--store", db, *extra)
+
+
+def test_run_answered_exits_0_and_prints_the_answer(env):
+    res = run(env, "--script", "small")
+    assert res.exit_code == 0 and "refunded 5" in res.output
+
+
+def test_run_json_is_machine_readable(env):
+    res = run(env, "--script", "small", "--json")
+    out = json.loads(res.output.strip().splitlines()[-1])
+    assert out["outcome"] == "answered" and out["answer"] == "refunded 5" and out["run_id"]
+
+
+def test_run_denied_exits_1(env):
+    assert run(env, "--script", "promise").exit_code == 1
+
+
+def test_run_paused_exits_3_then_resume_answers_once(env):
+    spec, db = env
+    res = run(env, "--script", "big", "--json")
+    assert res.exit_code == 3
+    out = json.loads(res.output.strip().splitlines()[-1])
+    assert out["checkin"]["question"] == "needs a person"
+    rid = out["run_id"]
+    res2 = cli("resume", rid, "--approve", "--by", "maya", "--store", db)
+    assert res2.exit_code == 0 and "refunded 500" in res2.output
+    res3 = cli("resume", rid, "--approve", "--store", db)
+    assert res3.exit_code == 1 and "Traceback" not in res3.output
+    assert "nothing to resume" in res3.output
+
+
+def test_resume_without_a_decision_is_a_usage_error(env):
+    spec, db = env
+    rid = json.loads(run(env, "--script", "big", "--json").output.strip().splitlines()[-1])["run_id"]
+    res = cli("resume", rid, "--store", db)
+    assert res.exit_code == 2 and "--approve or --decline" in res.output
+
+
+def test_resume_decline(env):
+    spec, db = env
+    rid = json.loads(run(env, "--script", "big", "--json").output.strip().splitlines()[-1])["run_id"]
+    res = cli("resume", rid, "--decline", "--note", "no", "--store", db, "--json")
+    assert res.exit_code == 0
+
+
+def test_run_error_exits_1(tmp_path):
+    spec = tmp_path / "unbound.afp"
+    spec.write_text('agent a { tools = [t] }\ntool t { description = "t" }\n')
+    res = cli("run", spec, "-m", "x", "--store", tmp_path / "r.db", "--json")
+    assert res.exit_code == 1
+    assert "AFP501" in json.loads(res.output.strip().splitlines()[-1])["error"]
+
+
+def test_bad_inputs_never_print_a_traceback(env, tmp_path):
+    spec, db = env
+    bad = tmp_path / "bad.afp"
+    bad.write_text("agent { oops")
+    for args, code in ((("run", tmp_path / "missing.afp", "-m", "x"), 2),
+                       (("run", bad, "-m", "x", "--store", db), 1),
+                       (("run", spec, "-m", "x", "--agent", "nope", "--store", db), 1),
+                       (("run", spec, "-m", "x", "--script", "nope", "--store", db), 1),
+                       (("run", spec, "-m", "x", "--provider", "nope", "--store", db), 2),
+                       (("resume", "run-unknown", "--approve", "--store", db), 1)):
+        res = cli(*args)
+        assert res.exit_code == code, (args, res.output)
+        assert "Traceback" not in res.output
+
+
+def test_test_command_exit_codes_k_and_junit(env, tmp_path):
+    spec, _ = env
+    res = cli("test", spec, "-k", "small or promise")
+    assert res.exit_code == 0 and "2 passed, 0 failed" in res.output
+    xml = tmp_path / "j.xml"
+    res = cli("test", spec, "--junit", xml)
+    assert res.exit_code == 1 and "failing FAILED" in res.output
+    assert "<testsuite" in xml.read_text()

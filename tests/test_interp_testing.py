@@ -1,0 +1,161 @@
+"""`afpc test` semantics: scripts, stubs, follow-ups, decisions, expectations, reports."""
+from __future__ import annotations
+
+import textwrap
+
+from afp_dsl.testing import junit, report, run_files
+
+SPEC = """
+agent desk { tools = [lookup, refund] graph = m policies = [guard] }
+tool lookup { description = "look" input { id: string } }
+tool refund { description = "refund" input { amount: number } }
+skill a { description = "A" tools = [lookup] }
+skill b { description = "B" tools = [refund] }
+graph m {
+  entry a
+  route a -> b on lookup when result.found == true
+}
+policy guard { before refund { ask when args.amount > 100 because "needs a person" } }
+"""
+
+
+def write(tmp_path, body: str, name: str = "t.afp"):
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(SPEC) + textwrap.dedent(body))
+    return f
+
+
+def run(tmp_path, body: str, pattern=None):
+    results, problems = run_files([write(tmp_path, body)], pattern)
+    assert problems == []
+    return results
+
+
+def test_a_passing_test_with_stubs_route_cursor_and_counts(tmp_path):
+    (r,) = run(tmp_path, """
+    test ok {
+      user "find X1"
+      model calls lookup { id: "X1" }
+      tool lookup returns { found: true }
+      model says "found it"
+      expect answer == "found it"
+      expect route a -> b
+      expect cursor b
+      expect called lookup 1
+      expect not called refund
+      expect outcome answered
+      expect trace route.evaluated
+    }
+    """)
+    assert r.passed, r.failures
+
+
+def test_failures_show_expected_actual_and_events(tmp_path):
+    (r,) = run(tmp_path, """
+    test bad {
+      user "find X1"
+      model calls lookup { id: "X1" }
+      tool lookup returns { found: false }
+      model says "nope"
+      expect cursor b
+      expect answer matches /found/
+      expect called lookup 2
+    }
+    """)
+    assert not r.passed and len(r.failures) == 3
+    assert "expected: b" in r.failures[0] and "actual:   a" in r.failures[0]
+    assert "last events of run" in r.failures[0] and "run.finished" in r.failures[0]
+    text = report([r], [])
+    assert "FAILED" in text and "0 passed, 1 failed" in text
+
+
+def test_approve_answers_the_pending_check_in(tmp_path):
+    (r,) = run(tmp_path, """
+    test asks_a_person {
+      user "refund 500"
+      model calls refund { amount: 500 }
+      approve by "maya"
+      tool refund returns "refunded"
+      model says "done"
+      expect outcome answered
+      expect called refund 1
+      expect trace checkin.decided
+    }
+    """)
+    assert r.passed, r.failures
+
+
+def test_decline_and_paused_outcome(tmp_path):
+    (r,) = run(tmp_path, """
+    test paused_then_declined {
+      user "refund 500"
+      model calls refund { amount: 500 }
+      expect outcome paused
+      decline note "no"
+      model says "ok, not refunded"
+      expect not called refund
+      expect outcome answered
+    }
+    """)
+    assert r.passed, r.failures
+
+
+def test_second_user_is_a_follow_up_in_the_same_conversation(tmp_path):
+    (r,) = run(tmp_path, """
+    test follow_up {
+      user "hello"
+      model says "hi"
+      user "again"
+      model says "hi again"
+      expect answer == "hi again"
+    }
+    """)
+    assert r.passed, r.failures
+
+
+def test_unused_script_lines_fail(tmp_path):
+    (r,) = run(tmp_path, """
+    test extra {
+      user "hello"
+      model says "hi"
+      model says "never used"
+      tool lookup returns "never used"
+    }
+    """)
+    assert not r.passed
+    assert any("never used" in f or "were never used" in f for f in r.failures)
+    assert any("stub for `lookup`" in f for f in r.failures)
+
+
+def test_missing_reply_fails_naming_the_call(tmp_path):
+    (r,) = run(tmp_path, """
+    test short {
+      user "find X1"
+      model calls lookup { id: "X1" }
+      tool lookup returns { found: false }
+      expect outcome answered
+    }
+    """)
+    assert not r.passed and "LLM call #2" in r.failures[0]
+
+
+def test_k_selects_and_junit_is_xml(tmp_path):
+    body = """
+    test alpha_one { user "a" model says "x" }
+    test beta_two { user "b" model says "y" expect answer == "nope" }
+    """
+    results = run(tmp_path, body, pattern="alpha")
+    assert [r.name for r in results] == ["alpha_one"]
+    results = run(tmp_path, body, pattern="not alpha")
+    assert [r.name for r in results] == ["beta_two"]
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(junit(run(tmp_path, body), []))
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+    assert root.find("testcase/failure") is not None
+
+
+def test_a_file_with_errors_is_reported_not_raised(tmp_path):
+    f = tmp_path / "broken.afp"
+    f.write_text("agent { ")
+    results, problems = run_files([f])
+    assert results == [] and problems and "cannot load" in report(results, problems)
