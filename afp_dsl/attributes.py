@@ -119,7 +119,7 @@ class Converter:
     def c_expr(self, spec: Attr, value: Any, key_span: Span) -> Any:
         if isinstance(value, (MapV, CallV, ir.Regex)):
             return self.bad(value, key_span, "a condition such as `args.amount > 100`", spec.field)
-        return value
+        return self.v.clean_expr(value)
 
     # -------------------------------------------------------------- references
     def as_ref(self, value: Any) -> ir.Ref | None:

@@ -177,7 +177,10 @@ def resume_(run_id: str, decision: str | None, by: str | None, note: str | None,
         raise _Bad(f"run `{run_id}` has nothing to resume (unknown run, finished, or already "
                    f"resumed)")
     launch = data.get("launch") or {}
-    program = _load(data.get("spec") or "")
+    if not data.get("spec"):
+        raise _Bad(f"run `{run_id}` was started from the Python API; resume it there with "
+                   f"`agent.resume(checkpoint, approve(checkin))`")
+    program = _load(data["spec"])
     replies, stubs = _script(program, launch.get("script"))
     used = data["state"].get("llm_calls", 0)
     if stubs is not None:

@@ -78,7 +78,10 @@ def resume_inner(ctx: RunCtx, call, info, checkin: dict, resume: dict):
 def _result(ctx: RunCtx, call, info, core, trace: Trace):
     ctx.session.inner_runs(call.name, info.decl.keep_runs).put(call.id, trace)
     if core.outcome == "paused":
+        from .toolcall import call_fingerprint
+        outer_fp = call_fingerprint(call.name, call.id, dict(call.arguments))
         return "pause", {**core.checkin, "source": "inner", "inner_run": trace.run_id,
+                         "fp": outer_fp, "inner_fp": core.checkin["fp"],
                          "inner_checkpoint": core.checkpoint,
                          "inner_events": [e.to_dict() for e in trace]}
     if core.outcome == "error":

@@ -5,13 +5,11 @@ Role:       a generator core (`run_core`) yielding effect requests; `runner` dri
             check-ins and resumption of a paused batch.
 Emits:      run.started, cursor.moved, route.evaluated, route.conflict, context.composed,
             llm.called, llm.replied, steps.unfinished, budget.exhausted, checkin.requested,
-            run.paused, run.resumed, checkin.decided, run.finished.
+            run.paused, run.resumed, checkin.decided, redaction.applied, run.finished.
 Invariants: at most `max_iterations` LLM calls (+1 wrap-up call); tools run only for calls
             1..max-1; the core never performs I/O and never reads the clock.
 """
 from __future__ import annotations
-
-from typing import Any
 
 import attrs
 
@@ -22,7 +20,7 @@ from .evaluate import Env
 from .providers.base import HistoryView, Message, Request
 from .runtime import LLMCall, RunCtx
 from .state import Pending, ToolResult
-from .toolcall import call_fingerprint, dispatch, record_decisions, to_text
+from .toolcall import dispatch, record_decisions
 
 WRAP_UP = ("Your action budget for this run is spent. Do not request tools. Give your best final "
            "answer from what you have: what you completed, what remains undone, and anything the "
@@ -179,23 +177,11 @@ def _provider_failed(ctx: RunCtx, exc: Exception) -> CoreResult:
 
 # ---------------------------------------------------------------- cursor
 def _cursor_step(ctx: RunCtx) -> None:
-    st, graph = ctx.state, ctx.plan.graph
-    if st.cursor is not None and st.cursor_cause == "continuity" and st.cursor_event is None:
-        d = CursorDecision(None, st.cursor, "continuity")
-        st.cursor = None
-    elif st.iteration == 1 and st.cursor is None:
-        d = cold_start(graph, st.message, st.iteration)
-    else:
-        d = advance(graph, st.cursor, st.last_batch, st.pick, st.message, st.iteration)
+    st = ctx.state
+    d = _decide_cursor(ctx)
     pick_event = st.pick_event if d.cause == "model-pick" else None
     st.pick = st.pick_event = None
-    evaluated = []
-    for ev in d.evidence:
-        evaluated.append(ctx.emit("route.evaluated", {
-            "edge": ev.route.text, "from": ev.route.src, "to": ev.route.dst, "call_id": ev.call_id,
-            "tool": ev.tool, "status": ev.status, "fired": ev.fired, "reason": ev.reason,
-            "conditions": [_cond(c) for c in ev.conditions]},
-            source=ev.route.span, caused_by=(ev.result_event,)))
+    evaluated = [_record_evidence(ctx, ev) for ev in d.evidence]
     if d.fired_by is not None:
         cause = tuple(x for x, ev in zip(evaluated, d.evidence) if ev.fired)[:1]
     elif pick_event:
@@ -208,6 +194,33 @@ def _cursor_step(ctx: RunCtx) -> None:
                                       "tool": d.fired_by.tool, "to": d.to},
             "losers": [{"edge": x.route.text, "call_id": x.call_id, "tool": x.tool, "to": x.dst}
                        for x in d.losers]}, source=d.edge.span, caused_by=cause)
+    eid = _record_move(ctx, d, cause)
+    if d.to != st.cursor or d.cause == "continuity":
+        for name in (st.cursor, d.to):
+            if name is not None:
+                st.steps[name] = 0  # a cursor move resets the procedure
+        st.cursor, st.cursor_cause, st.cursor_event = d.to, d.cause, eid
+
+
+def _decide_cursor(ctx: RunCtx) -> CursorDecision:
+    st, graph = ctx.state, ctx.plan.graph
+    if st.cursor is not None and st.cursor_cause == "continuity" and st.cursor_event is None:
+        to, st.cursor = st.cursor, None
+        return CursorDecision(None, to, "continuity")
+    if st.iteration == 1 and st.cursor is None:
+        return cold_start(graph, st.message, st.iteration)
+    return advance(graph, st.cursor, st.last_batch, st.pick, st.message, st.iteration)
+
+
+def _record_evidence(ctx: RunCtx, ev) -> str:
+    return ctx.emit("route.evaluated", {
+        "edge": ev.route.text, "from": ev.route.src, "to": ev.route.dst, "call_id": ev.call_id,
+        "tool": ev.tool, "status": ev.status, "fired": ev.fired, "reason": ev.reason,
+        "conditions": [_cond(c) for c in ev.conditions]},
+        source=ev.route.span, caused_by=(ev.result_event,))
+
+
+def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
     source = d.edge.span if d.edge else (d.entry.span if d.entry else None)
     payload = {"from": d.src, "to": d.to, "cause": d.cause}
     if d.edge is not None:
@@ -216,12 +229,7 @@ def _cursor_step(ctx: RunCtx) -> None:
         payload["witness"] = [_cond(c) for c in d.witness]
     if d.superseded:
         payload["superseded_pick"] = d.superseded
-    eid = ctx.emit("cursor.moved", payload, source=source, caused_by=cause)
-    if d.to != st.cursor or d.cause == "continuity":
-        for name in (st.cursor, d.to):
-            if name is not None:
-                st.steps[name] = 0
-        st.cursor, st.cursor_cause, st.cursor_event = d.to, d.cause, eid
+    return ctx.emit("cursor.moved", payload, source=source, caused_by=cause)
 
 
 def _cond(c) -> dict:
@@ -262,11 +270,13 @@ def _pause(ctx: RunCtx, call, checkin: dict) -> CoreResult:
     source = Span(*span) if span else None
     req = ctx.emit("checkin.requested", {
         "checkin": checkin["id"], "tool": checkin["tool"], "call_id": checkin["call_id"],
-        "args": dict(call.arguments), "question": checkin["question"],
+        "args": checkin["args"] if checkin["source"] == "inner" else dict(call.arguments),
+        "question": checkin["question"],
         "source": checkin["source"], "policy": checkin.get("policy")},
         source=source, caused_by=(ctx.state.pending.reply_event,))
     ctx.emit("run.paused", {"checkin": checkin["id"]}, caused_by=(req,))
-    public = {**checkin, "args": ctx.redactor.scrub(dict(call.arguments))}
+    args = checkin["args"] if checkin["source"] == "inner" else dict(call.arguments)
+    public = {**checkin, "args": ctx.redactor.scrub(args)}
     return CoreResult("paused", None, checkin=public, checkpoint=_checkpoint(ctx))
 
 
@@ -299,12 +309,14 @@ def _final(ctx: RunCtx, text: str, replied: str):
 
 def _answer(ctx: RunCtx, outcome: str, text: str, cause: str) -> CoreResult:
     st = ctx.state
-    st.history.append(Message("assistant", text))
     denied = _message_policy(ctx, "output", {"text": text, "message": st.message,
                                              "iteration": st.iteration, "skill": st.cursor},
                              cause)
     if denied is not None:
-        return _finish(ctx, "denied", f"I can't give that answer: {denied}", cause=cause)
+        refusal = f"I can't give that answer: {denied}"
+        st.history.append(Message("assistant", refusal))  # a follow-up sees what the user saw
+        return _finish(ctx, "denied", refusal, cause=cause)
+    st.history.append(Message("assistant", text))
     return _finish(ctx, outcome, text, cause=cause)
 
 
@@ -319,7 +331,6 @@ def _budget(ctx: RunCtx, reply, replied: str):
     if reply.text:
         st.history.append(Message("assistant", reply.text))
     st.history.append(Message("user", WRAP_UP))
-    st.wrap_up = True
     final, replied2 = yield from _call_llm(ctx, ctx.comp.system, (), replied)
     if final is None:
         return replied2
@@ -352,9 +363,10 @@ def _finish(ctx: RunCtx, outcome: str, answer: str | None, *, error: str | None 
     if error:
         payload["error"] = error
     if report.total:
-        payload["redaction"] = {"counts": dict(report.counts), "paths": list(report.paths)}
+        ctx.emit("redaction.applied", {"counts": dict(report.counts), "paths": list(report.paths),
+                                       "paths_dropped": report.paths_dropped})
     ctx.emit("run.finished", payload, caused_by=(cause,) if cause else ())
     return CoreResult(outcome, answer, error=error, checkpoint=checkpoint)
 
 
-__all__ = ["CoreResult", "run_core", "call_fingerprint", "to_text"]
+__all__ = ["CoreResult", "WRAP_UP", "run_core"]

@@ -161,7 +161,7 @@ class Lowerer:
         for s in blocks[0].children:
             tool_tok = s.children[0]
             note = self.v.string(s.children[1]) if len(s.children) > 1 else ""
-            steps.append(ir.Step(tool=ir.Ref(name=str(tool_tok), span=self.v.span(tool_tok)), note=note,
+            steps.append(ir.Step(tool=self.ref(tool_tok), note=note,
                                  span=self.v.span(s)))
         return {"steps": tuple(steps)}
 
@@ -183,7 +183,7 @@ class Lowerer:
             if isinstance(part, lark.Token) and part.type in ("STRING", "MLSTRING"):
                 label = self.v.string(part)
             elif part is not None:
-                when = self.v.value(part)
+                when = self.v.expr(part)
         return ir.Entry(skill=self.ref(skill_tok), when=when, label=label, span=self.v.span(node))
 
     def route(self, node: lark.Tree) -> ir.Route:
@@ -198,7 +198,7 @@ class Lowerer:
             elif part.data == "route_status":
                 fields["status"] = self.statuses(part.children[0])
             elif part.data == "route_when":
-                fields["when"] = self.v.value(part.children[0])
+                fields["when"] = self.v.expr(part.children[0])
         return ir.Route(src=self.ref(src), dst=self.ref(dst), span=self.v.span(node), **fields)
 
     def arrow(self, tok: lark.Token) -> None:
@@ -226,7 +226,7 @@ class Lowerer:
         for part in node.children[1:]:
             if isinstance(part, lark.Token) and part.type == "STAR":
                 any_tool = True
-            elif isinstance(part, lark.Token):
+            elif part.data == "qname":
                 tool = self.ref(part)
             else:
                 rules.append(self.rule(part))
@@ -245,7 +245,7 @@ class Lowerer:
     def rule(self, node: lark.Tree) -> ir.Rule:
         action_tok = node.children[0].children[0]
         action = str(action_tok)
-        when = self.v.value(node.children[1])
+        when = self.v.expr(node.children[1])
         because = self.v.string(node.children[2]) if len(node.children) > 2 else None
         span = self.v.span(action_tok)
         if because is None and action in ("deny", "ask"):
@@ -264,8 +264,14 @@ class Lowerer:
         return {"statements": tuple(stmts)}
 
     # -------------------------------------------------------------- references
-    def ref(self, tok: lark.Token) -> ir.Ref:
-        return ir.Ref(name=str(tok), span=self.v.span(tok))
+    def ref(self, node: lark.Token | lark.Tree) -> ir.Ref:
+        """A `qname` (or a bare NAME token) as a reference."""
+        if isinstance(node, lark.Token):
+            return ir.Ref(name=str(node), span=self.v.span(node))
+        parts = node.children
+        if len(parts) == 2:
+            return ir.Ref(name=str(parts[1]), alias=str(parts[0]), span=self.v.span(node))
+        return ir.Ref(name=str(parts[0]), span=self.v.span(parts[0]))
 
     def data(self, node: Any) -> Any:
         return to_data(self.v.value(node), self.diags)

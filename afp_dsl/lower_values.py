@@ -20,6 +20,7 @@ from .codes import diag
 from .diagnostics import Diagnostic
 from .source import Span
 
+EXPR_CALLS = ("returned", "active")
 REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
 
@@ -129,7 +130,36 @@ class ValueLowerer:
         callee = node.children[0]
         name_tok = callee.children[0] if isinstance(callee, lark.Tree) else callee
         args = tuple(self.value(c) for c in node.children[1:])
-        return CallV(str(name_tok), args, self.span(node), self.span(name_tok))
+        name = str(name_tok)
+        if name in EXPR_CALLS and len(args) == 1 and isinstance(args[0], ir.Path) and len(
+                args[0].segments) <= 1 and all(isinstance(x, str) for x in args[0].segments):
+            p = args[0]
+            ref = (ir.Ref(name=p.segments[0], alias=p.root, span=p.span) if p.segments
+                   else ir.Ref(name=p.root, span=p.span))
+            return ir.Call(func=name, arg=ref, span=self.span(node))
+        return CallV(name, args, self.span(node), self.span(name_tok))
+
+    def expr(self, node: lark.Tree | lark.Token) -> Any:
+        """A condition: like `value`, but data maps and value calls are reported and replaced."""
+        return self.clean_expr(self.value(node))
+
+    def clean_expr(self, e: Any) -> Any:
+        if isinstance(e, (ir.Path, ir.Lit, ir.Call, ir.Regex)):
+            return e
+        if isinstance(e, ir.ListExpr):
+            return attrs.evolve(e, items=tuple(self.clean_expr(i) for i in e.items))
+        if isinstance(e, ir.Compare):
+            return attrs.evolve(e, left=self.clean_expr(e.left), right=self.clean_expr(e.right))
+        if isinstance(e, (ir.And, ir.Or)):
+            return attrs.evolve(e, items=tuple(self.clean_expr(i) for i in e.items))
+        if isinstance(e, ir.Not):
+            return attrs.evolve(e, item=self.clean_expr(e.item))
+        what = "a map" if isinstance(e, MapV) else f"`{getattr(e, 'func', '?')}(...)`"
+        hint = ("conditions call only `returned(TOOL)` and `active(SKILL)`" if isinstance(e, CallV)
+                else "conditions compare paths with literals, lists of literals or regexes")
+        self.diags.append(diag("AFP106", f"{what} cannot stand in a condition", e.span, "not allowed here",
+                               help=hint))
+        return ir.Lit(value=None, span=e.span)
 
     # -------------------------------------------------------------- expressions
     def path(self, node: lark.Tree) -> ir.Path:

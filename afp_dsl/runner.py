@@ -149,7 +149,7 @@ class Agent:
             names = ", ".join(f"`{d.name}`" for d in prog.root_module.decls if isinstance(d, ir.Agent))
             what = f"no agent `{name}`" if name else "the spec has several agents (or none); name one"
             raise AgentNotFound(f"{what}; agents: {names or 'none'}")
-        self.effects = effects or Effects()
+        self.effects = effects or Effects.live()
         self.plan: Plan = build_plan(analysis, *found)
         self.store = store if store is not None else sqlite(":memory:")
         self.spec = spec
@@ -159,6 +159,7 @@ class Agent:
                                self.store, stubs, model, policy_host=_policy_host)
         self.session.plans[self.plan.name] = self.plan
         self._conversations = 0
+        self._paused: dict[str, Conversation] = {}  # run id -> conversation of a paused run
 
     @property
     def name(self) -> str:
@@ -179,11 +180,13 @@ class Agent:
 
     def resume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
-        return self._complete(ctx, drive_sync(run_core(ctx, resume)), None)
+        conv = self._paused.pop(ctx.state.run_id, None)
+        return self._complete(ctx, drive_sync(run_core(ctx, resume)), conv)
 
     async def aresume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
-        return self._complete(ctx, await drive_async(run_core(ctx, resume)), None)
+        conv = self._paused.pop(ctx.state.run_id, None)
+        return self._complete(ctx, await drive_async(run_core(ctx, resume)), conv)
 
     # ------------------------------------------------------------ internals
     def _redactor(self) -> Redactor:
@@ -227,13 +230,28 @@ class Agent:
             checkpoint = Checkpoint(st.run_id, ci["id"] if ci else None, data)
         else:
             store.delete_checkpoint(st.run_id)
-        if conv is not None and core.outcome != "paused":
+        if conv is not None and core.outcome == "paused":
+            self._paused[st.run_id] = conv
+        elif conv is not None:
             conv.history = st.history
             conv.cursor = st.cursor
             conv.runs.append(st.run_id)
+        self._save_inner(st.run_id)
         inner = {k: v for k, v in self.session.inner.items()}
         return RunResult(core.outcome, core.answer, st.run_id, ctx.rec.trace, checkin, checkpoint,
                          core.error, inner, self.session.program)
+
+    def _save_inner(self, run_id: str) -> None:
+        """Inner runs of agent-backed tools go to the store too, under `<run>/<call id>`."""
+        prefix = run_id + "/"
+        for runs in self.session.inner.values():
+            for trace in runs.runs.values():
+                if trace.run_id.startswith(prefix):
+                    fin = [e for e in trace.tail(1) if e.kind == "run.finished"]
+                    outcome = fin[0].payload.get("outcome") if fin else None
+                    self.store.save_run(trace.run_id, "inner", self.spec, "finished", outcome,
+                                        fin[0].payload.get("answer") if fin else None,
+                                        {"outer": run_id}, trace.events)
 
     def _prepare_resume(self, checkpoint: Any, decision: Any) -> tuple[RunCtx, dict]:
         run_id = checkpoint.run_id if isinstance(checkpoint, Checkpoint) else str(checkpoint)
@@ -244,20 +262,20 @@ class Agent:
             raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: it finished, "
                                       f"or it was already resumed")
         state = RunState.from_checkpoint(data["state"])
+        red = self._redactor()
+        relearn(red, state.history)
         pending = state.pending
         if pending is not None and pending.checkin is not None:
-            resume = self._check_decision(run_id, pending, decision)
+            resume = self._check_decision(run_id, pending, decision, red)
         elif decision is not None:
             raise ResumeDecisionError(f"run `{run_id}` is not waiting on a check-in; resume it "
                                       f"without a decision")
         else:
             resume = {"decision": None}
-        red = self._redactor()
-        relearn(red, state.history)
         trace = Trace(run_id, self.store.events(run_id))
         return self._ctx(state, trace, red), resume
 
-    def _check_decision(self, run_id: str, pending, decision: Any) -> dict:
+    def _check_decision(self, run_id: str, pending, decision: Any, red: Redactor) -> dict:
         checkin = pending.checkin
         if not isinstance(decision, Decision):
             raise ResumeDecisionError(
@@ -278,7 +296,8 @@ class Agent:
         if fp != checkin["fp"] or fp != row["fp"]:
             raise ResumeDecisionError(f"the checkpoint's call changed since check-in "
                                       f"`{checkin['id']}` was asked; nothing was run")
-        record = {"approved": decision.approved, "by": decision.by, "note": decision.note}
+        record = red.scrub({"approved": decision.approved, "by": decision.by,
+                            "note": decision.note})
         if not self.store.decide_checkin(checkin["id"], fp, record):
             raise ResumeDecisionError(f"check-in `{checkin['id']}` was already decided; a "
                                       f"decision applies once")

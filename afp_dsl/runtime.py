@@ -107,10 +107,18 @@ class Recorder:
         self.seq += 1
         self.time += 1
         eid = f"{self.trace.run_id}:{self.seq}"
-        clean = self.redactor.scrub(payload) if payload else payload
+        clean = self.redactor.scrub(payload) if payload and not inert(self.redactor) else payload
         self.trace.append(Event(self.seq, eid, kind, iteration, self.time,
                                 tuple(c for c in caused_by if c), source, clean))
         return eid
+
+
+def inert(red: Redactor) -> bool:
+    """True when scrubbing cannot change anything: no rules and nothing remembered."""
+    flag = getattr(red, "inert", None)
+    if flag is not None:
+        return bool(flag)
+    return not red._rules and not red._memory.values  # until Redactor exposes `inert`
 
 
 # ---------------------------------------------------------------- test stubs

@@ -2,7 +2,7 @@
 
 Role:       the only module that knows the IR's JSON field names; `afpc compile` writes this and
             `afp_dsl.load_ir` reads it back without the parser.
-Invariants: every IR object carries a `kind` tag (its class name); spans are `[file, start, end]`;
+Invariants: every IR object carries a `node` tag (its class name); spans are `[file, start, end]`;
             `ir_from_json(ir_to_json(p)) == p`.
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .frozen import FrozenMap, freeze, thaw
 from .source import Span
 
 FORMAT_VERSION = 1
+TAG = "node"  # every IR object's class name; no IR class has a field of this name
 CLASSES: dict[str, type] = {
     name: obj for name, obj in vars(ir).items()
     if isinstance(obj, type) and attrs.has(obj) and obj.__module__ == ir.__name__
@@ -53,9 +54,9 @@ def make_converter() -> cattrs.Converter:
     def structure_union(value: Any, t: Any) -> Any:
         if value is None:
             return None
-        cls = CLASSES.get(value.get("kind")) if isinstance(value, dict) else None
+        cls = CLASSES.get(value.get(TAG)) if isinstance(value, dict) else None
         if cls is None:
-            raise ValueError(f"unknown IR kind {value.get('kind') if isinstance(value, dict) else value!r}")
+            raise ValueError(f"unknown IR node {value.get(TAG) if isinstance(value, dict) else value!r}")
         return conv.structure(value, cls)
 
     conv.register_structure_hook_func(_is_ir_union, structure_union)
@@ -84,13 +85,13 @@ def _strict(t: type):
 
 def _tagging(name: str, fn):
     def unstructure(obj: Any) -> dict:
-        return {"kind": name, **fn(obj)}
+        return {TAG: name, **fn(obj)}
     return unstructure
 
 
 def _untagging(fn):
     def structure(value: dict, cls: type) -> Any:
-        return fn({k: v for k, v in value.items() if k != "kind"}, cls)
+        return fn({k: v for k, v in value.items() if k != TAG}, cls)
     return structure
 
 

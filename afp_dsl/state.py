@@ -65,7 +65,6 @@ class RunState:
     tool_calls: int = 0
     pending: Pending | None = None
     start_event: str = ""
-    wrap_up: bool = False
     seq: int = 0
     time: int = 0
 

@@ -75,9 +75,18 @@ class SqliteStore:
                   "status=excluded.status, outcome=excluded.outcome, answer=excluded.answer, "
                   "meta=excluded.meta", (run_id, agent, spec, status, outcome, answer,
                                          dumps(meta)))]
-        items += [("INSERT OR IGNORE INTO events VALUES (?,?,?,?)",
-                   (run_id, e.seq, e.kind, e.to_json())) for e in events]
-        self._tx(items)
+        rows = [(run_id, e.seq, e.kind, e.to_json()) for e in events]
+        with self._lock:
+            cur = self._db.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, args in items:
+                    cur.execute(sql, args)
+                cur.executemany("INSERT OR IGNORE INTO events VALUES (?,?,?,?)", rows)
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
 
     def run(self, run_id: str) -> dict | None:
         row = self._db.execute("SELECT run_id, agent, spec, status, outcome, answer, meta FROM runs "

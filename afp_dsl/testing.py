@@ -131,8 +131,16 @@ def _leftovers(case: _Case) -> None:
 
 
 # ---------------------------------------------------------------- expectations
-def _events(case: _Case, kind: str) -> list[Event]:
-    return [e for e in case.result.trace if e.kind == kind]
+def _events(case: _Case, kind: str, deep: bool = False) -> list[Event]:
+    """Events of the latest run; `deep` adds the inner runs of agent-backed tools."""
+    out = [e for e in case.result.trace if e.kind == kind]
+    if deep:
+        prefix = case.result.run_id + "/"
+        for runs in case.result.inner.values():
+            for trace in runs.runs.values():
+                if trace.run_id.startswith(prefix):
+                    out += [e for e in trace if e.kind == kind]
+    return out
 
 
 def _answer(case: _Case, st: ir.ExpectAnswer) -> None:
@@ -152,7 +160,7 @@ def _show(case: _Case, answer: Any) -> str:
 
 
 def _called(case: _Case, st: ir.ExpectCalled) -> None:
-    n = sum(1 for e in _events(case, "tool.returned")
+    n = sum(1 for e in _events(case, "tool.returned", deep=True)
             if e.payload.get("tool") == st.tool.name and e.payload.get("executed"))
     if n != st.count:
         what = f"`{st.tool.name}` ran {n} time(s)"
@@ -182,7 +190,7 @@ def _outcome(case: _Case, st: ir.ExpectOutcome) -> None:
 
 
 def _trace(case: _Case, st: ir.ExpectTrace) -> None:
-    if not _events(case, st.kind):
+    if not _events(case, st.kind, deep=True):
         kinds = sorted({e.kind for e in case.result.trace})
         case.fail(f"no `{st.kind}` event was recorded", st.kind, "kinds seen: " + ", ".join(kinds))
 

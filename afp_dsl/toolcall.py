@@ -20,13 +20,11 @@ import attrs
 from . import ir
 from . import skills as sk
 from .evaluate import Env, evaluate, parse_result
+from .argcheck import arg_problems, invalid_text
 from .frozen import thaw
 from .providers.base import ToolCall
 from .runtime import HostCall, RunCtx
 from .trace import dumps
-
-MAX_PROBLEMS = 10
-
 
 @attrs.frozen
 class CallOutcome:
@@ -183,66 +181,6 @@ def _validate(ctx: RunCtx, call: ToolCall, args: Any, info, called: str) -> Call
     return CallOutcome("invalid", invalid_text(call.name, problems))
 
 
-def invalid_text(tool: str, problems: list[str]) -> str:
-    lines = "\n".join(f"- {p}" for p in problems)
-    return (f"Invalid arguments for tool `{tool}` — the call was not executed.\n{lines}\n"
-            f"Fix the arguments to match the tool's input schema and call it again.")
-
-
-def arg_problems(validator, args: Any) -> list[str]:
-    """Up to 10 problems as `path: what was expected`; never the values themselves."""
-    errors = sorted(validator.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)),
-                                                               e.validator))
-    out = []
-    for e in errors:
-        out.extend(_describe(e))
-        if len(out) >= MAX_PROBLEMS:
-            break
-    return out[:MAX_PROBLEMS]
-
-
-def _path(parts) -> str:
-    text = ""
-    for p in parts:
-        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
-    return text or "arguments"
-
-
-def _describe(e) -> list[str]:
-    path, v, val = _path(e.absolute_path), e.validator, e.validator_value
-    if v == "required":
-        have = e.instance if isinstance(e.instance, dict) else {}
-        base = list(e.absolute_path)
-        return [f"{_path(base + [k])}: required but missing" for k in val if k not in have]
-    if v == "additionalProperties":
-        props = e.schema.get("properties", {})
-        extra = [k for k in (e.instance if isinstance(e.instance, dict) else {}) if k not in props]
-        return [f"{_path(list(e.absolute_path) + [k])}: not an allowed field" for k in extra]
-    return [f"{path}: {_expected(v, val)}"]
-
-
-_EXPECT = {
-    "type": lambda v: f"expected {' or '.join(v) if isinstance(v, list) else v}",
-    "enum": lambda v: "expected one of " + ", ".join(json.dumps(x) for x in v),
-    "const": lambda v: f"expected {json.dumps(v)}",
-    "pattern": lambda v: f"expected a string matching /{v}/",
-    "minimum": lambda v: f"expected a number >= {v}",
-    "maximum": lambda v: f"expected a number <= {v}",
-    "exclusiveMinimum": lambda v: f"expected a number > {v}",
-    "exclusiveMaximum": lambda v: f"expected a number < {v}",
-    "minLength": lambda v: f"expected at least {v} characters",
-    "maxLength": lambda v: f"expected at most {v} characters",
-    "minItems": lambda v: f"expected at least {v} items",
-    "maxItems": lambda v: f"expected at most {v} items",
-    "format": lambda v: f"expected format `{v}`",
-}
-
-
-def _expected(v: str, val: Any) -> str:
-    f = _EXPECT.get(v)
-    return f(val) if f else f"does not satisfy `{v}`"
-
-
 # ---------------------------------------------------------------- execution
 def _run(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
     kind, value = yield from _execute(ctx, call, args, info)
@@ -326,6 +264,8 @@ def resolve_python(target: str) -> tuple[Any, str | None]:
 
 
 def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
+    if not ctx.plan.policies:
+        return out
     chain = _chain(ctx, "after", call, args, called, reverse=True,
                    result=parse_result(out.result), status=out.status)
     if chain.outcome == "allow":
@@ -390,13 +330,22 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
     if out.status == "success" and call.name not in sk.BUILTINS:
         text += _step_advance(ctx, call, called)
     payload = {"tool": call.name, "call_id": call.id, "status": out.status,
-               "executed": out.executed, "result": thaw(out.result)}
+               "executed": out.executed, "result": thaw(out.result),
+               "duration": ctx.rec.time + 1 - _time_of(ctx, called)}
     if out.result is None or to_text(out.result) != text:
         payload["read"] = text
     info = ctx.plan.tools.get(call.name)
     eid = ctx.emit("tool.returned", payload, source=info.decl.span if info else None,
                    caused_by=(called,) + _decisions_since(ctx, called))
     return attrs.evolve(out, text=text, event=eid)
+
+
+def _time_of(ctx: RunCtx, event_id: str) -> int:
+    """Logical time of a recent event (durations are in clock ticks)."""
+    for e in reversed(ctx.rec.trace.tail(64)):
+        if e.id == event_id:
+            return e.time
+    return ctx.rec.time
 
 
 _ON_THE_WAY = ("policy.decided", "tool.args_invalid", "checkin.decided", "skill.rejected",
@@ -406,7 +355,7 @@ _ON_THE_WAY = ("policy.decided", "tool.args_invalid", "checkin.decided", "skill.
 def _decisions_since(ctx: RunCtx, called: str) -> tuple[str, ...]:
     """Ids of the decisions recorded for this call (policy rows, invalid args, check-ins)."""
     out = []
-    for e in reversed(ctx.rec.trace.events[-64:]):
+    for e in reversed(ctx.rec.trace.tail(64)):
         if e.id == called:
             break
         if e.kind in _ON_THE_WAY and called in e.caused_by or e.kind == "checkin.decided":

@@ -20,7 +20,7 @@ KINDS = (
     "tool.args_invalid", "policy.decided", "checkin.requested", "checkin.decided",
     "tool.returned", "route.evaluated", "route.conflict", "cursor.moved", "skill.rejected",
     "step.advanced", "step.skipped", "steps.unfinished", "budget.exhausted", "run.paused",
-    "run.resumed", "run.finished", "redaction.applied",
+    "run.resumed", "redaction.applied", "run.finished",
 )
 
 
@@ -87,6 +87,10 @@ class Trace:
 
     def __getitem__(self, i: int) -> Event:
         return self._events[i]
+
+    def tail(self, k: int) -> list[Event]:
+        """The last `k` events (O(k))."""
+        return self._events[-k:] if k > 0 else []
 
     @property
     def events(self) -> tuple[Event, ...]:

@@ -1,6 +1,7 @@
 """Conformance: context composition (§2) and read_skill (§3)."""
 from __future__ import annotations
 
+import pytest
 from interp_support import call, make, payloads, tool_texts
 
 ORDER = """
@@ -125,3 +126,90 @@ def test_open_skill_pick_never_moves_the_cursor():
     agent, _ = make(GRAPH, [call("read_skill", id="notes"), "ok"])
     r = agent.run("hi")
     assert [p["cause"] for p in payloads(r, "cursor.moved")] == ["entry", "stay"]
+
+
+SCOPED = """
+agent g { skills = [s] tools = [base] context = [after_t, while_s, last_ok] %s }
+tool base { description = "base" impl = returns("B") }
+tool t { description = "t" impl = returns({ ok: true }) }
+skill s { description = "S" tools = [t] }
+fact after_t { when = returned(t) == true data = "T-RAN" }
+fact while_s { when = active(s) == true data = "S-ACTIVE" }
+instruction last_ok { when = last.tool == "t" and last.result.ok == true prompt = "LAST-OK" }
+"""
+
+
+def test_tool_scope_active_offers_skill_tools_only_while_active():
+    agent, prov = make(SCOPED % 'tool_scope = "active"',
+                       [call("read_skill", id="s"), call("t"), "ok"])
+    agent.run("hi")
+    assert [t.name for t in prov.requests[0].tools] == ["base", "read_skill"]
+    assert [t.name for t in prov.requests[1].tools] == ["base", "t", "read_skill"]
+
+
+def test_tool_scope_always_offers_them_from_the_start():
+    agent, prov = make(SCOPED % "", ["ok"])
+    agent.run("hi")
+    assert [t.name for t in prov.requests[0].tools] == ["base", "t", "read_skill"]
+
+
+def test_last_root_in_context_when():
+    agent, prov = make(SCOPED % "", [call("read_skill", id="s"), call("t"), "ok"])
+    agent.run("hi")
+    first, second, third = (r.system for r in prov.requests)
+    assert "LAST-OK" in third and "LAST-OK" not in second
+
+
+@pytest.mark.xfail(reason="the lowerer leaves `returned(t)`/`active(s)` inside a comparison as "
+                          "`CallV` instead of `ir.Call` (reported to the lead)")
+def test_returned_and_active_calls_in_context_when():
+    agent, prov = make(SCOPED % "", [call("read_skill", id="s"), call("t"), "ok"])
+    agent.run("hi")
+    first, second, third = (r.system for r in prov.requests)
+    assert "S-ACTIVE" not in first and "S-ACTIVE" in second
+    assert "T-RAN" not in second and "T-RAN" in third
+
+
+def test_returned_and_active_calls_with_hand_built_ir():
+    from afp_dsl import ir
+    from afp_dsl.analysis import Analysis
+    from afp_dsl.effects import Effects, counter_ids
+    from interp_support import Recording
+
+    def cond(func, name):
+        return ir.Compare(op="==", left=ir.Call(func=func, arg=ir.Ref(name=name)),
+                          right=ir.Lit(value=True))
+    decls = (
+        ir.Agent(name="g", skills=(ir.Ref(name="s"),),
+                 context=(ir.Ref(name="after_t"), ir.Ref(name="while_s"))),
+        ir.Tool(name="t", description="t", impl=ir.ReturnsImpl(value="ok")),
+        ir.Skill(name="s", description="S", tools=(ir.Ref(name="t"),)),
+        ir.Fact(name="after_t", data=ir.Text(value="T-RAN"), when=cond("returned", "t")),
+        ir.Fact(name="while_s", data=ir.Text(value="S-ACTIVE"), when=cond("active", "s")),
+    )
+    program = ir.Program(root="m", modules=(ir.Module(key="m", decls=decls),))
+    prov = Recording([call("read_skill", id="s"), call("t"), "ok"])
+    from afp_dsl.runner import Agent
+    Agent(program, provider=prov, effects=Effects(run_ids=counter_ids("h"))).run("hi")
+    first, second, third = (r.system for r in prov.requests)
+    assert "S-ACTIVE" not in first and "S-ACTIVE" in second
+    assert "T-RAN" not in second and "T-RAN" in third
+
+
+def test_graph_scope_tools_scopes_the_graph_skills():
+    spec = """
+    agent g { graph = m }
+    tool t1 { description = "t1" impl = returns("1") }
+    tool t2 { description = "t2" impl = returns("2") }
+    skill a { description = "A" tools = [t1] }
+    skill b { description = "B" tools = [t2] }
+    graph m {
+      scope_tools = true
+      entry a when message matches /hi/
+      route a -> b on t1
+    }
+    """
+    agent, prov = make(spec, [call("t1"), "ok"])
+    agent.run("hi")
+    assert [t.name for t in prov.requests[0].tools] == ["t1", "read_skill"]
+    assert [t.name for t in prov.requests[1].tools] == ["t2", "read_skill"]

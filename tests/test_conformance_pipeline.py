@@ -184,3 +184,28 @@ def test_tool_without_body_names_the_fix(missing):
     agent, _ = make(SPEC, [call(missing, order_id="AB-1", count=1), "ok"])
     r = agent.run("hi")
     assert "stub it in the test" in r.error
+
+
+PAUSING = """
+agent outer { tools = [delegate] }
+agent worker { tools = [pay] }
+tool delegate { description = "d" input { task: string } impl = agent(worker) }
+tool pay { description = "pay" input { amount: number } check_in = true }
+"""
+
+
+def test_a_pause_inside_an_inner_agent_surfaces_as_an_outer_pause_and_resumes():
+    from afp_dsl.runner import approve
+    paid = []
+    script = [call("delegate", task="pay 5"), call("pay", amount=5), "inner done", "outer done"]
+    agent, prov = make(PAUSING, script, name="outer",
+                       tools={"pay": lambda amount: paid.append(amount) or "paid"})
+    r = agent.run("please pay")
+    assert r.paused and r.checkin.tool == "pay" and r.checkin.args == {"amount": 5}
+    assert paid == []
+    r2 = agent.resume(r.checkpoint, approve(r.checkin))
+    assert r2.outcome == "answered" and r2.answer == "outer done" and paid == [5]
+    assert tool_texts(prov.requests[-1]) == ["inner done"]
+    inner = r2.inner["delegate"].get("call-1-1")
+    assert [e.kind for e in inner][-1] == "run.finished"
+    assert "checkin.decided" in [e.kind for e in inner]

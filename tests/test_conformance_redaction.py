@@ -68,8 +68,10 @@ def test_copied_secret_is_scrubbed_and_the_report_counts_without_values():
     r = agent.run(MESSAGE)
     fin = payloads(r, "run.finished")[0]
     assert "TOK-RESULT-7777" not in fin["answer"] and "[REDACTED]" in fin["answer"]
-    assert fin["redaction"]["counts"]["secrets"] >= 3
-    assert all("7777" not in p for p in fin["redaction"]["paths"])
+    (applied,) = payloads(r, "redaction.applied")
+    assert applied["counts"]["secrets"] >= 3
+    assert any(p.endswith(".token") for p in applied["paths"])
+    assert all("7777" not in p for p in applied["paths"])
 
 
 CLI_SPEC = SPEC % "" + """

@@ -172,3 +172,18 @@ def test_once_holds_across_two_processes_sharing_the_store(tmp_path):
     outs = [json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1]) for p in procs]
     assert sorted("ok" in o for o in outs) == [False, True], outs
     assert sqlite(db).checkin(r.checkin.id)["state"] == "decided"
+
+
+def test_an_ask_during_a_resumed_dispatch_is_a_denial():
+    spec = SPEC.replace("policy later { before refund { deny when args.amount == 777 "
+                        "because \"later link says no\" } }",
+                        "policy later { before refund { ask when args.amount > 50 "
+                        "because \"a second question\" } }")
+    ran = []
+    agent, prov = make(spec, [call("refund", amount=200), "done"],
+                       tools={"refund": lambda amount: ran.append(amount) or "ok"})
+    r = agent.run("hi")
+    r2 = agent.resume(r.checkpoint, approve(r.checkin))
+    assert ran == [] and r2.outcome == "answered"
+    row = payloads(r2, "policy.decided")[-1]
+    assert row["policy"] == "later" and row["outcome"] == "deny" and "no pause here" in row["reason"]

@@ -155,3 +155,37 @@ def test_internal_errors_are_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch
     r = CliRunner().invoke(main, ["check", str(spec)])
     assert r.exit_code == 2
     assert "internal error" in r.output and "Traceback" not in r.output
+
+
+def test_serde_tag_collides_with_no_ir_field() -> None:
+    import attrs
+
+    from afp_dsl.serde import CLASSES, TAG
+    clashes = [name for name, cls in CLASSES.items() if TAG in {f.name for f in attrs.fields(cls)}]
+    assert not clashes
+
+
+def test_conditions_lower_calls_and_reject_data() -> None:
+    spec = '''tool t { description = "t" }
+skill s { description = "s" }
+instruction i { prompt = "p", when = returned(t) and not active(s) }
+instruction j { prompt = "p", when = last.result == { a: 1 } }
+'''
+    from afp_dsl.loader import load_program
+    program, diags = load_program(text=spec, name="c.afp")
+    i = program.root_module.get("i")
+    assert isinstance(i.when, ir.And) and isinstance(i.when.items[0], ir.Call)
+    assert i.when.items[0].arg.name == "t" and isinstance(i.when.items[1].item, ir.Call)
+    assert [d.code for d in diags] == ["AFP106"]
+    assert ir_from_json(ir_to_json(program)) == program
+
+
+def test_statements_accept_qualified_names() -> None:
+    spec = '''import "./other.afp" as other
+graph g { entry other.s  route other.s -> other.s on other.t }
+'''
+    from afp_dsl.loader import load_program
+    program, _ = load_program(text=spec, name="q.afp")
+    g = program.root_module.get("g")
+    assert g.routes[0].on.alias == "other" and g.routes[0].on.name == "t"
+    assert g.entries[0].skill.alias == "other"

@@ -134,3 +134,18 @@ def test_unknown_agent_is_a_clear_error():
     from afp_dsl.runner import AgentNotFound
     with pytest.raises(AgentNotFound, match="no agent `nope`; agents: `g`"):
         load(SPEC).agent("nope")
+
+
+def test_a_follow_up_after_a_resumed_pause_sees_the_whole_history():
+    from afp_dsl.runner import approve
+    spec = """
+    agent g { tools = [pay] }
+    tool pay { description = "pay" input { amount: number } check_in = true impl = returns("paid") }
+    """
+    agent, prov = make(spec, [call("pay", amount=1), "paid it", "you are welcome"])
+    conv = agent.conversation()
+    r = conv.run("pay one")
+    agent.resume(r.checkpoint, approve(r.checkin))
+    conv.run("thanks")
+    roles = [m.role for m in prov.requests[-1].messages]
+    assert roles == ["user", "assistant", "tool", "assistant", "user"]

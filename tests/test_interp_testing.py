@@ -159,3 +159,27 @@ def test_a_file_with_errors_is_reported_not_raised(tmp_path):
     f.write_text("agent { ")
     results, problems = run_files([f])
     assert results == [] and problems and "cannot load" in report(results, problems)
+
+
+def test_called_counts_executions_inside_agent_backed_tools(tmp_path):
+    f = tmp_path / "nested.afp"
+    f.write_text(textwrap.dedent("""
+    agent outer { tools = [ask_inner] }
+    agent inner { tools = [search] }
+    tool ask_inner { description = "ask" input { q: string } impl = agent(inner) }
+    tool search { description = "search" }
+    test nested {
+      agent = outer
+      user "go"
+      model calls ask_inner { q: "x" }
+      model calls search {}
+      tool search returns "hit"
+      model says "inner done"
+      model says "outer done"
+      expect called search 1
+      expect called ask_inner 1
+      expect answer == "outer done"
+    }
+    """))
+    (r,), problems = run_files([f])
+    assert problems == [] and r.passed, r.failures

@@ -205,7 +205,7 @@ def _outside(key, lit: ir.Lit, allowed: tuple, fact: Atom, is_status: bool) -> D
     if is_status:
         return diag("AFP306", f"`{shown}` is not a status", lit.span, "not in the status vocabulary",
                     notes=(f"statuses are {', '.join(S.STATUSES)}",), help=hint)
-    return diag("AFP305", f"`{key_text(key)}` can never be {shown}", lit.span,
+    return diag("AFP305", f"`{key_text(key)}` can never be `{shown}`", lit.span,
                 "not one of the declared values", notes=(fact.text,), help=hint)
 
 

@@ -159,12 +159,15 @@ def _opaque(c: Any, neg: bool, note: str) -> Atom:
 
 def _bare_atom(e: Any, neg: bool) -> Atom:
     """A bare operand used as a condition: it holds only when its value is exactly `true`."""
-    text = render_expr(e)
     if isinstance(e, ir.Lit):
-        return Atom("const", truth=(e.value is True) != neg, text=text, expr=e)
+        return Atom("const", truth=(e.value is True) != neg, text=render_expr(e), expr=e)
+    if isinstance(e, ir.ListExpr):  # a list is never exactly `true`
+        return Atom("const", truth=neg, text=render_expr(e), expr=e)
     key = key_of(e)
+    text = render_expr(e)
     if key is None:
-        return Atom("const", truth=neg, text=text, expr=e)
+        return Atom("opaque", text=text, note="an expression form the checker does not know",
+                    expr=e, neg=neg)
     return Atom("ne" if neg else "eq", key, values=(True,), text=f"not {text}" if neg else text, expr=e)
 
 

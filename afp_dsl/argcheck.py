@@ -1,0 +1,72 @@
+"""Tool-argument validation messages: `path: what was expected`, never the values (§7.3).
+
+Role:       turns JSON Schema 2020-12 errors (from a cached validator) into the teaching message
+            the model reads when a call is not executed.
+Invariants: at most 10 problems; argument values are never echoed (field names may be).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_PROBLEMS = 10
+
+
+def invalid_text(tool: str, problems: list[str]) -> str:
+    lines = "\n".join(f"- {p}" for p in problems)
+    return (f"Invalid arguments for tool `{tool}` — the call was not executed.\n{lines}\n"
+            f"Fix the arguments to match the tool's input schema and call it again.")
+
+
+def arg_problems(validator, args: Any) -> list[str]:
+    """Up to 10 problems as `path: what was expected`; never the values themselves."""
+    errors = sorted(validator.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)),
+                                                               e.validator))
+    out = []
+    for e in errors:
+        out.extend(_describe(e))
+        if len(out) >= MAX_PROBLEMS:
+            break
+    return out[:MAX_PROBLEMS]
+
+
+def _path(parts) -> str:
+    text = ""
+    for p in parts:
+        text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
+    return text or "arguments"
+
+
+def _describe(e) -> list[str]:
+    path, v, val = _path(e.absolute_path), e.validator, e.validator_value
+    if v == "required":
+        have = e.instance if isinstance(e.instance, dict) else {}
+        base = list(e.absolute_path)
+        return [f"{_path(base + [k])}: required but missing" for k in val if k not in have]
+    if v == "additionalProperties":
+        props = e.schema.get("properties", {})
+        extra = [k for k in (e.instance if isinstance(e.instance, dict) else {}) if k not in props]
+        return [f"{_path(list(e.absolute_path) + [k])}: not an allowed field" for k in extra]
+    return [f"{path}: {_expected(v, val)}"]
+
+
+_EXPECT = {
+    "type": lambda v: f"expected {' or '.join(v) if isinstance(v, list) else v}",
+    "enum": lambda v: "expected one of " + ", ".join(json.dumps(x) for x in v),
+    "const": lambda v: f"expected {json.dumps(v)}",
+    "pattern": lambda v: f"expected a string matching /{v}/",
+    "minimum": lambda v: f"expected a number >= {v}",
+    "maximum": lambda v: f"expected a number <= {v}",
+    "exclusiveMinimum": lambda v: f"expected a number > {v}",
+    "exclusiveMaximum": lambda v: f"expected a number < {v}",
+    "minLength": lambda v: f"expected at least {v} characters",
+    "maxLength": lambda v: f"expected at most {v} characters",
+    "minItems": lambda v: f"expected at least {v} items",
+    "maxItems": lambda v: f"expected at most {v} items",
+    "format": lambda v: f"expected format `{v}`",
+}
+
+
+def _expected(v: str, val: Any) -> str:
+    f = _EXPECT.get(v)
+    return f(val) if f else f"does not satisfy `{v}`"

@@ -1,0 +1,307 @@
+"""Shared plumbing of the vendor adapters: typed provider errors, events, JSON arguments.
+
+Role:       one place for what every adapter does alike: the `ProviderError` subclasses (each
+            message names the fix), scrubbing secrets out of messages, parsing tool-call
+            arguments, and the event hook (`subscribe`) that streaming and resilience feed.
+Emits:      provider events `llm.chunk`, `llm.retry`, `llm.fallback`, `llm.circuit` (as
+            `ProviderEvent` values to subscribers and the bounded `events` list).
+Invariants: no message ever holds a secret (`scrub`); error text from a server is cut to a
+            few hundred characters; events never change a reply.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+from typing import Any, Callable, Iterable, Mapping
+
+import attrs
+
+from ..frozen import thaw
+from .base import Provider, ProviderError, Request
+
+MAX_EVENTS = 1000
+_SERVER_TEXT = 300
+
+
+# ---------------------------------------------------------------- errors
+class ProviderFailure(ProviderError):
+    """A classified provider error. `transient` ones are worth retrying (rate limits, 5xx,
+    timeouts, an unreachable server); `retry_after` is the server's hint in seconds."""
+
+    kind = "failure"
+    transient = False
+
+    def __init__(self, message: str, *, provider: str | None = None, status: int | None = None,
+                 retry_after: float | None = None):
+        super().__init__(message)
+        self.provider = provider
+        self.status = status
+        self.retry_after = retry_after
+
+    def with_message(self, message: str) -> "ProviderFailure":
+        """The same error (class, status, retry_after) with another message."""
+        return type(self)(message, provider=self.provider, status=self.status,
+                          retry_after=self.retry_after)
+
+
+class MissingKeyError(ProviderFailure):
+    kind = "missing_key"
+
+
+class AuthenticationError(ProviderFailure):
+    kind = "auth"
+
+
+class ServerUnreachableError(ProviderFailure):
+    kind = "unreachable"
+    transient = True
+
+
+class ModelNotFoundError(ProviderFailure):
+    kind = "model_not_found"
+
+
+class RateLimitedError(ProviderFailure):
+    kind = "rate_limited"
+    transient = True
+
+
+class ServerError(ProviderFailure):
+    kind = "server_error"
+    transient = True
+
+
+class ProviderTimeoutError(ProviderFailure):
+    kind = "timeout"
+    transient = True
+
+
+class BadRequestError(ProviderFailure):
+    kind = "bad_request"
+
+
+class MalformedReplyError(ProviderFailure):
+    kind = "malformed_reply"
+
+
+class BadToolArgumentsError(ProviderFailure):
+    kind = "bad_tool_arguments"
+
+
+class EmptyReplyError(ProviderFailure):
+    kind = "empty_reply"
+
+
+def is_transient(exc: BaseException) -> bool:
+    return isinstance(exc, ProviderError) and bool(getattr(exc, "transient", False))
+
+
+def scrub(text: str, secrets: Iterable[str | None]) -> str:
+    """`text` with every secret (4+ characters) replaced by `[redacted]`."""
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "[redacted]")
+    return text
+
+
+def clip(text: Any, limit: int = _SERVER_TEXT) -> str:
+    """Server-provided text, on one line and at most `limit` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds from `retry-after-ms` or `retry-after` (seconds only; dates are ignored)."""
+    if headers is None:
+        return None
+    for key, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = headers.get(key)
+        if raw is None:
+            continue
+        try:
+            value = float(raw) / scale
+        except (TypeError, ValueError):
+            continue
+        if value >= 0:
+            return value
+    return None
+
+
+# ---------------------------------------------------------------- tool-call arguments
+def parse_arguments(provider: str, tool: str, raw: Any) -> dict:
+    """A tool call's arguments as a dict; a JSON string is decoded; anything else is an error."""
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    raise BadToolArgumentsError(
+        f"{provider}: the model called `{tool}` with arguments that are not a JSON object "
+        f"({clip(raw, 80)!r}); retry, or use a model with better tool-calling support",
+        provider=provider)
+
+
+def dump_arguments(arguments: Any) -> str:
+    return json.dumps(thaw(arguments), ensure_ascii=False)
+
+
+def call_id(request: Request, index: int) -> str:
+    """The id of a tool call the server gave none (the mock's scheme: call-N-I)."""
+    return f"call-{request.call_number}-{index + 1}"
+
+
+def empty_reply(provider: str, stop: str) -> EmptyReplyError:
+    fix = ("raise max_tokens" if stop == "length"
+           else "retry, or check the model and its prompt")
+    return EmptyReplyError(f"{provider}: the reply has neither text nor tool calls (stop reason "
+                           f"`{stop}`); {fix}", provider=provider)
+
+
+# ---------------------------------------------------------------- events
+@attrs.frozen
+class ProviderEvent:
+    """What a provider reports besides its reply: `kind` is `llm.chunk` (data: text) or a
+    resilience event (`llm.retry`, `llm.fallback`, `llm.circuit`); data is JSON-able."""
+
+    kind: str
+    provider: str
+    data: Mapping[str, Any]
+
+
+Hook = Callable[[ProviderEvent], None]
+
+
+class Observable:
+    """`subscribe(hook)` to receive every event (returns an unsubscribe function); `events`
+    keeps the last MAX_EVENTS. Hook exceptions propagate: they are the subscriber's bugs."""
+
+    def _init_events(self) -> None:
+        self.events: collections.deque[ProviderEvent] = collections.deque(maxlen=MAX_EVENTS)
+        self._hooks: list[Hook] = []
+
+    def subscribe(self, hook: Hook) -> Callable[[], None]:
+        self._hooks.append(hook)
+        return lambda: self._hooks.remove(hook) if hook in self._hooks else None
+
+    def _emit(self, kind: str, **data: Any) -> None:
+        self._publish(ProviderEvent(kind, getattr(self, "name", "provider"), data))
+
+    def _publish(self, event: ProviderEvent) -> None:
+        self.events.append(event)
+        for hook in list(self._hooks):
+            hook(event)
+
+
+def forward_events(source: Any, target: Observable) -> None:
+    """Re-publish `source`'s events on `target` (wrappers pass inner events outward)."""
+    if hasattr(source, "subscribe"):
+        source.subscribe(target._publish)
+
+
+# ---------------------------------------------------------------- adapter base
+class Adapter(Observable, Provider):
+    """A vendor adapter: `_call(request)` does the SDK work, `_map(exc)` classifies foreign
+    exceptions. Anything unclassified becomes a plain ProviderError naming its type."""
+
+    name = "provider"
+    default_model = ""
+
+    def __init__(self, model: str | None, *, timeout: float, stream: bool,
+                 secrets: tuple[str | None, ...] = ()):
+        self._init_events()
+        self.model = model
+        self.timeout = float(timeout)
+        self.stream = bool(stream)
+        self._secrets = secrets
+
+    def model_for(self, request: Request) -> str:
+        """The adapter's own model wins, then the request's (the spec's), then the default."""
+        return self.model or request.model or self.default_model
+
+    def complete(self, request: Request):
+        try:
+            return self._call(request)
+        except ProviderFailure as exc:
+            raise exc.with_message(scrub(str(exc), self._secrets)) from None
+        except ProviderError as exc:
+            raise ProviderError(scrub(str(exc), self._secrets)) from None
+        except Exception as exc:  # noqa: BLE001 - the adapter boundary: classify everything
+            mapped = self._map(exc, request)
+            raise mapped.with_message(scrub(str(mapped), self._secrets)) from None
+
+    async def acomplete(self, request: Request):
+        return await asyncio.to_thread(self.complete, request)
+
+    def _call(self, request: Request):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _map(self, exc: Exception, request: Request) -> ProviderFailure:
+        return ProviderFailure(f"{self.name}: unexpected {type(exc).__name__}: {clip(exc)}",
+                               provider=self.name)
+
+    def __repr__(self) -> str:  # never the key
+        return f"{type(self).__name__}(model={self.model!r}, stream={self.stream})"
+
+
+# ---------------------------------------------------------------- OpenAI/Anthropic SDK errors
+def _detail(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        err = body.get("error", body)
+        if isinstance(err, Mapping) and err.get("message"):
+            return clip(err["message"])
+        if isinstance(err, str):
+            return clip(err)
+    return clip(getattr(exc, "message", None) or exc)
+
+
+def map_sdk_error(exc: Exception, sdk: Any, *, provider: str, key_env: str, url: str,
+                  model: str, timeout: float, url_hint: str) -> ProviderFailure:
+    """Classify an exception of the OpenAI or Anthropic SDK (they share their error classes)."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return ProviderTimeoutError(f"{provider}: no reply from {url} within {timeout:g}s; "
+                                    f"check the server, or raise timeout=...", provider=provider)
+    if isinstance(exc, sdk.APIConnectionError):
+        return ServerUnreachableError(f"{provider}: cannot connect to {url}; is the server "
+                                      f"running? ({url_hint})", provider=provider)
+    if isinstance(exc, sdk.APIStatusError):
+        return _status_error(exc, provider=provider, key_env=key_env, model=model)
+    if isinstance(exc, ValueError):  # JSONDecodeError, pydantic ValidationError
+        return malformed(provider, url, exc)
+    return ProviderFailure(f"{provider}: unexpected {type(exc).__name__}: {clip(exc)}",
+                           provider=provider)
+
+
+def _status_error(exc: Any, *, provider: str, key_env: str, model: str) -> ProviderFailure:
+    status, detail = int(exc.status_code), _detail(exc)
+    kw: dict[str, Any] = {"provider": provider, "status": status}
+    if status in (401, 403):
+        return AuthenticationError(f"{provider}: the server rejected the API key ({status}: "
+                                   f"{detail}); check {key_env}", **kw)
+    if status == 404:
+        return ModelNotFoundError(f"{provider}: model `{model}` not found ({detail}); choose a "
+                                  f"model you can use with --model (or model=...), and check "
+                                  f"the base URL", **kw)
+    if status == 429:
+        after = parse_retry_after(getattr(getattr(exc, "response", None), "headers", None))
+        when = f", retry after {after:g}s" if after is not None else ""
+        return RateLimitedError(f"{provider}: rate limited (429{when}): {detail}; wait, or "
+                                f"run with --retries N", retry_after=after, **kw)
+    if status >= 500:
+        return ServerError(f"{provider}: server error {status}: {detail}; try again later, or "
+                           f"run with --retries N or --fallback PROVIDER", **kw)
+    return BadRequestError(f"{provider}: the server refused the request ({status}: {detail}); "
+                           f"check the model name and the tool schemas", **kw)
+
+
+def malformed(provider: str, url: str, what: Any) -> MalformedReplyError:
+    return MalformedReplyError(f"{provider}: the reply from {url} is not what the API returns "
+                               f"({clip(what, 160)}); check that the URL points at the right "
+                               f"API", provider=provider)

@@ -1,0 +1,177 @@
+"""The Anthropic adapter (Messages API) over the official `anthropic` SDK.
+
+Role:       `anthropic(model)`: maps a `Request` to `messages.create` (top-level system, tools
+            with `input_schema`, assistant `tool_use` blocks, tool results as user `tool_result`
+            blocks, alternating roles) and the message back to a `Reply`.
+Emits:      `llm.chunk` events when streaming; typed `ProviderError`s (see `_http`).
+Invariants: SDK retries are off; every call has a timeout; streaming and non-streaming give the
+            same `Reply`; the key never reaches a message.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from ..frozen import thaw
+from .base import Reply, Request, ToolCall, Usage
+from ._http import (Adapter, MissingKeyError, ProviderFailure, empty_reply, malformed,
+                    map_sdk_error, parse_arguments)
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+OFFICIAL = "https://api.anthropic.com"
+_STOP = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_use",
+         "max_tokens": "length", "refusal": "content_filter", "pause_turn": "pause"}
+
+
+def _sdk() -> Any:
+    try:
+        import anthropic as sdk
+    except ImportError:
+        raise ProviderFailure('anthropic: the `anthropic` package is not installed; run '
+                              'pip install "afp-dsl[anthropic]"', provider="anthropic") from None
+    return sdk
+
+
+class AnthropicProvider(Adapter):
+    name = "anthropic"
+    default_model = DEFAULT_MODEL
+
+    def __init__(self, model: str | None = None, *, api_key: str | None = None,
+                 base_url: str | None = None, timeout: float = 60.0, stream: bool = False,
+                 max_tokens: int = 4096, params: Mapping[str, Any] | None = None,
+                 env: Mapping[str, str] | None = None):
+        env = os.environ if env is None else env
+        api_key = api_key or env.get("ANTHROPIC_API_KEY")
+        super().__init__(model, timeout=timeout, stream=stream, secrets=(api_key,))
+        if not api_key:
+            raise MissingKeyError("anthropic: no API key; set ANTHROPIC_API_KEY (or pass "
+                                  "api_key=...)", provider=self.name)
+        self.base_url = (base_url or env.get("ANTHROPIC_BASE_URL") or OFFICIAL).rstrip("/")
+        self.max_tokens, self.params = int(max_tokens), dict(params or {})
+        self._client = _sdk().Anthropic(api_key=api_key, base_url=self.base_url,
+                                        timeout=self.timeout, max_retries=0)
+
+    # ------------------------------------------------------------ request
+    def body(self, request: Request) -> dict:
+        """The keyword arguments of `messages.create` for `request`."""
+        kw: dict[str, Any] = {"model": self.model_for(request), "max_tokens": self.max_tokens,
+                              "messages": to_messages(request.messages)}
+        if request.system:
+            kw["system"] = request.system
+        if request.tools:
+            kw["tools"] = [{"name": t.name, "description": t.description,
+                            "input_schema": _schema(t.schema)} for t in request.tools]
+        kw.update(self.params)
+        return kw
+
+    def _call(self, request: Request) -> Reply:
+        kw = self.body(request)
+        if self.stream:
+            return self._streamed(kw)
+        return self._reply(self._client.messages.create(**kw))
+
+    # ------------------------------------------------------------ reply
+    def _reply(self, message: Any) -> Reply:
+        content = getattr(message, "content", None)
+        if content is None:
+            raise malformed(self.name, self.base_url, f"no content in {message!r}")
+        blocks = []
+        for b in content:
+            if b.type == "text":
+                blocks.append(("text", b.text))
+            elif b.type == "tool_use":
+                blocks.append(("tool_use", (b.id, b.name, b.input)))
+        usage = getattr(message, "usage", None)
+        return self._finish(blocks, getattr(message, "stop_reason", None),
+                            Usage(int(getattr(usage, "input_tokens", 0) or 0),
+                                  int(getattr(usage, "output_tokens", 0) or 0)))
+
+    def _finish(self, blocks: list, stop_reason: str | None, usage: Usage) -> Reply:
+        text = "".join(v for k, v in blocks if k == "text")
+        uses = [v for k, v in blocks if k == "tool_use"]
+        calls = tuple(ToolCall(str(cid), str(name), parse_arguments(self.name, str(name), args))
+                      for cid, name, args in uses)
+        stop = "tool_use" if calls else _STOP.get(stop_reason or "end_turn", stop_reason or "stop")
+        if not text and not calls:
+            raise empty_reply(self.name, stop)
+        return Reply(text, calls, usage, stop)
+
+    def _streamed(self, kw: dict) -> Reply:
+        blocks: dict[int, list] = {}
+        stop, tokens_in, tokens_out = None, 0, 0
+        with self._client.messages.create(**kw, stream=True) as stream:
+            for ev in stream:
+                t = ev.type
+                if t == "message_start":
+                    u = ev.message.usage
+                    tokens_in = int(u.input_tokens or 0)
+                    tokens_out = int(getattr(u, "output_tokens", 0) or 0)
+                elif t == "content_block_start":
+                    b = ev.content_block
+                    blocks[ev.index] = ([b.type, b.text] if b.type == "text" else
+                                        [b.type, (b.id, b.name), []] if b.type == "tool_use" else
+                                        [b.type])
+                elif t == "content_block_delta":
+                    self._delta(blocks.get(ev.index), ev.delta)
+                elif t == "message_delta":
+                    stop = ev.delta.stop_reason or stop
+                    tokens_out = int(getattr(ev.usage, "output_tokens", 0) or tokens_out)
+        out = []
+        for _, b in sorted(blocks.items()):
+            if b[0] == "text":
+                out.append(("text", b[1]))
+            elif b[0] == "tool_use":
+                out.append(("tool_use", (*b[1], "".join(b[2]))))
+        return self._finish(out, stop, Usage(tokens_in, tokens_out))
+
+    def _delta(self, block: list | None, delta: Any) -> None:
+        if block is None:
+            return
+        if delta.type == "text_delta" and block[0] == "text":
+            block[1] += delta.text
+            self._emit("llm.chunk", text=delta.text)
+        elif delta.type == "input_json_delta" and block[0] == "tool_use":
+            block[2].append(delta.partial_json)
+
+    def _map(self, exc: Exception, request: Request) -> ProviderFailure:
+        return map_sdk_error(exc, _sdk(), provider=self.name, key_env="ANTHROPIC_API_KEY",
+                             url=self.base_url, model=self.model_for(request),
+                             timeout=self.timeout,
+                             url_hint="check base_url or ANTHROPIC_BASE_URL")
+
+
+def _schema(schema: Mapping[str, Any]) -> dict:
+    out = thaw(schema) if schema else {}
+    return out if out else {"type": "object", "properties": {}}
+
+
+def to_messages(messages: Any) -> list[dict]:
+    """Messages API history: tool results become user `tool_result` blocks; roles alternate
+    (consecutive same-role turns are merged); empty text blocks are dropped."""
+    out: list[dict] = []
+    for m in messages:
+        role, blocks = _blocks(m)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _blocks(m: Any) -> tuple[str, list[dict]]:
+    if m.role == "tool":
+        return "user", [{"type": "tool_result", "tool_use_id": m.tool_call_id or "",
+                         "content": m.content}]
+    blocks: list[dict] = [{"type": "text", "text": m.content}] if m.content else []
+    if m.role == "assistant":
+        blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": thaw(c.arguments)}
+                   for c in m.tool_calls]
+        return "assistant", blocks
+    return "user", blocks
+
+
+def anthropic(model: str | None = None, **kw: Any) -> AnthropicProvider:
+    """An Anthropic Messages API provider; see AnthropicProvider."""
+    return AnthropicProvider(model, **kw)

@@ -1,0 +1,193 @@
+"""The Ollama adapter (`/api/chat`) over the official `ollama` SDK.
+
+Role:       `ollama(model, host=...)`: maps a `Request` to an `/api/chat` body (system message,
+            OpenAI-style function tools with the full JSON Schema, assistant `tool_calls` with
+            object arguments, `tool` messages naming their tool) and the reply back to a `Reply`.
+Emits:      `llm.chunk` events when streaming (NDJSON); typed `ProviderError`s (see `_http`).
+Invariants: every call has a timeout; tool-call ids, which Ollama lacks, are `call-N-I` (the
+            mock's scheme); streaming and non-streaming give the same `Reply`.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from ..frozen import thaw
+from .base import Reply, Request, ToolCall, Usage
+from ._http import (Adapter, BadRequestError, BadToolArgumentsError, ModelNotFoundError,
+                    ProviderFailure, ProviderTimeoutError, RateLimitedError, ServerError,
+                    ServerUnreachableError, call_id, clip, empty_reply, malformed,
+                    parse_arguments)
+
+DEFAULT_MODEL = "llama3.2"
+DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+def _sdk() -> Any:
+    try:
+        import ollama as sdk
+    except ImportError:
+        raise ProviderFailure('ollama: the `ollama` package is not installed; run '
+                              'pip install "afp-dsl[ollama]"', provider="ollama") from None
+    return sdk
+
+
+class OllamaProvider(Adapter):
+    name = "ollama"
+    default_model = DEFAULT_MODEL
+
+    def __init__(self, model: str | None = None, *, host: str | None = None,
+                 timeout: float = 120.0, stream: bool = False,
+                 options: Mapping[str, Any] | None = None, keep_alive: str | None = None,
+                 env: Mapping[str, str] | None = None):
+        env = os.environ if env is None else env
+        super().__init__(model, timeout=timeout, stream=stream)
+        self.options, self.keep_alive = dict(options or {}), keep_alive
+        self._client = _sdk().Client(host=host or env.get("OLLAMA_HOST") or DEFAULT_HOST,
+                                     timeout=self.timeout)
+        self.host = str(self._client._client.base_url).rstrip("/")
+
+    # ------------------------------------------------------------ request
+    def body(self, request: Request) -> dict:
+        """The JSON body of `POST /api/chat` for `request` (without `stream`)."""
+        body: dict[str, Any] = {"model": self.model_for(request),
+                                "messages": to_messages(request.system, request.messages)}
+        if request.tools:
+            body["tools"] = [{"type": "function", "function": {
+                "name": t.name, "description": t.description,
+                "parameters": _schema(t.schema)}} for t in request.tools]
+        if self.options:
+            body["options"] = self.options
+        if self.keep_alive is not None:
+            body["keep_alive"] = self.keep_alive
+        return body
+
+    def _call(self, request: Request) -> Reply:
+        body = dict(self.body(request), stream=self.stream)
+        # `Client.chat` re-validates tools through a pydantic model that drops nested schemas
+        # and keywords such as `pattern` and `minimum`; post the body as built instead.
+        sdk = _sdk()
+        result = self._client._request(sdk.ChatResponse, "POST", "/api/chat", json=body,
+                                       stream=self.stream)
+        if not self.stream:
+            return self._finish(request, [result])
+        return self._finish(request, self._chunks(result))
+
+    def _chunks(self, stream: Any) -> list:
+        chunks = []
+        for chunk in stream:
+            text = chunk.message.content if chunk.message is not None else None
+            if text:
+                self._emit("llm.chunk", text=text)
+            chunks.append(chunk)
+        return chunks
+
+    # ------------------------------------------------------------ reply
+    def _finish(self, request: Request, chunks: list) -> Reply:
+        text, raw_calls, last = [], [], None
+        for c in chunks:
+            msg = c.message
+            if msg is None:
+                raise malformed(self.name, self.host, "a reply without a message")
+            text.append(msg.content or "")
+            raw_calls += [(tc.function.name, tc.function.arguments) for tc in msg.tool_calls or ()]
+            last = c
+        if last is None:
+            raise malformed(self.name, self.host, "an empty stream")
+        calls = tuple(ToolCall(call_id(request, i), str(name),
+                               parse_arguments(self.name, str(name), args))
+                      for i, (name, args) in enumerate(raw_calls))
+        done = getattr(last, "done_reason", None) or "stop"
+        stop = "tool_use" if calls else ("length" if done == "length" else "stop")
+        joined = "".join(text)
+        if not joined and not calls:
+            raise empty_reply(self.name, stop)
+        usage = Usage(int(getattr(last, "prompt_eval_count", 0) or 0),
+                      int(getattr(last, "eval_count", 0) or 0))
+        return Reply(joined, calls, usage, stop)
+
+    def _map(self, exc: Exception, request: Request) -> ProviderFailure:
+        sdk, model, p = _sdk(), self.model_for(request), self.name
+        if isinstance(exc, sdk.ResponseError):
+            return _response_error(exc, model)
+        if isinstance(exc, ConnectionError):
+            return ServerUnreachableError(
+                f"ollama: cannot connect to {self.host}; start it with `ollama serve` (or set "
+                f"OLLAMA_HOST to where it listens)", provider=p)
+        import httpx
+        if isinstance(exc, httpx.TimeoutException):
+            return ProviderTimeoutError(
+                f"ollama: no reply from {self.host} within {self.timeout:g}s; a first call may "
+                f"be loading the model: raise timeout=..., or check `ollama ps`", provider=p)
+        if isinstance(exc, httpx.TransportError):
+            return ServerUnreachableError(f"ollama: the connection to {self.host} failed "
+                                          f"({clip(exc)}); is `ollama serve` running?",
+                                          provider=p)
+        if _is_arguments_error(exc):
+            return BadToolArgumentsError(
+                "ollama: the model called a tool with arguments that are not a JSON object; "
+                "retry, or use a model with better tool-calling support", provider=p)
+        if isinstance(exc, ValueError):
+            return malformed(p, self.host, exc)
+        return super()._map(exc, request)
+
+
+def _response_error(exc: Any, model: str) -> ProviderFailure:
+    status, detail = int(getattr(exc, "status_code", 0) or 0), clip(getattr(exc, "error", exc))
+    kw: dict[str, Any] = {"provider": "ollama", "status": status}
+    if status == 404 or "not found" in detail.lower():
+        return ModelNotFoundError(f"ollama: model `{model}` is not installed ({detail}); run "
+                                  f"`ollama pull {model}`", **kw)
+    if status == 429:
+        return RateLimitedError(f"ollama: rate limited (429): {detail}; wait, or run with "
+                                f"--retries N", **kw)
+    if status >= 500:
+        return ServerError(f"ollama: server error {status}: {detail}; check the `ollama serve` "
+                           f"log, or run with --retries N", **kw)
+    return BadRequestError(f"ollama: the server refused the request ({status}: {detail}); "
+                           f"check the model name and the tool schemas", **kw)
+
+
+def _is_arguments_error(exc: Exception) -> bool:
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return False
+    try:
+        return any("arguments" in map(str, e.get("loc", ())) for e in errors())
+    except Exception:  # noqa: BLE001 - not a pydantic error after all
+        return False
+
+
+def _schema(schema: Mapping[str, Any]) -> dict:
+    out = thaw(schema) if schema else {}
+    return out if out else {"type": "object", "properties": {}}
+
+
+def to_messages(system: str, messages: Any) -> list[dict]:
+    """`/api/chat` messages; a tool result names its tool (looked up by call id)."""
+    out: list[dict] = [{"role": "system", "content": system}] if system else []
+    names: dict[str, str] = {}
+    for m in messages:
+        if m.role == "assistant":
+            item: dict[str, Any] = {"role": "assistant", "content": m.content}
+            if m.tool_calls:
+                item["tool_calls"] = [{"function": {"name": c.name,
+                                                    "arguments": thaw(c.arguments)}}
+                                      for c in m.tool_calls]
+                names.update((c.id, c.name) for c in m.tool_calls)
+            out.append(item)
+        elif m.role == "tool":
+            item = {"role": "tool", "content": m.content}
+            name = m.name or names.get(m.tool_call_id or "")
+            if name:
+                item["tool_name"] = name
+            out.append(item)
+        else:
+            out.append({"role": "user", "content": m.content})
+    return out
+
+
+def ollama(model: str | None = None, **kw: Any) -> OllamaProvider:
+    """An Ollama provider (`OLLAMA_HOST`, default http://127.0.0.1:11434); see OllamaProvider."""
+    return OllamaProvider(model, **kw)
+

@@ -1,0 +1,176 @@
+"""The OpenAI adapter (Chat Completions) over the official `openai` SDK; any compatible server.
+
+Role:       `openai(model, base_url=...)`: maps a `Request` to `chat.completions.create` (system
+            message, user/assistant/tool messages, function tools) and the completion back to a
+            `Reply` (text, tool calls with JSON-decoded arguments, usage, stop reason).
+Emits:      `llm.chunk` events when streaming; typed `ProviderError`s (see `_http`).
+Invariants: SDK retries are off (retries are `with_retry`'s, visible); every call has a timeout;
+            streaming and non-streaming give the same `Reply`; the key never reaches a message.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from .base import Reply, Request, ToolCall, Usage
+from ._http import (Adapter, MissingKeyError, ProviderFailure, call_id, dump_arguments,
+                    empty_reply, malformed, map_sdk_error, parse_arguments)
+
+DEFAULT_MODEL = "gpt-4o-mini"
+OFFICIAL = "https://api.openai.com/v1"
+_STOP = {"stop": "stop", "tool_calls": "tool_use", "function_call": "tool_use",
+         "length": "length", "content_filter": "content_filter"}
+
+
+def _sdk() -> Any:
+    try:
+        import openai as sdk
+    except ImportError:
+        raise ProviderFailure('openai: the `openai` package is not installed; run '
+                              'pip install "afp-dsl[openai]"', provider="openai") from None
+    return sdk
+
+
+class OpenAIProvider(Adapter):
+    name = "openai"
+    default_model = DEFAULT_MODEL
+
+    def __init__(self, model: str | None = None, *, api_key: str | None = None,
+                 base_url: str | None = None, timeout: float = 60.0, stream: bool = False,
+                 max_tokens: int | None = None, params: Mapping[str, Any] | None = None,
+                 env: Mapping[str, str] | None = None, name: str = "openai"):
+        env = os.environ if env is None else env
+        api_key = api_key or env.get("OPENAI_API_KEY")
+        base_url = (base_url or env.get("OPENAI_BASE_URL") or OFFICIAL).rstrip("/")
+        super().__init__(model, timeout=timeout, stream=stream, secrets=(api_key,))
+        self.name, self.base_url = name, base_url
+        if not api_key:
+            if base_url == OFFICIAL:
+                raise MissingKeyError(
+                    "openai: no API key; set OPENAI_API_KEY (or pass api_key=...), or point "
+                    "base_url / OPENAI_BASE_URL at a local OpenAI-compatible server",
+                    provider=name)
+            api_key = "not-needed"  # local servers (llama.cpp, vLLM, LM Studio) ignore it
+        self.max_tokens, self.params = max_tokens, dict(params or {})
+        self._client = _sdk().OpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout,
+                                     max_retries=0)
+
+    # ------------------------------------------------------------ request
+    def body(self, request: Request) -> dict:
+        """The keyword arguments of `chat.completions.create` for `request`."""
+        kw: dict[str, Any] = {"model": self.model_for(request),
+                              "messages": to_messages(request.system, request.messages)}
+        if request.tools:
+            kw["tools"] = [{"type": "function", "function": {
+                "name": t.name, "description": t.description,
+                "parameters": _schema(t.schema)}} for t in request.tools]
+        if self.max_tokens is not None:
+            kw["max_tokens"] = self.max_tokens
+        kw.update(self.params)
+        return kw
+
+    def _call(self, request: Request) -> Reply:
+        kw = self.body(request)
+        if self.stream:
+            return self._streamed(request, kw)
+        completion = self._client.chat.completions.create(**kw)
+        return self._reply(request, completion)
+
+    # ------------------------------------------------------------ reply
+    def _reply(self, request: Request, completion: Any) -> Reply:
+        choices = getattr(completion, "choices", None)
+        if not choices:
+            raise malformed(self.name, self.base_url, f"no choices in {completion!r}")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        if message is None:
+            raise malformed(self.name, self.base_url, "a choice without a message")
+        raw_calls = [(c.id, c.function.name, c.function.arguments)
+                     for c in (message.tool_calls or ())]
+        usage = getattr(completion, "usage", None)
+        return self._finish(request, message.content or "", raw_calls,
+                            getattr(choice, "finish_reason", None),
+                            Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
+                                  int(getattr(usage, "completion_tokens", 0) or 0)))
+
+    def _finish(self, request: Request, text: str, raw_calls: list, finish: str | None,
+                usage: Usage) -> Reply:
+        calls = tuple(ToolCall(cid or call_id(request, i), str(name),
+                               parse_arguments(self.name, str(name), args))
+                      for i, (cid, name, args) in enumerate(raw_calls))
+        stop = "tool_use" if calls else _STOP.get(finish or "stop", finish or "stop")
+        if not text and not calls:
+            raise empty_reply(self.name, stop)
+        return Reply(text, calls, usage, stop)
+
+    def _streamed(self, request: Request, kw: dict) -> Reply:
+        text: list[str] = []
+        calls: dict[int, list] = {}
+        finish, usage = None, Usage()
+        stream = self._client.chat.completions.create(
+            **kw, stream=True, stream_options={"include_usage": True})
+        with stream:
+            for chunk in stream:
+                if getattr(chunk, "usage", None) is not None:
+                    usage = Usage(int(chunk.usage.prompt_tokens or 0),
+                                  int(chunk.usage.completion_tokens or 0))
+                for choice in getattr(chunk, "choices", None) or ():
+                    finish = choice.finish_reason or finish
+                    delta = choice.delta
+                    if delta is None:
+                        continue
+                    if delta.content:
+                        text.append(delta.content)
+                        self._emit("llm.chunk", text=delta.content)
+                    for tc in delta.tool_calls or ():
+                        _merge_call(calls, tc)
+        raw = [(c[0], c[1], "".join(c[2])) for _, c in sorted(calls.items())]
+        return self._finish(request, "".join(text), raw, finish, usage)
+
+    def _map(self, exc: Exception, request: Request) -> ProviderFailure:
+        return map_sdk_error(exc, _sdk(), provider=self.name, key_env="OPENAI_API_KEY",
+                             url=self.base_url, model=self.model_for(request),
+                             timeout=self.timeout,
+                             url_hint="check base_url or OPENAI_BASE_URL")
+
+
+def _merge_call(calls: dict[int, list], tc: Any) -> None:
+    slot = calls.setdefault(tc.index or 0, [None, "", []])
+    if tc.id:
+        slot[0] = tc.id
+    fn = tc.function
+    if fn is not None:
+        if fn.name:
+            slot[1] += fn.name
+        if fn.arguments:
+            slot[2].append(fn.arguments)
+
+
+def _schema(schema: Mapping[str, Any]) -> dict:
+    from ..frozen import thaw
+    out = thaw(schema) if schema else {}
+    return out if out else {"type": "object", "properties": {}}
+
+
+def to_messages(system: str, messages: Any) -> list[dict]:
+    """The Chat Completions `messages` for a system prompt and a history."""
+    out: list[dict] = [{"role": "system", "content": system}] if system else []
+    for m in messages:
+        if m.role == "tool":
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id or "",
+                        "content": m.content})
+        elif m.role == "assistant":
+            item: dict[str, Any] = {"role": "assistant", "content": m.content or None}
+            if m.tool_calls:
+                item["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+                    "name": c.name, "arguments": dump_arguments(c.arguments)}}
+                    for c in m.tool_calls]
+            out.append(item)
+        else:
+            out.append({"role": "user", "content": m.content})
+    return out
+
+
+def openai(model: str | None = None, **kw: Any) -> OpenAIProvider:
+    """An OpenAI (or OpenAI-compatible, with `base_url=`) provider; see OpenAIProvider."""
+    return OpenAIProvider(model, **kw)

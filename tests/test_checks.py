@@ -1,0 +1,198 @@
+"""Graph, expression, guard, policy and test-script checks (AFP2xx, AFP303–306, AFP4xx).
+
+Goldens live in tests/golden/check/ (rendered like tests/test_golden.py); these tests run the
+rules directly, so they pass whether or not the rules are registered in `checks.CHECKS` yet.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from afp_dsl import ir
+from afp_dsl.analysis import Analysis
+from afp_dsl.checks import exprs, graph
+from check_support import analyse, codes, diagnostics_text
+from golden_util import compare
+
+GOLDEN = Path(__file__).parent / "golden" / "check"
+CODE_CASES = {
+    "no_entry": ["AFP201"], "unreachable_skill": ["AFP202"], "model_edge_only": ["AFP203"],
+    "dead_entry": ["AFP204", "AFP204"], "ambiguous_routes": ["AFP205", "AFP205"],
+    "self_loop": ["AFP206"], "no_way_out": ["AFP207"], "guard_unsatisfiable": ["AFP208"] * 5,
+    "route_tool_not_in_skill": ["AFP209"], "overlapping_guards": ["AFP210", "AFP210"],
+    "step_tool_not_in_skill": ["AFP211"], "skill_in_two_places": ["AFP212", "AFP203"],
+    "agent_tool_cycle": ["AFP213"], "unknown_root": ["AFP303"] * 5, "unknown_field": ["AFP304"] * 5,
+    "type_mismatch": ["AFP305"] * 7, "status_not_in_vocabulary": ["AFP306"] * 3,
+    "policy_rule_never_matches": ["AFP401"] * 3, "ask_outside_before": ["AFP402"] * 2,
+    "redact_pattern_too_broad": ["AFP403"] * 3, "test_unknown_tool": ["AFP404"] * 3,
+    "test_args_invalid": ["AFP405"], "test_unknown_edge": ["AFP406"] * 3,
+}
+FLAWED = sorted(p.stem for p in GOLDEN.glob("flawed_*.afp"))
+
+
+@pytest.mark.parametrize("name", sorted(CODE_CASES) + FLAWED)
+def test_golden(name: str, update_goldens: bool) -> None:
+    spec = GOLDEN / f"{name}.afp"
+    text, _ = diagnostics_text(spec)
+    compare(spec.with_suffix(".diagnostics.txt"), text, update_goldens)
+
+
+@pytest.mark.parametrize("name", sorted(CODE_CASES))
+def test_each_code_case_emits_exactly_its_codes(name: str) -> None:
+    _, diags = diagnostics_text(GOLDEN / f"{name}.afp")
+    assert sorted(d.code for d in diags) == sorted(CODE_CASES[name])
+
+
+def test_flawed_specs_mix_several_problems() -> None:
+    assert len(FLAWED) >= 8
+    for name in FLAWED:
+        _, diags = diagnostics_text(GOLDEN / f"{name}.afp")
+        assert len({d.code for d in diags}) >= 3, name
+
+
+# ---------------------------------------------------------------- clean specs stay clean
+CLEAN = """
+agent support { graph = desk  tools = [notify] }
+tool notify { description = "n" }
+tool lookup { description = "l" output { status: "found" | "missing", amount?: number } }
+tool refund { description = "r" input { amount: number } }
+skill triage { description = "t" tools = [lookup] }
+skill refunds { description = "r" tools = [refund] steps { refund "refund it" } }
+skill escalation { description = "e" }
+graph desk {
+  entry triage when message mentions ["order", "refund"]
+  route triage -> refunds on lookup when result.status == "found" and result.amount <= 500
+  route triage -> escalation on lookup when result.status == "missing" or result.amount > 500
+  route refunds -> escalation on refund status failure
+  route refunds -> triage on refund status success
+  route escalation -> triage on notify
+}
+test ok {
+  user "refund AB-1"
+  model calls lookup {}
+  model calls refund { amount: 5 }
+  model says "done"
+  expect route triage -> refunds
+}
+"""
+
+
+def test_a_sound_spec_has_no_findings() -> None:
+    assert codes(CLEAN) == []
+
+
+def test_examples_check_clean() -> None:
+    root = Path(__file__).parent.parent / "examples"
+    for spec in sorted(root.glob("*/*.afp")):
+        _, diags = diagnostics_text(spec)
+        assert [d.code for d in diags if d.is_error] == [], spec
+
+
+def test_disjoint_guards_with_status_sets_are_silent() -> None:
+    text = CLEAN.replace('route refunds -> triage on refund status success',
+                         'route refunds -> triage on refund status [success, partial] when args.amount > 1')
+    assert codes(text) == []
+
+
+# ---------------------------------------------------------------- graph rules in detail
+def _analysis(text: str) -> Analysis:
+    program, diags = analyse(text, "t.afp")
+    assert program is not None
+    return Analysis(program)
+
+
+def test_explain_reach_gives_the_witness_path() -> None:
+    a = _analysis(CLEAN)
+    m, g = next(a.decls(ir.Graph))
+    hops = graph.explain_reach(a, m, g, "refunds")
+    assert " ".join(hops) == ('entry triage when message mentions ["order", "refund"] → refunds on '
+                              'lookup when result.status == "found" and result.amount <= 500')
+    assert graph.explain_reach(a, m, g, "nope") is None
+    report = graph.reach_report(a, "escalation")
+    assert "→ escalation on lookup" in report
+
+
+def test_explain_reach_through_a_bare_route_and_unreachable() -> None:
+    a = _analysis("""
+skill a { description = "a" }
+skill b { description = "b" }
+skill c { description = "c" }
+graph g { entry a  route a -> b  route c -> a }
+""")
+    m, g = next(a.decls(ir.Graph))
+    assert graph.explain_reach(a, m, g, "b") == ["entry a", "→ b (bare route: when the model picks it)"]
+    assert graph.explain_reach(a, m, g, "c") is None
+    assert "unreachable" in graph.reach_report(a, "c")
+    assert graph.reach_report(a, "zzz") == "skill `zzz` is in no graph"
+
+
+def test_unreachable_region_is_one_diagnostic_naming_the_rest() -> None:
+    routes = "\n".join(f"  route s{i} -> s{i + 1} on t" for i in range(1, 30))
+    skills = "\n".join(f'skill s{i} {{ description = "x" tools = [t] }}' for i in range(31))
+    text = f'tool t {{ description = "t" }}\n{skills}\ngraph g {{\n  entry s0\n{routes}\n}}\n'
+    _, diags = analyse(text, "t.afp")
+    found = [d for d in diags if d.code == "AFP202"]
+    assert len(found) == 1 and "`s1`" in found[0].message
+    assert any("and 23 more" in n for n in found[0].notes)
+
+
+def test_three_thousand_skill_chain_checks() -> None:
+    n = 3000
+    skills = "\n".join(f'skill s{i} {{ description = "d" tools = [t] }}' for i in range(n))
+    routes = "\n".join(f"  route s{i} -> s{i + 1} on t when result.n > {i}" for i in range(n - 1))
+    text = (f'agent a {{ graph = g }}\ntool t {{ description = "t" output {{ n: number }} }}\n'
+            f'{skills}\ngraph g {{\n  entry s0\n{routes}\n}}\n')
+    assert codes(text) == []
+
+
+def test_no_way_out_is_silent_when_a_route_leaves_the_cycle() -> None:
+    text = (GOLDEN / "no_way_out.afp").read_text()
+    text = text.replace("skill verify {", 'skill done { description = "Done." }\nskill verify {')
+    text = text.replace("route verify -> collect on check_field\n", "route verify -> done on check_field\n")
+    assert "AFP207" not in codes(text)
+
+
+def test_route_tool_of_graph_shared_by_agents() -> None:
+    base = """
+agent a1 { graph = g  tools = [notify] }
+agent a2 { graph = g }
+tool notify { description = "n" }
+skill s { description = "s" }
+skill t { description = "t" }
+graph g { entry s  route s -> t on notify }
+"""
+    _, diags = analyse(base, "t.afp")
+    (d,) = [d for d in diags if d.code == "AFP209"]
+    assert d.severity.value == "warning" and "`a2`" in " ".join(d.notes)
+    _, diags = analyse(base.replace("agent a2 { graph = g }", "agent a2 { graph = g tools = [notify] }"), "t.afp")
+    assert not [d for d in diags if d.code == "AFP209"]
+    _, diags = analyse(base.replace("tools = [notify] }", "}"), "t.afp")
+    (d,) = [d for d in diags if d.code == "AFP209"]
+    assert d.severity.value == "error"
+
+
+# ---------------------------------------------------------------- calls, built by hand
+def _context_program(when: ir.Expr, extra: tuple = ()) -> Analysis:
+    decls = (ir.Tool(name="lookup", description="l"), ir.Skill(name="triage", description="t"),
+             ir.Instruction(name="hint", prompt=ir.Text(value="x"), when=when)) + extra
+    return Analysis(ir.Program(root="m", modules=(ir.Module(key="m", decls=decls),)))
+
+
+def test_calls_must_name_a_tool_and_a_skill() -> None:
+    when = ir.And(items=(ir.Call(func="returned", arg=ir.Ref(name="lookp")),
+                         ir.Call(func="active", arg=ir.Ref(name="lookup"))))
+    found = list(exprs.check_exprs(_context_program(when)))
+    assert [d.code for d in found] == ["AFP101", "AFP102"]
+    assert found[0].help == "did you mean `lookup`?"
+    ok = ir.Call(func="returned", arg=ir.Ref(name="lookup"))
+    assert list(exprs.check_exprs(_context_program(ok))) == []
+
+
+def test_calls_are_only_allowed_in_context_conditions() -> None:
+    call = ir.Call(func="active", arg=ir.Ref(name="triage"))
+    policy = ir.Policy(name="p", blocks=(ir.PolicyBlock(moment="output", rules=(
+        ir.Rule(action="deny", when=call, because="x"),)),))
+    found = list(exprs.check_exprs(_context_program(ir.Lit(value=True), (policy,))))
+    assert [d.code for d in found] == ["AFP303"]
+    assert "`active(...)`" in found[0].message
