@@ -1,15 +1,41 @@
 """afp: a declarative language, checker and interpreter for explainable LLM agents.
 
-Public API (tooling.md §6): `load`, `check`, `load_ir`, `Program`, `CompileError`, `Diagnostic`.
+Public API (tooling.md §6): `load`, `check`, `load_ir`, `Program.agent(...)`, `approve`/`decline`,
+`providers`, `stores`, `Effects`, the result envelopes, `CompileError` and `Diagnostic`.
+The runtime names are imported on first use, so `afpc check` does not pay for the interpreter.
 """
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from .api import Program, check, load, load_ir
 from .diagnostics import CompileError, Diagnostic, Label, Severity
-from .envelopes import absent, coverage, described
 from .source import Span
 
 __version__ = "0.1.0"
 
-__all__ = ["CompileError", "Diagnostic", "Label", "Program", "Severity", "Span", "absent", "check",
-           "coverage", "described", "load", "load_ir", "__version__"]
+_LAZY = {
+    "providers": ("providers", None), "stores": ("stores", None), "Effects": ("effects", "Effects"),
+    "absent": ("envelopes", "absent"), "coverage": ("envelopes", "coverage"),
+    "described": ("envelopes", "described"), "Agent": ("runner", "Agent"),
+    "CheckIn": ("runner", "CheckIn"), "Checkpoint": ("runner", "Checkpoint"),
+    "ResumeDecisionError": ("runner", "ResumeDecisionError"), "RunResult": ("runner", "RunResult"),
+    "approve": ("runner", "approve"), "decline": ("runner", "decline"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'afp_dsl' has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    mod = importlib.import_module(f"{__name__}.{module}")
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value
+    return value
+
+
+__all__ = ["Agent", "CheckIn", "Checkpoint", "CompileError", "Diagnostic", "Effects", "Label", "Program",
+           "ResumeDecisionError", "RunResult", "Severity", "Span", "absent", "approve", "check",
+           "coverage", "decline", "described", "load", "load_ir", "providers", "stores",
+           "__version__"]

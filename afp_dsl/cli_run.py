@@ -87,13 +87,14 @@ def _script(program: Any, name: str | None) -> tuple[list | None, Any]:
     raise _Bad(f"no test `{name}` in the spec; tests: {', '.join(tests) or 'none'}")
 
 
-def _provider(name: str, replies: list | None, skip: int = 0) -> Any:
+def _provider(name: str, model: str | None, replies: list | None, skip: int = 0) -> Any:
     from .providers import ProviderError, by_name
     try:
-        provider = by_name(name, script=replies)
+        provider = by_name(name, model=model, script=replies)
     except ProviderError as exc:
         raise _Bad(str(exc), 2) from None
-    provider.calls = skip if hasattr(provider, "calls") else 0
+    if hasattr(provider, "calls"):  # the mock: continue a script where the paused run left it
+        provider.calls = skip
     return provider
 
 
@@ -153,8 +154,8 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
     program = _load(file)
     replies, stubs = _script(program, script)
     launch = {"provider": provider, "model": model, "script": script, "agent": agent_name}
-    agent = _agent(program, agent_name, _provider(provider, replies), _store(store_url), model,
-                   stubs, str(Path(file).resolve()), launch)
+    agent = _agent(program, agent_name, _provider(provider, model, replies), _store(store_url),
+                   model, stubs, str(Path(file).resolve()), launch)
     _report(agent.run(message), as_json)
 
 
@@ -187,9 +188,9 @@ def resume_(run_id: str, decision: str | None, by: str | None, note: str | None,
         for tool, n in data["state"].get("executions", {}).items():
             for _ in range(n):
                 stubs.take(tool)
-    agent = _agent(program, data.get("agent"), _provider(launch.get("provider", "mock"), replies,
-                                                        used),
-                   store, launch.get("model"), stubs, data.get("spec"), launch)
+    provider = _provider(launch.get("provider", "mock"), launch.get("model"), replies, used)
+    agent = _agent(program, data.get("agent"), provider, store, launch.get("model"), stubs,
+                   data.get("spec"), launch)
     agent.session.llm_calls = used
     pending = (data["state"].get("pending") or {}).get("checkin")
     if pending is None:

@@ -142,7 +142,7 @@ def guard_caption(e: Any) -> str:
     if isinstance(e, ir.And):
         return " AND ".join(_paren(i, ir.Or) for i in e.items)
     if isinstance(e, ir.Not):
-        return "NOT " + _paren(e.item, (ir.And, ir.Or))
+        return "NOT " + _paren(e.item, (ir.And, ir.Or, ir.Compare))
     if isinstance(e, ir.Compare):
         return f"{_operand(e.left)} {_OPS.get(e.op, e.op)} {_operand(e.right)}"
     return _operand(e)

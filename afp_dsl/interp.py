@@ -44,9 +44,10 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
             "agent": ctx.plan.name, "message": st.message, "run_id": st.run_id,
             "conversation": st.conversation, "model": _model(ctx)},
             source=ctx.plan.agent.span)
-        denied = _message_policy(ctx, "input", {"message": st.message, "iteration": st.iteration})
+        denied, rows = _message_policy(ctx, "input", {"message": st.message,
+                                                      "iteration": st.iteration})
         if denied is not None:
-            return _finish(ctx, "denied", f"I can't help with that: {denied}")
+            return _finish(ctx, "denied", f"I can't help with that: {denied}", causes=rows)
         st.history.append(Message("user", st.message))
     elif resume.get("decision") is None:
         _recompose(ctx)
@@ -75,7 +76,8 @@ def _model(ctx: RunCtx) -> str | None:
 
 def _record_resume(ctx: RunCtx, resume: dict) -> dict:
     checkin = ctx.state.pending.checkin
-    r = ctx.emit("run.resumed", {"checkin": checkin["id"]})
+    paused = [e.id for e in ctx.rec.trace.tail(4) if e.kind == "run.paused"]
+    r = ctx.emit("run.resumed", {"checkin": checkin["id"]}, caused_by=paused[-1:])
     ctx.emit("checkin.decided", {"checkin": checkin["id"], "tool": checkin["tool"],
                                  "call_id": checkin["call_id"], "decision": resume["decision"],
                                  "by": resume.get("by"), "note": resume.get("note")},
@@ -89,8 +91,9 @@ def _iteration(ctx: RunCtx):
     if plan.graph is not None:
         _cursor_step(ctx)
     comp = _recompose(ctx)
-    composed = ctx.emit("context.composed", _composition_payload(comp),
-                        caused_by=tuple(c for p in comp.pieces for c in p.caused_by))
+    causes = tuple(dict.fromkeys([st.cursor_event or ""] +
+                                 [c for p in comp.pieces for c in p.caused_by]))
+    composed = ctx.emit("context.composed", _composition_payload(comp), caused_by=causes)
     last_call = st.iteration >= plan.agent.max_iterations
     reply, replied = yield from _call_llm(ctx, comp.system, comp.tools, composed)
     if reply is None:
@@ -152,16 +155,30 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str):
     try:
         reply = yield LLMCall(session.provider, request)
     except Exception as exc:  # provider failure: the run ends with `error`
+        _provider_events(ctx, called)
         return None, _provider_failed(ctx, exc)
+    chunks = _provider_events(ctx, called)
     st.tokens_in += reply.usage.input_tokens
     st.tokens_out += reply.usage.output_tokens
     calls = [{"id": c.id, "tool": c.name, "args": dict(c.arguments)} for c in reply.tool_calls]
     replied = ctx.emit("llm.replied", {"text": reply.text, "tool_calls": calls,
                                        "stop": reply.stop_reason,
                                        "usage": [reply.usage.input_tokens,
-                                                 reply.usage.output_tokens]},
+                                                 reply.usage.output_tokens],
+                                       **({"chunks": chunks} if chunks else {})},
                        caused_by=(called,))
     return reply, replied
+
+
+def _provider_events(ctx: RunCtx, called: str) -> int:
+    """Record the provider's retries/fallbacks as events; return how many chunks streamed."""
+    chunks = 0
+    for ev in ctx.session.drain_provider_events():
+        if ev.kind == "llm.chunk":
+            chunks += 1
+            continue
+        ctx.emit(ev.kind, {"provider": ev.provider, **dict(ev.data)}, caused_by=(called,))
+    return chunks
 
 
 def _provider_failed(ctx: RunCtx, exc: Exception) -> CoreResult:
@@ -274,6 +291,7 @@ def _pause(ctx: RunCtx, call, checkin: dict) -> CoreResult:
         "question": checkin["question"],
         "source": checkin["source"], "policy": checkin.get("policy")},
         source=source, caused_by=(ctx.state.pending.reply_event,))
+    _redaction_report(ctx)
     ctx.emit("run.paused", {"checkin": checkin["id"]}, caused_by=(req,))
     args = checkin["args"] if checkin["source"] == "inner" else dict(call.arguments)
     public = {**checkin, "args": ctx.redactor.scrub(args)}
@@ -309,15 +327,15 @@ def _final(ctx: RunCtx, text: str, replied: str):
 
 def _answer(ctx: RunCtx, outcome: str, text: str, cause: str) -> CoreResult:
     st = ctx.state
-    denied = _message_policy(ctx, "output", {"text": text, "message": st.message,
-                                             "iteration": st.iteration, "skill": st.cursor},
-                             cause)
+    denied, rows = _message_policy(ctx, "output", {"text": text, "message": st.message,
+                                                   "iteration": st.iteration, "skill": st.cursor},
+                                   cause)
     if denied is not None:
         refusal = f"I can't give that answer: {denied}"
         st.history.append(Message("assistant", refusal))  # a follow-up sees what the user saw
-        return _finish(ctx, "denied", refusal, cause=cause)
+        return _finish(ctx, "denied", refusal, causes=(cause,) + rows)
     st.history.append(Message("assistant", text))
-    return _finish(ctx, outcome, text, cause=cause)
+    return _finish(ctx, outcome, text, causes=(cause,) + rows)
 
 
 def _budget(ctx: RunCtx, reply, replied: str):
@@ -337,36 +355,43 @@ def _budget(ctx: RunCtx, reply, replied: str):
     return _answer(ctx, "max_iterations", final.text, replied2)
 
 
-def _message_policy(ctx: RunCtx, moment: str, roots: dict, cause: str = "") -> str | None:
+def _message_policy(ctx: RunCtx, moment: str, roots: dict,
+                    cause: str = "") -> tuple[str | None, tuple[str, ...]]:
+    """(refusal reason or None, ids of the ledger rows) at the `input`/`output` boundary."""
     if not ctx.plan.policies:
-        return None
+        return None, ()
     from .policy import run_chain
     env = Env(roots, frozenset(ctx.state.returned), frozenset(ctx.active_order))
     result = run_chain(ctx.plan.policies, moment, env, tool=None, call_id=None,
                        iteration=ctx.state.iteration, can_pause=False,
                        host=ctx.session.policy_host)
-    record_decisions(ctx, result.decisions, cause or ctx.state.start_event)
+    rows = record_decisions(ctx, result.decisions, cause or ctx.state.start_event)
     if result.outcome == "allow":
-        return None
+        return None, rows
     d = result.deciding
-    return getattr(d, "reason", None) or f"refused by policy `{getattr(d, 'policy', '?')}`"
+    return (getattr(d, "reason", None) or f"refused by policy `{getattr(d, 'policy', '?')}`"), rows
 
 
 def _finish(ctx: RunCtx, outcome: str, answer: str | None, *, error: str | None = None,
-            checkpoint: dict | None = None, cause: str = "") -> CoreResult:
+            checkpoint: dict | None = None, causes: tuple[str, ...] = ()) -> CoreResult:
     st = ctx.state
-    report = ctx.redactor.report()
     payload = {"outcome": outcome, "answer": answer, "iterations": st.iteration,
                "llm_calls": st.llm_calls, "tool_calls": st.tool_calls,
                "tokens": [st.tokens_in, st.tokens_out], "executions": dict(st.executions),
                "cursor": st.cursor}
     if error:
         payload["error"] = error
+    _redaction_report(ctx)
+    ctx.emit("run.finished", payload, caused_by=causes)
+    return CoreResult(outcome, answer, error=error, checkpoint=checkpoint)
+
+
+def _redaction_report(ctx: RunCtx) -> None:
+    """Record that redaction happened (counts per rule, paths), never what was redacted."""
+    report = ctx.redactor.report()
     if report.total:
         ctx.emit("redaction.applied", {"counts": dict(report.counts), "paths": list(report.paths),
                                        "paths_dropped": report.paths_dropped})
-    ctx.emit("run.finished", payload, caused_by=(cause,) if cause else ())
-    return CoreResult(outcome, answer, error=error, checkpoint=checkpoint)
 
 
 __all__ = ["CoreResult", "WRAP_UP", "run_core"]

@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 import attrs
 
@@ -27,6 +27,7 @@ INDENT = "  "
 WIDTH = 100
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _MISSING = object()
+Item = Union[str, tuple[str, str]]  # a body line, or an attribute `(key, value)`
 
 
 # ---------------------------------------------------------------- module, blocks
@@ -44,66 +45,71 @@ def print_decl(decl: ir.Decl) -> str:
     return block(f"{kind} {decl.name}", _BODIES[kind](decl))
 
 
-def block(head: str, items: list[str]) -> str:
+def block(head: str, items: list[Item]) -> str:
     """`head { items }`: on one line when there is one short single-line item, else indented."""
-    if not items:
+    lines = layout(items)
+    if not lines:
         return head + " {}"
-    if len(items) == 1 and "\n" not in items[0] and len(head) + len(items[0]) + 6 <= WIDTH:
-        return f"{head} {{ {items[0]} }}"
-    return head + " {\n" + "\n".join(indent(i) for i in items) + "\n}"
+    if len(lines) == 1 and "\n" not in lines[0] and len(head) + len(lines[0]) + 6 <= WIDTH:
+        return f"{head} {{ {lines[0]} }}"
+    return head + " {\n" + "\n".join(indent(i) for i in lines) + "\n}"
+
+
+def layout(items: list[Item]) -> list[str]:
+    """Body lines: `(key, value)` attributes, with `=` aligned across each run of them, or lines."""
+    out: list[str] = []
+    run: list[tuple[str, str]] = []
+    for item in [*items, ""]:
+        if isinstance(item, tuple):
+            run.append(item)
+            continue
+        width = max((len(k) for k, _ in run), default=0)
+        out.extend(f"{k.ljust(width)} = {v}" for k, v in run)
+        run = []
+        out.append(item)
+    return out[:-1]
 
 
 def indent(text: str) -> str:
     return "\n".join(INDENT + line if line else line for line in text.split("\n"))
 
 
-def attributes(pairs: list[tuple[str, str]]) -> list[str]:
-    """`key = value` lines with the `=` aligned."""
-    width = max((len(k) for k, _ in pairs), default=0)
-    return [f"{k.ljust(width)} = {v}" for k, v in pairs]
-
-
-def attr_pairs(decl: Any, keys: list[str], printers: dict[str, Callable[[Any], str]]) -> list[tuple[str, str]]:
+def attr_pairs(decl: Any, keys: list[str]) -> list[Item]:
     """The attributes of `decl` named in `keys` that differ from their default (or are required)."""
-    kind = ir.kind_of(decl)
-    table = SCHEMAS[kind]
+    table = SCHEMAS[ir.kind_of(decl)]
     defaults = {f.name: f.default for f in attrs.fields(type(decl))}
-    out = []
+    out: list[Item] = []
     for key in keys:
         field = table.attrs[key].field
         value = getattr(decl, field)
         if value == defaults.get(field, _MISSING) and key not in table.required:
             continue
-        out.append((key, printers.get(key, _ATTR_KINDS[table.attrs[key].kind])(value)))
+        out.append((key, _ATTR_KINDS[table.attrs[key].kind](value)))
     return out
 
 
 # ---------------------------------------------------------------- declarations
-def _tool(d: ir.Tool) -> list[str]:
-    items = attributes(attr_pairs(d, ["description"], {}))
+def _tool(d: ir.Tool) -> list[Item]:
+    items = attr_pairs(d, ["description"])
     for key in ("input", "output"):
         schema = getattr(d, key)
         if schema is None:
             continue
         fields = schema_block(schema.json) if schema.origin == "block" else None
-        if fields is None:
-            items += attributes([(key, data(schema.json))])
-        else:
-            items.append(block(key, fields))
-    rest = ["impl", "keep_runs", "check_in", "max_result_chars"]
-    return items + attributes(attr_pairs(d, rest, {}))
+        items.append((key, data(schema.json)) if fields is None else block(key, fields))
+    return items + attr_pairs(d, ["impl", "keep_runs", "check_in", "max_result_chars"])
 
 
-def _skill(d: ir.Skill) -> list[str]:
-    items = attributes(attr_pairs(d, ["description", "body", "tools"], {}))
+def _skill(d: ir.Skill) -> list[Item]:
+    items = attr_pairs(d, ["description", "body", "tools"])
     if d.steps:
         items.append(block("steps", [f"{s.tool}" + (f" {string(s.note)}" if s.note else "")
                                      for s in d.steps]))
-    return items + attributes(attr_pairs(d, ["on_skip"], {}))
+    return items + attr_pairs(d, ["on_skip"])
 
 
-def _graph(d: ir.Graph) -> list[str]:
-    items = attributes(attr_pairs(d, ["scope_tools"], {}))
+def _graph(d: ir.Graph) -> list[Item]:
+    items = attr_pairs(d, ["scope_tools"])
     for e in d.entries:
         items.append(" ".join([f"entry {e.skill}", *_when(e.when), *_label(e.label)]))
     for r in d.routes:
@@ -126,12 +132,12 @@ def _label(label: str | None) -> list[str]:
     return [] if label is None else [string(label)]
 
 
-def _attrs_only(d: Any) -> list[str]:
-    return attributes(attr_pairs(d, list(SCHEMAS[ir.kind_of(d)].attrs), {}))
+def _attrs_only(d: Any) -> list[Item]:
+    return attr_pairs(d, list(SCHEMAS[ir.kind_of(d)].attrs))
 
 
-def _policy(d: ir.Policy) -> list[str]:
-    items = attributes(attr_pairs(d, ["impl"], {}))
+def _policy(d: ir.Policy) -> list[Item]:
+    items = attr_pairs(d, ["impl"])
     for b in d.blocks:
         head = b.moment + (" *" if b.any_tool else f" {b.tool}" if b.tool is not None else "")
         items.append(block(head, [_rule(r) for r in b.rules]))
@@ -143,14 +149,14 @@ def _rule(r: ir.Rule) -> str:
     return f"{r.action} when {print_expr(r.when)}{because}"
 
 
-def _test(d: ir.Test) -> list[str]:
-    return attributes(attr_pairs(d, ["agent"], {})) + [statement(s) for s in d.statements]
+def _test(d: ir.Test) -> list[Item]:
+    return attr_pairs(d, ["agent"]) + [statement(s) for s in d.statements]
 
 
-_BODIES: dict[str, Callable[[Any], list[str]]] = {
+_BODIES: dict[str, Callable[[Any], list[Item]]] = {
     "agent": _attrs_only, "tool": _tool, "skill": _skill, "graph": _graph, "steering": _attrs_only,
-    "fact": _attrs_only, "instruction": _attrs_only, "redact": _attrs_only,
-    "policy": _policy, "test": _test,
+    "fact": _attrs_only, "instruction": _attrs_only, "redact": _attrs_only, "policy": _policy,
+    "test": _test,
 }
 
 
@@ -204,7 +210,7 @@ def text(t: ir.Text | ir.Data) -> str:
     value = t.value
     if "\n" in value and '"""' not in value and all(c in "\n\t" or c.isprintable() for c in value):
         body = '"""\n' + indent(value) + '\n"""'
-        if multiline(body) == value:
+        if multiline(body[:-3] + INDENT + '"""') == value:  # as it reads back, indented in its block
             return body
     return string(value)
 

@@ -22,9 +22,9 @@ from .interp import CoreResult, run_core
 from .plan import Plan, build_plan, find_agent
 from .providers.mock import mock
 from .redaction import Redactor
-from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync
+from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync, learn
 from .state import RunState
-from .store import SqliteStore, sqlite
+from .store import MemoryStore, SqliteStore, memory
 from .toolcall import call_fingerprint, resolve_python
 from .trace import Trace
 
@@ -140,7 +140,8 @@ class Agent:
 
     def __init__(self, program: Any, name: str | None = None, *, provider: Any = None,
                  tools: Mapping[str, Callable[..., Any]] | None = None,
-                 store: SqliteStore | None = None, effects: Effects | None = None,
+                 store: SqliteStore | MemoryStore | None = None,
+                 effects: Effects | None = None,
                  model: str | None = None, stubs: Stubs | None = None,
                  spec: str | None = None):
         prog, analysis = _unwrap(program)
@@ -151,13 +152,14 @@ class Agent:
             raise AgentNotFound(f"{what}; agents: {names or 'none'}")
         self.effects = effects or Effects.live()
         self.plan: Plan = build_plan(analysis, *found)
-        self.store = store if store is not None else sqlite(":memory:")
+        self.store = store if store is not None else memory()
         self.spec = spec
         self.launch: dict | None = None  # how the CLI built this agent, so `afpc resume` can too
         self.session = Session(prog, analysis, provider or self.effects.provider or mock(),
                                {**self.effects.tools, **dict(tools or {})}, self.effects,
                                self.store, stubs, model, policy_host=_policy_host)
         self.session.plans[self.plan.name] = self.plan
+        self.session.listen()
         self._conversations = 0
         self._paused: dict[str, Conversation] = {}  # run id -> conversation of a paused run
 
@@ -249,7 +251,8 @@ class Agent:
                 if trace.run_id.startswith(prefix):
                     fin = [e for e in trace.tail(1) if e.kind == "run.finished"]
                     outcome = fin[0].payload.get("outcome") if fin else None
-                    self.store.save_run(trace.run_id, "inner", self.spec, "finished", outcome,
+                    agent = (trace[0].payload or {}).get("agent", "inner") if len(trace) else "inner"
+                    self.store.save_run(trace.run_id, agent, self.spec, "finished", outcome,
                                         fin[0].payload.get("answer") if fin else None,
                                         {"outer": run_id}, trace.events)
 
@@ -261,6 +264,9 @@ class Agent:
         if data is None:
             raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: it finished, "
                                       f"or it was already resumed")
+        if data.get("agent") != self.plan.name:
+            raise ResumeDecisionError(f"run `{run_id}` belongs to agent `{data.get('agent')}`, "
+                                      f"not `{self.plan.name}`")
         state = RunState.from_checkpoint(data["state"])
         red = self._redactor()
         relearn(red, state.history)
@@ -310,16 +316,16 @@ def prime_redactor(red: Redactor, plan: Plan) -> None:
     for c in plan.context:
         data = getattr(c.decl, "data", None)
         if data is not None and not isinstance(data, ir.Text):
-            red.scrub(thaw(data.value))
+            learn(red, thaw(data.value))
     for t in plan.tools.values():
         if isinstance(t.decl.impl, ir.ReturnsImpl):
-            red.scrub(thaw(t.decl.impl.value))
+            learn(red, thaw(t.decl.impl.value))
 
 
 def relearn(red: Redactor, history: list) -> None:
     """Re-teach remembered secrets from raw history (a resumed or follow-up run)."""
     for m in history:
         for c in m.tool_calls:
-            red.scrub(thaw(c.arguments))
+            learn(red, thaw(c.arguments))
         if m.role == "tool":
-            red.scrub(parse_result(m.content))
+            learn(red, parse_result(m.content))

@@ -15,7 +15,6 @@ from typing import Any, Callable, Generator, Mapping
 
 import attrs
 
-from .frozen import thaw
 from .redaction import Redactor
 from .source import Span
 from .trace import Event, Trace
@@ -94,7 +93,7 @@ async def drive_async(gen: Core) -> Any:
 class Recorder:
     """Appends redacted events to a trace with logical time."""
 
-    __slots__ = ("trace", "redactor", "seq", "time", "on_event")
+    __slots__ = ("trace", "redactor", "seq", "time")
 
     def __init__(self, trace: Trace, redactor: Redactor, seq: int = 0, time: int = 0):
         self.trace = trace
@@ -107,10 +106,20 @@ class Recorder:
         self.seq += 1
         self.time += 1
         eid = f"{self.trace.run_id}:{self.seq}"
-        clean = self.redactor.scrub(payload) if payload and not inert(self.redactor) else payload
+        if payload and not inert(self.redactor):
+            payload = self.redactor.scrub(payload, at=kind)
         self.trace.append(Event(self.seq, eid, kind, iteration, self.time,
-                                tuple(c for c in caused_by if c), source, clean))
+                                tuple(c for c in caused_by if c), source, payload))
         return eid
+
+
+def learn(red: Redactor, value: Any) -> None:
+    """Teach `red` the secrets under redacted keys in `value` without counting a redaction."""
+    teach = getattr(red, "learn", None)
+    if callable(teach):
+        teach(value)
+        return
+    Redactor(red._decls, _memory=red._memory).scrub(value)  # until Redactor exposes `learn`
 
 
 def inert(red: Redactor) -> bool:
@@ -171,8 +180,12 @@ class InnerRuns:
 
 
 def plain(value: Any) -> Any:
-    """Frozen IR data → plain JSON (dicts, lists)."""
-    return thaw(value)
+    """A deep copy as plain JSON shapes: mappings → dicts, lists and tuples → lists."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------- session and run context
@@ -192,6 +205,17 @@ class Session:
     inner: dict[str, InnerRuns] = attrs.field(factory=dict)
     llm_calls: int = 0
     policy_host: Any = None
+    provider_events: list = attrs.field(factory=list)  # filled by the provider's hook
+
+    def listen(self) -> None:
+        """Collect the provider's own events (retries, fallbacks, chunks) for the trace."""
+        subscribe = getattr(self.provider, "subscribe", None)
+        if callable(subscribe):
+            subscribe(self.provider_events.append)
+
+    def drain_provider_events(self) -> list:
+        out, self.provider_events[:] = list(self.provider_events), []
+        return out
 
     def inner_runs(self, tool: str, keep: int) -> InnerRuns:
         runs = self.inner.get(tool)

@@ -1,7 +1,7 @@
 """The local run store (SQLite): runs, redacted events, raw checkpoints, check-in decisions.
 
 Role:       what `afpc run/resume/trace/why` and `Agent(store=...)` read and write; several
-            processes may share one file.
+            processes may share one file. `MemoryStore` is the API's in-process default.
 Invariants: events hold only redacted payloads; checkpoints (raw) live in their own table and
             are deleted when the run ends; a check-in is decided at most once (compare-and-set
             in one transaction), so "once" holds across processes.
@@ -149,6 +149,80 @@ class SqliteStore:
                 cur.execute("ROLLBACK")
                 raise
         return ok
+
+
+class MemoryStore:
+    """The in-process default store: the same interface as `SqliteStore`, no encoding cost.
+
+    Events are kept as the (already redacted) `Event` objects; checkpoints as raw dicts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[str, dict] = {}
+        self._events: dict[str, dict[int, Event]] = {}
+        self._checkpoints: dict[str, dict] = {}
+        self._checkins: dict[str, dict] = {}
+        self.path = ":memory:"
+
+    def close(self) -> None:
+        pass
+
+    def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
+                 outcome: str | None, answer: str | None, meta: dict,
+                 events: Iterable[Event]) -> None:
+        with self._lock:
+            self._runs[run_id] = {"run_id": run_id, "agent": agent, "spec": spec,
+                                  "status": status, "outcome": outcome, "answer": answer,
+                                  "meta": json.loads(dumps(meta))}
+            stored = self._events.setdefault(run_id, {})
+            for e in events:
+                stored.setdefault(e.seq, e)
+
+    def run(self, run_id: str) -> dict | None:
+        r = self._runs.get(run_id)
+        return dict(r) if r is not None else None
+
+    def runs(self) -> list[dict]:
+        return [dict(r) for r in self._runs.values()]
+
+    def events(self, run_id: str) -> list[Event]:
+        stored = self._events.get(run_id, {})
+        return [stored[k] for k in sorted(stored)]
+
+    def trace(self, run_id: str) -> Trace:
+        return Trace(run_id, self.events(run_id))
+
+    def put_checkpoint(self, run_id: str, checkpoint: dict) -> None:
+        self._checkpoints[run_id] = json.loads(json.dumps(checkpoint, default=str))
+
+    def checkpoint(self, run_id: str) -> dict | None:
+        c = self._checkpoints.get(run_id)
+        return json.loads(json.dumps(c)) if c is not None else None
+
+    def delete_checkpoint(self, run_id: str) -> None:
+        self._checkpoints.pop(run_id, None)
+
+    def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:
+        with self._lock:
+            self._checkins.setdefault(checkin_id, {"id": checkin_id, "run_id": run_id, "fp": fp,
+                                                   "state": "pending", "decision": None})
+
+    def checkin(self, checkin_id: str) -> dict | None:
+        c = self._checkins.get(checkin_id)
+        return dict(c) if c is not None else None
+
+    def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
+        with self._lock:
+            c = self._checkins.get(checkin_id)
+            if c is None or c["state"] != "pending" or c["fp"] != fp:
+                return False
+            c.update(state="decided", decision=json.loads(dumps(decision)))
+            return True
+
+
+def memory() -> MemoryStore:
+    """A private in-process store (the API's default)."""
+    return MemoryStore()
 
 
 def sqlite(path: str | os.PathLike = DEFAULT_PATH) -> SqliteStore:

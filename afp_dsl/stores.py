@@ -4,6 +4,7 @@ Role:       the public face of `store`; PostgreSQL lands here later behind the s
 """
 from __future__ import annotations
 
-from .store import DEFAULT_PATH, SqliteStore, StoreError, from_url, sqlite
+from .store import DEFAULT_PATH, MemoryStore, SqliteStore, StoreError, from_url, memory, sqlite
 
-__all__ = ["DEFAULT_PATH", "SqliteStore", "StoreError", "from_url", "sqlite"]
+__all__ = ["DEFAULT_PATH", "MemoryStore", "SqliteStore", "StoreError", "from_url", "memory",
+           "sqlite"]

@@ -23,7 +23,7 @@ from .evaluate import Env, evaluate, parse_result
 from .argcheck import arg_problems, invalid_text
 from .frozen import thaw
 from .providers.base import ToolCall
-from .runtime import HostCall, RunCtx
+from .runtime import HostCall, RunCtx, plain
 from .trace import dumps
 
 @attrs.frozen
@@ -50,7 +50,7 @@ def to_text(value: Any) -> str:
 # ---------------------------------------------------------------- entry point
 def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None):
     """Generator: run one tool call through the pipeline; returns a `CallOutcome`."""
-    args = thaw(call.arguments) if call.arguments is not None else {}
+    args = plain(call.arguments) if call.arguments is not None else {}
     info = ctx.plan.tools.get(call.name)
     source = info.decl.span if info is not None else None
     if resume is not None and resume["checkin"].get("called"):
@@ -152,13 +152,13 @@ def _chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
     return result
 
 
-def record_decisions(ctx: RunCtx, decisions, cause: str) -> None:
-    for d in decisions:
-        ctx.emit("policy.decided", {
-            "policy": d.policy, "moment": d.moment, "tool": d.tool, "call_id": d.call_id,
-            "outcome": d.outcome, "reason": d.reason,
-            "rule": None if d.rule_span is None else _span_json(d.rule_span)},
-            source=d.rule_span, caused_by=(cause,))
+def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
+    """One `policy.decided` ledger row per decision; returns their event ids."""
+    return tuple(ctx.emit("policy.decided", {
+        "policy": d.policy, "moment": d.moment, "tool": d.tool, "call_id": d.call_id,
+        "outcome": d.outcome, "reason": d.reason,
+        "rule": None if d.rule_span is None else _span_json(d.rule_span)},
+        source=d.rule_span, caused_by=(cause,)) for d in decisions)
 
 
 def _span_json(span) -> dict:
@@ -237,8 +237,8 @@ def _execute(ctx: RunCtx, call: ToolCall, args: dict, info):
     if fn is None:
         return "fatal", (f"AFP501 tool `{call.name}` is not bound: it has no `impl`; bind it "
                          f"with `tools={{'{call.name}': fn}}` or stub it in the test")
-    try:
-        return "ok", (yield HostCall(fn, args))
+    try:  # the host gets its own copy: nothing it mutates can reach the trace or history
+        return "ok", (yield HostCall(fn, plain(call.arguments)))
     except Exception as exc:  # a raising tool is a failure the model reads
         return "raise", exc
 
@@ -330,7 +330,7 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
     if out.status == "success" and call.name not in sk.BUILTINS:
         text += _step_advance(ctx, call, called)
     payload = {"tool": call.name, "call_id": call.id, "status": out.status,
-               "executed": out.executed, "result": thaw(out.result),
+               "executed": out.executed, "result": plain(out.result),
                "duration": ctx.rec.time + 1 - _time_of(ctx, called)}
     if out.result is None or to_text(out.result) != text:
         payload["read"] = text

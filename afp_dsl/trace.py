@@ -21,6 +21,7 @@ KINDS = (
     "tool.returned", "route.evaluated", "route.conflict", "cursor.moved", "skill.rejected",
     "step.advanced", "step.skipped", "steps.unfinished", "budget.exhausted", "run.paused",
     "run.resumed", "redaction.applied", "run.finished",
+    "llm.retry", "llm.fallback", "llm.circuit",  # reported by resilient providers
 )
 
 

@@ -51,13 +51,17 @@ def explain(trace: Trace, event_id: str | None = None, *, inner: Mapping[str, An
     if target is None:
         return f"no event `{event_id}` in run `{trace.run_id}`"
     lines: list[str] = []
-    if target.kind == "run.finished":
-        p = target.payload or {}
-        lines.append(f"answer ({p.get('outcome')}): {_short(p.get('answer'))}")
-        reply = _last(events, "llm.replied", before=target.seq)
-        if reply is not None:
-            target = reply
-    _walk(target, by_id, lines, loc, inner or {}, program)
+    if target.kind != "run.finished":
+        _walk([target], by_id, lines, loc, inner or {}, program)
+        return "\n".join(lines)
+    p = target.payload or {}
+    head = f"answer ({p.get('outcome')}): {_short(p.get('answer'))}"
+    lines.append(head + (f" — error: {_short(p['error'])}" if p.get("error") else ""))
+    starts = [by_id[c] for c in target.caused_by if c in by_id]
+    if not starts:
+        last = _last(events, "llm.replied", before=target.seq)
+        starts = [last] if last is not None else []
+    _walk(starts, by_id, lines, loc, inner or {}, program)
     return "\n".join(lines)
 
 
@@ -75,9 +79,9 @@ def _last(events: list[Event], kind: str, before: int) -> Event | None:
     return None
 
 
-def _walk(target: Event, by_id, lines, loc, inner, program) -> None:
+def _walk(targets: list[Event], by_id, lines, loc, inner, program) -> None:
     seen: set[str] = set()
-    stack = [(target, 0)]
+    stack = [(t, 0) for t in reversed(targets)]
     while stack:
         e, depth = stack.pop()
         if e.id in seen:

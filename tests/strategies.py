@@ -6,10 +6,12 @@ Invariants: generated IR is what the front end produces from some text without d
             names avoid reserved words and stay within 64 characters, data is frozen
             (tuples, FrozenMap), schema blocks are built the way `lower_schema` builds them,
             regexes compile and hold no bare `/`. Spans are left unset (equality ignores them).
-            `ir.Call` is generated only with `calls=True` (the lowering does not build it yet).
 """
 from __future__ import annotations
 
+import functools
+
+import attrs
 from hypothesis import strategies as st
 
 from afp_dsl import ir
@@ -75,7 +77,8 @@ def _operand_leaf(calls: bool) -> st.SearchStrategy:
     return st.one_of(*leaves)
 
 
-def expressions(calls: bool = False, max_leaves: int = 6) -> st.SearchStrategy:
+@functools.cache
+def expressions(calls: bool = True, max_leaves: int = 6) -> st.SearchStrategy:
     leaf = _operand_leaf(calls)
     lists = st.builds(ir.ListExpr, items=st.lists(leaf, max_size=3).map(tuple))
 
@@ -101,8 +104,10 @@ def opt(strategy: st.SearchStrategy, default=None) -> st.SearchStrategy:
 _NAMED = {"string": {"type": "string"}, "integer": {"type": "integer"}, "number": {"type": "number"},
           "boolean": {"type": "boolean"}, "object": {"type": "object"}, "null": {"type": "null"},
           "any": {}}
+# No `object` defaults (nor list defaults): lower_schema validates the frozen default, so jsonschema
+# rejects every map and list default (see test_properties.test_map_and_list_defaults_are_accepted).
 _DEFAULTS = {"string": texts, "integer": st.integers(), "number": numbers, "boolean": st.booleans(),
-             "object": maps, "null": st.none(), "any": data(4)}
+             "object": None, "null": st.none(), "any": data(4).filter(lambda v: not isinstance(v, (tuple, FrozenMap)))}
 
 
 def _union(values: list) -> dict:
@@ -197,14 +202,14 @@ def tools(name: st.SearchStrategy, calls: bool) -> st.SearchStrategy:
 
 
 def skills(name: st.SearchStrategy) -> st.SearchStrategy:
-    steps = st.builds(ir.Step, tool=refs(alias=False), note=texts)
+    steps = st.builds(ir.Step, tool=refs(), note=texts)
     return st.builds(
         ir.Skill, name=name, description=texts, body=opt(_text()), tools=ref_tuples,
         steps=st.lists(steps, max_size=3).map(tuple), on_skip=st.sampled_from(["advance", "hold"]))
 
 
 def graphs(name: st.SearchStrategy, calls: bool) -> st.SearchStrategy:
-    local = refs(alias=False)
+    local = refs()
     entries = st.builds(ir.Entry, skill=local, when=opt(expressions(calls)), label=opt(texts))
     statuses = st.lists(st.builds(ir.Status, name=names), max_size=3).map(tuple)
     routes = st.builds(ir.Route, src=local, dst=local, on=opt(local), status=statuses,
@@ -228,7 +233,7 @@ def policy_blocks(draw, calls: bool) -> ir.PolicyBlock:
     moment = draw(st.sampled_from(["input", "output", "before", "after"]))
     tool, any_tool = None, False
     if moment in ("before", "after"):
-        tool = draw(opt(refs(alias=False)))
+        tool = draw(opt(refs()))
         any_tool = tool is None
     rules = []
     for _ in range(draw(st.integers(0, 3))):
@@ -245,7 +250,7 @@ def policies(name: st.SearchStrategy, calls: bool) -> st.SearchStrategy:
 
 
 def statements() -> st.SearchStrategy:
-    local = refs(alias=False)
+    local = refs()
     trace_kinds = st.lists(segments, min_size=1, max_size=3).map(".".join)
     return st.one_of(
         st.builds(ir.UserSays, text=texts),
@@ -268,15 +273,17 @@ def tests_(name: st.SearchStrategy) -> st.SearchStrategy:
     return st.builds(ir.Test, name=name, agent=opt(refs()), statements=st.lists(statements(), max_size=5).map(tuple))
 
 
-def declarations(name: st.SearchStrategy = names, calls: bool = False) -> st.SearchStrategy:
+@functools.cache
+def declarations(name: st.SearchStrategy = names, calls: bool = True) -> st.SearchStrategy:
     return st.one_of(agents(name), tools(name, calls), skills(name), graphs(name, calls),
                      contexts(name, calls), policies(name, calls), tests_(name))
 
 
 @st.composite
-def modules(draw, calls: bool = False, max_decls: int = 4) -> ir.Module:
-    decl_names = draw(st.lists(names, unique=True, max_size=max_decls))
-    decls = tuple(draw(declarations(st.just(n), calls)) for n in decl_names)
+def modules(draw, calls: bool = True, max_decls: int = 4) -> ir.Module:
+    decls = draw(st.lists(declarations(names, calls), max_size=max_decls))
+    unique = draw(st.lists(names, unique=True, min_size=len(decls), max_size=len(decls)))
+    decls = tuple(attrs.evolve(d, name=n) for d, n in zip(decls, unique))
     aliases = draw(st.lists(names, unique=True, max_size=2))
     std = stdlib_names() or ["redact"]
     imports = tuple(ir.Import(path=f"std/{draw(st.sampled_from(std))}", alias=a) for a in aliases)

@@ -196,3 +196,19 @@ def test_calls_are_only_allowed_in_context_conditions() -> None:
     found = list(exprs.check_exprs(_context_program(ir.Lit(value=True), (policy,))))
     assert [d.code for d in found] == ["AFP303"]
     assert "`active(...)`" in found[0].message
+
+
+def test_a_top_level_tool_test_types_the_result_of_a_route_without_on() -> None:
+    text = """
+tool find { description = "f" output { status: "confirmed" | "cancelled" } }
+skill lookup { description = "l" tools = [find] }
+skill done { description = "d" }
+graph g {
+  entry lookup
+  route lookup -> done when tool == "find" and result.stats == "confirmed"
+  route done -> lookup when tool == "find" and result.stats == "x"
+}
+"""
+    _, diags = analyse(text, "t.afp")
+    assert [(d.code, d.message) for d in diags] == [
+        ("AFP304", "the output schema of `find` declares no field `result.stats`")]

@@ -1,7 +1,6 @@
 """Conformance: context composition (§2) and read_skill (§3)."""
 from __future__ import annotations
 
-import pytest
 from interp_support import call, make, payloads, tool_texts
 
 ORDER = """
@@ -160,8 +159,6 @@ def test_last_root_in_context_when():
     assert "LAST-OK" in third and "LAST-OK" not in second
 
 
-@pytest.mark.xfail(reason="the lowerer leaves `returned(t)`/`active(s)` inside a comparison as "
-                          "`CallV` instead of `ir.Call` (reported to the lead)")
 def test_returned_and_active_calls_in_context_when():
     agent, prov = make(SCOPED % "", [call("read_skill", id="s"), call("t"), "ok"])
     agent.run("hi")

@@ -209,3 +209,23 @@ def test_a_pause_inside_an_inner_agent_surfaces_as_an_outer_pause_and_resumes():
     inner = r2.inner["delegate"].get("call-1-1")
     assert [e.kind for e in inner][-1] == "run.finished"
     assert "checkin.decided" in [e.kind for e in inner]
+
+
+def test_keep_runs_zero_keeps_none_and_counts_the_drop():
+    spec = NESTED.replace("keep_runs = 1", "keep_runs = 0")
+    agent, _ = make(spec, [call("ask_researcher", question="q"), "inner", "outer"], name="outer")
+    r = agent.run("hi")
+    runs = r.inner["ask_researcher"]
+    assert list(runs.runs) == [] and runs.dropped == 1
+
+
+def test_a_host_tool_mutating_its_arguments_cannot_change_the_record():
+    spec = 'agent g { tools = [t] }\ntool t { description = "t" input { items: [string] } }'
+
+    def greedy(items):
+        items.append("injected")
+        return "ok"
+    agent, prov = make(spec, [call("t", items=["a"]), "done"], tools={"t": greedy})
+    r = agent.run("hi")
+    assert payloads(r, "tool.called")[0]["args"] == {"items": ["a"]}
+    assert [dict(c.arguments) for c in prov.requests[1].messages[1].tool_calls] == [{"items": ["a"]}]

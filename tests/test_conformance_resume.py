@@ -145,7 +145,7 @@ def test_provider_failure_on_the_first_call_has_no_checkpoint():
 
 _CHILD = textwrap.dedent("""
     import sys, json
-    sys.path.insert(0, {tests!r})
+    sys.path[:0] = [{tests!r}, {root!r}]
     from interp_support import make
     from afp_dsl.runner import approve, ResumeDecisionError
     from afp_dsl.store import sqlite
@@ -165,7 +165,8 @@ def test_once_holds_across_two_processes_sharing_the_store(tmp_path):
     agent, prov, r, ran = paused(200, store=sqlite(db), script_tail=())
     spec = tmp_path / "spec.afp"
     spec.write_text(textwrap.dedent(SPEC))
-    code = _CHILD.format(tests=str(Path(__file__).parent), spec=str(spec), db=str(db),
+    here = Path(__file__).resolve().parent
+    code = _CHILD.format(tests=str(here), root=str(here.parent), spec=str(spec), db=str(db),
                          run=r.run_id, checkin=r.checkin.id)
     procs = [subprocess.Popen([sys.executable, "-c", code, who], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for who in ("ann", "bob")]
@@ -187,3 +188,19 @@ def test_an_ask_during_a_resumed_dispatch_is_a_denial():
     assert ran == [] and r2.outcome == "answered"
     row = payloads(r2, "policy.decided")[-1]
     assert row["policy"] == "later" and row["outcome"] == "deny" and "no pause here" in row["reason"]
+
+
+def test_aresume_matches_resume():
+    import asyncio
+    agent, prov, r, ran = paused(200)
+    r2 = asyncio.run(agent.aresume(r.checkpoint, approve(r.checkin)))
+    assert r2.outcome == "answered" and ran == [200]
+
+
+def test_default_effects_give_unique_run_ids_in_a_shared_store(tmp_path):
+    from interp_support import load
+    store = sqlite(tmp_path / "s.db")
+    program = load("agent g { }")
+    from afp_dsl.providers import mock
+    ids = {program.agent(provider=mock(["a"]), store=store).run("hi").run_id for _ in range(3)}
+    assert len(ids) == 3 and len(store.runs()) == 3

@@ -149,3 +149,22 @@ def test_a_follow_up_after_a_resumed_pause_sees_the_whole_history():
     conv.run("thanks")
     roles = [m.role for m in prov.requests[-1].messages]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
+
+
+def test_provider_resilience_events_are_recorded_in_the_trace():
+    from afp_dsl.providers.base import Provider
+    from afp_dsl.providers.resilience import with_fallback
+
+    class Down(Provider):
+        name = "down"
+
+        def complete(self, request):
+            raise ProviderError("the server is unreachable")
+
+    provider = with_fallback(Down(), mock(["from the backup"]))
+    agent = load("agent g { }").agent(provider=provider, effects=Effects(run_ids=counter_ids("f")))
+    r = agent.run("hi")
+    assert r.answer == "from the backup"
+    (fb,) = payloads(r, "llm.fallback")
+    assert [e.caused_by for e in r.trace if e.kind == "llm.fallback"][0][0].endswith(":3")
+    assert fb["provider"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic

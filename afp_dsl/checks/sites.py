@@ -80,11 +80,34 @@ def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route,
                expr: ir.Expr | None = None) -> Site:
     tool = analysis.lookup(module, r.on, ir.Tool) if r.on is not None else None
     src = analysis.lookup(module, r.src, ir.Skill)
+    if r.on is None and src is not None and r.when is not None:
+        tool = _pinned_tool(analysis, analysis.resolve(module, r.src).module, src, r.when)
+        if tool is not None:
+            return Site(module, "route", expr if expr is not None else r.when,
+                        f"route `{r.src} -> {r.dst}`", tool=tool,
+                        statuses=tuple(s.name for s in r.status if s.name in STATUSES),
+                        skill=src.name)
     return Site(module, "route", expr if expr is not None else r.when,
                 f"route `{r.src} -> {r.dst}`", tool=tool,
                 on=(tool.name if tool else None) if r.on is not None else None,
                 statuses=tuple(s.name for s in r.status if s.name in STATUSES),
                 skill=src.name if src else None)
+
+
+def _pinned_tool(analysis: Analysis, module: str, src: ir.Skill, when: ir.Expr) -> ir.Tool | None:
+    """The tool of `src` (declared in `module`) that a top-level `tool == "name"` conjunct names."""
+    items = when.items if isinstance(when, ir.And) else (when,)
+    for c in items:
+        if not (isinstance(c, ir.Compare) and c.op == "=="):
+            continue
+        sides = (c.left, c.right)
+        names = [s.value for s in sides if isinstance(s, ir.Lit) and isinstance(s.value, str)]
+        if names and any(isinstance(s, ir.Path) and s.root == "tool" and not s.segments for s in sides):
+            for ref in src.tools:
+                t = analysis.lookup(module, ref, ir.Tool)
+                if t is not None and t.name == names[0]:
+                    return t
+    return None
 
 
 def policy_sites(analysis: Analysis, module: str, p: ir.Policy) -> Iterator[Site]:

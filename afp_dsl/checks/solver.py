@@ -1,4 +1,4 @@
-"""Guard logic: expressions → disjunctive normal form of atoms → per-key satisfiability.
+"""Guard logic: per-key satisfiability of the cases `atoms` builds, with witnesses and reasons.
 
 Role:       the reasoning behind AFP208 (guards), AFP205/AFP210 (graph), AFP305/AFP306 (exprs)
             and AFP401 (policies). `solve(exprs, facts)` answers "sat" (with a witness),
@@ -11,46 +11,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import attrs
 
 from .. import ir
-from ..evaluate import Env, _compare_values, evaluate, json_equal, render_expr
+from ..evaluate import Env, _compare_values, evaluate, json_equal
+from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, dnf, key_of, key_text,
+                    no_facts)
 
-MAX_CASES = 64
-TYPES = frozenset({"null", "boolean", "number", "string", "compound"})
-_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+__all__ = ["Atom", "Facts", "Key", "Verdict", "accepts", "compare_atom", "dnf", "key_of",
+           "key_text", "no_facts", "read_key", "self_impossible", "solve", "solve_key"]
 _NEG_ORD = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
-Key = tuple  # ("path", root, *segments) | ("call", func, name)
-
-
-@attrs.frozen
-class Atom:
-    """One condition on one key (or an opaque one over several), with where it came from.
-
-    kind: eq (value in `values`), ne (value not in `values`), ord (`op bound`, or its negation
-    when `neg`), type (value's type in `types`), text (matches/mentions, negated when `neg`),
-    const (always `truth`), opaque (not analysed; `keys` it reads). `level` is "guard" for a
-    condition written in the expression, "schema" for what a declaration says about a key,
-    "edge" for what the place adds (a route's `on`/`status`, the current skill).
-    """
-
-    kind: str
-    key: Key = ()
-    values: tuple = ()
-    op: str = ""
-    bound: Any = None
-    neg: bool = False
-    types: frozenset = TYPES
-    integer: bool = False
-    truth: bool = True
-    keys: tuple = ()
-    text: str = ""
-    level: str = "guard"
-    note: str = ""
-    positive: bool = False  # a comparison written as is (not under `not`)
-    expr: Any = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -60,159 +32,6 @@ class Verdict:
     reasons: tuple[tuple[Atom, ...], ...] = ()  # unsat: the conflicting atoms of each case
     notes: tuple[str, ...] = ()
     cases: tuple[tuple[Atom, ...], ...] = ()
-
-
-Facts = Callable[[Key], Iterable[Atom]]
-
-
-def no_facts(key: Key) -> tuple[Atom, ...]:
-    return ()
-
-
-# ---------------------------------------------------------------- atoms from expressions
-def key_of(e: Any) -> Key | None:
-    if isinstance(e, ir.Path):
-        return ("path", e.root, *e.segments)
-    if isinstance(e, ir.Call):
-        return ("call", e.func, str(e.arg))
-    return None
-
-
-def key_text(key: Key) -> str:
-    if key and key[0] == "call":
-        return f"{key[1]}({key[2]})"
-    return key[1] + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in key[2:])
-
-
-def _scalar(v: Any) -> bool:
-    return v is None or isinstance(v, (bool, int, float, str))
-
-
-def _lits(e: Any) -> tuple | None:
-    """The scalar values of a list of literals, or None."""
-    if isinstance(e, ir.ListExpr) and all(isinstance(i, ir.Lit) and _scalar(i.value) for i in e.items):
-        return tuple(i.value for i in e.items)
-    return None
-
-
-def _constant(e: Any) -> bool:
-    if isinstance(e, (ir.Lit, ir.Regex)):
-        return True
-    if isinstance(e, ir.ListExpr):
-        return all(_constant(i) for i in e.items)
-    return False
-
-
-def _paths(e: Any) -> list[Key]:
-    k = key_of(e)
-    if k is not None:
-        return [k]
-    if isinstance(e, ir.ListExpr):
-        return [k for i in e.items for k in _paths(i)]
-    return []
-
-
-def compare_atom(c: ir.Compare, neg: bool = False) -> Atom:
-    """The atom a comparison stands for (negated when `neg`)."""
-    text = render_expr(c)
-    shown = f"not ({text})" if neg else text
-    base = dict(expr=c, neg=neg, text=shown, positive=not neg)
-    if _constant(c.left) and _constant(c.right):
-        return Atom("const", truth=evaluate(c, Env(roots={})).holds != neg, **base)
-    op = c.op
-    left, right = c.left, c.right
-    if key_of(left) is None and key_of(right) is not None and op in ("==", "!=", *_FLIP):
-        left, right = right, left
-        op = _FLIP.get(op, op)
-    key = key_of(left)
-    if key is None:
-        return _opaque(c, neg, "conditions on computed values")
-    if op in ("==", "!="):
-        if isinstance(right, ir.Lit) and _scalar(right.value):
-            eq = (op == "==") != neg
-            return Atom("eq" if eq else "ne", key, values=(right.value,), **base)
-        return _opaque(c, neg, "comparisons between two paths or with lists")
-    if op in ("in", "not in"):
-        values = _lits(right)
-        if values is None:
-            return _opaque(c, neg, "`in` lists that hold paths")
-        eq = (op == "in") != neg
-        return Atom("eq" if eq else "ne", key, values=values, **base)
-    if op in _FLIP:
-        if not isinstance(right, ir.Lit):
-            return _opaque(c, neg, "comparisons between two paths")
-        b = right.value
-        if isinstance(b, bool) or not isinstance(b, (int, float, str)) or (
-                isinstance(b, float) and math.isnan(b)):
-            return Atom("const", truth=neg, **base)
-        return Atom("ord", key, op=op, bound=b, **base)
-    if op in ("matches", "mentions"):
-        return Atom("text", key, **base)
-    return _opaque(c, neg, f"the `{op}` operator")
-
-
-def _opaque(c: Any, neg: bool, note: str) -> Atom:
-    text = render_expr(c)
-    return Atom("opaque", keys=tuple(_paths(c.left) + _paths(getattr(c, "right", None))),
-                expr=c, neg=neg, text=f"not ({text})" if neg else text, note=note)
-
-
-def _bare_atom(e: Any, neg: bool) -> Atom:
-    """A bare operand used as a condition: it holds only when its value is exactly `true`."""
-    if isinstance(e, ir.Lit):
-        return Atom("const", truth=(e.value is True) != neg, text=render_expr(e), expr=e)
-    if isinstance(e, ir.ListExpr):  # a list is never exactly `true`
-        return Atom("const", truth=neg, text=render_expr(e), expr=e)
-    key = key_of(e)
-    text = render_expr(e)
-    if key is None:
-        return Atom("opaque", text=text, note="an expression form the checker does not know",
-                    expr=e, neg=neg)
-    return Atom("ne" if neg else "eq", key, values=(True,), text=f"not {text}" if neg else text, expr=e)
-
-
-# ---------------------------------------------------------------- DNF
-def _nnf(e: Any, neg: bool) -> Any:
-    if isinstance(e, ir.Not):
-        return _nnf(e.item, not neg)
-    if isinstance(e, (ir.And, ir.Or)):
-        conj = isinstance(e, ir.And) != neg
-        return ("and" if conj else "or", [_nnf(i, neg) for i in e.items])
-    if isinstance(e, ir.Compare):
-        return compare_atom(e, neg)
-    return _bare_atom(e, neg)
-
-
-def _size(node: Any) -> int:
-    if isinstance(node, Atom):
-        return 1
-    sizes = [_size(c) for c in node[1]]
-    if node[0] == "or":
-        return min(sum(sizes), MAX_CASES + 1)
-    total = 1
-    for s in sizes:
-        total = min(total * s, MAX_CASES + 1)
-    return total
-
-
-def _dnf(node: Any) -> list[tuple[Atom, ...]]:
-    if isinstance(node, Atom):
-        return [(node,)]
-    parts = [_dnf(c) for c in node[1]]
-    if node[0] == "or":
-        return [case for p in parts for case in p]
-    cases: list[tuple[Atom, ...]] = [()]
-    for p in parts:
-        cases = [a + b for a in cases for b in p]
-    return cases
-
-
-def dnf(exprs: Iterable[Any]) -> list[tuple[Atom, ...]] | None:
-    """The cases (conjunctions of atoms) of the conjunction of `exprs`; None past `MAX_CASES`."""
-    node = ("and", [_nnf(e, False) for e in exprs if e is not None])
-    if _size(node) > MAX_CASES:
-        return None
-    return _dnf(node)
 
 
 # ---------------------------------------------------------------- one value against atoms

@@ -13,8 +13,6 @@ __all__ = ["Message", "MockProvider", "Provider", "ProviderError", "Reply", "Req
 
 
 def by_name(name: str, model: str | None = None, script: list | None = None) -> Provider:
-    """The provider `--provider NAME` selects; raises ProviderError for an unknown one."""
-    if name == "mock":
-        return mock(script)
-    raise ProviderError(f"unknown provider `{name}`; available here: mock "
-                        f"(openai, anthropic and ollama need their optional extras)")
+    """The provider `--provider NAME[:MODEL]` selects; raises ProviderError naming the fix."""
+    from .registry import make_provider
+    return make_provider(name, model=model, script=script)

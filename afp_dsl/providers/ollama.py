@@ -138,6 +138,10 @@ def _response_error(exc: Any, model: str) -> ProviderFailure:
     if status == 404 or "not found" in detail.lower():
         return ModelNotFoundError(f"ollama: model `{model}` is not installed ({detail}); run "
                                   f"`ollama pull {model}`", **kw)
+    if "does not support tools" in detail:
+        return BadRequestError(f"ollama: model `{model}` does not support tools; pick a model "
+                               f"with tool support (e.g. llama3.2, qwen2.5) and `ollama pull` "
+                               f"it", **kw)
     if status == 429:
         return RateLimitedError(f"ollama: rate limited (429): {detail}; wait, or run with "
                                 f"--retries N", **kw)

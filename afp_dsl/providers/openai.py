@@ -85,8 +85,7 @@ class OpenAIProvider(Adapter):
         message = getattr(choice, "message", None)
         if message is None:
             raise malformed(self.name, self.base_url, "a choice without a message")
-        raw_calls = [(c.id, c.function.name, c.function.arguments)
-                     for c in (message.tool_calls or ())]
+        raw_calls = [_raw_call(self, c) for c in (message.tool_calls or ())]
         usage = getattr(completion, "usage", None)
         return self._finish(request, message.content or "", raw_calls,
                             getattr(choice, "finish_reason", None),
@@ -132,6 +131,13 @@ class OpenAIProvider(Adapter):
                              url=self.base_url, model=self.model_for(request),
                              timeout=self.timeout,
                              url_hint="check base_url or OPENAI_BASE_URL")
+
+
+def _raw_call(p: OpenAIProvider, c: Any) -> tuple:
+    fn = getattr(c, "function", None)
+    if fn is None:  # e.g. a `custom` tool call: afp declares function tools only
+        raise malformed(p.name, p.base_url, f"a tool call of type `{getattr(c, 'type', '?')}`")
+    return c.id, fn.name, fn.arguments
 
 
 def _merge_call(calls: dict[int, list], tc: Any) -> None:

@@ -1,0 +1,155 @@
+"""Graph export: exact golden Mermaid per example, caption forms, DOT/JSON shape, the CLI."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from afp_dsl import graph_export as gx
+from afp_dsl import ir
+from afp_dsl.api import analyse
+from afp_dsl.cli import main
+
+ROOT = Path(__file__).parent.parent
+GOLDEN = Path(__file__).parent / "golden" / "graph"
+
+
+def example_diagrams() -> list[tuple[str, Path, str]]:
+    """(golden name, spec, graph) for every graph of every example (and the stress spec)."""
+    out = []
+    specs = sorted(ROOT.glob("examples/*/*.afp")) + [GOLDEN / "stress.afp"]
+    for spec in specs:
+        program, _ = analyse(spec)
+        if program is None:
+            continue
+        names = [n for n in gx.graph_names(program) if "." not in n]
+        for name in names:
+            out.append((spec.stem if len(names) == 1 else f"{spec.stem}__{name}", spec, name))
+    return out
+
+
+CASES = example_diagrams()
+
+
+@pytest.mark.parametrize("golden,spec,graph", CASES, ids=[c[0] for c in CASES])
+def test_golden_mermaid(golden: str, spec: Path, graph: str, update_goldens: bool) -> None:
+    program, _ = analyse(spec)
+    text = gx.to_mermaid(program, graph)
+    path = GOLDEN / f"{golden}.mmd"
+    if update_goldens or not path.exists():
+        existed = path.exists()
+        path.write_text(text, encoding="utf-8")
+        assert existed, f"new golden written: {path}; review it and run again"
+    assert text == path.read_text(encoding="utf-8"), f"{path} differs (run with --update-goldens)"
+
+
+def test_examples_have_graphs_to_draw() -> None:
+    assert len([c for c in CASES if c[1].parent != GOLDEN]) >= 3
+
+
+SPEC = """
+agent a { graph = g }
+tool t { description = "t" output { level: string, score: number } }
+skill x { description = "x" tools = [t] }
+skill y { description = "y" }
+skill z { description = "z" }
+graph g {
+  entry x when message mentions ["help", "refund"]
+  route x -> y on t when result.level in ["high", "critical"] and result.score >= 0.7
+  route x -> z on t status [failure, denied]
+  route y -> z
+  route z -> x status failure "back to | start"
+}
+"""
+
+
+def _program():
+    program, diags = analyse(SPEC)
+    assert program is not None
+    return program
+
+
+def test_mermaid_format() -> None:
+    assert gx.to_mermaid(_program()) == (
+        "flowchart TD\n"
+        "  __start__([▶ start])\n"
+        '  n_x["x"]\n  n_y["y"]\n  n_z["z"]\n'
+        "  __start__ -->|when message mentions #91;help, refund#93;| n_x\n"
+        "  n_x -->|on t when result.level in #91;high, critical#93; AND result.score ≥ 0.7| n_y\n"
+        "  n_x -->|on t status=failure,denied| n_z\n"
+        "  n_y -.-> n_z\n"
+        "  n_z -->|back to #124; start| n_x\n")
+
+
+def test_mermaid_is_deterministic_and_overlay_styles_the_run() -> None:
+    p = _program()
+    assert gx.to_mermaid(p) == gx.to_mermaid(p, "g")
+    text = gx.to_mermaid(p, visited=["x", "y"], taken=[(None, "x"), ("x", "y")])
+    assert text.endswith("  class n_x,n_y visited\n  linkStyle 0,1 stroke:#1e8e3e,stroke-width:3px\n")
+
+
+def test_guard_captions() -> None:
+    c = ir.Compare
+    p = ir.Path(root="result", segments=("n",))
+    e = ir.Or(items=(ir.And(items=(c(op="!=", left=p, right=ir.Lit(value=1)),
+                                   ir.Or(items=(c(op="<=", left=p, right=ir.Lit(value=2)),
+                                                c(op="not in", left=p, right=ir.ListExpr(items=(ir.Lit(value=None),))))))),
+                     ir.Not(item=ir.Call(func="returned", arg=ir.Ref(name="t")))))
+    assert gx.guard_caption(e) == "result.n ≠ 1 AND (result.n ≤ 2 OR result.n not in [null]) OR NOT returned(t)"
+
+
+def test_node_ids_are_unique_and_safe() -> None:
+    skills = (ir.Skill(name="a_b", description="d"), ir.Skill(name="b", description="d"))
+    g = ir.Graph(name="g", entries=(ir.Entry(skill=ir.Ref(name="a_b")),),
+                 routes=(ir.Route(src=ir.Ref(name="a_b"), dst=ir.Ref(name="b", alias="a")),))
+    other = ir.Module(key="o", decls=(skills[1],))
+    root = ir.Module(key="m", imports=(ir.Import(path="./o.afp", alias="a", module="o"),),
+                     decls=(skills[0], g))
+    text = gx.to_mermaid(ir.Program(root="m", modules=(root, other)))
+    assert '  n_a_b["a_b"]\n  n_a_b_2["a.b"]\n' in text
+
+
+def test_choosing_a_graph() -> None:
+    two = SPEC + "graph h { entry y }\n"
+    program, _ = analyse(two)
+    with pytest.raises(ValueError, match="several graphs"):
+        gx.to_mermaid(program)
+    assert "n_y" in gx.to_mermaid(program, "h")
+    with pytest.raises(ValueError, match="no graph named `nope`"):
+        gx.to_mermaid(program, "nope")
+
+
+def test_dot_and_json() -> None:
+    p = _program()
+    dot = gx.to_dot(p)
+    assert dot.startswith('digraph "g" {\n') and '"n_y" -> "n_z" [style=dashed];' in dot
+    assert '[label="back to | start"]' in dot
+    doc = json.loads(gx.to_json(p))
+    assert [n["id"] for n in doc["nodes"]] == ["n_x", "n_y", "n_z"]
+    first = doc["edges"][1]
+    assert first["on"] == "t" and first["when"].startswith('result.level in ["high", "critical"]')
+    assert first["span"]["line"] == 9 and doc["edges"][3]["deterministic"] is False
+
+
+def test_cli_graph(tmp_path: Path) -> None:
+    spec = tmp_path / "s.afp"
+    spec.write_text(SPEC, encoding="utf-8")
+    runner = CliRunner()
+    ok = runner.invoke(main, ["graph", str(spec)])
+    assert ok.exit_code == 0 and ok.output == gx.to_mermaid(_program())
+    out = tmp_path / "g.dot"
+    assert runner.invoke(main, ["graph", str(spec), "--format", "dot", "-o", str(out)]).exit_code == 0
+    assert out.read_text().startswith("digraph")
+    assert runner.invoke(main, ["graph", str(spec), "--graph", "nope"]).exit_code == 2
+    assert runner.invoke(main, ["graph", str(tmp_path / "missing.afp")]).exit_code == 2
+    bad = tmp_path / "bad.afp"
+    bad.write_text("graph g { entry nope }\n", encoding="utf-8")
+    result = runner.invoke(main, ["graph", str(bad)])
+    assert result.exit_code == 1 and "AFP101" in result.output
+
+
+def test_doctests() -> None:
+    import doctest
+    assert doctest.testmod(gx).failed == 0

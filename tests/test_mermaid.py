@@ -1,0 +1,79 @@
+"""Every diagram `to_mermaid` draws parses with Mermaid's own parser (npm `mermaid`, via node).
+
+Install once with `npm ci --prefix tests/js` (CI does). Outside CI the test is skipped, with
+the reason shown, when node or tests/js/node_modules is missing; with CI=true it fails instead.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from afp_dsl import graph_export as gx
+from afp_dsl.api import analyse
+from test_graph_export import CASES, GOLDEN, SPEC
+
+JS = Path(__file__).parent / "js"
+INSTALL = "npm ci --prefix tests/js"
+
+
+def _parser_or_skip() -> list[str]:
+    node = shutil.which("node")
+    problem = None
+    if node is None:
+        problem = "node is not installed"
+    elif not (JS / "node_modules" / "mermaid").is_dir() or not (JS / "node_modules" / "jsdom").is_dir():
+        problem = f"tests/js/node_modules is missing (run `{INSTALL}`)"
+    if problem is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the Mermaid parser is required in CI: {problem}")
+        pytest.skip(f"Mermaid parser unavailable: {problem}")
+    return [node, str(JS / "parse_mermaid.mjs")]
+
+
+def parse_all(diagrams: list[str]) -> list[dict]:
+    cmd = _parser_or_skip()
+    proc = subprocess.run(cmd, input=json.dumps(diagrams), capture_output=True, text=True,
+                          timeout=240, cwd=JS)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads(proc.stdout)
+    assert len(results) == len(diagrams)
+    return results
+
+
+def _stress_diagrams() -> list[str]:
+    labels = ['a|b', 'say "hi"', '<b>x</b>', '#quot; #124;', 'a (b) [c] {d}', 'A-->B', '%% x',
+              'end', 'x ~~~ y', "it's `t`", '/refund|money back/i', 'status=failure,denied|x',
+              '≥ ≤ ≠ ▶', 'a;b&c', 'multi\nline']
+    out = []
+    for label in labels:
+        spec = SPEC.replace('"back to | start"', json.dumps(label))
+        program, diags = analyse(spec)
+        assert program is not None, diags
+        out.append(gx.to_mermaid(program, visited=["x"], taken=[(None, "x")]))
+    return out
+
+
+def test_mermaid_parses_every_diagram() -> None:
+    diagrams = []
+    for _, spec, graph in CASES:
+        program, _ = analyse(spec)
+        diagrams.append(gx.to_mermaid(program, graph))
+    diagrams += [p.read_text(encoding="utf-8") for p in sorted(GOLDEN.glob("*.mmd"))]
+    diagrams += _stress_diagrams()
+    for doc in sorted((Path(__file__).parent.parent / "docs").glob("*.md")):
+        diagrams += re.findall(r"```mermaid\n(.*?)```", doc.read_text(encoding="utf-8"), re.S)
+    results = parse_all(diagrams)
+    bad = [(d, r["error"]) for d, r in zip(diagrams, results) if not r["ok"]]
+    assert not bad, bad[0]
+
+
+def test_the_parser_rejects_a_raw_pipe() -> None:
+    """Guards the harness itself: the original framework's raw `|` really breaks Mermaid."""
+    (result,) = parse_all(["flowchart TD\n  n_a -->|on status=denied|invalid| n_b\n"])
+    assert not result["ok"]

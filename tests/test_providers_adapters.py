@@ -1,0 +1,301 @@
+"""OpenAI, Anthropic and Ollama adapters end to end against local fake servers (127.0.0.1):
+a two-iteration tool exchange (plain and streamed), the exact request bodies, every error."""
+from __future__ import annotations
+
+import pytest
+
+from afp_dsl.frozen import freeze
+from afp_dsl.providers import _http as h
+from afp_dsl.providers.base import Message, ProviderError, Request, ToolSpec
+from tests.fakes.clients import KEY, make
+from tests.fakes.server import FakeServer, Hang, Response, free_port
+from tests.fakes.vendors import VENDORS, Turn, scripted
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+pytest.importorskip("ollama")
+pytestmark = pytest.mark.timeout(60)
+
+SCHEMA = {"type": "object",
+          "properties": {"order_id": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]+$"},
+                         "address": {"type": "object",
+                                     "properties": {"zip": {"type": "string", "minLength": 5}}}},
+          "required": ["order_id"], "additionalProperties": False}
+TOOLS = (ToolSpec("lookup_order", "Look up an order.", freeze(SCHEMA)),)
+ALL = list(VENDORS)
+
+
+def exchange(vendor: str, stream: bool):
+    turns = [Turn("Looking.", (("call-1-1", "lookup_order", {"order_id": "AB-12"}),), (20, 9)),
+             Turn("Order AB-12 is found.", (), (31, 6))]
+    with FakeServer(scripted(VENDORS[vendor], turns)) as srv:
+        p = make(vendor, srv.url, stream=stream)
+        chunks: list = []
+        p.subscribe(chunks.append)
+        first = p.complete(Request("Be brief.", [Message("user", "where is AB-12?")], TOOLS,
+                                   None, 1))
+        history = [Message("user", "where is AB-12?"),
+                   Message("assistant", first.text, first.tool_calls),
+                   Message("tool", '{"status": "found"}', tool_call_id=first.tool_calls[0].id,
+                           name="lookup_order")]
+        second = p.complete(Request("Be brief.", history, TOOLS, None, 2))
+    return first, second, srv.bodies, chunks
+
+
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_two_iteration_tool_exchange_maps_both_ways(vendor, stream):
+    first, second, _, _ = exchange(vendor, stream)
+    assert first.text == "Looking." and first.stop_reason == "tool_use"
+    assert [(c.id, c.name, dict(c.arguments)) for c in first.tool_calls] == [
+        ("call-1-1", "lookup_order", {"order_id": "AB-12"})]
+    assert (first.usage.input_tokens, first.usage.output_tokens) == (20, 9)
+    assert second.text == "Order AB-12 is found." and second.tool_calls == ()
+    assert second.stop_reason == "stop"
+    assert (second.usage.input_tokens, second.usage.output_tokens) == (31, 6)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+def test_streaming_gives_the_same_reply_and_reports_chunks(vendor):
+    plain = exchange(vendor, False)
+    streamed = exchange(vendor, True)
+    assert plain[:2] == streamed[:2]
+    assert plain[3] == []
+    texts = [e.data["text"] for e in streamed[3] if e.kind == "llm.chunk"]
+    assert "".join(texts) == "Looking." + "Order AB-12 is found."
+    assert len(texts) > 2 and all(e.provider == vendor for e in streamed[3])
+
+
+def test_openai_request_body_shape():
+    _, _, bodies, _ = exchange("openai", False)
+    first, second = bodies
+    assert first["model"] == "m"
+    assert first["messages"] == [{"role": "system", "content": "Be brief."},
+                                 {"role": "user", "content": "where is AB-12?"}]
+    assert first["tools"] == [{"type": "function", "function": {
+        "name": "lookup_order", "description": "Look up an order.", "parameters": SCHEMA}}]
+    assert second["messages"][2:] == [
+        {"role": "assistant", "content": "Looking.", "tool_calls": [
+            {"id": "call-1-1", "type": "function",
+             "function": {"name": "lookup_order", "arguments": '{"order_id": "AB-12"}'}}]},
+        {"role": "tool", "tool_call_id": "call-1-1", "content": '{"status": "found"}'}]
+    assert "stream" not in first
+
+
+def test_openai_streaming_asks_for_usage():
+    _, _, bodies, _ = exchange("openai", True)
+    assert bodies[0]["stream"] is True
+    assert bodies[0]["stream_options"] == {"include_usage": True}
+
+
+def test_anthropic_request_body_shape():
+    _, _, bodies, _ = exchange("anthropic", False)
+    first, second = bodies
+    assert first["system"] == "Be brief." and first["max_tokens"] == 4096
+    assert first["tools"] == [{"name": "lookup_order", "description": "Look up an order.",
+                               "input_schema": SCHEMA}]
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    assert second["messages"][1]["content"] == [
+        {"type": "text", "text": "Looking."},
+        {"type": "tool_use", "id": "call-1-1", "name": "lookup_order",
+         "input": {"order_id": "AB-12"}}]
+    assert second["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "call-1-1", "content": '{"status": "found"}'}]
+
+
+def test_ollama_request_body_keeps_the_whole_schema():
+    _, _, bodies, _ = exchange("ollama", False)
+    first, second = bodies
+    assert first["stream"] is False
+    assert first["tools"][0]["function"]["parameters"] == SCHEMA  # the SDK model would drop it
+    assert second["messages"][2:] == [
+        {"role": "assistant", "content": "Looking.", "tool_calls": [
+            {"function": {"name": "lookup_order", "arguments": {"order_id": "AB-12"}}}]},
+        {"role": "tool", "content": '{"status": "found"}', "tool_name": "lookup_order"}]
+
+
+def test_anthropic_merges_consecutive_tool_results_into_one_user_turn():
+    from afp_dsl.providers.anthropic import to_messages
+    from afp_dsl.providers.base import ToolCall
+    calls = (ToolCall("a", "t", {}), ToolCall("b", "t", {}))
+    out = to_messages([Message("user", "hi"), Message("assistant", "", calls),
+                       Message("tool", "1", tool_call_id="a"),
+                       Message("tool", "2", tool_call_id="b"), Message("user", "and?")])
+    assert [m["role"] for m in out] == ["user", "assistant", "user"]
+    assert [b["type"] for b in out[2]["content"]] == ["tool_result", "tool_result", "text"]
+    assert out[1]["content"][0]["type"] == "tool_use"  # no empty text block
+
+
+def test_the_adapter_model_wins_over_the_request_model():
+    with FakeServer(scripted(VENDORS["openai"], [Turn("a"), Turn("b")])) as srv:
+        make("openai", srv.url, model="mine").complete(Request("", [Message("user", "x")],
+                                                               model="spec-model"))
+        make("openai", srv.url, model=None).complete(Request("", [Message("user", "x")],
+                                                             model="spec-model"))
+    assert [b["model"] for b in srv.bodies] == ["mine", "spec-model"]
+
+
+def test_ollama_gives_tool_calls_the_mock_ids():
+    with FakeServer(scripted(VENDORS["ollama"], [
+            Turn("", (("", "a", {}), ("", "b", {"x": 1})))])) as srv:
+        r = make("ollama", srv.url).complete(Request("", [Message("user", "x")], call_number=4))
+    assert [c.id for c in r.tool_calls] == ["call-4-1", "call-4-2"]
+
+
+# ---------------------------------------------------------------- errors
+def fail(vendor: str, item, *, stream: bool = False, timeout: float = 5.0, **kw) -> ProviderError:
+    with FakeServer(scripted(VENDORS[vendor], [item])) as srv:
+        p = make(vendor, srv.url, stream=stream, timeout=timeout, **kw)
+        with pytest.raises(ProviderError) as info:
+            p.complete(Request("s", [Message("user", "x")], TOOLS))
+    exc = info.value
+    assert KEY not in str(exc) and KEY not in repr(exc)
+    assert exc.__cause__ is None and exc.__suppress_context__
+    return exc
+
+
+@pytest.mark.parametrize("vendor,var", [("openai", "OPENAI_API_KEY"),
+                                        ("anthropic", "ANTHROPIC_API_KEY")])
+def test_a_missing_key_names_the_variable(vendor, var):
+    from afp_dsl.providers.anthropic import anthropic
+    from afp_dsl.providers.openai import openai
+    with pytest.raises(h.MissingKeyError, match=var):
+        (openai if vendor == "openai" else anthropic)("m", env={})
+
+
+def test_openai_needs_no_key_for_a_local_server():
+    with FakeServer(scripted(VENDORS["openai"], [Turn("hi")])) as srv:
+        from afp_dsl.providers.openai import openai
+        p = openai(env={"OPENAI_BASE_URL": srv.url + "/v1"})
+        assert p.complete(Request("", [Message("user", "x")])).text == "hi"
+    assert srv.requests[0].headers["authorization"] == "Bearer not-needed"
+
+
+@pytest.mark.parametrize("vendor", ALL)
+def test_a_server_not_listening(vendor):
+    url = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(h.ServerUnreachableError) as info:
+        make(vendor, url).complete(Request("", [Message("user", "x")]))
+    assert url in str(info.value) and KEY not in str(info.value)
+    if vendor == "ollama":
+        assert "`ollama serve`" in str(info.value)
+    assert info.value.transient
+
+
+@pytest.mark.parametrize("vendor", ALL)
+def test_an_unknown_model(vendor):
+    exc = fail(vendor, VENDORS[vendor].error(404, "model 'nope' not found"), model="nope")
+    assert isinstance(exc, h.ModelNotFoundError) and "`nope`" in str(exc)
+    if vendor == "ollama":
+        assert "run `ollama pull nope`" in str(exc)
+    else:
+        assert "--model" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+def test_a_rate_limit_carries_retry_after(vendor):
+    exc = fail(vendor, VENDORS[vendor].error(429, "slow down", (("retry-after", "7"),)))
+    assert isinstance(exc, h.RateLimitedError) and exc.transient and exc.status == 429
+    assert "--retries" in str(exc)
+    if vendor != "ollama":  # the ollama SDK drops response headers
+        assert exc.retry_after == 7 and "retry after 7s" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("status", [500, 503])
+def test_a_server_error(vendor, status):
+    exc = fail(vendor, VENDORS[vendor].error(status, "upstream exploded"))
+    assert isinstance(exc, h.ServerError) and exc.status == status and exc.transient
+    assert f"server error {status}" in str(exc) and "upstream exploded" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+def test_a_timeout_never_hangs(vendor):
+    exc = fail(vendor, Hang(), timeout=0.3)
+    assert isinstance(exc, h.ProviderTimeoutError) and "0.3s" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("body", [
+    Response(200, "<html>proxy login</html>", content_type="text/html"),
+    Response(200, "{not json"),
+    Response(200, {"unexpected": True})])
+def test_a_malformed_body(vendor, body):
+    exc = fail(vendor, body)
+    assert isinstance(exc, h.MalformedReplyError), exc
+    assert "check that the URL points at the right API" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("stream", [False, True])
+def test_tool_arguments_that_are_not_json(vendor, stream):
+    exc = fail(vendor, Turn("", (("c1", "lookup_order", '{"order_id": "AB-'),)), stream=stream)
+    assert isinstance(exc, h.BadToolArgumentsError), exc
+    assert "not a JSON object" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_reply_with_neither_text_nor_tool_calls(vendor, stream):
+    exc = fail(vendor, Turn(""), stream=stream)
+    assert isinstance(exc, h.EmptyReplyError) and "neither text nor tool calls" in str(exc)
+
+
+@pytest.mark.parametrize("vendor,stop", [("openai", "length"), ("anthropic", "max_tokens"),
+                                         ("ollama", "length")])
+def test_an_empty_reply_cut_by_the_token_limit_says_raise_max_tokens(vendor, stop):
+    exc = fail(vendor, Turn("", (), stop=stop))
+    assert "raise max_tokens" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_rejected_key_is_never_echoed(vendor):
+    exc = fail(vendor, VENDORS[vendor].error(401, f"Incorrect API key provided: {KEY}"))
+    assert isinstance(exc, h.AuthenticationError)
+    assert "[redacted]" in str(exc)
+    assert ("OPENAI_API_KEY" if vendor == "openai" else "ANTHROPIC_API_KEY") in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+def test_the_key_is_not_in_the_repr(vendor):
+    assert KEY not in repr(make(vendor, "http://127.0.0.1:9"))
+
+
+def test_async_complete_matches_complete():
+    import asyncio
+    with FakeServer(scripted(VENDORS["anthropic"], [Turn("same"), Turn("same")])) as srv:
+        p = make("anthropic", srv.url)
+        req = Request("", [Message("user", "x")])
+        assert asyncio.run(p.acomplete(req)) == p.complete(req)
+
+
+def test_an_openai_compatible_server_with_llama_cpp_quirks():
+    """llama.cpp / vLLM / LM Studio style: no key, no tool-call id, finish_reason `stop` with
+    tool calls, no usage, model name ignored."""
+    def handle(rec):
+        return Response(200, {"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "",
+            "tool_calls": [{"type": "function", "function": {
+                "name": "lookup_order", "arguments": '{"order_id":"AB-12"}'}}]}}]})
+    with FakeServer(handle) as srv:
+        from afp_dsl.providers.openai import openai
+        p = openai("local-model", base_url=srv.url + "/v1", env={}, timeout=5)
+        r = p.complete(Request("", [Message("user", "x")], TOOLS, call_number=3))
+    assert [(c.id, c.name, dict(c.arguments)) for c in r.tool_calls] == [
+        ("call-3-1", "lookup_order", {"order_id": "AB-12"})]
+    assert r.stop_reason == "tool_use" and r.usage.input_tokens == 0
+    assert srv.requests[0].path == "/v1/chat/completions"
+
+
+def test_ollama_model_without_tool_support():
+    exc = fail("ollama", VENDORS["ollama"].error(
+        400, "registry.ollama.ai/library/gemma:2b does not support tools"), model="gemma:2b")
+    assert isinstance(exc, h.BadRequestError) and "model `gemma:2b` does not support tools" in str(exc)
+
+
+def test_openai_non_function_tool_call_is_malformed():
+    body = {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None,
+        "tool_calls": [{"id": "c", "type": "custom", "custom": {"name": "x", "input": "y"}}]}}]}
+    exc = fail("openai", Response(200, body))
+    assert isinstance(exc, h.MalformedReplyError) and "`custom`" in str(exc)
