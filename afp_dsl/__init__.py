@@ -22,6 +22,8 @@ _LAZY = {
     "CheckIn": ("runner", "CheckIn"), "Checkpoint": ("runner", "Checkpoint"),
     "ResumeDecisionError": ("runner", "ResumeDecisionError"), "RunResult": ("runner", "RunResult"),
     "approve": ("runner", "approve"), "decline": ("runner", "decline"),
+    "to_mermaid": ("graph_export", "to_mermaid"), "to_dot": ("graph_export", "to_dot"),
+    "to_json": ("graph_export", "to_json"),
 }
 
 
@@ -37,5 +39,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["Agent", "CheckIn", "Checkpoint", "CompileError", "Diagnostic", "Effects", "Label", "Program",
            "ResumeDecisionError", "RunResult", "Severity", "Span", "absent", "approve", "check",
-           "coverage", "decline", "described", "load", "load_ir", "providers", "stores",
-           "__version__"]
+           "coverage", "decline", "described", "load", "load_ir", "providers", "stores", "to_dot",
+           "to_json", "to_mermaid", "__version__"]

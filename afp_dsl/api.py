@@ -65,7 +65,8 @@ def _analyse(path_or_text: str | os.PathLike, name: str) -> tuple[ir.Program | N
     else:
         result = load_files(Path(path_or_text))
     program, diags = result.program, result.diagnostics
-    if program is not None and not result.unparsed:
+    syntax_error = any(d.code == "AFP001" for d in diags)  # later checks would only cascade
+    if program is not None and not result.unparsed and not syntax_error:
         diags = diags + run_checks(Analysis(program))
     return program, sorted_diagnostics(diags)
 

@@ -87,15 +87,28 @@ def _script(program: Any, name: str | None) -> tuple[list | None, Any]:
     raise _Bad(f"no test `{name}` in the spec; tests: {', '.join(tests) or 'none'}")
 
 
-def _provider(name: str, model: str | None, replies: list | None, skip: int = 0) -> Any:
-    from .providers import ProviderError, by_name
+def _provider(name: str, model: str | None, replies: list | None, skip: int = 0, *, retries: int = 0,
+              fallback: str | None = None, stream: bool = False) -> Any:
+    from .providers import ProviderError
+    from .providers.registry import make_provider
     try:
-        provider = by_name(name, model=model, script=replies)
+        provider = make_provider(name, model=model, script=replies, retries=retries, fallback=fallback,
+                                 stream=stream)
     except ProviderError as exc:
         raise _Bad(str(exc), 2) from None
-    if hasattr(provider, "calls"):  # the mock: continue a script where the paused run left it
-        provider.calls = skip
+    _skip_script(provider, skip)
     return provider
+
+
+def _skip_script(provider: Any, skip: int) -> None:
+    """Continue a mock script where the paused run left it, through any resilience wrappers."""
+    seen = set()
+    while provider is not None and id(provider) not in seen:
+        seen.add(id(provider))
+        if hasattr(provider, "calls"):
+            provider.calls = skip
+            return
+        provider = getattr(provider, "inner", None) or getattr(provider, "primary", None)
 
 
 def _agent(program: Any, name: str | None, provider: Any, store: Any, model: str | None,
@@ -142,20 +155,29 @@ def _report(result: Any, as_json: bool) -> None:
 @click.argument("file")
 @click.option("--agent", "agent_name", help="The agent to run (default: the only one).")
 @click.option("-m", "--message", required=True, help="The user's message.")
-@click.option("--provider", default="mock", show_default=True, help="Model provider.")
+@click.option("--provider", default="mock", show_default=True, metavar="NAME[:MODEL]",
+              help="Model provider: mock, ollama, openai, anthropic (NAME:MODEL picks a model).")
 @click.option("--model", help="Model name (default: the spec's `model`).")
+@click.option("--retries", type=click.IntRange(0, 10), default=0, show_default=True,
+              help="Retry rate limits, 5xx, timeouts and unreachable servers up to N more times.")
+@click.option("--fallback", metavar="NAME[:MODEL]",
+              help="Provider to ask when the main one fails, e.g. ollama:llama3.2.")
+@click.option("--stream", is_flag=True, help="Stream replies (chunk counts reach the trace).")
 @click.option("--script", "script", metavar="TEST", help="Use a test block's replies and stubs.")
 @click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @_guard
 def run_(file: str, agent_name: str | None, message: str, provider: str, model: str | None,
-         script: str | None, store_url: str | None, as_json: bool) -> None:
+         retries: int, fallback: str | None, stream: bool, script: str | None, store_url: str | None,
+         as_json: bool) -> None:
     """Run an agent on one message; prints the answer (or the pause) and the run id."""
     program = _load(file)
     replies, stubs = _script(program, script)
-    launch = {"provider": provider, "model": model, "script": script, "agent": agent_name}
-    agent = _agent(program, agent_name, _provider(provider, model, replies), _store(store_url),
-                   model, stubs, str(Path(file).resolve()), launch)
+    launch = {"provider": provider, "model": model, "script": script, "agent": agent_name,
+              "retries": retries, "fallback": fallback, "stream": stream}
+    agent = _agent(program, agent_name, _provider(provider, model, replies, retries=retries,
+                                                  fallback=fallback, stream=stream),
+                   _store(store_url), model, stubs, str(Path(file).resolve()), launch)
     _report(agent.run(message), as_json)
 
 
@@ -188,7 +210,9 @@ def resume_(run_id: str, decision: str | None, by: str | None, note: str | None,
         for tool, n in data["state"].get("executions", {}).items():
             for _ in range(n):
                 stubs.take(tool)
-    provider = _provider(launch.get("provider", "mock"), launch.get("model"), replies, used)
+    provider = _provider(launch.get("provider", "mock"), launch.get("model"), replies, used,
+                         retries=launch.get("retries") or 0, fallback=launch.get("fallback"),
+                         stream=bool(launch.get("stream")))
     agent = _agent(program, data.get("agent"), provider, store, launch.get("model"), stubs,
                    data.get("spec"), launch)
     agent.session.llm_calls = used

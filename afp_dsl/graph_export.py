@@ -1,8 +1,7 @@
 """Skill graphs as Mermaid, Graphviz DOT and JSON (tooling.md §4).
 
 Role:       pure side branch of the pipeline: a checked program → diagram text.
-Invariants: deterministic; nodes in order of first mention in the graph (entries, then routes:
-            source before target); entry edges first, then routes in declaration order; every
+Invariants: deterministic; nodes in skill declaration order (tooling.md §4); entry edges first, then routes in declaration order; every
             Mermaid caption is entity-escaped (`#`, `|`, `"`, `<`, `>`), so any label parses.
             Statements whose skills do not resolve are left out (the checker reports them).
 """
@@ -92,7 +91,7 @@ def diagram(program: Any, graph: str | None = None) -> Diagram:
     ids: dict[G.NodeKey, str] = {}
     used: set[str] = set()
     nodes = []
-    for key, node in v.nodes.items():
+    for key, node in sorted(v.nodes.items(), key=lambda kv: _declared_at(a, kv[0])):
         base = "n_" + re.sub(r"[^A-Za-z0-9_]", "_", node.name)
         nid, n = base, 2
         while nid in used:
@@ -104,6 +103,15 @@ def diagram(program: Any, graph: str | None = None) -> Diagram:
     edges += [Edge("route", ids[e.src], ids[e.dst], e.deterministic, route_caption(e.route), e.route)
               for e in v.routes]
     return Diagram(module, g, tuple(nodes), tuple(edges))
+
+
+def _declared_at(a: Analysis, key: G.NodeKey) -> tuple[int, int]:
+    """Skills are drawn in declaration order: module load order, then place in the module."""
+    module, name = key
+    keys = [m.key for m in a.program.modules]
+    m = a.modules[module]
+    index = next((i for i, d in enumerate(m.decls) if d.name == name), len(m.decls))
+    return (keys.index(module) if module in keys else len(keys), index)
 
 
 # ---------------------------------------------------------------- captions

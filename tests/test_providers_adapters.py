@@ -290,7 +290,8 @@ def test_an_openai_compatible_server_with_llama_cpp_quirks():
 def test_ollama_model_without_tool_support():
     exc = fail("ollama", VENDORS["ollama"].error(
         400, "registry.ollama.ai/library/gemma:2b does not support tools"), model="gemma:2b")
-    assert isinstance(exc, h.BadRequestError) and "model `gemma:2b` does not support tools" in str(exc)
+    assert isinstance(exc, h.BadRequestError)
+    assert "model `gemma:2b` does not support tools" in str(exc)
 
 
 def test_openai_non_function_tool_call_is_malformed():
@@ -299,3 +300,22 @@ def test_openai_non_function_tool_call_is_malformed():
         "tool_calls": [{"id": "c", "type": "custom", "custom": {"name": "x", "input": "y"}}]}}]}
     exc = fail("openai", Response(200, body))
     assert isinstance(exc, h.MalformedReplyError) and "`custom`" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+def test_an_error_in_the_middle_of_a_stream(vendor):
+    exc = fail(vendor, VENDORS[vendor].broken_stream("engine fell over"), stream=True)
+    assert isinstance(exc, h.ServerError) and exc.transient
+    assert "failed in the middle of the reply: engine fell over" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+def test_the_sdk_never_retries_behind_our_back(vendor):
+    wire = VENDORS[vendor]
+    with FakeServer(scripted(wire, [wire.error(503, "busy"), wire.error(429, "slow"),
+                                    Turn("late")])) as srv:
+        p = make(vendor, srv.url)
+        for _ in range(2):
+            with pytest.raises(ProviderError):
+                p.complete(Request("", [Message("user", "x")]))
+        assert len(srv.requests) == 2

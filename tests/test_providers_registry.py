@@ -13,12 +13,17 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def _have(*mods: str) -> bool:
-    import importlib.util
-    return all(importlib.util.find_spec(m) is not None for m in mods)
+    import importlib
+    try:
+        for m in mods:
+            importlib.import_module(m)
+    except ImportError:
+        return False
+    return True
 
 
 sdks = pytest.mark.skipif(not _have("openai", "anthropic", "ollama"),
-                          reason="the provider SDKs (extras openai, anthropic, ollama) are not installed")
+                          reason="the provider SDKs (extras openai, anthropic, ollama) are missing")
 
 
 def test_split_name():

@@ -11,13 +11,19 @@ from typing import Callable, Iterable
 
 from ..analysis import Analysis
 from ..diagnostics import Diagnostic
-from . import names, schemas
+from . import exprs, graph, guards, names, policies, routes, schemas, tests
 
 Rule = Callable[[Analysis], Iterable[Diagnostic]]
 
 CHECKS: tuple[Rule, ...] = (
     names.check_names,
     schemas.check_schemas,
+    exprs.check_exprs,
+    guards.check_guards,
+    graph.check_graph,
+    routes.check_routes,
+    policies.check_policies,
+    tests.check_tests,
 )
 
 

@@ -1,18 +1,35 @@
-"""Model providers: the interface (`base`) and the deterministic `mock`.
+"""Model providers: the interface (`base`), the deterministic `mock`, the vendor adapters
+(`openai`, `anthropic`, `ollama`, over the official SDKs installed as extras) and the resilience
+wrappers.
 
-Role:       `afp.providers.mock(...)` for users; vendor adapters land here as thin modules.
+Role:       `afp.providers.mock(...)`, `afp.providers.openai(...)` ... for users; `by_name` for the CLI.
+Invariants: importing this package never imports a vendor SDK; an adapter loads its SDK when built.
 """
 from __future__ import annotations
 
+from typing import Any
+
+from ._http import (AuthenticationError, BadRequestError, BadToolArgumentsError, EmptyReplyError,
+                    MalformedReplyError, MissingKeyError, ModelNotFoundError, ProviderEvent,
+                    ProviderFailure, ProviderTimeoutError, RateLimitedError, ServerError,
+                    ServerUnreachableError)
+from .anthropic import anthropic
 from .base import (Message, Provider, ProviderError, Reply, Request, ToolCall, ToolSpec,
                    Usage)
 from .mock import MockProvider, mock
+from .ollama import ollama
+from .openai import openai
+from .resilience import CircuitOpenError, with_circuit_breaker, with_fallback, with_retry
 
-__all__ = ["Message", "MockProvider", "Provider", "ProviderError", "Reply", "Request",
-           "ToolCall", "ToolSpec", "Usage", "mock", "by_name"]
+__all__ = ["AuthenticationError", "BadRequestError", "BadToolArgumentsError", "CircuitOpenError",
+           "EmptyReplyError", "MalformedReplyError", "Message", "MissingKeyError", "MockProvider",
+           "ModelNotFoundError", "Provider", "ProviderError", "ProviderEvent", "ProviderFailure",
+           "ProviderTimeoutError", "RateLimitedError", "Reply", "Request", "ServerError",
+           "ServerUnreachableError", "ToolCall", "ToolSpec", "Usage", "anthropic", "by_name", "mock",
+           "ollama", "openai", "with_circuit_breaker", "with_fallback", "with_retry"]
 
 
-def by_name(name: str, model: str | None = None, script: list | None = None) -> Provider:
+def by_name(name: str, model: str | None = None, script: list | None = None, **kw: Any) -> Provider:
     """The provider `--provider NAME[:MODEL]` selects; raises ProviderError naming the fix."""
     from .registry import make_provider
-    return make_provider(name, model=model, script=script)
+    return make_provider(name, model=model, script=script, **kw)

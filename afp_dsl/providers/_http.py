@@ -273,6 +273,8 @@ def map_sdk_error(exc: Exception, sdk: Any, *, provider: str, key_env: str, url:
                                       f"running? ({url_hint})", provider=provider)
     if isinstance(exc, sdk.APIStatusError):
         return _status_error(exc, provider=provider, key_env=key_env, model=model)
+    if isinstance(exc, sdk.APIError):  # an error event inside a stream
+        return mid_reply(provider, _detail(exc))
     if isinstance(exc, ValueError):  # JSONDecodeError, pydantic ValidationError
         return malformed(provider, url, exc)
     return ProviderFailure(f"{provider}: unexpected {type(exc).__name__}: {clip(exc)}",
@@ -282,6 +284,11 @@ def map_sdk_error(exc: Exception, sdk: Any, *, provider: str, key_env: str, url:
 def _status_error(exc: Any, *, provider: str, key_env: str, model: str) -> ProviderFailure:
     status, detail = int(exc.status_code), _detail(exc)
     kw: dict[str, Any] = {"provider": provider, "status": status}
+    if status < 400:  # the HTTP status was fine; an error event arrived inside the stream
+        if "rate_limit" in _error_type(exc):
+            return RateLimitedError(f"{provider}: rate limited mid-reply: {detail}; wait, or "
+                                    f"run with --retries N", provider=provider)
+        return mid_reply(provider, detail)
     if status in (401, 403):
         return AuthenticationError(f"{provider}: the server rejected the API key ({status}: "
                                    f"{detail}); check {key_env}", **kw)
@@ -299,6 +306,17 @@ def _status_error(exc: Any, *, provider: str, key_env: str, model: str) -> Provi
                            f"run with --retries N or --fallback PROVIDER", **kw)
     return BadRequestError(f"{provider}: the server refused the request ({status}: {detail}); "
                            f"check the model name and the tool schemas", **kw)
+
+
+def _error_type(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    err = body.get("error") if isinstance(body, Mapping) else None
+    return str(err.get("type", "")) if isinstance(err, Mapping) else ""
+
+
+def mid_reply(provider: str, detail: str) -> ServerError:
+    return ServerError(f"{provider}: the server failed in the middle of the reply: {detail}; "
+                       f"try again, or run with --retries N", provider=provider)
 
 
 def malformed(provider: str, url: str, what: Any) -> MalformedReplyError:

@@ -17,7 +17,7 @@ from .base import Reply, Request, ToolCall, Usage
 from ._http import (Adapter, BadRequestError, BadToolArgumentsError, ModelNotFoundError,
                     ProviderFailure, ProviderTimeoutError, RateLimitedError, ServerError,
                     ServerUnreachableError, call_id, clip, empty_reply, malformed,
-                    parse_arguments)
+                    mid_reply, parse_arguments)
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -135,6 +135,8 @@ class OllamaProvider(Adapter):
 def _response_error(exc: Any, model: str) -> ProviderFailure:
     status, detail = int(getattr(exc, "status_code", 0) or 0), clip(getattr(exc, "error", exc))
     kw: dict[str, Any] = {"provider": "ollama", "status": status}
+    if status < 400:  # an error line inside the NDJSON stream (status -1)
+        return mid_reply("ollama", detail)
     if status == 404 or "not found" in detail.lower():
         return ModelNotFoundError(f"ollama: model `{model}` is not installed ({detail}); run "
                                   f"`ollama pull {model}`", **kw)

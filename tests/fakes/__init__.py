@@ -1,1 +1,2 @@
-"""Local fake model servers (127.0.0.1 only) speaking the OpenAI, Anthropic and Ollama wire formats."""
+"""Local fake model servers (127.0.0.1 only) speaking the OpenAI, Anthropic and Ollama wire
+formats."""

@@ -87,6 +87,13 @@ class OpenAIWire:
         return Response(status, {"error": {"message": message, "type": "error", "code": None}},
                         headers)
 
+    @classmethod
+    def broken_stream(cls, message: str) -> Response:
+        """A stream that starts well, then carries an error event."""
+        chunks = cls.stream(Turn("Hello there"))[:2] + [_sse({"error": {
+            "message": message, "type": "server_error"}})]
+        return Response(200, chunks=chunks, content_type="text/event-stream")
+
 
 # ---------------------------------------------------------------- Anthropic
 class AnthropicWire:
@@ -142,6 +149,12 @@ class AnthropicWire:
         return Response(status, {"type": "error", "error": {"type": kind, "message": message}},
                         headers)
 
+    @classmethod
+    def broken_stream(cls, message: str) -> Response:
+        chunks = cls.stream(Turn("Hello there"))[:3] + [_sse({"type": "error", "error": {
+            "type": "overloaded_error", "message": message}}, "error")]
+        return Response(200, chunks=chunks, content_type="text/event-stream")
+
 
 # ---------------------------------------------------------------- Ollama
 class OllamaWire:
@@ -175,6 +188,11 @@ class OllamaWire:
     @staticmethod
     def error(status: int, message: str, headers: tuple = ()) -> Response:
         return Response(status, {"error": message}, headers)
+
+    @classmethod
+    def broken_stream(cls, message: str) -> Response:
+        chunks = cls.stream(Turn("Hello there"))[:1] + [json.dumps({"error": message}) + "\n"]
+        return Response(200, chunks=chunks, content_type="application/x-ndjson")
 
 
 VENDORS = {"openai": OpenAIWire, "anthropic": AnthropicWire, "ollama": OllamaWire}
