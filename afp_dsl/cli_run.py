@@ -89,12 +89,11 @@ def _script(program: Any, name: str | None) -> tuple[list | None, Any]:
 
 def _provider(name: str, model: str | None, replies: list | None, skip: int = 0, *, retries: int = 0,
               fallback: str | None = None, stream: bool = False) -> Any:
-    from .providers import ProviderError
-    from .providers.registry import make_provider
+    from . import providers
     try:
-        provider = make_provider(name, model=model, script=replies, retries=retries, fallback=fallback,
-                                 stream=stream)
-    except ProviderError as exc:
+        provider = providers.by_name(name, model=model, script=replies, retries=retries,
+                                     fallback=fallback, stream=stream)
+    except providers.ProviderError as exc:
         raise _Bad(str(exc), 2) from None
     _skip_script(provider, skip)
     return provider

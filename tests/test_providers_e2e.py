@@ -100,8 +100,8 @@ def afpc_run(spec_file, tmp_path, monkeypatch, provider: str, env: dict, timeout
     import afp_dsl.providers as providers
     from afp_dsl.cli import main
 
-    def by_name(name, model=None, script=None):
-        return make_provider(name, model=model, script=script, env=env, timeout=timeout)
+    def by_name(name, model=None, script=None, **kw):
+        return make_provider(name, model=model, script=script, env=env, timeout=timeout, **kw)
     monkeypatch.setattr(providers, "by_name", by_name)
     res = CliRunner().invoke(main, ["run", str(spec_file), "-m", "refund AB-12", "--provider",
                                     provider, "--store", str(tmp_path / "runs.db"), "--json"])
