@@ -19,6 +19,7 @@ import click
 from . import __version__
 from .api import analyse
 from .diagnostics import Diagnostic, Severity, sorted_diagnostics
+from .loader import real_path
 from .render import FORMATS, explain, render
 
 BUG_URL = "https://github.com/afp-dsl/afp/issues"
@@ -67,7 +68,7 @@ def collect_files(paths: Iterable[str]) -> list[Path]:
         else:
             raise click.UsageError(f"no such file or folder: {raw}")
     seen: set[Path] = set()
-    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
+    return [p for p in out if not (real_path(p) in seen or seen.add(real_path(p)))]
 
 
 def _hidden(q: Path, root: Path) -> bool:

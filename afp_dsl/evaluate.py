@@ -214,7 +214,9 @@ class _Evaluator:
             return [self.value(item) for item in expr.items]
         if isinstance(expr, ir.Call):
             return self.call(expr)
-        return self.holds(expr)
+        if isinstance(expr, (ir.And, ir.Or, ir.Not, ir.Compare)):
+            return self.holds(expr)
+        raise _EvalError(f"not an expression: {type(expr).__name__}")
 
     def path(self, p: ir.Path) -> Any:
         value = self.env.roots.get(p.root)

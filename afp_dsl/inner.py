@@ -41,8 +41,7 @@ def _plan(ctx: RunCtx, info) -> Any:
 
 
 def _redactor(ctx: RunCtx, plan) -> Redactor:
-    rules = tuple(dict.fromkeys(ctx.plan.redact + plan.redact))
-    return Redactor(rules, _memory=ctx.redactor._memory)  # shares remembered secrets
+    return ctx.redactor.joined(plan.redact)  # outer rules, inner rules, shared remembered secrets
 
 
 def run_inner(ctx: RunCtx, call, args: dict, info):

@@ -36,6 +36,15 @@ def display_key(path: Path) -> str:
     return Path(rel).as_posix()
 
 
+def real_path(path: Path) -> Path:
+    """`path` made absolute with symlinks resolved; a symlink loop is left unresolved (reading it
+    then fails with a clear reason instead of an exception)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
 def read_text(path: Path) -> tuple[str | None, str | None]:
     """(text, None) or (None, reason)."""
     try:
@@ -47,6 +56,8 @@ def read_text(path: Path) -> tuple[str | None, str | None]:
         data = path.read_bytes()
     except FileNotFoundError:
         return None, "no such file"
+    except RuntimeError:
+        return None, "it is a symbolic link that loops"
     except OSError as e:
         return None, e.strerror or str(e)
     try:
@@ -146,7 +157,7 @@ class Loader:
                 "standard modules: " + ", ".join(f"`std/{n}`" for n in names)))
             return None
         folder = base if base is not None else Path.cwd()
-        path = (folder / imp.path).resolve()
+        path = real_path(folder / imp.path)
         if not path.is_file():
             alt = path.with_suffix(".afp") if path.suffix != ".afp" else None
             if alt is not None and alt.is_file():
@@ -176,12 +187,12 @@ def load(path: str | os.PathLike | None = None, *, text: str | None = None,
         if path is None:
             raise TypeError("load needs a path or text")
         p = Path(path)
-        key = display_key(p.resolve())
+        key = display_key(real_path(p))
         text, reason = read_text(p)
         if text is None:
             d = diag("AFP006", f"cannot read `{key}`: {reason}", Span(key, 0, 0))
             return LoadResult(None, [d], frozenset([key]))
-        base = p.resolve().parent
+        base = real_path(p).parent
     root = loader.load_text(key, text, base)
     keys = [root.key] + [k for k in loader.order if k != root.key]
     program = ir.Program(root=root.key, modules=tuple(loader.modules[k] for k in keys))

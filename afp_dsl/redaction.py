@@ -141,6 +141,21 @@ class Redactor:
             raise ValueError(f"no redact rule named `{rule}`")
         self._remember_leaves(value, (found[0],))
 
+    def learn(self, value: Any) -> None:
+        """Remember the secrets under redacted keys in `value` without counting a redaction
+        (for values already scrubbed once, e.g. history restored from a checkpoint)."""
+        Redactor(self._decls, _memory=self._memory).scrub(value)
+
+    @property
+    def inert(self) -> bool:
+        """True when scrubbing cannot change anything: no rules and nothing remembered."""
+        return not self._rules and not self._memory.values
+
+    def joined(self, rules: Sequence[ir.Redact]) -> "Redactor":
+        """A redactor for these rules joined with this one's, sharing the remembered secrets
+        (an agent run as a tool is covered by the outer agent's rules and its own)."""
+        return Redactor(tuple(dict.fromkeys(self._decls + tuple(rules))), _memory=self._memory)
+
     def for_model(self) -> Redactor | None:
         """The view that scrubs what the model is sent (rules with `model = true`), or None."""
         if self._model_only:

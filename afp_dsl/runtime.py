@@ -115,19 +115,12 @@ class Recorder:
 
 def learn(red: Redactor, value: Any) -> None:
     """Teach `red` the secrets under redacted keys in `value` without counting a redaction."""
-    teach = getattr(red, "learn", None)
-    if callable(teach):
-        teach(value)
-        return
-    Redactor(red._decls, _memory=red._memory).scrub(value)  # until Redactor exposes `learn`
+    red.learn(value)
 
 
 def inert(red: Redactor) -> bool:
     """True when scrubbing cannot change anything: no rules and nothing remembered."""
-    flag = getattr(red, "inert", None)
-    if flag is not None:
-        return bool(flag)
-    return not red._rules and not red._memory.values  # until Redactor exposes `inert`
+    return red.inert
 
 
 # ---------------------------------------------------------------- test stubs
