@@ -1,215 +1,252 @@
-"""The local run store (SQLite): runs, redacted events, raw checkpoints, check-in decisions.
+"""The run store interface (`Store`), the bounded in-process `MemoryStore`, and store selection.
 
-Role:       what `afpc run/resume/trace/why` and `Agent(store=...)` read and write; several
-            processes may share one file. `MemoryStore` is the API's in-process default.
-Invariants: events hold only redacted payloads; checkpoints (raw) live in their own table and
-            are deleted when the run ends; a check-in is decided at most once (compare-and-set
-            in one transaction), so "once" holds across processes.
+Role:       runs, redacted events, raw checkpoints and check-in decisions behind one Protocol;
+            `SqliteStore` (store_sqlite.py, the default `.afp/runs.db`) and `PostgresStore`
+            (store_postgres.py) implement it and pass one shared test suite.
+Emits:      `StoreError` for a store that cannot be opened or used; `RunDropped` when a bounded
+            memory store is asked for a run it evicted.
+Invariants: events hold only redacted payloads; checkpoints (raw) live apart and are deleted when
+            the run ends; a check-in is decided at most once (compare-and-set), across processes
+            for the persistent stores; no wall clock here (a caller may pass `stamp`).
 """
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import threading
-from pathlib import Path
-from typing import Iterable
+from collections import OrderedDict
+from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 from .trace import Event, Trace, dumps
 
 DEFAULT_PATH = ".afp/runs.db"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-  run_id TEXT PRIMARY KEY, agent TEXT, spec TEXT, status TEXT, outcome TEXT, answer TEXT,
-  meta TEXT);
-CREATE TABLE IF NOT EXISTS events (
-  run_id TEXT, seq INTEGER, kind TEXT, body TEXT, PRIMARY KEY (run_id, seq));
-CREATE TABLE IF NOT EXISTS checkpoints (run_id TEXT PRIMARY KEY, body TEXT);
-CREATE TABLE IF NOT EXISTS checkins (
-  checkin_id TEXT PRIMARY KEY, run_id TEXT, fp TEXT, state TEXT, decision TEXT);
-"""
+DEFAULT_MAX_RUNS = 1000
+Stamp = Callable[[], str]  # an ISO-8601 time from the caller (the CLI); never read in the core
 
 
 class StoreError(Exception):
-    pass
+    """A store that cannot be opened, migrated or reached; the message names the fix."""
 
 
-class SqliteStore:
-    """A SQLite file (or `:memory:`) holding runs; safe to share between processes."""
+class RunDropped(StoreError):
+    """A bounded in-memory store evicted this run (it still counts it in `dropped`)."""
 
-    def __init__(self, path: str | os.PathLike = DEFAULT_PATH):
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                       check_same_thread=False)
-            self._db.execute("PRAGMA secure_delete=ON")  # deleted checkpoints leave no bytes
-            self._db.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the run store `{self.path}`: {exc}") from None
+
+@runtime_checkable
+class Store(Protocol):
+    """Where runs live. Every method is safe to call from several threads.
+
+    A run summary (`run`, `runs`) is a dict with the keys `run_id`, `agent`, `spec`, `status`
+    (`paused` | `finished`), `outcome`, `answer` (redacted), `meta`, `iterations` (highest
+    iteration seen), `time` (logical time of the last event, from the effects clock), `events`
+    (how many), `started` / `updated` (ISO stamps from the caller's `stamp`, else None) and
+    `order` (creation order within the store).
+    """
+
+    path: str  # where it lives, for messages (a file, `:memory:`, or a URL without password)
+
+    def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
+                 outcome: str | None, answer: str | None, meta: dict,
+                 events: Iterable[Event]) -> None:
+        """Upsert the run's summary and append the events not yet stored (by `seq`), atomically."""
+
+    def run(self, run_id: str) -> dict | None:
+        """The run's summary; None when unknown; `RunDropped` when evicted from memory."""
+
+    def runs(self, limit: int | None = None) -> list[dict]:
+        """Run summaries, oldest first; with `limit`, only the newest `limit` of them."""
+
+    def events(self, run_id: str) -> list[Event]:
+        """The run's events by `seq` ([] when unknown; `RunDropped` when evicted)."""
+
+    def trace(self, run_id: str) -> Trace:
+        """`Trace(run_id, events(run_id))`."""
+
+    def put_checkpoint(self, run_id: str, checkpoint: dict) -> None:
+        """Store (replace) the raw resume state of a paused or failed run."""
+
+    def checkpoint(self, run_id: str) -> dict | None:
+        """The raw resume state, or None (finished, never paused, or already resumed)."""
+
+    def delete_checkpoint(self, run_id: str) -> None:
+        """Forget the raw state (the run ended); deleting a missing one is fine."""
+
+    def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:
+        """Record a pending check-in for the call with fingerprint `fp` (idempotent)."""
+
+    def checkin(self, checkin_id: str) -> dict | None:
+        """`{id, run_id, fp, state: pending|decided, decision}` or None."""
+
+    def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
+        """Compare-and-set: True only for the first decision of a pending check-in whose call
+        fingerprint is `fp`; every other caller, in any process, gets False."""
 
     def close(self) -> None:
-        self._db.close()
+        """Release connections; the store is unusable afterwards."""
 
-    def _tx(self, sql_items: Iterable[tuple[str, tuple]]) -> None:
-        with self._lock:
-            cur = self._db.cursor()
-            cur.execute("BEGIN IMMEDIATE")
-            try:
-                for sql, args in sql_items:
-                    cur.execute(sql, args)
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
+
+# ---------------------------------------------------------------- shared helpers
+def summarize(events: Iterable[Event]) -> tuple[int, int, int]:
+    """(event count, highest iteration, last logical time) of a run's events."""
+    n = iterations = time = 0
+    for e in events:
+        n += 1
+        iterations = max(iterations, e.iteration)
+        time = max(time, e.time)
+    return n, iterations, time
+
+
+def encode_raw(value: Any) -> str:
+    """The JSON of a raw checkpoint (kept only in the checkpoints table)."""
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+RUN_KEYS = ("run_id", "agent", "spec", "status", "outcome", "answer", "meta", "iterations", "time",
+            "events", "started", "updated", "order")
+
+
+def run_dict(row: Iterable[Any]) -> dict:
+    """A run summary from a row in `RUN_KEYS` order (meta as JSON text)."""
+    d = dict(zip(RUN_KEYS, row))
+    d["meta"] = json.loads(d["meta"] or "{}")
+    return d
+
+
+def checkin_dict(row: Iterable[Any]) -> dict:
+    cid, run_id, fp, state, decision = row
+    return {"id": cid, "run_id": run_id, "fp": fp, "state": state,
+            "decision": json.loads(decision) if decision else None}
+
+
+# ---------------------------------------------------------------- in memory
+class MemoryStore:
+    """The API's in-process default: the `Store` interface without encoding cost, bounded.
+
+    Keeps at most `max_runs` runs (LRU: saving or reading a run makes it recent). Finished runs
+    are evicted before paused ones; an evicted run's events, checkpoint and check-ins go, and
+    asking for it raises `RunDropped` naming it. `dropped` counts evictions. `max_runs=None`
+    keeps everything (tests, short scripts)."""
+
+    def __init__(self, max_runs: int | None = DEFAULT_MAX_RUNS, *, stamp: Stamp | None = None):
+        if max_runs is not None and max_runs < 1:
+            raise StoreError(f"`max_runs` must be at least 1 (or None for no bound), not {max_runs}")
+        self.max_runs = max_runs
+        self.path = ":memory:"
+        self.dropped = 0
+        self._stamp = stamp
+        self._lock = threading.RLock()
+        self._runs: OrderedDict[str, dict] = OrderedDict()
+        self._events: dict[str, dict[int, Event]] = {}
+        self._checkpoints: dict[str, dict] = {}
+        self._checkins: dict[str, dict] = {}
+        self._gone: OrderedDict[str, None] = OrderedDict()  # recently dropped ids (bounded)
+        self._order = 0
+
+    def close(self) -> None:
+        pass
 
     # ------------------------------------------------------------ runs and events
     def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
                  outcome: str | None, answer: str | None, meta: dict,
                  events: Iterable[Event]) -> None:
-        """Upsert the run row and append the events not yet stored (by seq)."""
-        items = [("INSERT INTO runs VALUES (?,?,?,?,?,?,?) ON CONFLICT(run_id) DO UPDATE SET "
-                  "status=excluded.status, outcome=excluded.outcome, answer=excluded.answer, "
-                  "meta=excluded.meta", (run_id, agent, spec, status, outcome, answer,
-                                         dumps(meta)))]
-        rows = [(run_id, e.seq, e.kind, e.to_json()) for e in events]
         with self._lock:
-            cur = self._db.cursor()
-            cur.execute("BEGIN IMMEDIATE")
-            try:
-                for sql, args in items:
-                    cur.execute(sql, args)
-                cur.executemany("INSERT OR IGNORE INTO events VALUES (?,?,?,?)", rows)
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
+            stored = self._events.setdefault(run_id, {})
+            for e in events:
+                stored.setdefault(e.seq, e)
+            n, iterations, time = summarize(stored.values())
+            old = self._runs.get(run_id)
+            if old is None:
+                self._order += 1
+            now = self._stamp() if self._stamp else None
+            self._runs[run_id] = {
+                "run_id": run_id, "agent": agent if old is None else old["agent"],
+                "spec": spec if old is None else old["spec"], "status": status,
+                "outcome": outcome, "answer": answer, "meta": json.loads(dumps(meta)),
+                "iterations": iterations, "time": time, "events": n,
+                "started": now if old is None else old["started"], "updated": now,
+                "order": self._order if old is None else old["order"]}
+            self._runs.move_to_end(run_id)
+            self._gone.pop(run_id, None)
+            self._evict()
+
+    def _evict(self) -> None:
+        if self.max_runs is None:
+            return
+        while len(self._runs) > self.max_runs:
+            victim = next((r for r, d in self._runs.items() if d["status"] != "paused"), None)
+            victim = victim or next(iter(self._runs))
+            self._drop(victim)
+
+    def _drop(self, run_id: str) -> None:
+        self._runs.pop(run_id, None)
+        self._events.pop(run_id, None)
+        self._checkpoints.pop(run_id, None)
+        for cid in [c for c, v in self._checkins.items() if v["run_id"] == run_id]:
+            del self._checkins[cid]
+        self.dropped += 1
+        self._gone[run_id] = None
+        while len(self._gone) > 10 * (self.max_runs or 1) + 100:
+            self._gone.popitem(last=False)
+
+    def _known(self, run_id: str) -> bool:
+        """True when held (and now recent); raises `RunDropped` when evicted."""
+        if run_id in self._runs:
+            self._runs.move_to_end(run_id)
+            return True
+        if run_id in self._gone:
+            raise RunDropped(
+                f"run `{run_id}` was dropped from memory: this in-process store keeps the "
+                f"{self.max_runs} most recent runs and has dropped {self.dropped}; use a "
+                f"persistent store (`afp.stores.sqlite(path)` or `afp.stores.postgres(url)`) to "
+                f"keep every run, or raise `max_runs`")
+        return False
 
     def run(self, run_id: str) -> dict | None:
-        row = self._db.execute("SELECT run_id, agent, spec, status, outcome, answer, meta FROM runs "
-                               "WHERE run_id=?", (run_id,)).fetchone()
-        if row is None:
-            return None
-        keys = ("run_id", "agent", "spec", "status", "outcome", "answer", "meta")
-        d = dict(zip(keys, row))
-        d["meta"] = json.loads(d["meta"] or "{}")
-        return d
+        with self._lock:
+            return dict(self._runs[run_id]) if self._known(run_id) else None
 
-    def runs(self) -> list[dict]:
-        ids = [r[0] for r in self._db.execute("SELECT run_id FROM runs ORDER BY rowid")]
-        return [self.run(i) for i in ids]
+    def runs(self, limit: int | None = None) -> list[dict]:
+        with self._lock:
+            out = sorted((dict(r) for r in self._runs.values()), key=lambda r: r["order"])
+        return out[-limit:] if limit else out
 
     def events(self, run_id: str) -> list[Event]:
-        rows = self._db.execute("SELECT body FROM events WHERE run_id=? ORDER BY seq", (run_id,))
-        return [Event.from_dict(json.loads(r[0])) for r in rows]
+        with self._lock:
+            if not self._known(run_id):
+                return []
+            stored = self._events.get(run_id, {})
+            return [stored[k] for k in sorted(stored)]
 
     def trace(self, run_id: str) -> Trace:
         return Trace(run_id, self.events(run_id))
 
     # ------------------------------------------------------------ checkpoints (raw)
     def put_checkpoint(self, run_id: str, checkpoint: dict) -> None:
-        self._tx([("INSERT OR REPLACE INTO checkpoints VALUES (?,?)",
-                   (run_id, json.dumps(checkpoint, sort_keys=True, default=str)))])
+        with self._lock:
+            self._checkpoints[run_id] = json.loads(encode_raw(checkpoint))
 
     def checkpoint(self, run_id: str) -> dict | None:
-        row = self._db.execute("SELECT body FROM checkpoints WHERE run_id=?", (run_id,)).fetchone()
-        return json.loads(row[0]) if row else None
+        with self._lock:
+            c = self._checkpoints.get(run_id)
+            if c is None:
+                self._known(run_id)  # a dropped paused run says so
+                return None
+            return json.loads(json.dumps(c))
 
     def delete_checkpoint(self, run_id: str) -> None:
-        self._tx([("DELETE FROM checkpoints WHERE run_id=?", (run_id,))])
+        with self._lock:
+            self._checkpoints.pop(run_id, None)
 
     # ------------------------------------------------------------ check-ins
-    def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:
-        self._tx([("INSERT OR IGNORE INTO checkins VALUES (?,?,?,?,NULL)",
-                   (checkin_id, run_id, fp, "pending"))])
-
-    def checkin(self, checkin_id: str) -> dict | None:
-        row = self._db.execute("SELECT checkin_id, run_id, fp, state, decision FROM checkins "
-                               "WHERE checkin_id=?", (checkin_id,)).fetchone()
-        if row is None:
-            return None
-        return {"id": row[0], "run_id": row[1], "fp": row[2], "state": row[3],
-                "decision": json.loads(row[4]) if row[4] else None}
-
-    def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
-        """Compare-and-set: True only for the first decision of a pending check-in whose call
-        fingerprint matches."""
-        with self._lock:
-            cur = self._db.cursor()
-            cur.execute("BEGIN IMMEDIATE")
-            try:
-                cur.execute("UPDATE checkins SET state='decided', decision=? WHERE checkin_id=? "
-                            "AND state='pending' AND fp=?", (dumps(decision), checkin_id, fp))
-                ok = cur.rowcount == 1
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-        return ok
-
-
-class MemoryStore:
-    """The in-process default store: the same interface as `SqliteStore`, no encoding cost.
-
-    Events are kept as the (already redacted) `Event` objects; checkpoints as raw dicts."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._runs: dict[str, dict] = {}
-        self._events: dict[str, dict[int, Event]] = {}
-        self._checkpoints: dict[str, dict] = {}
-        self._checkins: dict[str, dict] = {}
-        self.path = ":memory:"
-
-    def close(self) -> None:
-        pass
-
-    def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
-                 outcome: str | None, answer: str | None, meta: dict,
-                 events: Iterable[Event]) -> None:
-        with self._lock:
-            self._runs[run_id] = {"run_id": run_id, "agent": agent, "spec": spec,
-                                  "status": status, "outcome": outcome, "answer": answer,
-                                  "meta": json.loads(dumps(meta))}
-            stored = self._events.setdefault(run_id, {})
-            for e in events:
-                stored.setdefault(e.seq, e)
-
-    def run(self, run_id: str) -> dict | None:
-        r = self._runs.get(run_id)
-        return dict(r) if r is not None else None
-
-    def runs(self) -> list[dict]:
-        return [dict(r) for r in self._runs.values()]
-
-    def events(self, run_id: str) -> list[Event]:
-        stored = self._events.get(run_id, {})
-        return [stored[k] for k in sorted(stored)]
-
-    def trace(self, run_id: str) -> Trace:
-        return Trace(run_id, self.events(run_id))
-
-    def put_checkpoint(self, run_id: str, checkpoint: dict) -> None:
-        self._checkpoints[run_id] = json.loads(json.dumps(checkpoint, default=str))
-
-    def checkpoint(self, run_id: str) -> dict | None:
-        c = self._checkpoints.get(run_id)
-        return json.loads(json.dumps(c)) if c is not None else None
-
-    def delete_checkpoint(self, run_id: str) -> None:
-        self._checkpoints.pop(run_id, None)
-
     def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:
         with self._lock:
             self._checkins.setdefault(checkin_id, {"id": checkin_id, "run_id": run_id, "fp": fp,
                                                    "state": "pending", "decision": None})
 
     def checkin(self, checkin_id: str) -> dict | None:
-        c = self._checkins.get(checkin_id)
-        return dict(c) if c is not None else None
+        with self._lock:
+            c = self._checkins.get(checkin_id)
+            return dict(c) if c is not None else None
 
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
         with self._lock:
@@ -220,23 +257,39 @@ class MemoryStore:
             return True
 
 
-def memory() -> MemoryStore:
-    """A private in-process store (the API's default)."""
-    return MemoryStore()
+# ---------------------------------------------------------------- selection
+def memory(max_runs: int | None = DEFAULT_MAX_RUNS) -> MemoryStore:
+    """A private in-process store keeping the `max_runs` most recent runs (the API's default)."""
+    return MemoryStore(max_runs)
 
 
-def sqlite(path: str | os.PathLike = DEFAULT_PATH) -> SqliteStore:
-    """A SQLite store (`:memory:` for a private in-process one)."""
-    return SqliteStore(path)
+def sqlite(path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None) -> "SqliteStore":
+    """A SQLite store (WAL; several local processes may share the file; `:memory:` is private)."""
+    return SqliteStore(path, stamp=stamp)
 
 
-def from_url(url: str | None) -> SqliteStore:
-    """`--store` / `AFP_STORE`: a path, `sqlite:///path`, or nothing for `.afp/runs.db`."""
+def postgres(url: str, *, stamp: Stamp | None = None, max_size: int = 4) -> Any:
+    """A PostgreSQL store (psycopg 3 with a connection pool of up to `max_size` connections)."""
+    from .store_postgres import PostgresStore
+    return PostgresStore(url, stamp=stamp, max_size=max_size)
+
+
+def from_url(url: str | None = None, *, stamp: Stamp | None = None) -> Any:
+    """`--store` / `AFP_STORE`: `postgresql://…` or `postgres://…`, `sqlite:///path`, `memory:`,
+    a plain path, or nothing for `.afp/runs.db`."""
     url = url or os.environ.get("AFP_STORE") or DEFAULT_PATH
-    if url.startswith("sqlite:///"):
+    if url.startswith(("postgresql://", "postgres://")):
+        return postgres(url, stamp=stamp)
+    if url in ("memory:", "memory://"):
+        return MemoryStore(stamp=stamp)
+    if url.startswith("sqlite:///"):  # SQLAlchemy's form: sqlite:///rel.db, sqlite:////abs.db
         url = url[len("sqlite:///"):]
-    elif url.startswith(("postgresql://", "postgres://")):
-        raise StoreError("the PostgreSQL store is not available in this build; use a SQLite path")
-    return SqliteStore(url)
+    elif url in ("sqlite://", "sqlite://:memory:"):
+        url = ":memory:"
+    elif "://" in url:
+        raise StoreError(f"unknown store URL scheme `{url.split('://', 1)[0]}://`; use a SQLite "
+                         f"path, `sqlite:///path` or `postgresql://user@host/db`")
+    return SqliteStore(url or DEFAULT_PATH, stamp=stamp)
 
 
+from .store_sqlite import SqliteStore  # noqa: E402  (the default persistent store)
