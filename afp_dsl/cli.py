@@ -176,7 +176,8 @@ def explain_(code: str) -> None:
 def _register_optional() -> None:
     """Commands that live in their own modules (graph, run, resume, test, trace, why)."""
     import importlib
-    for mod, names in (("cli_graph", ("graph",)), ("cli_run", ("run", "resume", "test"))):
+    for mod, names in (("cli_graph", ("graph",)), ("cli_run", ("run", "resume", "test")),
+                       ("cli_trace", ("trace", "why"))):
         try:
             module = importlib.import_module(f"{__package__}.{mod}")
         except ImportError:

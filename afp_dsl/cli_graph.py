@@ -1,8 +1,10 @@
-"""`afpc graph FILE [--graph G] [--format mermaid|dot|json] [-o OUT]`: draw a skill graph.
+"""`afpc graph FILE [--graph G] [--format mermaid|dot|json] [--run RUN] [-o OUT]`: draw a graph.
 
 Role:       a thin click command over `graph_export`; registered by `cli._register_optional`.
-Invariants: exit 0 drawn, 1 the spec has errors (diagnostics on stderr) or no graph to draw,
-            2 usage (a missing file, an unknown `--graph`) or internal error.
+            `--run RUN` (Mermaid) overlays a recorded run: visited skills and taken edges
+            styled, edges whose guards refused annotated with the failing condition.
+Invariants: exit 0 drawn, 1 the spec has errors (diagnostics on stderr), no graph to draw or
+            an unknown run, 2 usage (a missing file, an unknown `--graph`) or internal error.
 """
 from __future__ import annotations
 
@@ -27,8 +29,11 @@ _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "jso
               show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
               help="Write the diagram to a file instead of standard output.")
+@click.option("--run", "run_id", metavar="RUN", help="Overlay the path a recorded run took.")
+@click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
 @guarded
-def graph(file: str, graph_name: str | None, fmt: str, output: str | None) -> None:
+def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
+          run_id: str | None = None, store_url: str | None = None) -> None:
     """Draw a skill graph as Mermaid, Graphviz DOT or JSON."""
     if not Path(file).exists():
         raise click.UsageError(f"no such file: {file}")
@@ -44,11 +49,32 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None) -> No
         shown = ", ".join(names) or "none"
         raise click.BadParameter(f"no graph named `{graph_name}`; graphs: {shown}",
                                  param_hint="--graph")
+    if run_id is not None and fmt != "mermaid":
+        raise click.BadParameter("the run overlay is drawn in Mermaid only", param_hint="--run")
     try:
-        text = _FORMATS[fmt](program, graph_name)
+        if run_id is not None:
+            text = graph_export.to_mermaid(program, graph_name, **_overlay(run_id, store_url))
+        else:
+            text = _FORMATS[fmt](program, graph_name)
     except ValueError as e:
         click.echo(f"afpc: {e}" + ("; pass --graph NAME" if "several" in str(e) else ""), err=True)
         sys.exit(1)
     emit(text, output)
     if output:
         click.echo(f"wrote {output}", err=True)
+
+
+def _overlay(run_id: str, store_url: str | None) -> dict:
+    from .store import StoreError, from_url
+    try:
+        store = from_url(store_url)
+    except StoreError as e:
+        click.echo(f"afpc: {e}", err=True)
+        sys.exit(1)
+    events = store.events(run_id)
+    if not events:
+        click.echo(f"afpc: no run `{run_id}` in the store `{getattr(store, 'path', store_url)}`",
+                   err=True)
+        sys.exit(1)
+    visited, taken, refused = graph_export.run_overlay(events)
+    return {"visited": visited, "taken": taken, "refused": refused}

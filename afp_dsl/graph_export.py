@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import attrs
 
@@ -189,22 +189,31 @@ def mermaid_escape(text: str) -> str:
 
 
 def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str] = (),
-               taken: Iterable[tuple[str | None, str]] = ()) -> str:
+               taken: Iterable[tuple[str | None, str]] = (),
+               refused: Mapping[tuple[str | None, str], str] | None = None) -> str:
     """Mermaid `flowchart TD` text of a graph; `visited` skills and `taken` (src, dst) edges
-    (src None for an entry) are styled when given (the `--run` overlay)."""
+    (src None for an entry) are styled when given (the `--run` overlay); `refused` maps an
+    edge whose guard refused (and that was never taken) to a note added to its caption."""
     d = diagram(program, graph)
+    taken = set(taken)
+    refused = {k: v for k, v in (refused or {}).items() if k not in taken}
+    ids = {nid: label for nid, label, _ in d.nodes}
     lines = ["flowchart TD", "  __start__([▶ start])"]
     lines += [f'  {nid}["{mermaid_escape(label)}"]' for nid, label, _ in d.nodes]
     for e in d.edges:
         arrow = "-->" if e.deterministic else "-.->"
-        caption = f"|{mermaid_escape(e.caption)}|" if e.caption else ""
+        text = e.caption
+        note = refused.get(((ids.get(e.src) if e.src else None), ids[e.dst]))
+        if note is not None:
+            text = f"{text} ✗ refused: {note}" if text else f"✗ refused: {note}"
+        caption = f"|{mermaid_escape(text)}|" if text else ""
         lines.append(f"  {e.src or '__start__'} {arrow}{caption} {e.dst}")
-    lines += _overlay(d, set(visited), set(taken))
+    lines += _overlay(d, set(visited), taken, refused)
     return "\n".join(lines) + "\n"
 
 
-def _overlay(d: Diagram, visited: set[str], taken: set) -> list[str]:
-    if not visited and not taken:
+def _overlay(d: Diagram, visited: set[str], taken: set, refused: Mapping | None = None) -> list[str]:
+    if not visited and not taken and not refused:
         return []
     by_name = {label: nid for nid, label, _ in d.nodes}
     by_name.update({n.skill.name: nid for nid, _, n in d.nodes})
@@ -213,11 +222,37 @@ def _overlay(d: Diagram, visited: set[str], taken: set) -> list[str]:
     if hit:
         out.append(f"  class {','.join(hit)} visited")
     ids = {nid: label for nid, label, _ in d.nodes}
-    links = [str(i) for i, e in enumerate(d.edges)
-             if ((ids.get(e.src) if e.src else None), ids[e.dst]) in taken]
-    if links:
-        out.append(f"  linkStyle {','.join(links)} stroke:#1e8e3e,stroke-width:3px")
+
+    def links(keys) -> list[str]:
+        return [str(i) for i, e in enumerate(d.edges)
+                if ((ids.get(e.src) if e.src else None), ids[e.dst]) in keys]
+    if links(taken):
+        out.append(f"  linkStyle {','.join(links(taken))} stroke:#1e8e3e,stroke-width:3px")
+    if refused and links(refused):
+        out.append(f"  linkStyle {','.join(links(refused))} stroke:#d93025,stroke-width:2px,"
+                   "stroke-dasharray:4 3")
     return out
+
+
+def run_overlay(events: Iterable[Any]) -> tuple[set[str], set, dict]:
+    """(visited skills, taken (src, dst) edges, refused edges → note) from a run's events."""
+    visited: set[str] = set()
+    taken: set = set()
+    refused: dict = {}
+    for e in events:
+        p = e.payload if isinstance(e.payload, dict) else {}
+        if e.kind == "cursor.moved":
+            visited.update(x for x in (p.get("from"), p.get("to")) if x)
+            if p.get("cause") in ("route", "model-pick") and p.get("from") != p.get("to"):
+                taken.add((p.get("from"), p.get("to")))
+            elif p.get("cause") == "entry" and p.get("to"):
+                taken.add((None, p.get("to")))
+        elif e.kind == "route.evaluated" and not p.get("fired"):
+            failed = [c for c in p.get("conditions") or [] if not c.get("passed")]
+            note = (f"{failed[0].get('text')} (actual {str(failed[0].get('actual'))[:40]})"
+                    if failed else (p.get("reason") or "did not hold"))
+            refused.setdefault((p.get("from"), p.get("to")), note.replace("`", ""))
+    return visited, taken, refused
 
 
 # ---------------------------------------------------------------- DOT and JSON

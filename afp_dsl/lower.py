@@ -35,7 +35,7 @@ def lower_module(tree: lark.Tree, key: str, source: str, read_file: FileReader,
                  comments: tuple[ir.Comment, ...] = ()) -> tuple[ir.Module | None, list[Diagnostic]]:
     """Lower a whole file. Returns None (with AFP007) when the tree is nested too deeply."""
     diags: list[Diagnostic] = []
-    deep = _too_deep(tree)
+    deep = None if getattr(tree, "nesting_checked", False) else _too_deep(tree)
     if deep is not None:
         start = deep.meta.start_pos if not getattr(deep.meta, "empty", True) else 0
         diags.append(diag("AFP007", f"nesting deeper than {MAX_DEPTH} levels", Span(key, start, start + 1),

@@ -62,7 +62,7 @@ class ValueLowerer:
         if isinstance(node, lark.Token):
             return Span(self.file, node.start_pos or 0, node.end_pos or node.start_pos or 0)
         meta = node.meta
-        if getattr(meta, "empty", True):
+        if meta.empty:
             return Span(self.file, 0, 0)
         return Span(self.file, meta.start_pos, meta.end_pos)
 
@@ -93,6 +93,9 @@ class ValueLowerer:
         """Decode a `"..."` literal with JSON escapes (or a `\"\"\"` one, dedented)."""
         if tok.type == "MLSTRING":
             return multiline(str(tok))
+        text = str(tok)
+        if "\\" not in text and text.isprintable():
+            return text[1:-1]  # no escapes and no control characters: what json.loads returns
         try:
             return json.loads(str(tok))
         except ValueError:
@@ -225,6 +228,8 @@ def multiline(raw: str) -> str:
 
 
 def number(text: str) -> int | float:
+    if text.isascii() and (text.isdigit() or (text[:1] == "-" and text[1:].isdigit())):
+        return int(text)  # what json.loads returns for an integer literal, without the decoder
     value = json.loads(text)
     if isinstance(value, float) and value.is_integer() and "." not in text and "e" not in text.lower():
         return int(value)  # pragma: no cover - json already returns int for such text

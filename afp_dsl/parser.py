@@ -18,6 +18,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from . import ir, resources
 from .codes import diag
 from .diagnostics import Diagnostic
+from .fastparse import parse_tree
 from .source import SourceFile, Span
 
 DECL_KEYWORDS = ("agent", "tool", "skill", "graph", "fact", "steering", "instruction", "redact",
@@ -94,13 +95,21 @@ def describe(term: str) -> str:
 
 
 def parse(src: SourceFile) -> Parsed:
-    """Parse one file. Returns the tree, or None with exactly one syntax diagnostic."""
+    """Parse one file. Returns the tree, or None with exactly one syntax diagnostic.
+
+    The hand-written fast path (`fastparse`) builds the same tree as Lark; whenever it is in
+    doubt (including every syntax error) Lark parses the file and reports."""
     if "\x00" in src.text:
         at = src.text.index("\x00")
         d = diag("AFP006", "the file contains a NUL byte; is it a binary file?",
                  Span(src.name, at, at + 1), "NUL byte here",
                  help="a spec must be UTF-8 text")
         return Parsed(None, (d,), ())
+    fast = parse_tree(src.text)
+    if fast is not None:
+        tree, comment_toks = fast
+        return Parsed(tree, (), tuple(ir.Comment(text=str(t), span=Span(src.name, t.start_pos, t.end_pos))
+                                      for t in comment_toks))
     with _LOCK:
         _STATE["c"] = collector = _Collector()
         try:

@@ -24,7 +24,7 @@ from .providers.mock import mock
 from .redaction import Redactor
 from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync, learn
 from .state import RunState
-from .store import MemoryStore, SqliteStore, memory
+from .store import Store, memory
 from .toolcall import call_fingerprint, resolve_python
 from .trace import Trace
 
@@ -140,7 +140,7 @@ class Agent:
 
     def __init__(self, program: Any, name: str | None = None, *, provider: Any = None,
                  tools: Mapping[str, Callable[..., Any]] | None = None,
-                 store: SqliteStore | MemoryStore | None = None,
+                 store: Store | None = None,
                  effects: Effects | None = None,
                  model: str | None = None, stubs: Stubs | None = None,
                  spec: str | None = None):

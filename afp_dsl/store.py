@@ -17,6 +17,8 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
+import attrs
+
 from .trace import Event, Trace, dumps
 
 DEFAULT_PATH = ".afp/runs.db"
@@ -86,6 +88,15 @@ class Store(Protocol):
 
 
 # ---------------------------------------------------------------- shared helpers
+@attrs.frozen
+class Migration:
+    """One schema step: applied in `version` order, once, recorded in `schema_version`."""
+
+    version: int
+    name: str
+    steps: tuple[str, ...]
+
+
 def summarize(events: Iterable[Event]) -> tuple[int, int, int]:
     """(event count, highest iteration, last logical time) of a run's events."""
     n = iterations = time = 0
@@ -94,6 +105,51 @@ def summarize(events: Iterable[Event]) -> tuple[int, int, int]:
         iterations = max(iterations, e.iteration)
         time = max(time, e.time)
     return n, iterations, time
+
+
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+try:  # CPython's C encoder, built once: most of a store's cost per iteration is this encoding
+    from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
+    _C_JSON = c_make_encoder(None, str, c_encode_basestring, None, ":", ",", False, False,
+                             True) if c_make_encoder and c_encode_basestring else None
+except ImportError:  # pragma: no cover - other interpreters
+    _C_JSON = None
+
+
+def _compact(value: Any) -> str:
+    """Compact JSON in the value's own key order; values are JSON trees (no cycle check)."""
+    if _C_JSON is not None:
+        return "".join(_C_JSON(value, 0))
+    return _JSON.encode(value)
+
+
+def batches(events: Iterable[Event], after: int = 0) -> list[tuple[int, int, int, str]]:
+    """The events with `seq > after` as per-iteration rows `(first_seq, last_seq, iteration,
+    body)`, body a JSON array of `Event.to_dict()`: one row and one encoder call per iteration
+    (what keeps a persistent store's cost per iteration low)."""
+    rows: list[tuple[int, int, int, str]] = []
+    group: list[Event] = []
+    for e in events:
+        if e.seq <= after:
+            continue
+        if group and e.iteration != group[-1].iteration:
+            rows.append(_batch(group))
+            group = []
+        group.append(e)
+    if group:
+        rows.append(_batch(group))
+    return rows
+
+
+def _batch(group: list[Event]) -> tuple[int, int, int, str]:
+    return group[0].seq, group[-1].seq, group[0].iteration, _compact([e.to_dict() for e in group])
+
+
+def unbatch(bodies: Iterable[str]) -> list[Event]:
+    """The events of stored batch bodies, by `seq`."""
+    out = [Event.from_dict(d) for body in bodies for d in json.loads(body)]
+    out.sort(key=lambda e: e.seq)
+    return out
 
 
 def encode_raw(value: Any) -> str:

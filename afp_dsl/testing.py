@@ -4,13 +4,14 @@ Role:       turns `ir.Test` statements into a mock script, tool stubs, runs (one
             follow-ups in one conversation), decisions and expectations; reports failures with
             expected vs actual and the trace events around the failure.
 Invariants: a test never hangs (an exhausted script is a provider error naming the call);
-            unused script lines or stubs at the end fail the test; no wall clock in results.
+            unused script lines or stubs at the end fail the test; no wall clock in results;
+            failure messages show only redacted values (answers as the trace recorded them).
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
 
 import attrs
@@ -59,7 +60,8 @@ def _script(test: ir.Test) -> tuple[list[Reply], Stubs]:
 class _Case:
     """One test's live state: the agent, the conversation, the latest result."""
 
-    def __init__(self, program: Any, test: ir.Test, agent_name: str | None):
+    def __init__(self, program: Any, test: ir.Test, agent_name: str | None,
+                 observe: Callable[[Any], None] | None = None):
         from .runner import Agent
         replies, self.stubs = _script(test)
         self.provider = MockProvider(replies)
@@ -68,6 +70,12 @@ class _Case:
         self.conv = self.agent.conversation()
         self.result: Any = None
         self.failures: list[str] = []
+        self.observe = observe
+
+    def record(self, result: Any) -> None:
+        self.result = result
+        if self.observe is not None:
+            self.observe(result)
 
     def fail(self, what: str, expected: Any, actual: Any) -> None:
         self.failures.append(f"{what}\n    expected: {expected}\n    actual:   {actual}"
@@ -86,10 +94,12 @@ def _brief(e: Event) -> str:
     return f"{e.id} {e.kind} {text if len(text) <= 110 else text[:109] + '…'}"
 
 
-def run_test(program: Any, test: ir.Test, file: str = "") -> TestResult:
+def run_test(program: Any, test: ir.Test, file: str = "", *,
+             observe: Callable[[Any], None] | None = None) -> TestResult:
+    """Run one test block; `observe` sees every `RunResult` (exports and `why` tests use it)."""
     agent = test.agent.name if test.agent is not None else None
     try:
-        case = _Case(program, test, agent)
+        case = _Case(program, test, agent, observe)
     except Exception as exc:  # a spec problem the checker could not see: report, don't crash
         return TestResult(file, test.name, False, (), f"cannot start the test: {exc}")
     for st in test.statements:
@@ -100,7 +110,7 @@ def run_test(program: Any, test: ir.Test, file: str = "") -> TestResult:
 
 def _step(case: _Case, st: Any) -> None:
     if isinstance(st, ir.UserSays):
-        case.result = case.conv.run(st.text)
+        case.record(case.conv.run(st.text))
     elif isinstance(st, ir.Decide):
         _decide(case, st)
     elif type(st) in _EXPECTS:
@@ -118,7 +128,7 @@ def _decide(case: _Case, st: ir.Decide) -> None:
                   f"outcome {r.outcome if r else 'no run yet'}")
         return
     make = approve if st.decision == "approve" else decline
-    case.result = case.agent.resume(r.checkpoint, make(r.checkin, by=st.by, note=st.note))
+    case.record(case.agent.resume(r.checkpoint, make(r.checkin, by=st.by, note=st.note)))
 
 
 def _leftovers(case: _Case) -> None:
@@ -154,9 +164,17 @@ def _answer(case: _Case, st: ir.ExpectAnswer) -> None:
 
 
 def _show(case: _Case, answer: Any) -> str:
+    """The answer as recorded (redacted) in the trace, never the caller's raw answer."""
     r = case.result
     extra = f" (outcome {r.outcome}" + (f": {r.error}" if r.error else "") + ")"
-    return repr(answer) + extra
+    return repr(_recorded_answer(r, answer)) + extra
+
+
+def _recorded_answer(result: Any, raw: Any) -> Any:
+    fin = [e for e in result.trace if e.kind == "run.finished"]
+    if fin:
+        return (fin[-1].payload or {}).get("answer")
+    return None if raw is None else "[answer not recorded]"
 
 
 def _called(case: _Case, st: ir.ExpectCalled) -> None:

@@ -1,132 +1,228 @@
 """`why`: explain an answer (or any event) by walking the trace backwards (semantics §12).
 
-Role:       renders the backward walk as indented text for `RunResult.why()` and `afpc why`.
-Invariants: reads only the (redacted) trace; never fails on a partial trace.
+Role:       builds a tree of `WhyNode`s from the recorded events — the reply, the context pieces
+            of that call (declaration `file:line`, the reason each was active and the evidence
+            behind it), the tool results and the calls that made them, policy and check-in
+            decisions, inner runs — and renders it as text or a stable JSON document.
+            `why_query` answers "why was skill S (not) active" and "why did edge A->B (not) fire".
+Invariants: reads only the (redacted) trace; never raises on a partial or foreign trace; output
+            is deterministic (event order, no clock); repeated events collapse to a reference.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+import json
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import attrs
 
 from .source import SourceFile
 from .trace import Event, Trace
 
+VERSION = 1
+MAX_NODES = 3000
+MAX_INNER_DEPTH = 3
 
-def _short(value: Any, limit: int = 100) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = text.replace("\n", " ")
+
+@attrs.frozen
+class WhyNode:
+    """One line of the explanation: what it is, the event behind it, where it was declared."""
+
+    kind: str
+    text: str
+    event: str | None = None
+    at: str | None = None
+    data: Any = None
+    children: tuple["WhyNode", ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "text": self.text, "event": self.event, "at": self.at,
+                "data": self.data if self.data is not None else {},
+                "children": [c.to_dict() for c in self.children]}
+
+
+def short(value: Any, limit: int = 100) -> str:
+    """A one-line rendering of a (redacted) value, cut to `limit` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                           sort_keys=True, default=str)
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _span(span: Any, loc: Locator) -> str:
-    return f" ({loc(span[0], span[1])})" if span else ""
-
-
 class Locator:
-    """Turns spans into `file:line:col` using the program's module sources."""
+    """Turns spans into `file:line` using the program's module sources, else the file on disk."""
 
     def __init__(self, program: Any = None):
-        self.sources = {}
-        for m in getattr(program, "modules", ()):
+        self.sources: dict[str, Any] = {}
+        modules = getattr(getattr(program, "ir", program), "modules", ())
+        for m in modules or ():
             self.sources[m.key] = m.source
 
-    def __call__(self, file: str, start: int) -> str:
+    def _file(self, file: str) -> SourceFile | None:
         text = self.sources.get(file)
         if text is None:
-            return f"{file}@{start}"
+            try:
+                text = Path(file).read_text(encoding="utf-8")
+            except (OSError, ValueError):
+                text = ""
         if not isinstance(text, SourceFile):
-            text = self.sources[file] = SourceFile.of(file, text)
-        line, col = text.line_col(start)
-        return f"{file}:{line}:{col}"
+            text = self.sources[file] = SourceFile.of(file, text) if text else None
+        return text
+
+    def __call__(self, file: str, start: int) -> str:
+        sf = self._file(file)
+        shown = _display_path(file)
+        if sf is None:
+            return f"{shown}@{start}"
+        return f"{shown}:{sf.line_col(start)[0]}"
+
+    def span(self, span: Any) -> str | None:
+        if span is None:
+            return None
+        if isinstance(span, Mapping):
+            return self(span.get("file", "?"), span.get("start", 0))
+        if isinstance(span, (list, tuple)) and len(span) >= 2:
+            return self(span[0], span[1])
+        return self(span.file, span.start)
 
 
-def explain(trace: Trace, event_id: str | None = None, *, inner: Mapping[str, Any] | None = None,
-            program: Any = None) -> str:
-    """Text explanation of `event_id` (default: the run's final answer)."""
-    events = list(trace)
-    if not events:
-        return "the trace is empty"
-    by_id = {e.id: e for e in events}
-    loc = Locator(program)
-    target = by_id.get(event_id) if event_id else _final(events)
+def _display_path(file: str) -> str:
+    """Absolute paths under the working directory are shown relative to it."""
+    p = Path(file)
+    if p.is_absolute():
+        try:
+            return p.relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            return file
+    return file
+
+
+InnerFinder = Callable[[str], "Trace | None"]
+
+
+def inner_finder(inner: Any) -> InnerFinder:
+    """Normalise the kept inner runs (the API's tool -> InnerRuns map, a callable run_id ->
+    Trace such as a store lookup, or None) into one lookup by inner run id."""
+    if inner is None:
+        return lambda run_id: None
+    if callable(inner) and not isinstance(inner, Mapping):
+        return inner
+
+    def find(run_id: str) -> Trace | None:
+        call_id = run_id.rsplit("/", 1)[-1]
+        for runs in inner.values():
+            kept = getattr(runs, "runs", None)
+            t = kept.get(call_id) if isinstance(kept, Mapping) else None
+            if t is not None and t.run_id == run_id:
+                return t
+        return None
+    return find
+
+
+class Index:
+    """Look-ups over one run's events."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+        self.run_id = trace.run_id
+        self.events: list[Event] = list(trace)
+        self.by_id = {e.id: e for e in self.events}
+
+    def get(self, event_id: str | None) -> Event | None:
+        if not event_id:
+            return None
+        e = self.by_id.get(event_id)
+        if e is None and event_id.isdigit():
+            e = self.by_id.get(f"{self.run_id}:{event_id}")
+        return e
+
+    def parents(self, e: Event) -> list[Event]:
+        return [self.by_id[c] for c in e.caused_by if c in self.by_id]
+
+    def before(self, seq: int, kind: str, test: Callable[[dict], bool] = lambda p: True
+               ) -> list[Event]:
+        return [e for e in self.events if e.seq < seq and e.kind == kind
+                and test(e.payload if isinstance(e.payload, dict) else {})]
+
+    def last_before(self, seq: int, kind: str, test: Callable[[dict], bool] = lambda p: True
+                    ) -> Event | None:
+        found = self.before(seq, kind, test)
+        return found[-1] if found else None
+
+    def final(self) -> Event | None:
+        for e in reversed(self.events):
+            if e.kind == "run.finished":
+                return e
+        return self.events[-1] if self.events else None
+
+
+def payload(e: Event) -> dict:
+    return e.payload if isinstance(e.payload, dict) else {}
+
+
+def cond_node(c: Mapping) -> WhyNode:
+    mark = "✓" if c.get("passed") else "✗"
+    reason = f" ({c['reason']})" if c.get("reason") else ""
+    return WhyNode("condition", f"{mark} {c.get('text')} — actual {short(c.get('actual'), 80)}"
+                   + reason, data={"text": c.get("text"), "actual": c.get("actual"),
+                                   "passed": bool(c.get("passed")),
+                                   **({"reason": c["reason"]} if c.get("reason") else {})})
+
+
+# ---------------------------------------------------------------- public entry points
+def explain(trace: Trace, event_id: str | None = None, *, inner: Any = None, program: Any = None,
+            skill: str | None = None, iteration: int | None = None, edge: str | None = None,
+            format: str = "text") -> str:
+    """The explanation of `event_id` (default: the final answer), or of a skill (`skill`,
+    `iteration`) or an edge (`"A->B"`), as text or (`format="json"`) a stable JSON document."""
+    node, query = why_tree(trace, event_id, inner=inner, program=program, skill=skill,
+                           iteration=iteration, edge=edge)
+    if format == "json":
+        return to_json(trace.run_id, query, node)
+    return render_text(node)
+
+
+def why_tree(trace: Trace, event_id: str | None = None, *, inner: Any = None, program: Any = None,
+             skill: str | None = None, iteration: int | None = None, edge: str | None = None
+             ) -> tuple[WhyNode, dict]:
+    """(tree, query) for the same arguments as `explain`."""
+    from .why_query import edge_tree, skill_tree, walker
+    w = walker(trace, inner_finder(inner), Locator(program))
+    if skill is not None:
+        return skill_tree(w, skill, iteration), {"skill": skill, "iteration": iteration}
+    if edge is not None:
+        return edge_tree(w, edge), {"edge": edge}
+    if not w.ix.events:
+        return WhyNode("empty", f"the trace of run `{trace.run_id}` is empty"), {"event": event_id}
+    target = w.ix.get(event_id) if event_id else w.ix.final()
     if target is None:
-        return f"no event `{event_id}` in run `{trace.run_id}`"
+        return (WhyNode("missing", f"no event `{event_id}` in run `{trace.run_id}`"),
+                {"event": event_id})
+    return w.node(target), {"event": target.id}
+
+
+def to_json(run_id: str, query: dict, node: WhyNode) -> str:
+    doc = {"version": VERSION, "run": run_id, "query": query, "tree": node.to_dict()}
+    return json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+
+
+def render_text(node: WhyNode) -> str:
     lines: list[str] = []
-    if target.kind != "run.finished":
-        _walk([target], by_id, lines, loc, inner or {}, program)
-        return "\n".join(lines)
-    p = target.payload or {}
-    head = f"answer ({p.get('outcome')}): {_short(p.get('answer'))}"
-    lines.append(head + (f" — error: {_short(p['error'])}" if p.get("error") else ""))
-    starts = [by_id[c] for c in target.caused_by if c in by_id]
-    if not starts:
-        last = _last(events, "llm.replied", before=target.seq)
-        starts = [last] if last is not None else []
-    _walk(starts, by_id, lines, loc, inner or {}, program)
+    stack = [(node, 0)]
+    while stack:
+        n, depth = stack.pop()
+        head = f"[{n.event}] " if n.event else ""
+        where = f" ({n.at})" if n.at else ""
+        lines.append("  " * depth + head + n.text + where)
+        stack.extend((c, depth + 1) for c in reversed(n.children))
     return "\n".join(lines)
 
 
-def _final(events: list[Event]) -> Event:
-    for e in reversed(events):
-        if e.kind == "run.finished":
-            return e
-    return events[-1]
-
-
-def _last(events: list[Event], kind: str, before: int) -> Event | None:
-    for e in reversed(events):
-        if e.seq < before and e.kind == kind:
-            return e
-    return None
-
-
-def _walk(targets: list[Event], by_id, lines, loc, inner, program) -> None:
-    seen: set[str] = set()
-    stack = [(t, 0) for t in reversed(targets)]
-    while stack:
-        e, depth = stack.pop()
-        if e.id in seen:
-            continue
-        seen.add(e.id)
-        pad = "  " * depth
-        where = f" ({loc(e.source.file, e.source.start)})" if e.source else ""
-        lines.append(pad + describe(e) + where)
-        if e.kind == "context.composed":
-            for p in (e.payload or {}).get("pieces", []):
-                lines.append(f"{pad}  - {p['kind']} `{p['name']}` [{p['reason']}]{_span(p.get('source'), loc)}")
-        if e.kind == "tool.returned" and inner:
-            for runs in inner.values():
-                t = runs.get((e.payload or {}).get("call_id", "")) if hasattr(runs, "get") else None
-                if t is not None:
-                    lines.append(f"{pad}  inner run {t.run_id}:")
-                    lines.extend(f"{pad}    {x}" for x in explain(t, program=program).splitlines())
-        parents = [by_id[c] for c in e.caused_by if c in by_id]
-        for p in reversed(parents):
-            stack.append((p, depth + 1))
-
-
 def describe(e: Event) -> str:
-    p = e.payload or {}
-    k = e.kind
-    if k == "llm.replied":
-        calls = ", ".join(c["tool"] for c in p.get("tool_calls", []))
-        return f"[{e.id}] model replied" + (f" calling {calls}" if calls else f": {_short(p.get('text'))}")
-    if k == "llm.called":
-        return f"[{e.id}] LLM call #{p.get('call')} (iteration {e.iteration}) with tools {p.get('tools')}"
-    if k == "context.composed":
-        return f"[{e.id}] context of iteration {e.iteration}"
-    if k == "tool.returned":
-        return f"[{e.id}] `{p.get('tool')}` returned {p.get('status')}: {_short(p.get('read', p.get('result')))}"
-    if k == "tool.called":
-        return f"[{e.id}] model called `{p.get('tool')}` with {_short(p.get('args'))}"
-    if k == "cursor.moved":
-        edge = f" over `{p['edge']}`" if p.get("edge") else ""
-        return f"[{e.id}] cursor {p.get('from')} -> {p.get('to')} ({p.get('cause')}){edge}"
-    if k == "route.evaluated":
-        conds = "; ".join(f"{c['text']} [actual {c['actual']!r}: {'ok' if c['passed'] else 'no'}]"
-                          for c in p.get("conditions", []))
-        return f"[{e.id}] edge `{p.get('edge')}` {'fired' if p.get('fired') else 'refused'}" + (f": {conds}" if conds else "")
-    if k == "policy.decided":
-        return f"[{e.id}] policy `{p.get('policy')}` {p.get('outcome')} at {p.get('moment')}: {p.get('reason')}"
-    if k == "run.started":
-        return f"[{e.id}] user: {_short(p.get('message'))}"
-    return f"[{e.id}] {k} {_short(p)}"
+    """A one-line description of an event (used by `afpc trace show` and the walk)."""
+    from .why_query import describe as _describe
+    return _describe(e)
+
+
+__all__ = ["WhyNode", "explain", "why_tree", "render_text", "to_json", "describe", "Locator",
+           "Index", "inner_finder", "short"]

@@ -3,6 +3,8 @@
 Blocks are taken from docs/*.md and README.md. Each ```afp block is checked on its own, as spec
 text, and must produce no diagnostic at all; ```afp-error blocks must produce at least one error;
 ```afp-fragment blocks are partial and skipped. Blocks that hold `test` declarations also run.
+A fence may name a file (```afp file=library.afp); tests/test_docs_commands.py writes it out and
+runs the page's shell commands against it.
 """
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from afp_dsl.diagnostics import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-FENCE = re.compile(r"^```(afp|afp-error|afp-fragment)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
+# An info string may carry attributes after the kind, e.g. ```afp file=library.afp (the commands
+# test writes such blocks to that file before running the page's shell commands).
+FENCE = re.compile(r"^```(afp|afp-error|afp-fragment)(?:[ \t]+[^\n`]*)?[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
 
 def blocks(kind: str) -> list[tuple[str, str]]:
@@ -81,3 +85,36 @@ def test_afp_block_round_trips(where: str, text: str):
     from afp_dsl.serde import ir_from_json, ir_to_json
     program = afp_dsl.load(text).ir
     assert ir_from_json(ir_to_json(program)) == program
+
+
+# ---------------------------------------------------------------- docs/diagnostics.md (generated)
+def test_diagnostics_page_is_current():
+    """docs/diagnostics.md is generated from codes.REGISTRY; regenerate it when this fails:
+    `python -m afp_dsl.docgen diagnostics > docs/diagnostics.md`."""
+    from afp_dsl.docgen import diagnostics_page
+    committed = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    assert committed == diagnostics_page(), \
+        "docs/diagnostics.md is stale: run `python -m afp_dsl.docgen diagnostics > docs/diagnostics.md`"
+
+
+def test_diagnostics_sections_match_afpc_explain():
+    """Each code has its anchor (the SARIF helpUri target) and exactly `afpc explain CODE`'s text."""
+    from click.testing import CliRunner
+
+    from afp_dsl import codes
+    from afp_dsl.cli import main
+    page = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    runner = CliRunner()
+    for code in codes.REGISTRY:
+        anchor = f'<a id="{code.lower()}"></a>'
+        assert page.count(anchor) == 1, code
+        printed = runner.invoke(main, ["explain", code]).output
+        section = page.split(anchor, 1)[1]
+        body = section.split("```text\n", 1)[1].split("\n```", 1)[0]
+        assert body + "\n" == printed, code
+
+
+def test_docgen_rejects_an_unknown_page(capsys):
+    from afp_dsl.docgen import main
+    assert main(["nope"]) == 2
+    assert "usage" in capsys.readouterr().err

@@ -1,0 +1,238 @@
+"""`afpc trace list|show|export` and `afpc why` over the run store (tooling.md §2, §5).
+
+Role:       thin click commands reading `store.runs()`, `store.run(id)`, `store.events(id)`;
+            exports come from `export`, `report_html`, `otel`; explanations from `why`.
+            Registered by `cli._register_optional` (names `trace`, `why`).
+Invariants: prints only what the store holds (redacted events); exit 0 done, 1 an unknown
+            run/event or an export that cannot be made, 2 usage or internal error; no
+            traceback for bad input.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .cli import emit, guarded
+
+_STORE = click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"afpc: {message}", err=True)
+    sys.exit(code)
+
+
+def open_store(url: str | None) -> Any:
+    from .store import StoreError, from_url
+    try:
+        return from_url(url)
+    except StoreError as e:
+        _fail(str(e))
+
+
+def resolve(store: Any, run_id: str) -> str:
+    """`last` names the most recent top-level run in the store."""
+    if run_id != "last":
+        return run_id
+    tops = [r["run_id"] for r in store.runs() if r and not (r.get("meta") or {}).get("outer")]
+    return tops[-1] if tops else run_id
+
+
+def load_run(store: Any, run_id: str) -> tuple[dict, list]:
+    """(run row, events) of a stored run (`last`: the latest), or exit 1 naming close ids."""
+    run_id = resolve(store, run_id)
+    row = store.run(run_id)
+    events = store.events(run_id) if row is not None else []
+    if row is None or not events:
+        import difflib
+        ids = [r["run_id"] for r in store.runs()]
+        close = difflib.get_close_matches(run_id, ids, n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ("; the store has no runs"
+                                                              if not ids else "")
+        _fail(f"no run `{run_id}` in the store `{getattr(store, 'path', '?')}`{hint}")
+    return row, events
+
+
+def inner_lookup(store: Any):
+    """Inner runs of agent-backed tools are stored under `<run>/<call id>`."""
+    def find(run_id: str):
+        return store.trace(run_id) if store.run(run_id) is not None else None
+    return find
+
+
+def spec_program(row: dict) -> Any:
+    """The run's spec, loaded for source locations and the graph; None when it cannot be."""
+    spec = row.get("spec")
+    if not spec or not Path(spec).is_file():
+        return None
+    try:
+        from .api import load
+        return load(spec)
+    except Exception:  # noqa: BLE001 - a spec that changed since the run: report without it
+        return None
+
+
+def overlay_mermaid(program: Any, events: list) -> str | None:
+    from . import graph_export
+    if program is None or not graph_export.graph_names(program):
+        return None
+    visited, taken, refused = graph_export.run_overlay(events)
+    try:
+        return graph_export.to_mermaid(program, None, visited=visited, taken=taken,
+                                       refused=refused)
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------- trace
+@click.group(name="trace")
+def trace() -> None:
+    """Read recorded runs: list them, show one, export one."""
+
+
+@trace.command(name="list")
+@_STORE
+@click.option("--all", "show_all", is_flag=True, help="Include inner runs of agent-backed tools.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@guarded
+def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
+    """List the runs in the store: id, agent, outcome, time, iterations."""
+    store = open_store(store_url)
+    rows = []
+    for r in store.runs():
+        if r is None or (not show_all and (r.get("meta") or {}).get("outer")):
+            continue
+        evs = store.events(r["run_id"])
+        fin = next((e.payload for e in reversed(evs) if e.kind == "run.finished"), {}) or {}
+        meta = r.get("meta") or {}
+        rows.append({"run_id": r["run_id"], "agent": r.get("agent"),
+                     "outcome": r.get("outcome") or r.get("status"),
+                     "time": meta.get("started_at") or (evs[-1].time if evs else 0),
+                     "iterations": fin.get("iterations", max((e.iteration for e in evs),
+                                                             default=0)),
+                     "events": len(evs)})
+    if fmt == "json":
+        click.echo(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=2))
+        return
+    if not rows:
+        click.echo("no runs recorded", err=True)
+        return
+    head = ("RUN", "AGENT", "OUTCOME", "TIME", "ITERATIONS")
+    table = [head] + [(x["run_id"], str(x["agent"]), str(x["outcome"]), str(x["time"]),
+                       str(x["iterations"])) for x in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for r in table:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+@trace.command(name="show")
+@click.argument("run_id")
+@_STORE
+@guarded
+def show(run_id: str, store_url: str | None) -> None:
+    """Print a run (RUN, or `last`) as an indented timeline of its iterations."""
+    store = open_store(store_url)
+    row, events = load_run(store, run_id)
+    click.echo(timeline(row, events))
+
+
+def timeline(row: dict, events: list) -> str:
+    from .why import Locator
+    from .why_walk import describe
+    loc = Locator()
+    fin = next((e.payload for e in reversed(events) if e.kind == "run.finished"), None) or {}
+    tokens = fin.get("tokens") or ["?", "?"]
+    lines = [f"run {row['run_id']} ({row.get('agent')}): {row.get('outcome') or row.get('status')}"
+             f" — {fin.get('iterations', '?')} iterations, {fin.get('llm_calls', '?')} LLM calls, "
+             f"{fin.get('tool_calls', '?')} tool calls, tokens {tokens[0]}/{tokens[-1]}"]
+    tool_events = {e.id for e in events if e.kind == "tool.called"}
+    current = None
+    for e in events:
+        if e.iteration != current:
+            current = e.iteration
+            lines.append(f"iteration {current}")
+        nested = any(c in tool_events for c in e.caused_by) and e.kind != "tool.called"
+        where = f" ({loc.span(e.source)})" if e.source else ""
+        lines.append(("      " if nested else "  ") + f"[{e.id}] {describe(e)}{where}")
+    return "\n".join(lines)
+
+
+_EXPORTS = ("jsonl", "html", "otlp-json", "thinking")
+
+
+@trace.command(name="export")
+@click.argument("run_id")
+@click.option("--format", "fmt", type=click.Choice(_EXPORTS), required=True,
+              help="jsonl (event schema), html (report), otlp-json (OpenTelemetry), thinking.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+              help="Write to a file instead of standard output.")
+@_STORE
+@guarded
+def export(run_id: str, fmt: str, output: str | None, store_url: str | None) -> None:
+    """Export a run as JSONL, a self-contained HTML report, OTLP JSON or a thinking trace."""
+    store = open_store(store_url)
+    row, events = load_run(store, run_id)
+    emit(render_export(fmt, store, row, events), output)
+    if output:
+        click.echo(f"wrote {output}", err=True)
+
+
+def render_export(fmt: str, store: Any, row: dict, events: list) -> str:
+    if fmt == "jsonl":
+        from .export import to_jsonl
+        return to_jsonl(events)
+    if fmt == "thinking":
+        from .export import thinking_json
+        return thinking_json(events, row)
+    if fmt == "otlp-json":
+        from .otel import OtelUnavailable, to_otlp_json
+        try:
+            return to_otlp_json(events, inner=inner_lookup(store))
+        except OtelUnavailable as e:
+            _fail(str(e))
+    from .report_html import report
+    program = spec_program(row)
+    return report(events, run=row, inner=inner_lookup(store), program=program,
+                  mermaid=overlay_mermaid(program, events))
+
+
+# ---------------------------------------------------------------- why
+@click.command(name="why")
+@click.argument("run_id")
+@click.option("--event", "event_id", metavar="ID", help="Explain this event (id or seq number).")
+@click.option("--skill", metavar="S", help="Why was skill S active or not?")
+@click.option("--iteration", type=click.IntRange(min=1), metavar="K",
+              help="With --skill: at iteration K (default: the last one).")
+@click.option("--edge", metavar="A->B", help="Why did (or didn't) this edge fire?")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@_STORE
+@guarded
+def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | None,
+        edge: str | None, fmt: str, store_url: str | None) -> None:
+    """Explain a run's answer (or an event, a skill, an edge) back to its sources.
+
+    RUN is a run id, or `last` for the most recent run in the store."""
+    if sum(x is not None for x in (event_id, skill, edge)) > 1:
+        raise click.UsageError("give at most one of --event, --skill, --edge")
+    if iteration is not None and skill is None:
+        raise click.UsageError("--iteration goes with --skill")
+    from .trace import Trace
+    from .why import why_tree, render_text, to_json
+    store = open_store(store_url)
+    row, events = load_run(store, run_id)
+    run_id = row["run_id"]
+    node, query = why_tree(Trace(run_id, events), event_id, inner=inner_lookup(store),
+                           skill=skill, iteration=iteration, edge=edge)
+    click.echo(to_json(run_id, query, node) if fmt == "json" else render_text(node),
+               nl=fmt != "json")
+    if node.kind in ("missing", "empty"):
+        sys.exit(1)
+
+
+__all__ = ["trace", "why", "timeline", "render_export"]

@@ -1,0 +1,208 @@
+"""Trace exports: JSONL (the stable event schema) and `thinking` (the "watch it think" beats).
+
+Role:       pure functions from a run's (redacted) events to text; `afpc trace export` and the
+            API call them. OTLP JSON lives in `otel`, the HTML report in `report_html`.
+Invariants: only the stored, already-redacted events are read, so no export can hold a value
+            the trace does not; output is deterministic (sorted keys, no clock).
+"""
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any, Iterable, Mapping
+
+from .trace import Event, dumps
+from .why import payload, short
+
+SCHEMA_VERSION = 1
+THINKING_ZERO = {"ms": 0, "tokens": 0}
+
+
+def schema() -> dict:
+    """The JSON Schema of one JSONL line (shipped as `afp_dsl/schemas/trace-event.schema.json`)."""
+    text = resources.files("afp_dsl").joinpath("schemas/trace-event.schema.json").read_text(
+        encoding="utf-8")
+    return json.loads(text)
+
+
+def to_jsonl(events: Iterable[Event]) -> str:
+    """One event per line, in `seq` order, in the trace's one JSON encoding."""
+    return "".join(e.to_json() + "\n" for e in events)
+
+
+# ---------------------------------------------------------------- thinking
+def to_thinking(events: Iterable[Event], run: Mapping[str, Any] | None = None,
+                asker: str = "you") -> dict:
+    """The "watch it think" trace: a `task`/`agent`/`model`/`asker` header, `steps` of kinds
+    `prompt`, `ask`, `return`, `answer` (each with `brain` and `cost`), and `at`, the id of
+    the event behind each step (index-aligned with `steps`)."""
+    evs = list(events)
+    started = next((payload(e) for e in evs if e.kind == "run.started"), {})
+    run = run or {}
+    b = _Beats(asker)
+    for e in evs:
+        b.feed(e)
+    run_id = run.get("run_id") or started.get("run_id") or ""
+    return {"task": started.get("message") or "", "title": f"run {run_id}".strip(),
+            "agent": started.get("agent") or run.get("agent") or "agent",
+            "model": started.get("model") or "default", "asker": asker,
+            "steps": b.steps, "at": b.at}
+
+
+class _Beats:
+    """Folds events into beats, carrying the reasoning of a reply to the asks it makes."""
+
+    def __init__(self, asker: str):
+        self.asker = asker
+        self.steps: list[dict] = []
+        self.at: list[str] = []
+        self.reply: dict = {}
+        self.reply_used = False
+        self.routing = ""
+        self.tools_seen: list[dict] | None = None
+        self.calls: dict[str, dict] = {}
+
+    def push(self, e: Event, step: dict) -> None:
+        self.steps.append(step)
+        self.at.append(e.id)
+
+    def lead(self, brain: str) -> str:
+        if not self.routing:
+            return brain
+        lead, self.routing = self.routing, ""
+        return f"{lead}\n\n{brain}" if brain else lead
+
+    def feed(self, e: Event) -> None:
+        p = payload(e)
+        fn = getattr(self, "_" + e.kind.replace(".", "_"), None)
+        if fn is not None:
+            fn(e, p)
+
+    def _run_started(self, e: Event, p: dict) -> None:
+        self.push(e, {"kind": "prompt", "brain": f"{self.asker} asked: {p.get('message') or ''}",
+                      "cost": dict(THINKING_ZERO)})
+
+    def _cursor_moved(self, e: Event, p: dict) -> None:
+        if p.get("cause") in ("stay", "none"):
+            return
+        via = f" over `{p['edge']}`" if p.get("edge") else ""
+        self.routing = (f"Skill `{p.get('to')}` is now current ({p.get('cause')}{via}, "
+                        f"from `{p.get('from') or 'start'}`).")
+
+    def _context_composed(self, e: Event, p: dict) -> None:
+        self.tools_seen = [{"name": t.get("name")} for t in p.get("tools") or []] or None
+
+    def _llm_replied(self, e: Event, p: dict) -> None:
+        self.reply, self.reply_used = p, False
+
+    def _cost(self) -> dict:
+        if self.reply_used:
+            return dict(THINKING_ZERO)
+        usage = self.reply.get("usage") or [0, 0]
+        tin, tout = (list(usage) + [0, 0])[:2]
+        return {"ms": 0, "tokens": (tin or 0) + (tout or 0), "tokensIn": tin or 0,
+                "tokensOut": tout or 0}
+
+    def _tool_called(self, e: Event, p: dict) -> None:
+        name, args = p.get("tool") or "(tool)", p.get("args")
+        skill = (args or {}).get("id") if name == "read_skill" and isinstance(args, dict) else None
+        self.calls[p.get("call_id") or ""] = {"tool": name, "skill": skill}
+        first = not self.reply_used
+        brain = (self.reply.get("text") or "") if first else ""
+        step = {"kind": "ask", "tool": skill or name, "toolName": name,
+                "input": args if isinstance(args, dict) else {"value": args},
+                "brain": self.lead(brain or f"Calls `{name}`."), "cost": self._cost()}
+        if first and self.tools_seen:
+            step["toolsSeen"] = self.tools_seen
+        self.reply_used = True
+        self.push(e, step)
+
+    def _tool_returned(self, e: Event, p: dict) -> None:
+        started = self.calls.pop(p.get("call_id") or "", None) or {"tool": p.get("tool"),
+                                                                  "skill": None}
+        name, result = started["tool"] or "(tool)", p.get("result")
+        step = {"kind": "return", "tool": started["skill"] or name, "toolName": name,
+                "replyType": "instruction" if name == "read_skill" else "data",
+                "output": result if isinstance(result, dict) else {"value": result},
+                "brain": f"`{name}` returned {p.get('status')}: {short(p.get('read', result), 160)}",
+                "brainSource": "framework", "cost": dict(THINKING_ZERO)}
+        if started["skill"]:
+            step["skill"] = started["skill"]
+        if p.get("status") not in ("success", None):
+            step["error"] = str(p.get("status"))
+        self.push(e, step)
+
+    def _run_finished(self, e: Event, p: dict) -> None:
+        text = p.get("answer") or ""
+        step = {"kind": "answer", "to": self.asker, "brain": self.lead(text or "(no answer)"),
+                "answer": {"headline": _headline(text), "text": text},
+                "cost": self._cost() if not self.reply.get("tool_calls") else dict(THINKING_ZERO)}
+        if p.get("error") or p.get("outcome") in ("error", "denied"):
+            step["error"] = p.get("error") or f"outcome {p.get('outcome')}"
+        if self.tools_seen:
+            step["toolsSeen"] = self.tools_seen
+        self.push(e, step)
+
+
+def _headline(text: str) -> str:
+    line = next((x for x in (text or "").splitlines() if x.strip()), "")
+    return line if len(line) <= 140 else line[:140] + "…"
+
+
+def thinking_json(events: Iterable[Event], run: Mapping[str, Any] | None = None) -> str:
+    return json.dumps(to_thinking(events, run), ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+
+
+# ---------------------------------------------------------------- OTLP JSON
+_KINDS = {"INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}
+_STATUS = {"UNSET": 0, "OK": 1, "ERROR": 2}
+
+
+def otlp_json(spans: Iterable[Any]) -> str:
+    """OTLP/JSON (`ExportTraceServiceRequest`) of SDK `ReadableSpan`s: hex ids, nanosecond
+    times as strings, typed attribute values, one resource and scope per span group."""
+    groups: dict[tuple, list] = {}
+    for s in spans:
+        res = tuple(sorted(s.resource.attributes.items())) if s.resource else ()
+        scope = s.instrumentation_scope
+        key = (res, scope.name if scope else "", scope.version if scope else "")
+        groups.setdefault(key, []).append(_span_json(s))
+    out = [{"resource": {"attributes": _attrs(dict(res))},
+            "scopeSpans": [{"scope": {"name": name, "version": version or ""}, "spans": body}]}
+           for (res, name, version), body in groups.items()]
+    return json.dumps({"resourceSpans": out}, ensure_ascii=False, sort_keys=True, indent=1) + "\n"
+
+
+def _span_json(s: Any) -> dict:
+    ctx, parent = s.context, s.parent
+    out = {"traceId": f"{ctx.trace_id:032x}", "spanId": f"{ctx.span_id:016x}",
+           "parentSpanId": f"{parent.span_id:016x}" if parent is not None else "",
+           "name": s.name, "kind": _KINDS.get(s.kind.name, 0),
+           "startTimeUnixNano": str(s.start_time or 0), "endTimeUnixNano": str(s.end_time or 0),
+           "attributes": _attrs(s.attributes or {}),
+           "events": [{"timeUnixNano": str(ev.timestamp or 0), "name": ev.name,
+                       "attributes": _attrs(ev.attributes or {})} for ev in s.events],
+           "status": {"code": _STATUS.get(s.status.status_code.name, 0)}}
+    if s.status.description:
+        out["status"]["message"] = s.status.description
+    return out
+
+
+def _attrs(attrs: Mapping[str, Any]) -> list[dict]:
+    return [{"key": k, "value": _any(v)} for k, v in sorted(attrs.items())]
+
+
+def _any(v: Any) -> dict:
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    if isinstance(v, (list, tuple)):
+        return {"arrayValue": {"values": [_any(x) for x in v]}}
+    return {"stringValue": str(v)}
+
+
+__all__ = ["SCHEMA_VERSION", "schema", "to_jsonl", "to_thinking", "thinking_json", "dumps",
+           "otlp_json"]

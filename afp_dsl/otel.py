@@ -1,0 +1,231 @@
+"""OpenTelemetry export of a run: GenAI semantic-convention spans (ecosystem §A3).
+
+Role:       `export_run` replays a recorded (redacted) run as spans on a caller's
+            `TracerProvider`: an `invoke_agent` root, one `chat` span per LLM call, one
+            `execute_tool` span per tool call (inner runs of agent-backed tools nest under it);
+            decisions become span events under `afp.*`. `to_otlp_json` writes those spans as
+            OTLP JSON (`afpc trace export --format otlp-json`).
+Invariants: never touches the global tracer provider; span and trace ids derive from the run
+            id (deterministic); times are the logical clock (1 ms per tick from `epoch_ns`);
+            content attributes (arguments, results) only with `content=True`, and even then
+            only the redacted values of the trace. Needs the optional `otel` extra.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable, Mapping
+
+from .trace import Event
+from .why import inner_finder, payload
+
+OP, PROVIDER, AGENT, MODEL = ("gen_ai.operation.name", "gen_ai.provider.name",
+                              "gen_ai.agent.name", "gen_ai.request.model")
+USAGE_IN, USAGE_OUT = "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"
+TOOL_NAME, TOOL_CALL_ID, TOOL_TYPE = "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.type"
+FINISH = {"stop": "stop", "tool_use": "tool_calls", "length": "length"}
+_DECISIONS = ("cursor.moved", "route.evaluated", "route.conflict", "skill.rejected",
+              "budget.exhausted", "steps.unfinished", "redaction.applied", "run.paused",
+              "run.resumed")
+
+
+class OtelUnavailable(RuntimeError):
+    """The OpenTelemetry SDK is not installed."""
+
+
+def _sdk():
+    try:
+        from opentelemetry import trace as api
+        from opentelemetry.sdk import trace as sdk
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from opentelemetry.sdk.trace.id_generator import IdGenerator
+    except ImportError:
+        raise OtelUnavailable("OpenTelemetry export needs the SDK: pip install 'afp-dsl[otel]' "
+                              "(opentelemetry-sdk>=1.30)") from None
+    return api, sdk, Resource, SimpleSpanProcessor, InMemorySpanExporter, IdGenerator
+
+
+def id_generator(seed: str):
+    """Span/trace ids from a hash of `seed` and a counter: the same run exports the same ids."""
+    IdGenerator = _sdk()[5]
+
+    class _Ids(IdGenerator):
+        def __init__(self) -> None:
+            self.n = 0
+
+        def _next(self, bits: int) -> int:
+            self.n += 1
+            digest = hashlib.sha256(f"{seed}#{self.n}".encode()).digest()
+            return int.from_bytes(digest[: bits // 8], "big") or 1
+
+        def generate_span_id(self) -> int:
+            return self._next(64)
+
+        def generate_trace_id(self) -> int:
+            return self._next(128)
+    return _Ids()
+
+
+class _Exporter:
+    def __init__(self, tracer, api, inner, content: bool, epoch_ns: int, provider: str):
+        self.tracer, self.api, self.find_inner = tracer, api, inner
+        self.content, self.epoch_ns, self.provider = content, epoch_ns, provider
+
+    def ns(self, e: Event | None, fallback: int = 0) -> int:
+        return self.epoch_ns + (e.time if e is not None else fallback) * 1_000_000
+
+    def run(self, events: list[Event], parent_ctx=None, depth: int = 0) -> None:
+        if not events:
+            return
+        started = payload(events[0])
+        fin = next((e for e in reversed(events) if e.kind == "run.finished"), None)
+        fp = payload(fin) if fin else {}
+        agent, model = started.get("agent") or "agent", started.get("model")
+        attrs = {OP: "invoke_agent", PROVIDER: started.get("provider") or self.provider,
+                 AGENT: agent, "afp.run.id": started.get("run_id") or events[0].id.rsplit(":", 1)[0]}
+        if model:
+            attrs[MODEL] = model
+        if started.get("conversation"):
+            attrs["gen_ai.conversation.id"] = started["conversation"]
+        tokens = fp.get("tokens") or []
+        if len(tokens) == 2:
+            attrs[USAGE_IN], attrs[USAGE_OUT] = int(tokens[0]), int(tokens[1])
+        if fp.get("outcome"):
+            attrs["afp.outcome"] = fp["outcome"]
+        kind = self.api.SpanKind.INTERNAL
+        root = self.tracer.start_span(f"invoke_agent {agent}", context=parent_ctx, kind=kind,
+                                      attributes=attrs, start_time=self.ns(events[0]))
+        if fp.get("outcome") == "error":
+            root.set_attribute("error.type", "_OTHER")
+            root.set_status(self.api.Status(self.api.StatusCode.ERROR, fp.get("error") or "error"))
+        ctx = self.api.set_span_in_context(root)
+        self._children(events, ctx, root, model, depth)
+        root.end(end_time=self.ns(events[-1]))
+
+    def _children(self, events: list[Event], ctx, root, model, depth: int) -> None:
+        by_call = {payload(e).get("call_id"): e for e in events if e.kind == "tool.returned"}
+        called = None
+        for e in events:
+            p = payload(e)
+            if e.kind == "llm.called":
+                called = e
+            elif e.kind == "llm.replied" and called is not None:
+                self._chat(called, e, ctx, model)
+                called = None
+            elif e.kind == "tool.called":
+                self._tool(e, by_call.get(p.get("call_id")), events, ctx, depth)
+            elif e.kind in _DECISIONS:
+                root.add_event(f"afp.{e.kind}", _flat(p), timestamp=self.ns(e))
+        if called is not None:  # a provider failure: the call never replied
+            span = self._chat_span(called, ctx, model)
+            span.set_attribute("error.type", "_OTHER")
+            span.set_status(self.api.Status(self.api.StatusCode.ERROR))
+            span.end(end_time=self.ns(called) + 1)
+
+    def _chat_span(self, called: Event, ctx, model):
+        p = payload(called)
+        m = p.get("model") or model
+        attrs = {OP: "chat", PROVIDER: self.provider, "afp.llm.call": int(p.get("call") or 0),
+                 "afp.iteration": called.iteration}
+        if m:
+            attrs[MODEL] = m
+        return self.tracer.start_span(f"chat {m}" if m else "chat", context=ctx,
+                                      kind=self.api.SpanKind.CLIENT, attributes=attrs,
+                                      start_time=self.ns(called))
+
+    def _chat(self, called: Event, replied: Event, ctx, model) -> None:
+        span = self._chat_span(called, ctx, model)
+        p = payload(replied)
+        usage = list(p.get("usage") or []) + [0, 0]
+        span.set_attribute(USAGE_IN, int(usage[0] or 0))
+        span.set_attribute(USAGE_OUT, int(usage[1] or 0))
+        stop = p.get("stop")
+        if stop:
+            span.set_attribute("gen_ai.response.finish_reasons", [FINISH.get(stop, stop)])
+        if self.content:
+            msg = {"role": "assistant", "parts": [{"type": "text", "content": p.get("text") or ""}]}
+            span.set_attribute("gen_ai.output.messages", json.dumps([msg], ensure_ascii=False))
+        span.end(end_time=self.ns(replied))
+
+    def _tool(self, called: Event, returned: Event | None, events, ctx, depth: int) -> None:
+        p = payload(called)
+        name = p.get("tool") or "tool"
+        attrs = {OP: "execute_tool", TOOL_NAME: name, TOOL_CALL_ID: p.get("call_id") or "",
+                 TOOL_TYPE: "extension" if name in ("read_skill", "skip_step") else "function"}
+        if self.content:
+            attrs["gen_ai.tool.call.arguments"] = json.dumps(p.get("args"), ensure_ascii=False,
+                                                             sort_keys=True)
+        span = self.tracer.start_span(f"execute_tool {name}", context=ctx, attributes=attrs,
+                                      kind=self.api.SpanKind.INTERNAL, start_time=self.ns(called))
+        rp = payload(returned) if returned is not None else {}
+        if rp.get("status"):
+            span.set_attribute("afp.tool.status", rp["status"])
+        if rp.get("status") not in (None, "success"):
+            span.set_attribute("error.type", str(rp["status"]))
+            span.set_status(self.api.Status(self.api.StatusCode.ERROR))
+        if self.content and returned is not None:
+            span.set_attribute("gen_ai.tool.call.result", json.dumps(
+                rp.get("result"), ensure_ascii=False, sort_keys=True, default=str))
+        for e in events:
+            if e.kind in ("policy.decided", "checkin.requested", "checkin.decided",
+                          "tool.args_invalid") and payload(e).get("call_id") == p.get("call_id"):
+                span.add_event(f"afp.{e.kind}", _flat(payload(e)), timestamp=self.ns(e))
+        inner = self._inner_run(called, p.get("call_id"), depth)
+        if inner:
+            self.run(inner, self.api.set_span_in_context(span), depth + 1)
+        span.end(end_time=self.ns(returned) if returned is not None else self.ns(called) + 1)
+
+    def _inner_run(self, called: Event, call_id: Any, depth: int) -> list[Event]:
+        if not call_id or depth >= 3:
+            return []
+        run_id = called.id.rsplit(":", 1)[0] + "/" + str(call_id)
+        t = self.find_inner(run_id)
+        return list(t) if t is not None else []
+
+
+def _flat(p: Mapping) -> dict:
+    """Span-event attributes: scalars kept, anything else as compact JSON, under `afp.`."""
+    out = {}
+    for k, v in sorted(p.items()):
+        if v is None:
+            continue
+        out[f"afp.{k}"] = v if isinstance(v, (str, bool, int, float)) else json.dumps(
+            v, ensure_ascii=False, sort_keys=True, default=str)
+    return out
+
+
+def export_run(events: Iterable[Event], tracer_provider: Any, *, inner: Any = None,
+               content: bool = False, epoch_ns: int = 0, provider: str = "afp") -> None:
+    """Emit the spans of one recorded run on `tracer_provider` (never the global one)."""
+    api = _sdk()[0]
+    from . import __version__
+    tracer = tracer_provider.get_tracer("afp_dsl", __version__)
+    _Exporter(tracer, api, inner_finder(inner), content, epoch_ns, provider).run(list(events))
+
+
+def spans(events: Iterable[Event], *, inner: Any = None, content: bool = False,
+          epoch_ns: int = 0, provider: str = "afp") -> list:
+    """The finished SDK spans of a run, from a private provider with deterministic ids."""
+    api, sdk, Resource, Simple, InMemory, _ = _sdk()
+    evs = list(events)
+    seed = evs[0].id.rsplit(":", 1)[0] if evs else "empty"
+    exporter = InMemory()
+    resource = Resource({"service.name": "afp", "telemetry.sdk.name": "opentelemetry",
+                         "telemetry.sdk.language": "python"})  # no random instance id
+    tp = sdk.TracerProvider(resource=resource, id_generator=id_generator(seed))
+    tp.add_span_processor(Simple(exporter))
+    export_run(evs, tp, inner=inner, content=content, epoch_ns=epoch_ns, provider=provider)
+    tp.shutdown()
+    return sorted(exporter.get_finished_spans(),
+                  key=lambda sp: (sp.start_time or 0, -(sp.end_time or 0), sp.context.span_id))
+
+
+def to_otlp_json(events: Iterable[Event], **kw: Any) -> str:
+    """The spans of a run as an OTLP/JSON `ExportTraceServiceRequest` document."""
+    from .export import otlp_json
+    return otlp_json(spans(events, **kw))
+
+
+__all__ = ["OtelUnavailable", "export_run", "spans", "to_otlp_json", "id_generator"]

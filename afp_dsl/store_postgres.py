@@ -1,0 +1,197 @@
+"""The PostgreSQL run store: several processes or machines sharing runs, check-ins and decisions.
+
+Role:       implements `store.Store` on psycopg 3 with a `psycopg_pool.ConnectionPool` (the
+            optional extra `afp-dsl[postgres]`); the schema is versioned like SQLite's and
+            migrated under a transaction-scoped advisory lock, so concurrent openers migrate once.
+Emits:      `StoreError` when psycopg is missing, the server cannot be reached, or the schema
+            is newer than this afp.
+Invariants: events hold only redacted payloads; raw checkpoints live in their own table and
+            are deleted when the run ends; `decide_checkin` is one conditional UPDATE (the row
+            lock makes a concurrent second decider see `decided`): "once" across processes.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Sequence
+
+from .store import (Migration, Stamp, StoreError, checkin_dict, encode_raw, event_json, run_dict,
+                    summarize)
+from .trace import Event, Trace, dumps
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial: runs, events, checkpoints, checkins", (
+        "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, agent TEXT, spec TEXT, "
+        "status TEXT, outcome TEXT, answer TEXT, meta TEXT)",
+        "CREATE TABLE IF NOT EXISTS events (run_id TEXT, seq INTEGER, kind TEXT, body TEXT, "
+        "PRIMARY KEY (run_id, seq))",
+        "CREATE TABLE IF NOT EXISTS checkpoints (run_id TEXT PRIMARY KEY, body TEXT)",
+        "CREATE TABLE IF NOT EXISTS checkins (checkin_id TEXT PRIMARY KEY, run_id TEXT, fp TEXT, "
+        "state TEXT, decision TEXT)",
+    )),
+    Migration(2, "run summaries for `afpc trace list`: iterations, time, event count, stamps", (
+        "ALTER TABLE runs ADD COLUMN iterations INTEGER NOT NULL DEFAULT 0, "
+        "ADD COLUMN time BIGINT NOT NULL DEFAULT 0, ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0, "
+        "ADD COLUMN started TEXT, ADD COLUMN updated TEXT, ADD COLUMN ord BIGSERIAL",
+        "UPDATE runs r SET n_events = s.n, iterations = s.it, time = s.t FROM ("
+        "SELECT run_id, COUNT(*) AS n, MAX((body::jsonb->>'iteration')::int) AS it, "
+        "MAX((body::jsonb->>'time')::bigint) AS t FROM events GROUP BY run_id) s "
+        "WHERE s.run_id = r.run_id",
+        "CREATE INDEX IF NOT EXISTS runs_by_ord ON runs (ord)",
+        "CREATE INDEX IF NOT EXISTS checkins_by_run ON checkins (run_id)",
+    )),
+)
+LATEST = MIGRATIONS[-1].version
+_LOCK_KEY = 0x6166705F73746F72  # "afp_stor": the advisory lock serialising migrations
+
+_RUN_COLS = ("run_id, agent, spec, status, outcome, answer, meta, iterations, time, n_events, "
+             "started, updated, ord")
+_UPSERT = (
+    "INSERT INTO runs (run_id, agent, spec, status, outcome, answer, meta, iterations, time, "
+    "n_events, started, updated) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+    "ON CONFLICT (run_id) DO UPDATE SET status=EXCLUDED.status, outcome=EXCLUDED.outcome, "
+    "answer=EXCLUDED.answer, meta=EXCLUDED.meta, "
+    "iterations=GREATEST(runs.iterations, EXCLUDED.iterations), "
+    "time=GREATEST(runs.time, EXCLUDED.time), n_events=GREATEST(runs.n_events, EXCLUDED.n_events), "
+    "updated=EXCLUDED.updated")
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password (for messages and `store.path`)."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def _psycopg() -> tuple[Any, Any]:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise StoreError("the PostgreSQL store needs psycopg 3 and psycopg-pool: "
+                         "pip install 'afp-dsl[postgres]'") from None
+    return psycopg, psycopg_pool
+
+
+def schema_version(conn: Any) -> int:
+    """The version of the database: 0 empty, 1 before versioning, else `schema_version`."""
+    has = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL, "
+                       "to_regclass('runs') IS NOT NULL").fetchone()
+    if has[0]:
+        row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        if row[0] is not None:
+            return int(row[0])
+    return 1 if has[1] else 0
+
+
+def migrate(conn: Any, target: int = LATEST) -> int:
+    """Apply the migrations after the database's version up to `target` in one transaction,
+    holding an advisory lock so concurrent openers migrate once. Returns the version reached."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        current = schema_version(conn)
+        if current > LATEST:
+            raise StoreError(f"the run store was written by a newer afp (schema version "
+                             f"{current}; this afp knows up to {LATEST}); upgrade afp")
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+                     "name TEXT NOT NULL)")
+        if current:
+            conn.execute("INSERT INTO schema_version VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                         (current, MIGRATIONS[current - 1].name))
+        for m in MIGRATIONS[current:target]:
+            for step in m.steps:
+                conn.execute(step)
+            conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (m.version, m.name))
+    return max(current, target)
+
+
+class PostgresStore:
+    """Runs in a PostgreSQL database (`postgresql://user[:password]@host[:port]/db`)."""
+
+    def __init__(self, url: str, *, stamp: Stamp | None = None, max_size: int = 4):
+        psycopg, pool_mod = _psycopg()
+        self.path = safe_url(url)
+        self._stamp = stamp
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                self.version = migrate(conn)
+            self._pool = pool_mod.ConnectionPool(
+                url, min_size=1, max_size=max(1, max_size), open=True, timeout=30,
+                kwargs={"autocommit": True, "connect_timeout": 10})
+        except psycopg.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(f"cannot open the PostgreSQL run store `{self.path}`: {first}") from None
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        with self._pool.connection() as conn:
+            return conn.execute(sql, args).fetchall()
+
+    def _write(self, sql: str, args: Sequence[Any]) -> int:
+        with self._pool.connection() as conn:
+            return conn.execute(sql, args).rowcount
+
+    # ------------------------------------------------------------ runs and events
+    def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
+                 outcome: str | None, answer: str | None, meta: dict,
+                 events: Iterable[Event]) -> None:
+        events = list(events)
+        n, iterations, time = summarize(events)
+        now = self._stamp() if self._stamp else None
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute(_UPSERT, (run_id, agent, spec, status, outcome, answer, dumps(meta),
+                                   iterations, time, n, now, now))  # locks the run's row
+            last = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id=%s",
+                                (run_id,)).fetchone()[0]
+            rows = [(run_id, e.seq, e.kind, event_json(e)) for e in events if e.seq > last]
+            if rows:
+                with conn.cursor() as cur, cur.copy(
+                        "COPY events (run_id, seq, kind, body) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+
+    def run(self, run_id: str) -> dict | None:
+        rows = self._read(f"SELECT {_RUN_COLS} FROM runs WHERE run_id=%s", (run_id,))
+        return run_dict(rows[0]) if rows else None
+
+    def runs(self, limit: int | None = None) -> list[dict]:
+        if limit:
+            rows = self._read(f"SELECT * FROM (SELECT {_RUN_COLS} FROM runs ORDER BY ord DESC "
+                              f"LIMIT %s) t ORDER BY ord", (limit,))
+        else:
+            rows = self._read(f"SELECT {_RUN_COLS} FROM runs ORDER BY ord")
+        return [run_dict(r) for r in rows]
+
+    def events(self, run_id: str) -> list[Event]:
+        rows = self._read("SELECT body FROM events WHERE run_id=%s ORDER BY seq", (run_id,))
+        return [Event.from_dict(json.loads(r[0])) for r in rows]
+
+    def trace(self, run_id: str) -> Trace:
+        return Trace(run_id, self.events(run_id))
+
+    # ------------------------------------------------------------ checkpoints (raw)
+    def put_checkpoint(self, run_id: str, checkpoint: dict) -> None:
+        self._write("INSERT INTO checkpoints VALUES (%s, %s) ON CONFLICT (run_id) DO UPDATE "
+                    "SET body=EXCLUDED.body", (run_id, encode_raw(checkpoint)))
+
+    def checkpoint(self, run_id: str) -> dict | None:
+        rows = self._read("SELECT body FROM checkpoints WHERE run_id=%s", (run_id,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def delete_checkpoint(self, run_id: str) -> None:
+        self._write("DELETE FROM checkpoints WHERE run_id=%s", (run_id,))
+
+    # ------------------------------------------------------------ check-ins
+    def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:
+        self._write("INSERT INTO checkins VALUES (%s, %s, %s, 'pending', NULL) "
+                    "ON CONFLICT DO NOTHING", (checkin_id, run_id, fp))
+
+    def checkin(self, checkin_id: str) -> dict | None:
+        rows = self._read("SELECT checkin_id, run_id, fp, state, decision FROM checkins "
+                          "WHERE checkin_id=%s", (checkin_id,))
+        return checkin_dict(rows[0]) if rows else None
+
+    def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
+        return self._write("UPDATE checkins SET state='decided', decision=%s WHERE checkin_id=%s "
+                           "AND state='pending' AND fp=%s",
+                           (dumps(decision), checkin_id, fp)) == 1

@@ -1,0 +1,218 @@
+"""The SQLite run store: the default `.afp/runs.db`, shared safely by several local processes.
+
+Role:       implements `store.Store` on the stdlib `sqlite3`: WAL journal, busy timeout, every
+            write one `BEGIN IMMEDIATE` transaction; the schema is versioned (`schema_version`)
+            and brought up to date by `MIGRATIONS`, applied in order under the write lock.
+Emits:      `StoreError` for a file that cannot be opened or was written by a newer afp.
+Invariants: events hold only redacted payloads; raw checkpoints live in their own table and
+            `secure_delete` zeroes their pages when deleted; `decide_checkin` is a single
+            conditional UPDATE inside a write transaction (compare-and-set across processes).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, batches, checkin_dict,
+                    encode_raw, run_dict, summarize, unbatch)
+from .trace import Event, Trace, dumps
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial: runs, events, checkpoints, checkins", (
+        "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, agent TEXT, spec TEXT, "
+        "status TEXT, outcome TEXT, answer TEXT, meta TEXT)",
+        "CREATE TABLE IF NOT EXISTS events (run_id TEXT, seq INTEGER, kind TEXT, body TEXT, "
+        "PRIMARY KEY (run_id, seq))",
+        "CREATE TABLE IF NOT EXISTS checkpoints (run_id TEXT PRIMARY KEY, body TEXT)",
+        "CREATE TABLE IF NOT EXISTS checkins (checkin_id TEXT PRIMARY KEY, run_id TEXT, fp TEXT, "
+        "state TEXT, decision TEXT)",
+    )),
+    Migration(2, "run summaries (iterations, time, event count, stamps); events stored in "
+                 "per-iteration batches", (
+        "ALTER TABLE runs ADD COLUMN iterations INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN time INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN started TEXT",
+        "ALTER TABLE runs ADD COLUMN updated TEXT",
+        "UPDATE runs SET "
+        "n_events = (SELECT COUNT(*) FROM events e WHERE e.run_id = runs.run_id), "
+        "iterations = COALESCE((SELECT MAX(json_extract(e.body, '$.iteration')) FROM events e "
+        "WHERE e.run_id = runs.run_id), 0), "
+        "time = COALESCE((SELECT MAX(json_extract(e.body, '$.time')) FROM events e "
+        "WHERE e.run_id = runs.run_id), 0)",
+        "CREATE INDEX IF NOT EXISTS checkins_by_run ON checkins (run_id)",
+        # one row per (run, iteration): body is a JSON array of events (readers sort by seq)
+        "CREATE TABLE event_batches (run_id TEXT NOT NULL, first_seq INTEGER NOT NULL, "
+        "last_seq INTEGER NOT NULL, iteration INTEGER NOT NULL, body TEXT NOT NULL, "
+        "PRIMARY KEY (run_id, first_seq)) WITHOUT ROWID",
+        "INSERT INTO event_batches SELECT run_id, MIN(seq), MAX(seq), it, "
+        "'[' || group_concat(body, ',') || ']' FROM (SELECT run_id, seq, body, "
+        "json_extract(body, '$.iteration') AS it FROM events ORDER BY run_id, seq) "
+        "GROUP BY run_id, it",
+        "DROP TABLE events",
+    )),
+)
+LATEST = MIGRATIONS[-1].version
+
+_RUN_COLS = ("run_id, agent, spec, status, outcome, answer, meta, iterations, time, n_events, "
+             "started, updated, rowid")
+_UPSERT = (
+    "INSERT INTO runs (run_id, agent, spec, status, outcome, answer, meta, iterations, time, "
+    "n_events, started, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run_id) DO UPDATE "
+    "SET status=excluded.status, outcome=excluded.outcome, answer=excluded.answer, "
+    "meta=excluded.meta, iterations=MAX(runs.iterations, excluded.iterations), "
+    "time=MAX(runs.time, excluded.time), n_events=MAX(runs.n_events, excluded.n_events), "
+    "updated=excluded.updated")
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    """The version of an open database: 0 empty, 1 before versioning, else `schema_version`."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "schema_version" in tables:
+        row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        if row[0] is not None:
+            return int(row[0])
+    return 1 if "runs" in tables else 0
+
+
+def migrate(db: sqlite3.Connection, target: int = LATEST) -> int:
+    """Apply the migrations after the database's version up to `target`, in one write
+    transaction (so concurrent openers migrate once). Returns the version reached."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        current = schema_version(db)
+        if current > LATEST:
+            raise StoreError(f"the run store was written by a newer afp (schema version "
+                             f"{current}; this afp knows up to {LATEST}); upgrade afp")
+        db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+                   "name TEXT NOT NULL)")
+        if current:
+            db.execute("INSERT OR IGNORE INTO schema_version VALUES (?, ?)",
+                       (current, MIGRATIONS[current - 1].name))
+        for m in MIGRATIONS[current:target]:
+            for step in m.steps:
+                db.execute(step)
+            db.execute("INSERT INTO schema_version VALUES (?, ?)", (m.version, m.name))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return max(current, target)
+
+
+class SqliteStore:
+    """A SQLite file (or `:memory:`) holding runs; safe to share between processes."""
+
+    def __init__(self, path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None):
+        self.path = str(path)
+        self._stamp = stamp
+        self._lock = threading.Lock()
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.execute("PRAGMA secure_delete=ON")  # deleted checkpoints leave no bytes
+            if self.path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self.version = migrate(self._db)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open the run store `{self.path}`: {exc}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _write(self, steps: Sequence[tuple[str, Sequence[Any]]]) -> int:
+        """Run statements in one write transaction; returns the last statement's rowcount."""
+        with self._lock:
+            cur = self._db.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, args in steps:
+                    cur.execute(sql, args)
+                count = cur.rowcount
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+        return count
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # ------------------------------------------------------------ runs and events
+    def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
+                 outcome: str | None, answer: str | None, meta: dict,
+                 events: Iterable[Event]) -> None:
+        events = list(events)
+        n, iterations, time = summarize(events)
+        now = self._stamp() if self._stamp else None
+        with self._lock:
+            cur = self._db.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                cur.execute(_UPSERT, (run_id, agent, spec, status, outcome, answer, dumps(meta),
+                                      iterations, time, n, now, now))
+                last = cur.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
+                                   "WHERE run_id=?", (run_id,)).fetchone()[0]
+                cur.executemany("INSERT INTO event_batches VALUES (?,?,?,?,?)",
+                                [(run_id, *row) for row in batches(events, last)])
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+
+    def run(self, run_id: str) -> dict | None:
+        rows = self._read(f"SELECT {_RUN_COLS} FROM runs WHERE run_id=?", (run_id,))
+        return run_dict(rows[0]) if rows else None
+
+    def runs(self, limit: int | None = None) -> list[dict]:
+        if limit:
+            rows = self._read(f"SELECT * FROM (SELECT {_RUN_COLS} FROM runs ORDER BY rowid DESC "
+                              f"LIMIT ?) ORDER BY rowid", (limit,))
+        else:
+            rows = self._read(f"SELECT {_RUN_COLS} FROM runs ORDER BY rowid")
+        return [run_dict(r) for r in rows]
+
+    def events(self, run_id: str) -> list[Event]:
+        rows = self._read("SELECT body FROM event_batches WHERE run_id=? ORDER BY first_seq",
+                          (run_id,))
+        return unbatch(r[0] for r in rows)
+
+    def trace(self, run_id: str) -> Trace:
+        return Trace(run_id, self.events(run_id))
+
+    # ------------------------------------------------------------ checkpoints (raw)
+    def put_checkpoint(self, run_id: str, checkpoint: dict) -> None:
+        self._write([("INSERT OR REPLACE INTO checkpoints VALUES (?,?)",
+                      (run_id, encode_raw(checkpoint)))])
+
+    def checkpoint(self, run_id: str) -> dict | None:
+        rows = self._read("SELECT body FROM checkpoints WHERE run_id=?", (run_id,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def delete_checkpoint(self, run_id: str) -> None:
+        self._write([("DELETE FROM checkpoints WHERE run_id=?", (run_id,))])
+
+    # ------------------------------------------------------------ check-ins
+    def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:
+        self._write([("INSERT OR IGNORE INTO checkins VALUES (?,?,?,'pending',NULL)",
+                      (checkin_id, run_id, fp))])
+
+    def checkin(self, checkin_id: str) -> dict | None:
+        rows = self._read("SELECT checkin_id, run_id, fp, state, decision FROM checkins "
+                          "WHERE checkin_id=?", (checkin_id,))
+        return checkin_dict(rows[0]) if rows else None
+
+    def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
+        return self._write([("UPDATE checkins SET state='decided', decision=? WHERE checkin_id=? "
+                             "AND state='pending' AND fp=?",
+                             (dumps(decision), checkin_id, fp))]) == 1

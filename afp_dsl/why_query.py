@@ -1,0 +1,162 @@
+"""`why` questions about a skill or an edge, answered from the recorded evidence.
+
+Role:       "why was skill S active / not active at iteration k" (`skill_tree`) and "why did /
+            didn't edge A->B fire" (`edge_tree`), from `context.composed`, `cursor.moved`,
+            `route.evaluated` and `skill.rejected` events only.
+Invariants: never raises on a partial trace; an unknown skill or edge gets a plain answer
+            naming what the trace does contain.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any, Callable
+
+from .trace import Event, Trace
+from .why import Index, Locator, WhyNode, payload
+from .why_walk import Walker, describe
+
+__all__ = ["walker", "skill_tree", "edge_tree", "describe", "parse_edge"]
+
+
+def walker(trace: Trace, find_inner: Callable[[str], Any], loc: Locator) -> Walker:
+    return Walker(Index(trace), find_inner, loc)
+
+
+def _composed(ix: Index) -> dict[int, Event]:
+    """The last `context.composed` of each iteration."""
+    out: dict[int, Event] = {}
+    for e in ix.events:
+        if e.kind == "context.composed":
+            out[e.iteration] = e
+    return out
+
+
+def _all_names(ix: Index) -> list[str]:
+    names: set[str] = set()
+    for e in ix.events:
+        p = payload(e)
+        if e.kind == "context.composed":
+            names.update(x.get("name") for x in (p.get("pieces") or []) + (p.get("skipped") or []))
+        elif e.kind in ("cursor.moved", "route.evaluated"):
+            names.update(x for x in (p.get("from"), p.get("to")) if x)
+    return sorted(n for n in names if isinstance(n, str))
+
+
+def _hint(name: str, names: list[str]) -> str:
+    close = difflib.get_close_matches(name, names, n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+# ---------------------------------------------------------------- skill
+def skill_tree(w: Walker, skill: str, iteration: int | None = None) -> WhyNode:
+    ix = w.ix
+    by_iter = _composed(ix)
+    if not by_iter:
+        return WhyNode("empty", f"run `{ix.run_id}` composed no context")
+    k = iteration if iteration is not None else max(by_iter)
+    composed = by_iter.get(k)
+    if composed is None:
+        its = ", ".join(str(i) for i in sorted(by_iter))
+        return WhyNode("missing", f"run `{ix.run_id}` has no iteration {k} (iterations: {its})")
+    active_at = [i for i, e in sorted(by_iter.items()) if _piece(e, skill) is not None]
+    summary = WhyNode("summary", "active at iterations: " + (", ".join(map(str, active_at))
+                                                            or "none"),
+                      data={"active_at": active_at})
+    piece = _piece(composed, skill)
+    if piece is not None:
+        node = w._piece(composed, piece)
+        text = f"`{skill}` was active at iteration {k}: {piece.get('kind')} — {piece.get('reason')}"
+        return WhyNode("skill", text, composed.id, node.at,
+                       {"skill": skill, "iteration": k, "active": True, **node.data},
+                       node.children + (summary,))
+    kids = _not_active(w, composed, skill, k)
+    known = _all_names(ix)
+    hint = "" if skill in known else f" (the trace never mentions `{skill}`{_hint(skill, known)})"
+    return WhyNode("skill", f"`{skill}` was not active at iteration {k}{hint}", composed.id, None,
+                   {"skill": skill, "iteration": k, "active": False}, tuple(kids) + (summary,))
+
+
+def _piece(composed: Event, name: str) -> dict | None:
+    for x in payload(composed).get("pieces") or []:
+        if x.get("name") == name and x.get("kind") in ("skill", "fact", "instruction",
+                                                       "steering", "context", "system"):
+            return x
+    return None
+
+
+def _not_active(w: Walker, composed: Event, skill: str, k: int) -> list[WhyNode]:
+    ix = w.ix
+    kids: list[WhyNode] = []
+    for x in payload(composed).get("skipped") or []:
+        if x.get("name") == skill:
+            kids.append(w._skipped(x))
+    move = ix.last_before(composed.seq, "cursor.moved")
+    if move is not None:
+        at = payload(move).get("to")
+        kids.append(WhyNode("cursor", f"the cursor was on `{at or 'none'}`", None, None,
+                            {"cursor": at}, (w.node(move),)))
+    routes = [e for e in ix.events if e.kind == "route.evaluated" and e.iteration == k
+              and payload(e).get("to") == skill and e.id not in w.seen]
+    kids += [w.node(r) for r in routes]
+    if move is not None and not routes and payload(move).get("to") != skill:
+        kids.append(WhyNode("note", f"no edge into `{skill}` was evaluated at iteration {k}"))
+    rejected = ix.before(composed.seq, "skill.rejected", lambda p: p.get("requested") == skill)
+    kids += [w.node(r) for r in rejected]
+    return kids
+
+
+# ---------------------------------------------------------------- edge
+def parse_edge(text: str) -> tuple[str, str] | None:
+    m = re.fullmatch(r"\s*([\w.\-]+)\s*-+>\s*([\w.\-]+)\s*", text or "")
+    return (m.group(1), m.group(2)) if m else None
+
+
+def edge_tree(w: Walker, edge: str) -> WhyNode:
+    ix = w.ix
+    parsed = parse_edge(edge)
+    if parsed is None:
+        return WhyNode("missing", f"`{edge}` is not an edge; write it as `FROM->TO`")
+    a, b = parsed
+    name = f"{a} -> {b}"
+    evals = [e for e in ix.events if e.kind == "route.evaluated"
+             and (payload(e).get("from"), payload(e).get("to")) == (a, b)]
+    moves = [e for e in ix.events if e.kind == "cursor.moved"
+             and (payload(e).get("from"), payload(e).get("to")) == (a, b)]
+    kids: list[WhyNode] = [w.node(e) for e in moves]
+    kids += [w.node(e) for e in evals if e.id not in w.seen]
+    if moves:
+        its = ", ".join(str(m.iteration) for m in moves)
+        text = f"edge `{name}` was taken (iteration {its})"
+    elif evals:
+        text = f"edge `{name}` was evaluated {len(evals)} time(s) and never fired"
+    else:
+        text = f"edge `{name}` never fired and was never evaluated"
+        kids += _never_evaluated(w, a, b)
+    rejected = [e for e in ix.events if e.kind == "skill.rejected"
+                and payload(e).get("cursor") == a and payload(e).get("requested") == b]
+    kids += [w.node(r) for r in rejected]
+    data = {"from": a, "to": b, "taken": bool(moves), "evaluations": len(evals)}
+    return WhyNode("edge_query", text, None, None, data, tuple(kids))
+
+
+def _never_evaluated(w: Walker, a: str, b: str) -> list[WhyNode]:
+    ix = w.ix
+    at = [e for e in ix.events if e.kind == "cursor.moved"]
+    on_a = sorted({e.iteration for e in at if payload(e).get("to") == a})
+    if not on_a:
+        seen = sorted({payload(e).get("to") for e in at if payload(e).get("to")})
+        known = _all_names(ix)
+        hint = _hint(a, known) if a not in known else ""
+        return [WhyNode("note", f"the cursor was never on `{a}` (it was on: "
+                        f"{', '.join(seen) or 'none'}){hint}")]
+    its = ", ".join(map(str, on_a))
+    out = [WhyNode("note", f"the cursor was on `{a}` (iterations {its}) but no tool result was "
+                   f"evaluated against `{a} -> {b}`: edges are tried in declaration order and "
+                   f"the first that fires wins; a bare edge moves the cursor only when the model "
+                   f"picks `{b}` with read_skill")]
+    left = [e for e in at if payload(e).get("from") == a and payload(e).get("to") != a
+            and payload(e).get("cause") not in ("stay", "none")]
+    out += [WhyNode("note", f"the cursor left `{a}` at iteration {e.iteration}", None, None, {},
+                    (w.node(e),)) for e in left]
+    return out

@@ -1,0 +1,244 @@
+"""The documentation's shell commands and Python blocks run, and exit as the page says.
+
+Pages: docs/*.md and README.md. Each page is replayed in document order in its own temporary
+folder holding a copy of the repository's `examples/`, `docs/`, `stdlib/` and README.md:
+
+* a ```afp or ```afp-error block whose info string names a file (```afp file=library.afp) is
+  written to that file, so later commands of the page can use it;
+* every command of a ```sh, ```bash, ```shell or ```console block (in ```console only the lines
+  starting with `$ `; a trailing `\\` joins lines) is RUN with bash, with the installed `afpc` and
+  `python` first on PATH, when it is one of:
+    - `afpc check|test|graph|compile|explain ...`, `afpc --version`, `afpc --help`;
+    - `afpc run ...` without `--provider`/`--fallback`, or with the `mock` provider;
+    - `python -c ...` and `python -m afp_dsl...`;
+  (leading `VAR=value` assignments are allowed). It must exit 0, or the code a trailing comment
+  `# exits N` announces.
+* SKIPPED, by this rule: commands that need a real provider (`--provider`/`--fallback` other
+  than `mock`: openai, anthropic, ollama, ...), anything that is not in the list above (`make`,
+  `pip install`, `git`, `source`, `cd`, `export`, `ollama`, `python -m pytest`, and
+  `afpc resume|why|trace`, which need the id of an earlier run), and commands holding a
+  placeholder (`RUN`, `FILE`, `PATH`, `CODE`, `<...>` or `…`).
+* ```python blocks of docs/embedding.md, docs/getting-started.md and README.md are executed as
+  scripts in that folder (must exit 0), except blocks that build a real provider
+  (`providers.openai(`, `providers.anthropic(`, `providers.ollama(`), which are skipped.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+PYTHON_PAGES = {"docs/embedding.md", "docs/getting-started.md", "README.md"}
+SHELLS = {"sh", "bash", "shell", "console"}
+FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+AFPC_RUNNABLE = {"check", "test", "graph", "compile", "explain", "run", "--version", "--help", "-h"}
+PLACEHOLDER = re.compile(r"\b(RUN|FILE|PATH|CODE)\b|<[^<>\s]+>|…")
+EXITS = re.compile(r"#\s*exits\s+(\d+)\s*$")
+REAL_PROVIDER = re.compile(r"providers\.(openai|anthropic|ollama)\(")
+ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+
+
+@attrs.frozen
+class Step:
+    where: str          # page:line
+    kind: str           # file | shell | python
+    text: str
+    name: str = ""      # file name for `file` steps
+    expect: int = 0     # expected exit code for `shell` steps
+
+
+def _info(info: str) -> tuple[str, dict[str, str]]:
+    words = info.strip().split()
+    kind = words[0] if words else ""
+    attrs_ = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+    return kind, attrs_
+
+
+def _commands(kind: str, body: str) -> list[tuple[int, str]]:
+    """(line offset in the block, command) pairs; continuation lines joined."""
+    out: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for i, line in enumerate(body.splitlines()):
+        if not pending:
+            if kind == "console":
+                if not line.startswith("$ "):
+                    continue
+                line = line[2:]
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            start = i
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        out.append((start, pending + line))
+        pending = ""
+    return out
+
+
+def steps(page: Path) -> list[Step]:
+    rel = page.relative_to(ROOT).as_posix()
+    text = page.read_text(encoding="utf-8")
+    out: list[Step] = []
+    for m in FENCE.finditer(text):
+        kind, meta = _info(m.group(1))
+        line = text.count("\n", 0, m.start()) + 1
+        where = f"{rel}:{line}"
+        if kind in ("afp", "afp-error") and "file" in meta:
+            out.append(Step(where, "file", m.group(2), name=meta["file"]))
+        elif kind in SHELLS:
+            for offset, cmd in _commands(kind, m.group(2)):
+                found = EXITS.search(cmd)
+                out.append(Step(f"{rel}:{line + 1 + offset}", "shell", cmd,
+                                expect=int(found.group(1)) if found else 0))
+        elif kind == "python" and rel in PYTHON_PAGES:
+            out.append(Step(where, "python", m.group(2)))
+    return out
+
+
+def skip_reason(step: Step) -> str | None:
+    """Why a step is not run (None: it runs). The rule of the module docstring."""
+    if step.kind == "file":
+        return None
+    if step.kind == "python":
+        return "builds a real provider" if REAL_PROVIDER.search(step.text) else None
+    cmd = EXITS.sub("", step.text).strip()
+    if PLACEHOLDER.search(cmd):
+        return "holds a placeholder"
+    try:
+        words = shlex.split(cmd, comments=True)
+    except ValueError:
+        return "not a simple command"
+    while words and ENV_ASSIGN.match(words[0]):
+        words = words[1:]
+    if not words:
+        return "no command"
+    prog, rest = words[0], words[1:]
+    if prog in ("python", "python3"):
+        if rest[:1] == ["-c"] or (rest[:1] == ["-m"] and rest[1:2] and rest[1].startswith("afp_dsl")):
+            return None
+        return f"`{prog} {' '.join(rest[:2])}` is not run"
+    if prog != "afpc":
+        return f"`{prog}` is not run"
+    if not rest or rest[0] not in AFPC_RUNNABLE:
+        return f"`afpc {rest[0] if rest else ''}` is not run"
+    for flag in ("--provider", "--fallback"):
+        for i, w in enumerate(rest):
+            value = rest[i + 1] if w == flag and i + 1 < len(rest) else \
+                w.split("=", 1)[1] if w.startswith(flag + "=") else None
+            if value is not None and value.split(":", 1)[0] != "mock":
+                return f"needs a real provider ({value})"
+    return None
+
+
+def _workspace(tmp: Path) -> Path:
+    for name in ("examples", "docs", "stdlib"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, tmp / name,
+                            ignore=shutil.ignore_patterns(".afp", "__pycache__", "node_modules"))
+    shutil.copy(ROOT / "README.md", tmp / "README.md")
+    return tmp
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("AFP_STORE", "AFPC_OUTPUT_FORMAT")}
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def _afpc_installed() -> bool:
+    return (Path(sys.executable).parent / "afpc").exists() or shutil.which("afpc") is not None
+
+
+def _run(step: Step, cwd: Path, env: dict[str, str]) -> str | None:
+    """Run one step; a failure message, or None."""
+    if step.kind == "file":
+        target = cwd / step.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(step.text, encoding="utf-8")
+        return None
+    if step.kind == "python":
+        script = cwd / "_doc_block.py"
+        script.write_text(step.text, encoding="utf-8")
+        proc = subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=180)
+        expect, shown = 0, "python block"
+    else:
+        proc = subprocess.run(["bash", "-c", step.text], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=180)
+        expect, shown = step.expect, step.text
+    if proc.returncode != expect:
+        return (f"{step.where}: `{shown}` exited {proc.returncode}, the page implies {expect}\n"
+                f"--- stdout\n{proc.stdout[-2000:]}\n--- stderr\n{proc.stderr[-2000:]}")
+    return None
+
+
+ALL = {p.relative_to(ROOT).as_posix(): steps(p) for p in PAGES if p.is_file()}
+WITH_STEPS = sorted(k for k, v in ALL.items() if any(skip_reason(s) is None and s.kind != "file" for s in v))
+
+
+@pytest.mark.skipif(not _afpc_installed(), reason="the `afpc` command is not installed")
+@pytest.mark.parametrize("page", WITH_STEPS)
+def test_page_commands_run(page: str, tmp_path: Path):
+    cwd, env = _workspace(tmp_path), _env()
+    failures = []
+    for step in ALL[page]:
+        if skip_reason(step) is None:
+            problem = _run(step, cwd, env)
+            if problem:
+                failures.append(problem)
+    assert not failures, "\n\n".join(failures)
+
+
+def test_the_getting_started_page_is_exercised():
+    """The newcomer path must stay tested: its spec, commands and `why` block all run."""
+    gs = ALL.get("docs/getting-started.md", [])
+    run = [s for s in gs if skip_reason(s) is None]
+    assert any(s.kind == "file" for s in run)
+    assert any(s.kind == "python" and "why()" in s.text for s in run)
+    shown = " ".join(s.text for s in run if s.kind == "shell")
+    for cmd in ("afpc check", "afpc test", "afpc run", "afpc graph", "afpc explain"):
+        assert cmd in shown, cmd
+
+
+@pytest.mark.parametrize("cmd,runs", [
+    ("afpc check examples/", True),
+    ("afpc run x.afp -m hi --provider mock", True),
+    ("afpc run x.afp -m hi --provider mock:any --script t", True),
+    ("PYTHONPATH=examples/support afpc run x.afp -m hi", True),
+    ("python -c 'import afp_dsl'", True),
+    ("python -m afp_dsl.docgen diagnostics", True),
+    ("afpc run x.afp -m hi --provider openai", False),
+    ("afpc run x.afp -m hi --provider=anthropic:claude", False),
+    ("afpc run x.afp -m hi --fallback ollama:llama3.2", False),
+    ("afpc resume RUN --approve", False),
+    ("afpc why RUN", False),
+    ("afpc trace list", False),
+    ("make demo", False),
+    ("pip install -e .", False),
+    ("python -m pytest -q", False),
+])
+def test_the_skip_rule(cmd: str, runs: bool):
+    assert (skip_reason(Step("x", "shell", cmd)) is None) is runs
+
+
+def test_exit_annotations_are_read():
+    [(_, cmd)] = _commands("sh", "afpc check bad.afp   # exits 1\n")
+    assert EXITS.search(cmd).group(1) == "1"
+    [(_, joined)] = _commands("console", "$ afpc check a \\\n  b\noutput line\n")
+    assert joined.split() == ["afpc", "check", "a", "b"]
+
+
+def test_a_wrong_exit_code_is_reported(tmp_path: Path):
+    assert _run(Step("x", "shell", "exit 3", expect=3), tmp_path, _env()) is None
+    problem = _run(Step("page.md:7", "shell", "exit 3"), tmp_path, _env())
+    assert problem is not None and "page.md:7" in problem and "exited 3" in problem

@@ -1,0 +1,197 @@
+"""The HTML report: escaped, self-contained, and rendered for real in headless Chromium.
+
+Chromium (Debian's `chromium`, installed by `.ci/chromium.sh`) is driven over the DevTools
+protocol through `--remote-debugging-pipe` (no extra dependency): it opens the file:// URL,
+and the test checks the key elements, that the XSS canary stayed text, that the inline script
+ran under the page's CSP, and — from the Network events — that no request other than the file
+itself was made. A screenshot goes to tests/artifacts/report.png. Without chromium the browser
+test is skipped with its reason, except under CI=true, where it fails.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from test_trace_canary import XSS, canary_run
+
+from afp_dsl import report_html
+from afp_dsl.cli_trace import overlay_mermaid
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+
+
+def _report(tmp_path: Path) -> tuple[Path, object]:
+    agent, r = canary_run()
+    program = agent.session.program if hasattr(agent, "session") else None
+    text = report_html.report(r.trace, run={"run_id": r.run_id, "agent": "g"}, inner=r.inner,
+                              program=program, mermaid=overlay_mermaid(program, list(r.trace)))
+    path = tmp_path / "report.html"
+    path.write_text(text, encoding="utf-8")
+    return path, r
+
+
+def test_report_escapes_everything_and_is_self_contained(tmp_path):
+    path, r = _report(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    assert "<script>window.__xss" not in text and 'onerror="window' not in text
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in text  # shown, as text
+    assert text.count("<script") == 2  # the JSON data island and the one inline script
+    assert "Content-Security-Policy" in text and "default-src 'none'" in text
+    for needle in ("http://", "https://", "//cdn", "<link", "@import", "url("):
+        assert needle not in text, needle
+    tags = re.findall(r"<[A-Za-z][^>]*>", text)
+    assert tags and not [t for t in tags if re.search(r"\s(src|href|action)=", t)]
+    island = text.split('id="afp-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in island and json.loads(island)["run"] == r.run_id
+    for section in ('id="why"', 'id="timeline"', 'id="graph"', 'id="events"',
+                    'class="iteration"', 'class="piece"', 'id="mermaid"'):
+        assert section in text, section
+
+
+def test_report_is_deterministic(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, _ = _report(tmp_path / "a")
+    b, _ = _report(tmp_path / "b")
+    assert a.read_text(encoding="utf-8") == b.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- Chromium over the DevTools pipe
+class Browser:
+    """A headless Chromium spoken to over `--remote-debugging-pipe` (fds 3 and 4)."""
+
+    def __init__(self, exe: str, profile: str):
+        to_child_r, self._to_child_w = os.pipe()
+        self._from_child_r, from_child_w = os.pipe()
+
+        def fds() -> None:
+            os.dup2(to_child_r, 3)
+            os.dup2(from_child_w, 4)
+        args = [exe, "--headless", "--no-sandbox", "--disable-gpu",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--no-first-run", "--no-default-browser-check", "--disable-extensions",
+                "--disable-dev-shm-usage", '--host-resolver-rules=MAP * ~NOTFOUND',
+                f"--user-data-dir={profile}", "--remote-debugging-pipe",
+                "--window-size=1200,900", "about:blank"]
+        os.set_inheritable(to_child_r, True)
+        os.set_inheritable(from_child_w, True)
+        # close_fds=False: the fds 3 and 4 made by `fds` after the fork must survive the exec
+        self.proc = subprocess.Popen(args, preexec_fn=fds, close_fds=False,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._buf = b""
+        self._id = 0
+        self.events: list[dict] = []
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._to_child_w, json.dumps(msg).encode() + b"\0")
+        while True:
+            reply = self._read()
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_for(self, method: str, limit: int = 2000) -> dict:
+        for e in self.events:
+            if e.get("method") == method:
+                return e
+        for _ in range(limit):
+            e = self._read()
+            self.events.append(e)
+            if e.get("method") == method:
+                return e
+        raise RuntimeError(f"no {method} event")
+
+    def _read(self) -> dict:
+        while b"\0" not in self._buf:
+            chunk = os.read(self._from_child_r, 1 << 16)
+            if not chunk:
+                raise RuntimeError("chromium closed the DevTools pipe")
+            self._buf += chunk
+        raw, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close")
+        except (RuntimeError, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        os.close(self._to_child_w)
+        os.close(self._from_child_r)
+
+
+def _chromium() -> str | None:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        reason = "chromium is not installed (run .ci/chromium.sh)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(reason + " — required under CI")
+        pytest.skip(reason)
+    return exe
+
+
+def test_report_renders_in_headless_chromium_without_any_request(tmp_path):
+    exe = _chromium()
+    path, r = _report(tmp_path)
+    url = path.resolve().as_uri()
+    with tempfile.TemporaryDirectory() as profile:
+        b = Browser(exe, profile)
+        try:
+            target = b.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+            s = b.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            for domain in ("Network", "Page", "Runtime", "Log"):
+                b.send(f"{domain}.enable", session=s)
+            b.send("Page.navigate", {"url": url}, session=s)
+            b.wait_for("Page.loadEventFired")
+            probe = """JSON.stringify({
+              iterations: document.querySelectorAll('section.iteration').length,
+              pieces: document.querySelectorAll('tr.piece').length,
+              events: document.querySelectorAll('#events tbody tr').length,
+              answer: document.getElementById('answer').textContent,
+              why: document.getElementById('why-tree').textContent.slice(0, 60),
+              mermaid: (document.getElementById('mermaid') || {}).textContent || '',
+              xss: window.__xss === undefined ? null : window.__xss,
+              imgs: document.images.length,
+              filtered: (function(){var f=document.getElementById('filter');
+                f.value='tool.returned';f.dispatchEvent(new Event('input'));
+                return Array.prototype.filter.call(document.querySelectorAll('#events tbody tr'),
+                  function(x){return x.style.display!=='none';}).length;})()
+            })"""
+            got = json.loads(b.send("Runtime.evaluate", {"expression": probe,
+                                                         "returnByValue": True},
+                                    session=s)["result"]["value"])
+            shot = b.send("Page.captureScreenshot", {"format": "png"}, session=s)["data"]
+        finally:
+            b.close()
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "report.png").write_bytes(base64.b64decode(shot))
+    assert got["iterations"] >= 3 and got["pieces"] >= 3
+    assert got["events"] == len(r.trace)
+    assert XSS.split(">")[0] in got["answer"]  # the canary is visible as text ...
+    assert got["xss"] is None and got["imgs"] == 0  # ... and never ran or loaded
+    assert got["why"].startswith("[") and "flowchart TD" in got["mermaid"]
+    assert 0 < got["filtered"] < got["events"]  # the inline script ran under the CSP
+    requests = [e["params"]["request"]["url"] for e in b.events
+                if e.get("method") == "Network.requestWillBeSent"]
+    assert requests == [url], requests
+    blocked = [e for e in b.events if e.get("method") == "Log.entryAdded"
+               and "Content Security Policy" in e["params"]["entry"].get("text", "")]
+    assert not blocked, blocked

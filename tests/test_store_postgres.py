@@ -1,0 +1,133 @@
+"""The PostgreSQL store against a real server: schema versions, the canary in raw table dumps,
+`--store URL` / `AFP_STORE` selection, and clear errors."""
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from click.testing import CliRunner
+from interp_support import call, make
+from store_support import dump_tables, pg_url  # noqa: F401  (fixture)
+from test_conformance_redaction import CLI_SPEC, MESSAGE, SCRIPT, SECRETS, SPEC, TOOLS
+
+from afp_dsl import stores
+from afp_dsl.runner import approve
+
+
+def _event(seq: int, iteration: int, time: int) -> str:
+    return json.dumps({"seq": seq, "id": f"old:{seq}", "kind": "llm.called",
+                       "iteration": iteration, "time": time, "caused_by": [], "source": None,
+                       "payload": {}})
+
+
+def test_a_new_database_is_at_the_latest_version(pg_url):
+    import psycopg
+    from afp_dsl.store_postgres import LATEST, MIGRATIONS
+    s = stores.postgres(pg_url)
+    assert s.version == LATEST
+    s.close()
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT version FROM schema_version ORDER BY version").fetchall()
+    assert [v for (v,) in rows] == [m.version for m in MIGRATIONS]
+
+
+def test_an_older_version_database_is_migrated_and_keeps_its_runs(pg_url):
+    import psycopg
+    from afp_dsl.store_postgres import LATEST, migrate, schema_version
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert migrate(conn, target=1) == 1
+        conn.execute("INSERT INTO runs VALUES ('old', 'desk', NULL, 'finished', 'answered', "
+                     "'hi', '{}')")
+        for seq, it, t in ((1, 0, 1), (2, 2, 5), (3, 4, 9)):
+            conn.execute("INSERT INTO events VALUES ('old', %s, 'llm.called', %s)",
+                         (seq, _event(seq, it, t)))
+        conn.execute("DROP TABLE schema_version")  # as written before versioning existed
+        assert schema_version(conn) == 1
+    s = stores.postgres(pg_url)
+    assert s.version == LATEST
+    r = s.run("old")
+    assert (r["agent"], r["answer"], r["events"], r["iterations"], r["time"]) == \
+        ("desk", "hi", 3, 4, 9)
+    s.save_run("new", "desk", None, "finished", "answered", None, {}, [])
+    assert [x["run_id"] for x in s.runs()] == ["old", "new"]
+    s.close()
+    assert stores.postgres(pg_url).version == LATEST  # reopening applies nothing twice
+
+
+def test_a_database_from_a_newer_afp_is_refused(pg_url):
+    import psycopg
+    from afp_dsl.store_postgres import LATEST
+    stores.postgres(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_version VALUES (%s, 'future')", (LATEST + 1,))
+    with pytest.raises(stores.StoreError, match="newer afp"):
+        stores.postgres(pg_url)
+
+
+def test_an_unreachable_server_is_a_clear_error_without_the_password():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://maya:hunter2-secret@127.0.0.1:{port}/nowhere"
+    with pytest.raises(stores.StoreError) as err:
+        stores.from_url(url)
+    msg = str(err.value)
+    assert msg.startswith("cannot open the PostgreSQL run store") and f":{port}/nowhere" in msg
+    assert "hunter2" not in msg
+
+
+def assert_clean(text: str) -> None:
+    for s in SECRETS:
+        assert s not in text, s
+
+
+def test_canary_no_secret_reaches_any_postgres_table(pg_url):
+    agent, prov = make(SPEC % "", SCRIPT, tools=TOOLS, store=stores.postgres(pg_url))
+    r = agent.run(MESSAGE)
+    assert r.outcome == "answered"
+    agent.store.close()
+    dump = dump_tables(pg_url)
+    assert "run.finished" in dump and "[REDACTED]" in dump  # the dump holds the run
+    assert_clean(dump)
+
+
+PAUSING = """
+agent g { tools = [login] redact = [secrets] }
+tool login { description = "login" input { password: string } check_in = true }
+redact secrets { keys = ["password"] }
+"""
+
+
+def test_a_raw_checkpoint_lives_apart_and_goes_when_the_run_ends(pg_url):
+    agent, _ = make(PAUSING, [call("login", password="PW-CANARY-4242"), "in"],
+                    store=stores.postgres(pg_url), tools={"login": lambda password: "ok"})
+    r = agent.run("log me in")
+    assert r.paused
+    import psycopg
+    with psycopg.connect(pg_url) as conn:
+        raw = conn.execute("SELECT body FROM checkpoints").fetchall()
+        events = conn.execute("SELECT body FROM events").fetchall()
+    assert "PW-CANARY-4242" in raw[0][0] and "PW-CANARY-4242" not in json.dumps(events)
+    agent.resume(r.checkpoint, approve(r.checkin))
+    assert "PW-CANARY-4242" not in dump_tables(pg_url)
+
+
+def test_the_cli_takes_a_postgres_url_from_store_and_from_afp_store(pg_url, tmp_path, monkeypatch):
+    from afp_dsl.cli import main
+    spec = tmp_path / "c.afp"
+    spec.write_text(CLI_SPEC)
+    res = CliRunner().invoke(main, ["run", str(spec), "-m", MESSAGE, "--script", "canary",
+                                    "--store", pg_url, "--json"])
+    assert res.exit_code == 0, res.output
+    run_id = json.loads(res.stdout)["run_id"]
+    monkeypatch.setenv("AFP_STORE", pg_url)
+    res2 = CliRunner().invoke(main, ["run", str(spec), "-m", "again", "--script", "canary",
+                                     "--json"])
+    assert res2.exit_code == 0, res2.output
+    s = stores.from_url(None)
+    assert isinstance(s, stores.PostgresStore)
+    assert [r["run_id"] for r in s.runs()] == [run_id, json.loads(res2.stdout)["run_id"]]
+    assert all(r["outcome"] == "answered" and r["iterations"] >= 3 for r in s.runs())
+    s.close()
+    assert_clean(dump_tables(pg_url))

@@ -1,0 +1,177 @@
+"""The one store test suite: memory, SQLite and PostgreSQL pass the same `Store` contract."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from interp_support import call, make
+from store_support import pg_url  # noqa: F401  (fixture)
+
+from afp_dsl import stores
+from afp_dsl.runner import approve
+from afp_dsl.source import Span
+from afp_dsl.trace import Event
+
+KINDS = ("memory", "sqlite", "postgres")
+
+
+@pytest.fixture(params=KINDS)
+def opener(request, tmp_path):
+    """A function opening (another handle on) one store of the kind under test."""
+    opened = []
+    if request.param == "memory":
+        shared = stores.memory(max_runs=None)
+        make_one = lambda **kw: shared if not kw else stores.MemoryStore(None, **kw)  # noqa: E731
+    elif request.param == "sqlite":
+        make_one = lambda **kw: stores.sqlite(tmp_path / "runs.db", **kw)  # noqa: E731
+    else:
+        url = request.getfixturevalue("pg_url")
+        make_one = lambda **kw: stores.postgres(url, **kw)  # noqa: E731
+
+    def open_(**kw):
+        s = make_one(**kw)
+        opened.append(s)
+        return s
+    yield open_
+    for s in opened:
+        s.close()
+
+
+def ev(seq: int, kind: str = "tool.called", iteration: int = 1, payload=None) -> Event:
+    return Event(seq, f"r1:{seq}", kind, iteration, seq * 2, (f"r1:{seq - 1}",) if seq > 1 else (),
+                 Span("a.afp", 3, 9) if seq % 2 else None, payload or {"n": seq, "ü": "ß"})
+
+
+def test_every_store_satisfies_the_protocol(opener):
+    assert isinstance(opener(), stores.Store)
+
+
+def test_a_saved_run_reads_back_with_its_summary(opener):
+    s = opener()
+    events = [ev(1, "run.started", 0), ev(2, iteration=1), ev(3, iteration=2),
+              ev(4, "run.finished", 2)]
+    s.save_run("r1", "desk", "/x/spec.afp", "finished", "answered", "hi", {"error": None}, events)
+    r = s.run("r1")
+    assert {k: r[k] for k in ("run_id", "agent", "spec", "status", "outcome", "answer", "meta")} \
+        == {"run_id": "r1", "agent": "desk", "spec": "/x/spec.afp", "status": "finished",
+            "outcome": "answered", "answer": "hi", "meta": {"error": None}}
+    assert (r["iterations"], r["time"], r["events"]) == (2, 8, 4)
+    assert r["started"] is None and r["updated"] is None
+    assert [e.to_json() for e in s.events("r1")] == [e.to_json() for e in events]
+    t = s.trace("r1")
+    assert t.run_id == "r1" and len(t) == 4 and t.by_id("r1:3").source == Span("a.afp", 3, 9)
+
+
+def test_saving_again_appends_only_new_events_and_keeps_identity(opener):
+    s = opener()
+    s.save_run("r1", "desk", "spec", "paused", "paused", None, {}, [ev(1), ev(2)])
+    first = s.run("r1")
+    s.save_run("r0", "other", None, "finished", "answered", "x", {}, [ev(1)])
+    s.save_run("r1", "desk", "spec", "finished", "answered", "done", {"k": 1},
+               [ev(1), ev(2), ev(3, iteration=4)])
+    r = s.run("r1")
+    assert (r["status"], r["outcome"], r["answer"], r["meta"]) == ("finished", "answered", "done",
+                                                                   {"k": 1})
+    assert (r["events"], r["iterations"], r["order"]) == (3, 4, first["order"])
+    assert [e.seq for e in s.events("r1")] == [1, 2, 3]
+
+
+def test_runs_are_listed_oldest_first_and_limit_keeps_the_newest(opener):
+    s = opener()
+    for i in range(5):
+        s.save_run(f"run-{i}", "a", None, "finished", "answered", None, {}, [ev(1)])
+    assert [r["run_id"] for r in s.runs()] == [f"run-{i}" for i in range(5)]
+    assert [r["run_id"] for r in s.runs(limit=2)] == ["run-3", "run-4"]
+
+
+def test_stamps_come_from_the_callers_stamp(opener):
+    ticks = iter(["2026-01-01T00:00:00Z", "2026-01-01T00:05:00Z"])
+    s = opener(stamp=lambda: next(ticks))
+    s.save_run("r1", "a", None, "paused", "paused", None, {}, [ev(1)])
+    s.save_run("r1", "a", None, "finished", "answered", None, {}, [ev(1), ev(2)])
+    r = s.run("r1")
+    assert (r["started"], r["updated"]) == ("2026-01-01T00:00:00Z", "2026-01-01T00:05:00Z")
+
+
+def test_unknown_runs_are_none_and_empty(opener):
+    s = opener()
+    assert s.run("nope") is None and s.events("nope") == [] and len(s.trace("nope")) == 0
+    assert s.checkpoint("nope") is None and s.checkin("nope") is None
+
+
+def test_checkpoints_are_stored_apart_replaced_and_deleted(opener):
+    s = opener()
+    s.save_run("r1", "a", None, "paused", "paused", None, {}, [ev(1)])
+    s.put_checkpoint("r1", {"state": {"secret": "RAW-1"}})
+    s.put_checkpoint("r1", {"state": {"secret": "RAW-2"}})
+    assert s.checkpoint("r1") == {"state": {"secret": "RAW-2"}}
+    assert "RAW" not in "".join(e.to_json() for e in s.events("r1"))
+    s.delete_checkpoint("r1")
+    s.delete_checkpoint("r1")
+    assert s.checkpoint("r1") is None
+
+
+def test_a_checkin_is_decided_once_for_the_matching_call(opener):
+    s = opener()
+    s.open_checkin("c1", "r1", "fp-1")
+    assert s.checkin("c1") == {"id": "c1", "run_id": "r1", "fp": "fp-1", "state": "pending",
+                               "decision": None}
+    assert not s.decide_checkin("c1", "fp-other", {"approved": True})
+    assert not s.decide_checkin("c-unknown", "fp-1", {"approved": True})
+    assert s.decide_checkin("c1", "fp-1", {"approved": True, "by": "maya"})
+    assert not s.decide_checkin("c1", "fp-1", {"approved": False})
+    s.open_checkin("c1", "r1", "fp-1")  # re-opening does not reset a decision
+    row = s.checkin("c1")
+    assert row["state"] == "decided" and row["decision"] == {"approved": True, "by": "maya"}
+
+
+def test_racing_threads_decide_a_checkin_once(opener):
+    s = opener()
+    s.open_checkin("c1", "r1", "fp")
+    handles = [s] + [opener() for _ in range(3)]  # separate connections where the kind has them
+    won: list[bool] = []
+    gate = threading.Barrier(8)
+
+    def decide(store, i):
+        gate.wait()
+        won.append(store.decide_checkin("c1", "fp", {"by": i}))
+    threads = [threading.Thread(target=decide, args=(handles[i % 4], i)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(won) == [False] * 7 + [True]
+
+
+def test_another_handle_sees_what_one_wrote(opener):
+    a, b = opener(), opener()
+    a.save_run("r1", "a", None, "paused", "paused", None, {}, [ev(1)])
+    a.put_checkpoint("r1", {"x": 1})
+    a.open_checkin("c1", "r1", "fp")
+    assert b.run("r1")["status"] == "paused" and b.checkpoint("r1") == {"x": 1}
+    assert b.decide_checkin("c1", "fp", {}) and not a.decide_checkin("c1", "fp", {})
+
+
+SPEC = """
+agent g { tools = [refund] }
+tool refund { description = "refund" input { amount: number } check_in = args.amount > 100 }
+"""
+
+
+def test_an_agent_pauses_resumes_and_the_store_records_the_run(opener):
+    ran = []
+    agent, _ = make(SPEC, [call("refund", amount=200), "done"], store=opener(),
+                    tools={"refund": lambda amount: ran.append(amount) or "ok"})
+    r = agent.run("refund please")
+    assert r.paused and agent.store.checkpoint(r.run_id) is not None
+    assert agent.store.checkin(r.checkin.id)["state"] == "pending"
+    assert agent.store.run(r.run_id)["status"] == "paused"
+    r2 = agent.resume(r.run_id, approve(r.checkin, by="maya"))
+    assert r2.outcome == "answered" and ran == [200]
+    row = agent.store.run(r.run_id)
+    assert (row["agent"], row["status"], row["outcome"], row["answer"]) == \
+        ("g", "finished", "answered", "done")
+    assert row["events"] == len(r2.trace) and row["iterations"] == max(e.iteration for e in r2.trace)
+    assert row["time"] == r2.trace[-1].time
+    assert agent.store.checkpoint(r.run_id) is None
+    assert [e.to_json() for e in agent.store.events(r.run_id)] == [e.to_json() for e in r2.trace]
