@@ -18,7 +18,8 @@ import click
 
 from .cli import emit, guarded
 
-_STORE = click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
+_STORE = click.option("--store", "store_url",
+                      help="Run store (default .afp/runs.db or $AFP_STORE).")
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -147,8 +148,9 @@ def timeline(row: dict, events: list) -> str:
     loc = Locator()
     fin = next((e.payload for e in reversed(events) if e.kind == "run.finished"), None) or {}
     tokens = fin.get("tokens") or ["?", "?"]
-    lines = [f"run {row['run_id']} ({row.get('agent')}): {row.get('outcome') or row.get('status')}"
-             f" — {fin.get('iterations', '?')} iterations, {fin.get('llm_calls', '?')} LLM calls, "
+    outcome = row.get("outcome") or row.get("status")
+    lines = [f"run {row['run_id']} ({row.get('agent')}): {outcome} — "
+             f"{fin.get('iterations', '?')} iterations, {fin.get('llm_calls', '?')} LLM calls, "
              f"{fin.get('tool_calls', '?')} tool calls, tokens {tokens[0]}/{tokens[-1]}"]
     tool_events = {e.id for e in events if e.kind == "tool.called"}
     current = None

@@ -262,7 +262,24 @@ class _Evaluator:
         return _keywords_regex(keywords).search(left) is not None, None
 
     def _record(self, expr: Any, actual: Any, passed: bool, reason: str | None) -> None:
-        self.conditions.append(Condition(render_expr(expr), shorten(actual), passed, expr.span, reason))
+        self.conditions.append(Condition(_rendered(expr), shorten(actual), passed, expr.span, reason))
+
+
+# Speed: a condition's text is rendered once per expression node, not at every evaluation. Keyed
+# by identity (hashing a deep expression costs about as much as rendering it); the entry holds the
+# node itself so its id cannot be reused while cached. Bounded.
+_RENDERED: dict[int, tuple[Any, str]] = {}
+
+
+def _rendered(expr: Any) -> str:
+    hit = _RENDERED.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    text = render_expr(expr)
+    if len(_RENDERED) >= 4096:
+        _RENDERED.clear()
+    _RENDERED[id(expr)] = (expr, text)
+    return text
 
 
 def _step(value: Any, seg: str | int) -> Any:

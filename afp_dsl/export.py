@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping
 
 from .trace import Event, dumps
-from .why import payload, short
+from .why import items, payload, short
 
 SCHEMA_VERSION = 1
 THINKING_ZERO = {"ms": 0, "tokens": 0}
@@ -43,7 +43,7 @@ def to_thinking(events: Iterable[Event], run: Mapping[str, Any] | None = None,
     for e in evs:
         b.feed(e)
     run_id = run.get("run_id") or started.get("run_id") or ""
-    return {"task": started.get("message") or "", "title": f"run {run_id}".strip(),
+    return {"task": str(started.get("message") or ""), "title": f"run {run_id}".strip(),
             "agent": started.get("agent") or run.get("agent") or "agent",
             "model": started.get("model") or "default", "asker": asker,
             "steps": b.steps, "at": b.at}
@@ -73,10 +73,14 @@ class _Beats:
         return f"{lead}\n\n{brain}" if brain else lead
 
     def feed(self, e: Event) -> None:
+        """Add the beat of `e`, if any; a malformed event of a foreign trace adds none."""
         p = payload(e)
         fn = getattr(self, "_" + e.kind.replace(".", "_"), None)
         if fn is not None:
-            fn(e, p)
+            try:
+                fn(e, p)
+            except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+                pass
 
     def _run_started(self, e: Event, p: dict) -> None:
         self.push(e, {"kind": "prompt", "brain": f"{self.asker} asked: {p.get('message') or ''}",
@@ -90,7 +94,7 @@ class _Beats:
                         f"from `{p.get('from') or 'start'}`).")
 
     def _context_composed(self, e: Event, p: dict) -> None:
-        self.tools_seen = [{"name": t.get("name")} for t in p.get("tools") or []] or None
+        self.tools_seen = [{"name": t.get("name")} for t in items(p, "tools")] or None
 
     def _llm_replied(self, e: Event, p: dict) -> None:
         self.reply, self.reply_used = p, False
@@ -124,7 +128,8 @@ class _Beats:
         step = {"kind": "return", "tool": started["skill"] or name, "toolName": name,
                 "replyType": "instruction" if name == "read_skill" else "data",
                 "output": result if isinstance(result, dict) else {"value": result},
-                "brain": f"`{name}` returned {p.get('status')}: {short(p.get('read', result), 160)}",
+                "brain": (f"`{name}` returned {p.get('status')}: "
+                          f"{short(p.get('read', result), 160)}"),
                 "brainSource": "framework", "cost": dict(THINKING_ZERO)}
         if started["skill"]:
             step["skill"] = started["skill"]
@@ -145,7 +150,8 @@ class _Beats:
 
 
 def _headline(text: str) -> str:
-    line = next((x for x in (text or "").splitlines() if x.strip()), "")
+    text = text if isinstance(text, str) else ""
+    line = next((x for x in text.splitlines() if x.strip()), "")
     return line if len(line) <= 140 else line[:140] + "…"
 
 

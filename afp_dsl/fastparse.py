@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from itertools import accumulate
 
-from lark import Token, Tree
 
 # One match = leading whitespace + one token (or one stray character: the fast path gives up).
 _LEX = re.compile(
@@ -61,12 +60,23 @@ class Bail(Exception):
     """The fast path cannot decide; Lark re-parses."""
 
 
-class _Node(Tree):
-    """A lark `Tree` that is its own `meta`: the span `propagate_positions` would set, plus the
-    span of its outermost container (wider when the node came out of `( ... )`), which is what a
-    parent's span is built from."""
+class Token(str):
+    """A leaf, shaped like lark's `Token` as far as `lower` looks: the text, `type` and offsets."""
 
-    empty = False  # Meta.empty
+    __slots__ = ("type", "value", "start_pos", "end_pos")
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {str(self)!r})"
+
+
+class _Node:
+    """A node, shaped like lark's `Tree` as far as `lower` looks (`data`, `children`, `meta`). It is
+    its own `meta`: the span `propagate_positions` would set, plus the span of its outermost
+    container (wider when the node came out of `( ... )`), which a parent's span is built from."""
+
+    __slots__ = ("data", "children", "start_pos", "end_pos", "cs", "ce")
+    empty = False  # lark's Meta.empty
+    nesting_checked = True  # see MAX_NESTING: `lower` need not walk the tree for its depth
 
     def __init__(self, data: str, children: list, start: int, end: int):
         self.data = data
@@ -77,6 +87,9 @@ class _Node(Tree):
     @property
     def meta(self) -> "_Node":
         return self
+
+    def __repr__(self) -> str:
+        return f"Tree({self.data!r}, {self.children!r})"
 
 
 _new_str = str.__new__
@@ -90,7 +103,7 @@ def _ce(node) -> int:
     return node.end_pos if type(node) is Token else node.ce
 
 
-def parse_tree(text: str) -> tuple[Tree, list[Token]] | None:
+def parse_tree(text: str) -> tuple[_Node, list[Token]] | None:
     """(tree, comment tokens), or None when Lark must decide (any error or doubt)."""
     try:
         return _Parser(text).start()
@@ -189,7 +202,7 @@ class _Parser:
         return self.take("STRING") if self.k[self.i] == "S" else None
 
     # -------------------------------------------------------------- file and declarations
-    def start(self) -> tuple[Tree, list[Token]]:
+    def start(self) -> tuple[_Node, list[Token]]:
         items = []
         while self.k[self.i] != "$":
             w = self.word()
@@ -199,11 +212,10 @@ class _Parser:
                 items.append(self.decl(w))
             else:
                 raise Bail
-        tree = _Node("start", items, _cs(items[0]), _ce(items[-1])) if items else Tree("start", [])
-        tree.nesting_checked = True  # see MAX_NESTING: `lower` need not walk the tree for depth
+        tree = _Node("start", items, _cs(items[0]), _ce(items[-1])) if items else _Node("start", [], 0, 0)
         return tree, self.comments
 
-    def import_decl(self) -> Tree:
+    def import_decl(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         if self.k[self.i] != "S":
@@ -213,7 +225,7 @@ class _Parser:
         alias = self.name()
         return _Node("import_decl", [path, alias], start, alias.end_pos)
 
-    def decl(self, kind: str) -> Tree:
+    def decl(self, kind: str) -> _Node:
         start = self.s[self.i]
         self.i += 1
         children = [self.name()]
@@ -224,7 +236,7 @@ class _Parser:
         end = self.expect("}")
         return _Node(kind + "_decl", children, start, end)
 
-    def attr_item(self) -> Tree:
+    def attr_item(self) -> _Node:
         w = self.word()
         if w is None:
             raise Bail
@@ -234,7 +246,7 @@ class _Parser:
             raise Bail
         return self.attr("NAME")
 
-    def attr(self, key_type: str) -> Tree:
+    def attr(self, key_type: str) -> _Node:
         key = self.take(key_type)
         self.expect("=")
         value = self.expr()
@@ -244,7 +256,7 @@ class _Parser:
     def next_is(self, kind: str) -> bool:
         return self.k[self.i + 1] == kind
 
-    def tool_item(self) -> Tree:
+    def tool_item(self) -> _Node:
         w = self.word()
         if w in ("input", "output") and self.next_is("{"):
             key = self.take(w.upper())
@@ -254,7 +266,7 @@ class _Parser:
                          key.start_pos, end)
         return self.attr_item()
 
-    def skill_item(self) -> Tree:
+    def skill_item(self) -> _Node:
         if self.word() != "steps":
             return self.attr_item()
         start = self.s[self.i]
@@ -273,7 +285,7 @@ class _Parser:
         end = self.comma(self.expect("}"))
         return _Node("steps_block", steps, start, end)
 
-    def graph_item(self) -> Tree:
+    def graph_item(self) -> _Node:
         w = self.word()
         if w == "entry":
             return self.entry()
@@ -286,7 +298,7 @@ class _Parser:
         value = self.expr()
         return _Node("attr_graph", [key, value], key.start_pos, self.comma(_ce(value)))
 
-    def entry(self) -> Tree:
+    def entry(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         q = self.qname()
@@ -303,7 +315,7 @@ class _Parser:
             end = lab.end_pos
         return _Node("entry_stmt", children, start, self.comma(end))
 
-    def route(self) -> Tree:
+    def route(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         src = self.qname()
@@ -344,7 +356,7 @@ class _Parser:
             end = lab.end_pos
         return _Node("route_stmt", children, start, self.comma(end))
 
-    def name_list(self) -> Tree:
+    def name_list(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         names = []
@@ -356,7 +368,7 @@ class _Parser:
             self.comma(0)
         return _Node("name_list", names, start, self.expect("]"))
 
-    def qname(self, pure: bool = True) -> Tree:
+    def qname(self, pure: bool = True) -> _Node:
         first = self.name(pure)
         if self.k[self.i] == ".":
             self.i += 1
@@ -365,13 +377,13 @@ class _Parser:
         return _Node("qname", [first], first.start_pos, first.end_pos)
 
     # -------------------------------------------------------------- policies
-    def policy_item(self) -> Tree:
+    def policy_item(self) -> _Node:
         w = self.word()
         if w in ("before", "after") or (w in ("input", "output") and not self.next_is("=")):
             return self.policy_block(w)
         return self.attr_item()
 
-    def policy_block(self, w: str) -> Tree:
+    def policy_block(self, w: str) -> _Node:
         mt = self.take(w.upper())
         children = [_Node("moment", [mt], mt.start_pos, mt.end_pos)]
         if self.k[self.i] == "*":
@@ -384,7 +396,7 @@ class _Parser:
         end = self.comma(self.expect("}"))
         return _Node("policy_block", children, mt.start_pos, end)
 
-    def rule(self) -> Tree:
+    def rule(self) -> _Node:
         w = self.word()
         if w not in ("allow", "deny", "ask"):
             raise Bail
@@ -403,14 +415,14 @@ class _Parser:
         return _Node("rule", children, at.start_pos, self.comma(end))
 
     # -------------------------------------------------------------- tests
-    def test_item(self) -> Tree:
+    def test_item(self) -> _Node:
         w = self.word()
         if w in ("user", "model", "tool") and self.next_is("="):
             return self.attr(w.upper())
         handler = _TEST_STMTS.get(w)
         return handler(self) if handler is not None else self.attr_item()
 
-    def string_stmt(self, data: str) -> Tree:
+    def string_stmt(self, data: str) -> _Node:
         start = self.s[self.i]
         self.i += 1
         if self.k[self.i] != "S":
@@ -418,10 +430,10 @@ class _Parser:
         text = self.take("STRING")
         return _Node(data, [text], start, text.end_pos)
 
-    def user_stmt(self) -> Tree:
+    def user_stmt(self) -> _Node:
         return self.string_stmt("user_stmt")
 
-    def model_stmt(self) -> Tree:
+    def model_stmt(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         w = self.word()
@@ -434,21 +446,21 @@ class _Parser:
             calls.append(self.scripted_call())
         return _Node("calls_stmt", calls, start, _ce(calls[-1]))
 
-    def string_stmt_at(self, data: str, start: int) -> Tree:
+    def string_stmt_at(self, data: str, start: int) -> _Node:
         self.i += 1
         if self.k[self.i] != "S":
             raise Bail
         text = self.take("STRING")
         return _Node(data, [text], start, text.end_pos)
 
-    def scripted_call(self) -> Tree:
+    def scripted_call(self) -> _Node:
         q = self.qname()
         if self.k[self.i] == "{":
             m = self.map_()
             return _Node("scripted_call", [q, m], _cs(q), _ce(m))
         return _Node("scripted_call", [q], _cs(q), _ce(q))
 
-    def tool_stmt(self) -> Tree:
+    def tool_stmt(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         q = self.qname()
@@ -463,7 +475,7 @@ class _Parser:
         msg = self.take("STRING")
         return _Node("fails_stmt", [q, msg], start, msg.end_pos)
 
-    def decide_stmt(self) -> Tree:
+    def decide_stmt(self) -> _Node:
         dt = self.take(self.v[self.i].upper())
         children = [_Node("decision", [dt], dt.start_pos, dt.end_pos)]
         end = dt.end_pos
@@ -474,7 +486,7 @@ class _Parser:
                 end = node.ce
         return _Node("decide_stmt", children, dt.start_pos, end)
 
-    def expect_stmt(self) -> Tree:
+    def expect_stmt(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         w = self.word()
@@ -524,7 +536,7 @@ class _Parser:
         raise Bail
 
     # -------------------------------------------------------------- schema blocks
-    def schema_block(self) -> Tree:
+    def schema_block(self) -> _Node:
         start = self.expect("{") - 1
         items = []
         while self.k[self.i] != "}":
@@ -537,7 +549,7 @@ class _Parser:
             self.comma(0)
         return _Node("schema_block", items, start, self.expect("}"))
 
-    def field(self) -> Tree:
+    def field(self) -> _Node:
         key = self.seg(pure=self.after_open())
         children = [_Node("field_name", [key], key.start_pos, key.end_pos)]
         if self.k[self.i] == "?":
@@ -562,7 +574,7 @@ class _Parser:
             end = lab.end_pos
         return _Node("field", children, key.start_pos, end)
 
-    def stype(self) -> Tree:
+    def stype(self) -> _Node:
         depth = self.depth = self.depth + 1
         if depth > MAX_NESTING:
             raise Bail
@@ -570,7 +582,7 @@ class _Parser:
         self.depth = depth - 1
         return node
 
-    def stype_(self) -> Tree:
+    def stype_(self) -> _Node:
         i = self.i
         k = self.k[i]
         if k == "W":
@@ -594,7 +606,7 @@ class _Parser:
             lits.append(self.type_lit())
         return _Node("literal_union", lits, self.s[i], _ce(lits[-1]))
 
-    def type_lit(self) -> Tree:
+    def type_lit(self) -> _Node:
         i = self.i
         k = self.k[i]
         if k == "S":
@@ -607,7 +619,7 @@ class _Parser:
             raise Bail
         return _Node("type_lit", [t], t.start_pos, t.end_pos)
 
-    def constraints(self) -> Tree:
+    def constraints(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         items = []
@@ -619,7 +631,7 @@ class _Parser:
             self.comma(0)
         return _Node("constraints", items, start, self.expect(")"))
 
-    def constraint(self) -> Tree:
+    def constraint(self) -> _Node:
         n = self.name()
         self.expect(":")
         value = self.operand()
@@ -741,7 +753,7 @@ class _Parser:
             return inner
         raise Bail
 
-    def path(self, root_type: str) -> Tree:
+    def path(self, root_type: str) -> _Node:
         root = self.take(root_type)
         children = [_Node("root", [root], root.start_pos, root.end_pos)]
         end = root.end_pos
@@ -763,7 +775,7 @@ class _Parser:
             else:
                 return _Node("path", children, root.start_pos, end)
 
-    def call(self, callee_type: str) -> Tree:
+    def call(self, callee_type: str) -> _Node:
         name = self.take(callee_type)
         children = [_Node("callee", [name], name.start_pos, name.end_pos)]
         self.i += 1  # "("
@@ -774,7 +786,7 @@ class _Parser:
                 children.append(self.expr())
         return _Node("call", children, name.start_pos, self.expect(")"))
 
-    def list_(self) -> Tree:
+    def list_(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         items = []
@@ -786,7 +798,7 @@ class _Parser:
             self.comma(0)
         return _Node("list", items, start, self.expect("]"))
 
-    def map_(self) -> Tree:
+    def map_(self) -> _Node:
         start = self.s[self.i]
         self.i += 1
         pairs = []
@@ -798,7 +810,7 @@ class _Parser:
             self.comma(0)
         return _Node("map", pairs, start, self.expect("}"))
 
-    def pair(self) -> Tree:
+    def pair(self) -> _Node:
         key = self.take("STRING") if self.k[self.i] == "S" else self.seg()
         self.expect(":")
         value = self.expr()

@@ -1,17 +1,16 @@
 """Parse tree → IR module: declarations, attributes, graph, policy and test statements.
 
-Role:       the second (and last) module that imports lark; reads `file(...)` through an injected
-            reader. Attribute values are converted by the per-kind tables in `attributes`.
+Role:       reads `file(...)` through an injected reader. Attribute values are converted by the
+            per-kind tables in `attributes`. Trees come from lark or from `fastparse` (same shape:
+            a leaf is a `str` subclass with `.type`, a node has `.data`, `.children`, `.meta`).
 Emits:      AFP001 (`=>` for `->`), AFP003 reserved-word, AFP007 nesting-too-deep, AFP104–AFP106,
             AFP109 file-not-found, AFP110 name-too-long, plus what `lower_values`/`lower_schema` emit.
-Invariants: never raises; every lark Token is turned into str/Span before it reaches the IR.
+Invariants: never raises; every Token is turned into str/Span before it reaches the IR.
 """
 from __future__ import annotations
 
 import difflib
-from typing import Any, Callable
-
-import lark
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import ir
 from .attributes import SCHEMAS, Converter
@@ -20,6 +19,9 @@ from .diagnostics import Diagnostic
 from .lower_schema import SchemaLowerer
 from .lower_values import BAD, ValueLowerer, to_data
 from .source import Span
+
+if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
+    import lark
 
 RESERVED = frozenset(
     "import as agent tool skill graph fact steering instruction redact policy test entry route on "
@@ -61,7 +63,7 @@ def _too_deep(tree: lark.Tree) -> lark.Tree | None:
         if depth > MAX_DEPTH:
             return node
         for c in node.children:
-            if isinstance(c, lark.Tree):
+            if not isinstance(c, str):
                 stack.append((c, depth + 1))
     return None
 
@@ -102,7 +104,7 @@ class Lowerer:
         name = self.name(name_tok)
         common = {"name": name, "span": self.v.span(name_tok), "full_span": self.v.span(node)}
         body = node.children[1:]
-        attrs_ = [c for c in body if isinstance(c, lark.Tree) and c.data in ("attr", "attr_graph")]
+        attrs_ = [c for c in body if not isinstance(c, str) and c.data in ("attr", "attr_graph")]
         fields = self.attributes(kind, attrs_, common["span"], name)
         extra = getattr(self, f"body_{kind}", None)
         if extra is not None:
@@ -116,7 +118,7 @@ class Lowerer:
         seen: dict[str, Span] = {}
         for node in nodes:
             key_node, value_node = node.children[0], node.children[-1]
-            key_tok = key_node.children[0] if isinstance(key_node, lark.Tree) else key_node
+            key_tok = key_node.children[0] if not isinstance(key_node, str) else key_node
             key, key_span = str(key_tok), self.v.span(key_tok)
             if key in seen:
                 self.diags.append(diag("AFP106", f"attribute `{key}` is given twice", key_span,
@@ -141,7 +143,7 @@ class Lowerer:
     def body_tool(self, body: list, fields: dict, span: Span) -> dict:
         out = {}
         for node in body:
-            if isinstance(node, lark.Tree) and node.data == "schema_attr":
+            if not isinstance(node, str) and node.data == "schema_attr":
                 key = str(node.children[0].children[0])
                 if key in fields or key in out:
                     self.diags.append(diag("AFP106", f"attribute `{key}` is given twice",
@@ -151,7 +153,7 @@ class Lowerer:
         return out
 
     def body_skill(self, body: list, fields: dict, span: Span) -> dict:
-        blocks = [n for n in body if isinstance(n, lark.Tree) and n.data == "steps_block"]
+        blocks = [n for n in body if not isinstance(n, str) and n.data == "steps_block"]
         if not blocks:
             return {}
         for extra in blocks[1:]:
@@ -168,7 +170,7 @@ class Lowerer:
     def body_graph(self, body: list, fields: dict, span: Span) -> dict:
         entries, routes = [], []
         for node in body:
-            if not isinstance(node, lark.Tree):
+            if isinstance(node, str):
                 continue
             if node.data == "entry_stmt":
                 entries.append(self.entry(node))
@@ -180,7 +182,7 @@ class Lowerer:
         skill_tok, *rest = node.children
         when, label = None, None
         for part in rest:
-            if isinstance(part, lark.Token) and part.type in ("STRING", "MLSTRING"):
+            if isinstance(part, str) and part.type in ("STRING", "MLSTRING"):
                 label = self.v.string(part)
             elif part is not None:
                 when = self.v.expr(part)
@@ -191,7 +193,7 @@ class Lowerer:
         self.arrow(arrow)
         fields: dict[str, Any] = {}
         for part in rest:
-            if isinstance(part, lark.Token):
+            if isinstance(part, str):
                 fields["label"] = self.v.string(part)
             elif part.data == "route_on":
                 fields["on"] = self.ref(part.children[0])
@@ -206,13 +208,13 @@ class Lowerer:
             self.diags.append(diag("AFP001", "routes use `->`, not `=>`", self.v.span(tok), "write `->` here"))
 
     def statuses(self, node: lark.Tree | lark.Token) -> tuple[ir.Status, ...]:
-        toks = [node] if isinstance(node, lark.Token) else list(node.children)
+        toks = [node] if isinstance(node, str) else list(node.children)
         return tuple(ir.Status(name=str(t), span=self.v.span(t)) for t in toks)
 
     def body_policy(self, body: list, fields: dict, span: Span) -> dict:
         blocks = []
         for node in body:
-            if isinstance(node, lark.Tree) and node.data == "policy_block":
+            if not isinstance(node, str) and node.data == "policy_block":
                 blocks.append(self.policy_block(node))
         if blocks and fields.get("impl") is not None:
             self.diags.append(diag("AFP106", "a policy has either rule blocks or `impl`, not both",
@@ -224,7 +226,7 @@ class Lowerer:
         moment = str(moment_tok)
         tool, any_tool, rules = None, False, []
         for part in node.children[1:]:
-            if isinstance(part, lark.Token) and part.type == "STAR":
+            if isinstance(part, str) and part.type == "STAR":
                 any_tool = True
             elif part.data == "qname":
                 tool = self.ref(part)
@@ -257,7 +259,7 @@ class Lowerer:
         from .lower_tests import lower_statement
         stmts = []
         for node in body:
-            if isinstance(node, lark.Tree) and node.data not in ("attr",):
+            if not isinstance(node, str) and node.data not in ("attr",):
                 stmt = lower_statement(self, node)
                 if stmt is not None:
                     stmts.append(stmt)
@@ -266,7 +268,7 @@ class Lowerer:
     # -------------------------------------------------------------- references
     def ref(self, node: lark.Token | lark.Tree) -> ir.Ref:
         """A `qname` (or a bare NAME token) as a reference."""
-        if isinstance(node, lark.Token):
+        if isinstance(node, str):
             return ir.Ref(name=str(node), span=self.v.span(node))
         parts = node.children
         if len(parts) == 2:

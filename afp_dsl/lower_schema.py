@@ -9,17 +9,17 @@ Invariants: the compiled schema is an object with `properties`, `required` (fiel
 from __future__ import annotations
 
 import difflib
-from typing import Any
-
-import jsonschema
-import lark
-import referencing
+import functools
+from typing import TYPE_CHECKING, Any
 
 from . import ir
 from .codes import diag
 from .frozen import freeze
 from .lower_values import BAD, ValueLowerer, compile_problem, to_data
 from .source import Span
+
+if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
+    import lark
 
 TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
          "any": None, "object": "object"}
@@ -38,7 +38,14 @@ CONSTRAINTS = {
     "max_items": ("maxItems", {"array"}, "count"),
 }
 
-_REGISTRY: referencing.Registry = referencing.Registry()
+
+@functools.cache
+def _default_checker() -> tuple:
+    """jsonschema is imported only when a field has a default (it is slow to import)."""
+    import jsonschema
+    import referencing
+    import referencing.exceptions
+    return jsonschema, referencing.Registry(), (jsonschema.SchemaError, referencing.exceptions.Unresolvable)
 
 
 class SchemaLowerer:
@@ -86,13 +93,13 @@ class SchemaLowerer:
         schema: dict = {}
         default_node = None
         for part in node.children[1:]:
-            if isinstance(part, lark.Token) and part.type == "OPTIONAL":
+            if isinstance(part, str) and part.type == "OPTIONAL":
                 optional = True
-            elif isinstance(part, lark.Token) and part.type in ("STRING", "MLSTRING"):
+            elif isinstance(part, str) and part.type in ("STRING", "MLSTRING"):
                 schema["description"] = self.v.string(part)
-            elif isinstance(part, lark.Tree) and part.data == "constraints":
+            elif not isinstance(part, str) and part.data == "constraints":
                 self.constraints(part, schema)
-            elif isinstance(part, lark.Tree) and part.data == "default":
+            elif not isinstance(part, str) and part.data == "default":
                 default_node = part
             else:
                 schema = {**self.stype(part, here), **schema}
@@ -186,10 +193,11 @@ class SchemaLowerer:
         if data is BAD:
             return
         schema["default"] = data
+        jsonschema, registry, schema_errors = _default_checker()
         try:
             errors = list(jsonschema.Draft202012Validator(
-                {k: v for k, v in schema.items() if k != "default"}, registry=_REGISTRY).iter_errors(data))
-        except (jsonschema.SchemaError, referencing.exceptions.Unresolvable, RecursionError):
+                {k: v for k, v in schema.items() if k != "default"}, registry=registry).iter_errors(data))
+        except (*schema_errors, RecursionError):
             return  # the schema itself is reported as AFP301
         if errors:
             best = jsonschema.exceptions.best_match(errors)

@@ -7,14 +7,15 @@ Invariants: never raises; a malformed statement is reported and dropped.
 """
 from __future__ import annotations
 
-from typing import Any
-
-import lark
+from typing import TYPE_CHECKING, Any
 
 from . import ir
 from .codes import diag
 from .frozen import FrozenMap
 from .lower_values import BAD, to_data
+
+if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
+    import lark
 
 OUTCOMES = ("answered", "paused", "max_iterations", "denied", "error")
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
-import lark
 
 from . import ir
 from .codes import diag
 from .diagnostics import Diagnostic
 from .source import Span
+
+if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
+    import lark
 
 EXPR_CALLS = ("returned", "active")
 REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
@@ -59,7 +61,7 @@ class ValueLowerer:
 
     # -------------------------------------------------------------- spans
     def span(self, node: lark.Tree | lark.Token) -> Span:
-        if isinstance(node, lark.Token):
+        if isinstance(node, str):
             return Span(self.file, node.start_pos or 0, node.end_pos or node.start_pos or 0)
         meta = node.meta
         if meta.empty:
@@ -69,7 +71,7 @@ class ValueLowerer:
     # -------------------------------------------------------------- dispatch
     def value(self, node: lark.Tree | lark.Token) -> Any:
         """Any value/expression node → ir.Expr | ir.Regex | MapV | CallV."""
-        if isinstance(node, lark.Token):
+        if isinstance(node, str):
             return self.token(node)
         handler = self.handlers.get(node.data)
         if handler is None:  # pragma: no cover - grammar and handlers are kept in step
@@ -131,7 +133,7 @@ class ValueLowerer:
 
     def call(self, node: lark.Tree) -> Any:
         callee = node.children[0]
-        name_tok = callee.children[0] if isinstance(callee, lark.Tree) else callee
+        name_tok = callee.children[0] if not isinstance(callee, str) else callee
         args = tuple(self.value(c) for c in node.children[1:])
         name = str(name_tok)
         if name in EXPR_CALLS and len(args) == 1 and isinstance(args[0], ir.Path) and len(
@@ -167,7 +169,7 @@ class ValueLowerer:
     # -------------------------------------------------------------- expressions
     def path(self, node: lark.Tree) -> ir.Path:
         root_tree = node.children[0]
-        root_tok = root_tree.children[0] if isinstance(root_tree, lark.Tree) else root_tree
+        root_tok = root_tree.children[0] if not isinstance(root_tree, str) else root_tree
         segs: list[str | int] = []
         for tok in node.children[1:]:
             if tok.type == "NUMBER":

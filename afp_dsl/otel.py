@@ -83,8 +83,9 @@ class _Exporter:
         fin = next((e for e in reversed(events) if e.kind == "run.finished"), None)
         fp = payload(fin) if fin else {}
         agent, model = started.get("agent") or "agent", started.get("model")
+        run_id = started.get("run_id") or events[0].id.rsplit(":", 1)[0]
         attrs = {OP: "invoke_agent", PROVIDER: started.get("provider") or self.provider,
-                 AGENT: agent, "afp.run.id": started.get("run_id") or events[0].id.rsplit(":", 1)[0]}
+                 AGENT: agent, "afp.run.id": run_id}
         if model:
             attrs[MODEL] = model
         if started.get("conversation"):

@@ -1,6 +1,7 @@
-"""Text → lark parse tree, or one friendly syntax diagnostic.
+"""Text → parse tree, or one friendly syntax diagnostic.
 
-Role:       one of the two modules that import lark (with `lower`); loads `grammar/afp.lark` once.
+Role:       the only module that imports lark, and only when the fast path (`fastparse`) gives up:
+            then it loads `grammar/afp.lark` once, re-parses and explains the syntax error.
 Emits:      AFP001 syntax-error, AFP002 unterminated-string, AFP006 invalid-input.
 Invariants: never raises on any input; at most one syntax diagnostic per file; comments are
             collected for the formatter.
@@ -11,15 +12,19 @@ import difflib
 import functools
 import threading
 
+from typing import TYPE_CHECKING
+
 import attrs
-import lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ir, resources
 from .codes import diag
 from .diagnostics import Diagnostic
 from .fastparse import parse_tree
 from .source import SourceFile, Span
+
+if TYPE_CHECKING:
+    import lark
+    from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 DECL_KEYWORDS = ("agent", "tool", "skill", "graph", "fact", "steering", "instruction", "redact",
                  "policy", "test")
@@ -70,6 +75,7 @@ def _cb(method: str):
 
 @functools.cache
 def _parser() -> lark.Lark:
+    import lark
     return lark.Lark(
         resources.grammar_text(), parser="lalr", strict=False, propagate_positions=True,
         maybe_placeholders=False, cache=True,
@@ -110,6 +116,7 @@ def parse(src: SourceFile) -> Parsed:
         tree, comment_toks = fast
         return Parsed(tree, (), tuple(ir.Comment(text=str(t), span=Span(src.name, t.start_pos, t.end_pos))
                                       for t in comment_toks))
+    from lark.exceptions import UnexpectedInput
     with _LOCK:
         _STATE["c"] = collector = _Collector()
         try:
@@ -130,6 +137,7 @@ def parse(src: SourceFile) -> Parsed:
 
 # ---------------------------------------------------------------- syntax errors
 def syntax_diagnostic(src: SourceFile, e: UnexpectedInput, col: _Collector) -> Diagnostic:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
     if isinstance(e, UnexpectedCharacters):
         return _bad_character(src, e)
     if isinstance(e, UnexpectedToken):
@@ -221,6 +229,7 @@ def _unexpected_eof(src: SourceFile, expected: set[str], col: _Collector) -> Dia
 
 
 def _prev_token(e: UnexpectedToken) -> lark.Token | None:
+    import lark
     ip = getattr(e, "interactive_parser", None)
     if ip is None:
         return None

@@ -1,9 +1,10 @@
 """Canonical `.afp` source text for an IR module: `print_module`, `print_expr` (base of `afpc fmt`).
 
-Role:       the inverse of parse + lower: imports, then declarations in order; attributes in the
-            attribute-table order of their kind, defaults skipped (required ones always printed);
-            schema blocks invert `lower_schema` (a JSON Schema that no block can produce is
-            printed as a raw map); `file(...)` contents are printed inline.
+Role:       the inverse of `lower` + `lower_schema` (values and expressions: `printer_values`):
+            imports, then declarations in order; attributes in the attribute-table order of their
+            kind, defaults skipped (required ones always printed); schema blocks invert
+            `lower_schema` (a JSON Schema no block produces is printed as a raw map);
+            `file(...)` contents are printed inline.
 Invariants: pure; `lower(parse(print_module(m))).decls == m.decls` for any IR the front end can
             produce without diagnostics; expressions get the fewest parentheses that keep their
             structure (`or` < `and` < `not` < comparison); comments are not kept (yet).
@@ -11,8 +12,6 @@ Invariants: pure; `lower(parse(print_module(m))).decls == m.decls` for any IR th
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Mapping
 from typing import Any, Callable, Union
 
@@ -22,10 +21,10 @@ from . import ir
 from .attributes import SCHEMAS
 from .lower_schema import CONSTRAINTS, json_type
 from .lower_values import compile_problem, multiline
+from .printer_values import INDENT, NAME_RE, WIDTH, _flat, data, indent, print_expr, regex, string
 
-INDENT = "  "
-WIDTH = 100
-NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+__all__ = ["print_decl", "print_expr", "print_module"]
+
 _MISSING = object()
 Item = Union[str, tuple[str, str]]  # a body line, or an attribute `(key, value)`
 
@@ -68,10 +67,6 @@ def layout(items: list[Item]) -> list[str]:
         run = []
         out.append(item)
     return out[:-1]
-
-
-def indent(text: str) -> str:
-    return "\n".join(INDENT + line if line else line for line in text.split("\n"))
 
 
 def attr_pairs(decl: Any, keys: list[str]) -> list[Item]:
@@ -236,98 +231,6 @@ _ATTR_KINDS: dict[str, Callable[[Any], str]] = {
 }
 
 
-# ---------------------------------------------------------------- literals and data
-def string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def number(value: int | float) -> str:
-    return json.dumps(value)
-
-
-def regex(r: ir.Regex) -> str:
-    """`/pattern/flags`, escaping a bare `/` and line breaks the literal cannot hold."""
-    out, i, p = [], 0, r.pattern
-    while i < len(p):
-        c = p[i]
-        if c == "\\" and i + 1 < len(p):
-            out.append(p[i:i + 2])
-            i += 2
-            continue
-        out.append({"/": "\\/", "\n": "\\n", "\r": "\\r"}.get(c, c))
-        i += 1
-    return "/" + "".join(out) + "/" + r.flags
-
-
-def key(k: str) -> str:
-    return k if NAME_RE.match(k) else string(k)
-
-
-def data(value: Any) -> str:
-    """Literal JSON data as a value: one line when short, else one entry per line."""
-    flat = _flat(value)
-    if len(flat) <= WIDTH - 20 or not isinstance(value, (Mapping, tuple, list)) or not value:
-        return flat
-    if isinstance(value, Mapping):
-        rows = [f"{key(k)}: {data(v)}," for k, v in value.items()]
-        return "{\n" + "\n".join(indent(r) for r in rows) + "\n}"
-    return "[\n" + "\n".join(indent(data(v) + ",") for v in value) + "\n]"
-
-
-def _flat(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return number(value)
-    if isinstance(value, str):
-        return string(value)
-    if isinstance(value, Mapping):
-        inner = ", ".join(f"{key(k)}: {_flat(v)}" for k, v in value.items())
-        return "{ " + inner + " }" if inner else "{}"
-    if isinstance(value, (tuple, list)):
-        return "[" + ", ".join(_flat(v) for v in value) + "]"
-    if isinstance(value, ir.Regex):
-        return regex(value)
-    return string(str(value))  # not JSON data: keep something readable
-
-
-# ---------------------------------------------------------------- expressions
-_LEVEL = {ir.Or: 1, ir.And: 2, ir.Not: 3, ir.Compare: 4}
-
-
-def print_expr(expr: Any) -> str:
-    """An expression with the fewest parentheses that keep its structure."""
-    if isinstance(expr, ir.Or):
-        return " or ".join(_wrap(e, 1) for e in expr.items)
-    if isinstance(expr, ir.And):
-        return " and ".join(_wrap(e, 2) for e in expr.items)
-    if isinstance(expr, ir.Not):
-        return "not " + _wrap(expr.item, 2)
-    if isinstance(expr, ir.Compare):
-        right = expr.right
-        r = regex(right) if isinstance(right, ir.Regex) else _wrap(right, 4)
-        return f"{_wrap(expr.left, 4)} {expr.op} {r}"
-    if isinstance(expr, ir.Path):
-        return expr.root + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in expr.segments)
-    if isinstance(expr, ir.Lit):
-        return _flat(expr.value)
-    if isinstance(expr, ir.ListExpr):
-        return "[" + ", ".join(print_expr(e) for e in expr.items) + "]"
-    if isinstance(expr, ir.Call):
-        return f"{expr.func}({expr.arg})"
-    if isinstance(expr, ir.Regex):
-        return regex(expr)
-    return _flat(expr)
-
-
-def _wrap(expr: Any, level: int) -> str:
-    """Parenthesize `expr` when it binds no tighter than its context (`or` 1 ... operand 4)."""
-    own = _LEVEL.get(type(expr), 5)
-    return f"({print_expr(expr)})" if own <= level else print_expr(expr)
-
-
 # ---------------------------------------------------------------- schema blocks
 def schema_block(doc: Any) -> list[str] | None:
     """The field lines of the block that lowers to `doc`, or None when no block does."""
@@ -413,7 +316,7 @@ def _stype(s: Any) -> str | None:
         if lines is None:
             return None
         flat = "{ " + ", ".join(lines) + " }" if lines else "{}"
-        return flat if len(flat) <= WIDTH - 40 else "{\n" + "\n".join(indent(x) for x in lines) + "\n}"
+        return flat if len(flat) <= WIDTH - 40 and "\n" not in flat else "{\n" + "\n".join(indent(x) for x in lines) + "\n}"
     if not keys:
         return "any"
     if keys == {"type"} and isinstance(t, str) and t in _NAMED:
@@ -428,7 +331,5 @@ def _union(values: Any, t: Any) -> str | None:
         return None
     kinds = {json_type(v) for v in values}
     if (t is _MISSING) != (len(kinds) > 1) or (t is not _MISSING and {t} != kinds):
-        return None
-    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
         return None
     return " | ".join(_flat(v) for v in values)

@@ -30,6 +30,9 @@ MAX_PATHS = 1000
 PLANTED = "(remembered)"
 _DEFAULT_PLACEHOLDER = "[REDACTED]"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_CACHE_SIZE = 4096  # entries in each per-run speed cache (known-clean strings, key lookups)
+_CACHE_TEXT = 256  # longest string remembered as clean
+_LEAVES = frozenset((str, int, float, bool, type(None)))  # exact types `_collect` skips at once
 
 
 @attrs.frozen
@@ -115,19 +118,33 @@ class Redactor:
         self._paths: set[str] = set()
         self._paths_dropped = 0
         self._model_view: Redactor | None = None
+        # Speed: strings known to hold nothing to scrub (valid while the memory is unchanged), and
+        # the rules selected by each key; both bounded. Paths are rendered only when counted.
+        self._clean: set[str] = set()
+        self._clean_version = -1
+        self._key_cache: dict[str, tuple[int, ...]] = {}
 
     # ------------------------------------------------------------ public
     def scrub(self, value: Any, *, at: str = "$") -> Any:
         """A redacted deep copy of `value`; `at` prefixes the paths recorded in the report."""
         try:
-            self._collect(value)
+            if self._keys:
+                self._collect(value)
+            self._check_clean()
             return self._scrub(value, at)
         except RecursionError:
             self._count(self._fallback_rule(), at)
             return self._fallback_rule().placeholder
 
+    def is_clean(self, value: Any) -> bool:
+        """True when scrubbing `value` would change nothing and remember nothing: no key selected
+        by a rule, no match in any string. Plain JSON-like values only (else False)."""
+        self._check_clean()
+        return self._clean_walk(value)
+
     def scrub_text(self, text: str) -> str:
         """`text` with every pattern match and every remembered secret replaced."""
+        self._check_clean()
         return self._scrub_str(text)
 
     def remember(self, value: Any, *, rule: str | None = None) -> None:
@@ -172,7 +189,10 @@ class Redactor:
 
     # ------------------------------------------------------------ pass 1: remember
     def _collect(self, value: Any) -> None:
-        if isinstance(value, Mapping):
+        t = type(value)
+        if t in _LEAVES:
+            return
+        if t is dict or isinstance(value, Mapping):
             for k, v in value.items():
                 rules = self._key_rules(k)
                 if rules:
@@ -196,14 +216,25 @@ class Redactor:
                 self._memory.add(text, rules)
 
     def _key_rules(self, key: Any) -> tuple[int, ...]:
-        return self._keys.get(str(key).lower(), ())
+        if type(key) is not str:
+            return self._keys.get(str(key).lower(), ())
+        rules = self._key_cache.get(key)
+        if rules is None:
+            rules = self._keys.get(key.lower(), ())
+            if len(self._key_cache) < _CACHE_SIZE:
+                self._key_cache[key] = rules
+        return rules
 
     # ------------------------------------------------------------ pass 2: scrub
-    def _scrub(self, value: Any, path: str) -> Any:
-        if isinstance(value, Mapping):
+    def _scrub(self, value: Any, path: Any) -> Any:
+        """`path` is the root's name, or (parent path, key or index, is_index), see `_path_text`."""
+        t = type(value)
+        if t is str:
+            return self._scrub_str(value, path)
+        if t is dict or isinstance(value, Mapping):
             return self._scrub_map(value, path)
         if isinstance(value, (list, tuple)):
-            items = [self._scrub(v, f"{path}[{i}]") for i, v in enumerate(value)]
+            items = [self._scrub(v, (path, i, True)) for i, v in enumerate(value)]
             return items if isinstance(value, list) else tuple(items)
         if value is None or isinstance(value, bool):
             return value
@@ -214,13 +245,15 @@ class Redactor:
         text = value if isinstance(value, str) else str(value)
         return self._scrub_str(text, path)
 
-    def _scrub_map(self, value: Mapping, path: str) -> Any:
+    def _scrub_map(self, value: Mapping, path: Any) -> Any:
         out: dict[Any, Any] = {}
         for k, v in value.items():
-            key = self._scrub_str(k) if isinstance(k, str) else k
-            key = _unique(key, out)
-            sub = path + _path_segment(key)
-            rule = self._first_active(self._key_rules(k))
+            key = self._scrub_str(k) if type(k) is str or isinstance(k, str) else k
+            if key in out:
+                key = _unique(key, out)
+            sub = (path, key, False)
+            rules = self._key_rules(k)
+            rule = self._first_active(rules) if rules else None
             if rule is not None:
                 out[key] = rule.placeholder
                 self._count(rule, sub)
@@ -228,9 +261,12 @@ class Redactor:
                 out[key] = self._scrub(v, sub)
         return FrozenMap(out) if isinstance(value, FrozenMap) else out
 
-    def _scrub_str(self, text: str, path: str | None = None) -> str:
+    def _scrub_str(self, text: str, path: Any = None) -> str:
+        if text in self._clean:
+            return text
         spans = self._find(text)
         if not spans:
+            self._note_clean(text)
             return text
         parts, last = [], 0
         for start, end, rule in spans:
@@ -254,7 +290,52 @@ class Redactor:
                       for m in memory.finditer(text)]
         return _merge(found) if found else found
 
+    # ------------------------------------------------------------ clean check
+    def _clean_walk(self, value: Any) -> bool:
+        t = type(value)
+        if t is str:
+            return value in self._clean or self._clean_str(value)
+        if t is dict or t is FrozenMap:
+            clean = self._clean
+            for k, v in value.items():
+                if type(k) is not str or (k not in clean and not self._clean_str(k)) or self._key_rules(k):
+                    return False
+                tv = type(v)
+                if tv is str:
+                    if v not in clean and not self._clean_str(v):
+                        return False
+                elif v is not None and tv is not bool and not self._clean_walk(v):
+                    return False
+            return True
+        if t is list or t is tuple:
+            return all(self._clean_walk(v) for v in value)
+        if value is None or t is bool:
+            return True
+        if t is int or t is float:
+            return self._clean_str(str(value))
+        return False
+
+    def _clean_str(self, text: str) -> bool:
+        if text in self._clean:
+            return True
+        if self._find(text):
+            return False
+        self._note_clean(text)
+        return True
+
+    def _note_clean(self, text: str) -> None:
+        if len(text) <= _CACHE_TEXT:
+            if len(self._clean) >= _CACHE_SIZE:
+                self._clean.clear()
+            self._clean.add(text)
+
     # ------------------------------------------------------------ helpers
+    def _check_clean(self) -> None:
+        """Forget the strings known clean when a secret was remembered since (by any view)."""
+        if self._clean_version != self._memory.version:
+            self._clean.clear()
+            self._clean_version = self._memory.version
+
     def _memory_regex(self) -> re.Pattern[str] | None:
         version, regex = self._memory_cache
         if version != self._memory.version:
@@ -276,9 +357,12 @@ class Redactor:
         candidates = [r for r in self._rules if r.index in self._active]
         return candidates[0] if candidates else self._planted
 
-    def _count(self, rule: _Rule, path: str | None) -> None:
+    def _count(self, rule: _Rule, path: Any) -> None:
         self._counts[rule.name] += 1
-        if path is None or path in self._paths:
+        if path is None:
+            return
+        path = _path_text(path)
+        if path in self._paths:
             return
         if len(self._paths) < MAX_PATHS:
             self._paths.add(path)
@@ -375,6 +459,15 @@ def _unique(key: Any, taken: Mapping) -> Any:
     while f"{key}#{n}" in taken:
         n += 1
     return f"{key}#{n}"
+
+
+def _path_text(path: Any) -> str:
+    """A JSON path as text from its lazy form: the root's name, or (parent, key or index, is_index)."""
+    segs = []
+    while type(path) is tuple:
+        path, seg, index = path
+        segs.append(f"[{seg}]" if index else _path_segment(seg))
+    return path + "".join(reversed(segs))
 
 
 def _path_segment(key: Any) -> str:

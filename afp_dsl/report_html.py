@@ -16,7 +16,7 @@ import json
 from typing import Any, Iterable, Mapping
 
 from .trace import Event
-from .why import Locator, explain, payload, short
+from .why import Locator, explain, items, payload, short
 from .why_walk import describe
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -26,11 +26,13 @@ _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1f2328;background:#f6f8fa}
 header,main{max-width:1100px;margin:0 auto;padding:12px 20px}
 header{background:#fff;border-bottom:1px solid #d0d7de}
-h1{font-size:20px;margin:4px 0}h2{font-size:16px;margin:18px 0 6px}h3{font-size:14px;margin:10px 0 4px}
+h1{font-size:20px;margin:4px 0}h2{font-size:16px;margin:18px 0 6px}
+h3{font-size:14px;margin:10px 0 4px}
 .facts{display:flex;flex-wrap:wrap;gap:6px 18px;margin:6px 0}.facts span b{font-weight:600}
 .answer{background:#fff;border-left:4px solid #1e8e3e;padding:8px 12px;white-space:pre-wrap}
 .outcome-error,.outcome-denied{border-left-color:#d93025}.outcome-paused{border-left-color:#bf8700}
-section.iteration{background:#fff;border:1px solid #d0d7de;border-radius:6px;margin:10px 0;padding:6px 14px}
+section.iteration{background:#fff;border:1px solid #d0d7de;border-radius:6px;margin:10px 0;
+padding:6px 14px}
 table{border-collapse:collapse;width:100%;margin:4px 0}th,td{text-align:left;padding:3px 6px;
 border-bottom:1px solid #eaeef2;vertical-align:top}th{font-weight:600;background:#f6f8fa}
 code,pre{font:12px/1.4 ui-monospace,monospace}pre{background:#f6f8fa;padding:8px;overflow:auto;
@@ -103,7 +105,7 @@ def _section(sid: str, title: str, inner: str) -> str:
 
 def _header(run_id: str, run: Mapping, started: Mapping, fin: Mapping) -> str:
     outcome = fin.get("outcome") or run.get("outcome") or run.get("status") or "unknown"
-    tokens = fin.get("tokens") or [0, 0]
+    tokens = fin.get("tokens") if isinstance(fin.get("tokens"), list) else []
     facts = [("run", run_id), ("agent", started.get("agent") or run.get("agent")),
              ("model", started.get("model") or "default"), ("outcome", outcome),
              ("iterations", fin.get("iterations")), ("LLM calls", fin.get("llm_calls")),
@@ -132,7 +134,10 @@ def _iteration(k: int, evs: list[Event], loc: Locator) -> str:
     parts = [f"<section class=\"iteration\" data-iteration=\"{k}\"><h3>Iteration {k}</h3>"]
     for e in evs:
         fn = _RENDER.get(e.kind)
-        parts.append(fn(e, loc) if fn else _line(e))
+        try:
+            parts.append(fn(e, loc) if fn else _line(e))
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            parts.append(_line(e))  # a malformed event of a foreign trace: its one-line form
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -144,7 +149,8 @@ def _line(e: Event, extra: str = "") -> str:
 
 def _conds(conds: Iterable[Mapping]) -> str:
     rows = "".join(f"<tr><td class=\"{'ok' if c.get('passed') else 'no'}\">"
-                   f"{'✓' if c.get('passed') else '✗'}</td><td><code>{esc(c.get('text'))}</code>"
+                   f"{'✓' if c.get('passed') else '✗'}</td>"
+                   f"<td><code>{esc(c.get('text'))}</code>"
                    f"</td><td>{esc(short(c.get('actual'), 80))}</td></tr>" for c in conds)
     return (f"<table class=\"conditions\"><tr><th></th><th>condition</th><th>actual</th></tr>"
             f"{rows}</table>") if rows else ""
@@ -153,17 +159,17 @@ def _conds(conds: Iterable[Mapping]) -> str:
 def _context(e: Event, loc: Locator) -> str:
     p = payload(e)
     rows = []
-    for x in p.get("pieces") or []:
-        detail = _conds(x.get("detail") or []) if x.get("reason") == "when" else ""
+    for x in items(p, "pieces"):
+        detail = _conds(items(x, "detail")) if x.get("reason") == "when" else ""
         rows.append(f"<tr class=\"piece\"><td>{esc(x.get('kind'))}</td><td><code>"
                     f"{esc(x.get('name'))}</code></td><td>{esc(x.get('reason'))}{detail}</td>"
                     f"<td>{esc(loc.span(x.get('source')) or '')}</td><td>{esc(x.get('chars'))}"
                     f"</td></tr>")
-    for x in p.get("skipped") or []:
+    for x in items(p, "skipped"):
         rows.append(f"<tr class=\"skipped muted\"><td>{esc(x.get('kind'))}</td><td><code>"
                     f"{esc(x.get('name'))}</code></td><td>not active: its <code>when</code> did "
-                    f"not hold{_conds(x.get('conditions') or [])}</td><td></td><td></td></tr>")
-    tools = ", ".join(f"{t.get('name')} ({t.get('origin')})" for t in p.get("tools") or [])
+                    f"not hold{_conds(items(x, 'conditions'))}</td><td></td><td></td></tr>")
+    tools = ", ".join(f"{t.get('name')} ({t.get('origin')})" for t in items(p, "tools"))
     return (f"<div class=\"context\" data-kind=\"context.composed\"><b>Context</b> "
             f"<code class=\"muted\">{esc(e.id)}</code><table><tr><th>kind</th><th>name</th>"
             f"<th>why active</th><th>declared at</th><th>chars</th></tr>{''.join(rows)}</table>"
@@ -173,7 +179,7 @@ def _context(e: Event, loc: Locator) -> str:
 def _replied(e: Event, loc: Locator) -> str:
     p = payload(e)
     calls = "".join(f"<li><code>{esc(c.get('tool'))}</code> ({esc(c.get('id'))}) "
-                    f"<code>{esc(c.get('args'))}</code></li>" for c in p.get("tool_calls") or [])
+                    f"<code>{esc(c.get('args'))}</code></li>" for c in items(p, "tool_calls"))
     text = f"<pre class=\"reply\">{esc(p.get('text'))}</pre>" if p.get("text") else ""
     usage = p.get("usage") or []
     return _line(e, f" <span class=\"muted\">tokens {esc(usage)}</span>{text}"
@@ -182,7 +188,8 @@ def _replied(e: Event, loc: Locator) -> str:
 
 def _tool_called(e: Event, loc: Locator) -> str:
     p = payload(e)
-    return _line(e, f"<pre class=\"args\">{esc(json.dumps(p.get('args'), ensure_ascii=False, indent=1, sort_keys=True, default=str))}</pre>")
+    body = json.dumps(p.get("args"), ensure_ascii=False, indent=1, sort_keys=True, default=str)
+    return _line(e, f"<pre class=\"args\">{esc(body)}</pre>")
 
 
 def _tool_returned(e: Event, loc: Locator) -> str:
@@ -193,12 +200,12 @@ def _tool_returned(e: Event, loc: Locator) -> str:
 
 def _route(e: Event, loc: Locator) -> str:
     return _line(e, f" <span class=\"muted\">{esc(loc.span(e.source) or '')}</span>"
-                    + _conds(payload(e).get("conditions") or []))
+                    + _conds(items(payload(e), "conditions")))
 
 
 def _moved(e: Event, loc: Locator) -> str:
     return _line(e, f" <span class=\"muted\">{esc(loc.span(e.source) or '')}</span>"
-                    + _conds(payload(e).get("witness") or []))
+                    + _conds(items(payload(e), "witness")))
 
 
 def _policy(e: Event, loc: Locator) -> str:

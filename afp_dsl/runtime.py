@@ -106,8 +106,9 @@ class Recorder:
         self.seq += 1
         self.time += 1
         eid = f"{self.trace.run_id}:{self.seq}"
-        if payload and not inert(self.redactor):
-            payload = self.redactor.scrub(payload, at=kind)
+        if payload and not inert(self.redactor) and not self.redactor.is_clean(payload):
+            payload = self.redactor.scrub(payload, at=kind)  # (a clean payload is kept as is, as
+            # it is with no rules at all: scrubbing would only copy it)
         self.trace.append(Event(self.seq, eid, kind, iteration, self.time,
                                 tuple(c for c in caused_by if c), source, payload))
         return eid

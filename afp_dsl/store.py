@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 import attrs
 
-from .trace import Event, Trace, dumps
+from .source import Span
+from .trace import Event, Trace
 
 DEFAULT_PATH = ".afp/runs.db"
 DEFAULT_MAX_RUNS = 1000
@@ -90,11 +91,12 @@ class Store(Protocol):
 # ---------------------------------------------------------------- shared helpers
 @attrs.frozen
 class Migration:
-    """One schema step: applied in `version` order, once, recorded in `schema_version`."""
+    """One schema version: its steps (SQL text, or a function given the open connection) run in
+    order, once, in one transaction, then the version is recorded in `schema_version`."""
 
     version: int
     name: str
-    steps: tuple[str, ...]
+    steps: tuple[str | Callable[[Any], None], ...]
 
 
 def summarize(events: Iterable[Event]) -> tuple[int, int, int]:
@@ -107,11 +109,12 @@ def summarize(events: Iterable[Event]) -> tuple[int, int, int]:
     return n, iterations, time
 
 
-_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+# ASCII-escaped, so any str (even a lone surrogate from a sloppy decoder) can be stored
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, default=str)
 try:  # CPython's C encoder, built once: most of a store's cost per iteration is this encoding
-    from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
-    _C_JSON = c_make_encoder(None, str, c_encode_basestring, None, ":", ",", False, False,
-                             True) if c_make_encoder and c_encode_basestring else None
+    from json.encoder import c_encode_basestring_ascii, c_make_encoder  # type: ignore
+    _C_JSON = c_make_encoder(None, str, c_encode_basestring_ascii, None, ":", ",", False, False,
+                             True) if c_make_encoder and c_encode_basestring_ascii else None
 except ImportError:  # pragma: no cover - other interpreters
     _C_JSON = None
 
@@ -123,38 +126,74 @@ def _compact(value: Any) -> str:
     return _JSON.encode(value)
 
 
-def batches(events: Iterable[Event], after: int = 0) -> list[tuple[int, int, int, str]]:
+def batches(run_id: str, events: Iterable[Event], after: int = 0
+            ) -> list[tuple[int, int, int, str]]:
     """The events with `seq > after` as per-iteration rows `(first_seq, last_seq, iteration,
-    body)`, body a JSON array of `Event.to_dict()`: one row and one encoder call per iteration
-    (what keeps a persistent store's cost per iteration low)."""
+    body)`: one row and one encoder call per iteration, which keeps a persistent store's cost
+    per iteration low. `body` is a JSON array of `[seq, kind, time, caused_by, source, payload]`
+    (`source` is `[file, start, end]` or null), plus the event id as a 7th item only when it is
+    not `<run_id>:<seq>`."""
     rows: list[tuple[int, int, int, str]] = []
     group: list[Event] = []
     for e in events:
         if e.seq <= after:
             continue
         if group and e.iteration != group[-1].iteration:
-            rows.append(_batch(group))
+            rows.append(_batch(run_id, group))
             group = []
         group.append(e)
     if group:
-        rows.append(_batch(group))
+        rows.append(_batch(run_id, group))
     return rows
 
 
-def _batch(group: list[Event]) -> tuple[int, int, int, str]:
-    return group[0].seq, group[-1].seq, group[0].iteration, _compact([e.to_dict() for e in group])
+def _batch(run_id: str, group: list[Event]) -> tuple[int, int, int, str]:
+    items = []
+    for e in group:
+        s = e.source
+        item = [e.seq, e.kind, e.time, e.caused_by, None if s is None else (s.file, s.start, s.end),
+                e.payload]
+        if e.id != f"{run_id}:{e.seq}":
+            item.append(e.id)
+        items.append(item)
+    return group[0].seq, group[-1].seq, group[0].iteration, _compact(items)
 
 
-def unbatch(bodies: Iterable[str]) -> list[Event]:
-    """The events of stored batch bodies, by `seq`."""
-    out = [Event.from_dict(d) for body in bodies for d in json.loads(body)]
+def unbatch(run_id: str, rows: Iterable[tuple[int, str]]) -> list[Event]:
+    """The events of stored `(iteration, body)` batch rows, by `seq`."""
+    out = []
+    for iteration, body in rows:
+        for item in json.loads(body):
+            seq, kind, time, caused_by, src, payload = item[:6]
+            eid = item[6] if len(item) > 6 else f"{run_id}:{seq}"
+            out.append(Event(seq, eid, kind, iteration, time, tuple(caused_by),
+                             Span(*src) if src else None, payload))
     out.sort(key=lambda e: e.seq)
     return out
 
 
-def encode_raw(value: Any) -> str:
-    """The JSON of a raw checkpoint (kept only in the checkpoints table)."""
+def v1_events_to_batches(run_ids: list[str], read: Callable[[str], list[str]],
+                         write: Callable[[str, tuple[int, int, int], list[tuple]], None]) -> None:
+    """Migration 1 -> 2 for any backend: per run, read v1 event bodies (one JSON event per row),
+    write the run's summary `(n_events, iterations, time)` and its batch rows."""
+    for run_id in run_ids:
+        events = [Event.from_dict(json.loads(b)) for b in read(run_id)]
+        write(run_id, summarize(events), [(run_id, *r) for r in batches(run_id, events)])
+
+
+def encode(value: Any) -> str:
+    """JSON for a stored column (meta, decisions, raw checkpoints): sorted, ASCII-escaped."""
     return json.dumps(value, sort_keys=True, default=str)
+
+
+encode_raw = encode  # raw checkpoints: kept only in the checkpoints table
+
+
+def clean_text(text: str | None) -> str | None:
+    """`text` storable as UTF-8: a lone surrogate becomes U+FFFD instead of failing the write."""
+    if text is None or text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 RUN_KEYS = ("run_id", "agent", "spec", "status", "outcome", "answer", "meta", "iterations", "time",
@@ -217,7 +256,7 @@ class MemoryStore:
             self._runs[run_id] = {
                 "run_id": run_id, "agent": agent if old is None else old["agent"],
                 "spec": spec if old is None else old["spec"], "status": status,
-                "outcome": outcome, "answer": answer, "meta": json.loads(dumps(meta)),
+                "outcome": outcome, "answer": answer, "meta": json.loads(encode(meta)),
                 "iterations": iterations, "time": time, "events": n,
                 "started": now if old is None else old["started"], "updated": now,
                 "order": self._order if old is None else old["order"]}
@@ -309,7 +348,7 @@ class MemoryStore:
             c = self._checkins.get(checkin_id)
             if c is None or c["state"] != "pending" or c["fp"] != fp:
                 return False
-            c.update(state="decided", decision=json.loads(dumps(decision)))
+            c.update(state="decided", decision=json.loads(encode(decision)))
             return True
 
 
@@ -330,10 +369,10 @@ def postgres(url: str, *, stamp: Stamp | None = None, max_size: int = 4) -> Any:
     return PostgresStore(url, stamp=stamp, max_size=max_size)
 
 
-def from_url(url: str | None = None, *, stamp: Stamp | None = None) -> Any:
+def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None) -> Any:
     """`--store` / `AFP_STORE`: `postgresql://…` or `postgres://…`, `sqlite:///path`, `memory:`,
     a plain path, or nothing for `.afp/runs.db`."""
-    url = url or os.environ.get("AFP_STORE") or DEFAULT_PATH
+    url = os.fspath(url) if url else (os.environ.get("AFP_STORE") or DEFAULT_PATH)
     if url.startswith(("postgresql://", "postgres://")):
         return postgres(url, stamp=stamp)
     if url in ("memory:", "memory://"):

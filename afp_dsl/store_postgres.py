@@ -15,9 +15,9 @@ import json
 import re
 from typing import Any, Iterable, Sequence
 
-from .store import (Migration, Stamp, StoreError, checkin_dict, encode_raw, event_json, run_dict,
-                    summarize)
-from .trace import Event, Trace, dumps
+from .store import (Migration, Stamp, StoreError, batches, checkin_dict, clean_text, encode,
+                    encode_raw, run_dict, summarize, unbatch, v1_events_to_batches)
+from .trace import Event, Trace
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial: runs, events, checkpoints, checkins", (
@@ -29,18 +29,36 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE TABLE IF NOT EXISTS checkins (checkin_id TEXT PRIMARY KEY, run_id TEXT, fp TEXT, "
         "state TEXT, decision TEXT)",
     )),
-    Migration(2, "run summaries for `afpc trace list`: iterations, time, event count, stamps", (
+    Migration(2, "run summaries (iterations, time, event count, stamps); events stored in "
+                 "per-iteration batches", (
         "ALTER TABLE runs ADD COLUMN iterations INTEGER NOT NULL DEFAULT 0, "
         "ADD COLUMN time BIGINT NOT NULL DEFAULT 0, ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0, "
         "ADD COLUMN started TEXT, ADD COLUMN updated TEXT, ADD COLUMN ord BIGSERIAL",
-        "UPDATE runs r SET n_events = s.n, iterations = s.it, time = s.t FROM ("
-        "SELECT run_id, COUNT(*) AS n, MAX((body::jsonb->>'iteration')::int) AS it, "
-        "MAX((body::jsonb->>'time')::bigint) AS t FROM events GROUP BY run_id) s "
-        "WHERE s.run_id = r.run_id",
         "CREATE INDEX IF NOT EXISTS runs_by_ord ON runs (ord)",
         "CREATE INDEX IF NOT EXISTS checkins_by_run ON checkins (run_id)",
+        "CREATE TABLE event_batches (run_id TEXT NOT NULL, first_seq INTEGER NOT NULL, "
+        "last_seq INTEGER NOT NULL, iteration INTEGER NOT NULL, body TEXT NOT NULL, "
+        "PRIMARY KEY (run_id, first_seq))",
+        lambda conn: _v1_events(conn),
+        "DROP TABLE events",
     )),
 )
+
+
+def _v1_events(conn: Any) -> None:
+    def read(run_id: str) -> list[str]:
+        return [b for (b,) in conn.execute("SELECT body FROM events WHERE run_id=%s ORDER BY seq",
+                                           (run_id,))]
+
+    def write(run_id: str, summary: tuple[int, int, int], rows: list[tuple]) -> None:
+        conn.execute("UPDATE runs SET n_events=%s, iterations=%s, time=%s WHERE run_id=%s",
+                     (*summary, run_id))
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO event_batches VALUES (%s,%s,%s,%s,%s)", rows)
+    ids = [r for (r,) in conn.execute("SELECT DISTINCT run_id FROM events").fetchall()]
+    v1_events_to_batches(ids, read, write)
+
+
 LATEST = MIGRATIONS[-1].version
 _LOCK_KEY = 0x6166705F73746F72  # "afp_stor": the advisory lock serialising migrations
 
@@ -85,6 +103,8 @@ def schema_version(conn: Any) -> int:
 def migrate(conn: Any, target: int = LATEST) -> int:
     """Apply the migrations after the database's version up to `target` in one transaction,
     holding an advisory lock so concurrent openers migrate once. Returns the version reached."""
+    if schema_version(conn) == target:  # the usual case: no lock, no DDL
+        return target
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         current = schema_version(conn)
@@ -98,7 +118,7 @@ def migrate(conn: Any, target: int = LATEST) -> int:
                          (current, MIGRATIONS[current - 1].name))
         for m in MIGRATIONS[current:target]:
             for step in m.steps:
-                conn.execute(step)
+                conn.execute(step) if isinstance(step, str) else step(conn)
             conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (m.version, m.name))
     return max(current, target)
 
@@ -139,16 +159,17 @@ class PostgresStore:
         n, iterations, time = summarize(events)
         now = self._stamp() if self._stamp else None
         with self._pool.connection() as conn, conn.transaction():
-            conn.execute(_UPSERT, (run_id, agent, spec, status, outcome, answer, dumps(meta),
+            conn.execute(_UPSERT, (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta),
                                    iterations, time, n, now, now))  # locks the run's row
-            last = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id=%s",
-                                (run_id,)).fetchone()[0]
-            rows = [(run_id, e.seq, e.kind, event_json(e)) for e in events if e.seq > last]
+            last = conn.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
+                                "WHERE run_id=%s", (run_id,)).fetchone()[0]
+            rows = batches(run_id, events, last)
             if rows:
                 with conn.cursor() as cur, cur.copy(
-                        "COPY events (run_id, seq, kind, body) FROM STDIN") as copy:
+                        "COPY event_batches (run_id, first_seq, last_seq, iteration, body) "
+                        "FROM STDIN") as copy:
                     for row in rows:
-                        copy.write_row(row)
+                        copy.write_row((run_id, *row))
 
     def run(self, run_id: str) -> dict | None:
         rows = self._read(f"SELECT {_RUN_COLS} FROM runs WHERE run_id=%s", (run_id,))
@@ -163,8 +184,8 @@ class PostgresStore:
         return [run_dict(r) for r in rows]
 
     def events(self, run_id: str) -> list[Event]:
-        rows = self._read("SELECT body FROM events WHERE run_id=%s ORDER BY seq", (run_id,))
-        return [Event.from_dict(json.loads(r[0])) for r in rows]
+        return unbatch(run_id, self._read("SELECT iteration, body FROM event_batches "
+                                          "WHERE run_id=%s ORDER BY first_seq", (run_id,)))
 
     def trace(self, run_id: str) -> Trace:
         return Trace(run_id, self.events(run_id))
@@ -194,4 +215,4 @@ class PostgresStore:
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
         return self._write("UPDATE checkins SET state='decided', decision=%s WHERE checkin_id=%s "
                            "AND state='pending' AND fp=%s",
-                           (dumps(decision), checkin_id, fp)) == 1
+                           (encode(decision), checkin_id, fp)) == 1

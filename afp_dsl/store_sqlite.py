@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, batches, checkin_dict,
-                    encode_raw, run_dict, summarize, unbatch)
-from .trace import Event, Trace, dumps
+                    clean_text, encode, encode_raw, run_dict, summarize, unbatch,
+                    v1_events_to_batches)
+from .trace import Event, Trace
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -39,24 +40,29 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE runs ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE runs ADD COLUMN started TEXT",
         "ALTER TABLE runs ADD COLUMN updated TEXT",
-        "UPDATE runs SET "
-        "n_events = (SELECT COUNT(*) FROM events e WHERE e.run_id = runs.run_id), "
-        "iterations = COALESCE((SELECT MAX(json_extract(e.body, '$.iteration')) FROM events e "
-        "WHERE e.run_id = runs.run_id), 0), "
-        "time = COALESCE((SELECT MAX(json_extract(e.body, '$.time')) FROM events e "
-        "WHERE e.run_id = runs.run_id), 0)",
         "CREATE INDEX IF NOT EXISTS checkins_by_run ON checkins (run_id)",
-        # one row per (run, iteration): body is a JSON array of events (readers sort by seq)
         "CREATE TABLE event_batches (run_id TEXT NOT NULL, first_seq INTEGER NOT NULL, "
         "last_seq INTEGER NOT NULL, iteration INTEGER NOT NULL, body TEXT NOT NULL, "
         "PRIMARY KEY (run_id, first_seq)) WITHOUT ROWID",
-        "INSERT INTO event_batches SELECT run_id, MIN(seq), MAX(seq), it, "
-        "'[' || group_concat(body, ',') || ']' FROM (SELECT run_id, seq, body, "
-        "json_extract(body, '$.iteration') AS it FROM events ORDER BY run_id, seq) "
-        "GROUP BY run_id, it",
+        lambda db: _v1_events(db),
         "DROP TABLE events",
     )),
 )
+
+
+def _v1_events(db: sqlite3.Connection) -> None:
+    def read(run_id: str) -> list[str]:
+        return [b for (b,) in db.execute("SELECT body FROM events WHERE run_id=? ORDER BY seq",
+                                         (run_id,))]
+
+    def write(run_id: str, summary: tuple[int, int, int], rows: list[tuple]) -> None:
+        db.execute("UPDATE runs SET n_events=?, iterations=?, time=? WHERE run_id=?",
+                   (*summary, run_id))
+        db.executemany("INSERT INTO event_batches VALUES (?,?,?,?,?)", rows)
+    v1_events_to_batches([r for (r,) in db.execute("SELECT DISTINCT run_id FROM events")],
+                         read, write)
+
+
 LATEST = MIGRATIONS[-1].version
 
 _RUN_COLS = ("run_id, agent, spec, status, outcome, answer, meta, iterations, time, n_events, "
@@ -83,6 +89,8 @@ def schema_version(db: sqlite3.Connection) -> int:
 def migrate(db: sqlite3.Connection, target: int = LATEST) -> int:
     """Apply the migrations after the database's version up to `target`, in one write
     transaction (so concurrent openers migrate once). Returns the version reached."""
+    if schema_version(db) == target:  # the usual case: no write lock needed
+        return target
     db.execute("BEGIN IMMEDIATE")
     try:
         current = schema_version(db)
@@ -96,7 +104,7 @@ def migrate(db: sqlite3.Connection, target: int = LATEST) -> int:
                        (current, MIGRATIONS[current - 1].name))
         for m in MIGRATIONS[current:target]:
             for step in m.steps:
-                db.execute(step)
+                db.execute(step) if isinstance(step, str) else step(db)
             db.execute("INSERT INTO schema_version VALUES (?, ?)", (m.version, m.name))
         db.execute("COMMIT")
     except BaseException:
@@ -159,12 +167,12 @@ class SqliteStore:
             cur = self._db.cursor()
             cur.execute("BEGIN IMMEDIATE")
             try:
-                cur.execute(_UPSERT, (run_id, agent, spec, status, outcome, answer, dumps(meta),
+                cur.execute(_UPSERT, (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta),
                                       iterations, time, n, now, now))
                 last = cur.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
                                    "WHERE run_id=?", (run_id,)).fetchone()[0]
                 cur.executemany("INSERT INTO event_batches VALUES (?,?,?,?,?)",
-                                [(run_id, *row) for row in batches(events, last)])
+                                [(run_id, *row) for row in batches(run_id, events, last)])
                 cur.execute("COMMIT")
             except BaseException:
                 cur.execute("ROLLBACK")
@@ -183,9 +191,8 @@ class SqliteStore:
         return [run_dict(r) for r in rows]
 
     def events(self, run_id: str) -> list[Event]:
-        rows = self._read("SELECT body FROM event_batches WHERE run_id=? ORDER BY first_seq",
-                          (run_id,))
-        return unbatch(r[0] for r in rows)
+        return unbatch(run_id, self._read("SELECT iteration, body FROM event_batches "
+                                          "WHERE run_id=? ORDER BY first_seq", (run_id,)))
 
     def trace(self, run_id: str) -> Trace:
         return Trace(run_id, self.events(run_id))
@@ -215,4 +222,4 @@ class SqliteStore:
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
         return self._write([("UPDATE checkins SET state='decided', decision=? WHERE checkin_id=? "
                              "AND state='pending' AND fp=?",
-                             (dumps(decision), checkin_id, fp))]) == 1
+                             (encode(decision), checkin_id, fp))]) == 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -173,12 +174,76 @@ def _reason(chain) -> str:
 
 # ---------------------------------------------------------------- validation
 def _validate(ctx: RunCtx, call: ToolCall, args: Any, info, called: str) -> CallOutcome | None:
+    if _plainly_valid(info, args):
+        return None
     problems = arg_problems(info.validator, args)
     if not problems:
         return None
     ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id, "problems": problems},
              source=info.decl.span, caused_by=(called,))
     return CallOutcome("invalid", invalid_text(call.name, problems))
+
+
+# Speed: most input schemas are flat objects of plainly typed fields; those are checked here
+# directly. The check only ever answers "valid" when JSON Schema would too (exact Python types,
+# a few keywords); anything else, and every invalid call, goes to jsonschema, which also words
+# the problems. Compiled once per tool, keyed by identity (the entry keeps the tool info alive).
+_PLAIN_TYPES = {"string": (str,), "boolean": (bool,), "integer": (int,), "number": (int, float)}
+_PLAIN_KEYWORDS = frozenset(("type", "description", "minLength", "maxLength", "minimum", "maximum"))
+_PLAIN: dict[int, tuple[Any, Any]] = {}
+
+
+def _plainly_valid(info: Any, args: Any) -> bool:
+    hit = _PLAIN.get(id(info))
+    if hit is None or hit[0] is not info:
+        if len(_PLAIN) >= 1024:
+            _PLAIN.clear()
+        hit = _PLAIN[id(info)] = (info, _plain_checker(info.schema))
+    check = hit[1]
+    return check is not None and type(args) is dict and check(args)
+
+
+def _plain_checker(schema: Any):
+    """A function args → True when plainly valid, or None when the schema is not that simple."""
+    if not isinstance(schema, Mapping) or schema.get("type") != "object" or set(schema) - {
+            "type", "properties", "required", "additionalProperties"}:
+        return None
+    closed = schema.get("additionalProperties", True)
+    required = schema.get("required", ())
+    if not isinstance(closed, bool) or not isinstance(required, (list, tuple)):
+        return None
+    fields = {}
+    for name, sub in (schema.get("properties") or {}).items():
+        if not isinstance(sub, Mapping) or set(sub) - _PLAIN_KEYWORDS or sub.get("type") not in _PLAIN_TYPES:
+            return None
+        allowed = {"string": ("minLength", "maxLength"), "boolean": ()}.get(sub["type"], ("minimum", "maximum"))
+        bounds = {k: sub[k] for k in ("minLength", "maxLength", "minimum", "maximum") if k in sub}
+        if set(bounds) - set(allowed) or any(type(b) not in (int, float) for b in bounds.values()):
+            return None
+        fields[name] = (_PLAIN_TYPES[sub["type"]], bounds.get("minLength"), bounds.get("maxLength"),
+                        bounds.get("minimum"), bounds.get("maximum"))
+    required = tuple(required)
+    closed = not closed
+
+    def check(args: dict) -> bool:
+        for name in required:
+            if name not in args:
+                return False
+        for name, value in args.items():
+            spec = fields.get(name)
+            if spec is None:
+                if closed:
+                    return False
+                continue
+            types, min_len, max_len, low, high = spec
+            if type(value) not in types:
+                return False
+            if (min_len is not None and len(value) < min_len) or (max_len is not None and len(value) > max_len):
+                return False
+            if (low is not None and not value >= low) or (high is not None and not value <= high):
+                return False
+        return True
+    return check
 
 
 # ---------------------------------------------------------------- execution

@@ -160,6 +160,17 @@ def payload(e: Event) -> dict:
     return e.payload if isinstance(e.payload, dict) else {}
 
 
+def items(p: Mapping, key: str) -> list[dict]:
+    """The dict entries of the list under `key` (anything else in a foreign trace is skipped)."""
+    v = p.get(key) if isinstance(p, Mapping) else None
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, (list, tuple)) else []
+
+
+def name_of(v: Any) -> str | None:
+    """A skill or edge name as recorded, or None when the value is not a plain string."""
+    return v if isinstance(v, str) else None
+
+
 def cond_node(c: Mapping) -> WhyNode:
     mark = "✓" if c.get("passed") else "✗"
     reason = f" ({c['reason']})" if c.get("reason") else ""
@@ -185,7 +196,18 @@ def explain(trace: Trace, event_id: str | None = None, *, inner: Any = None, pro
 def why_tree(trace: Trace, event_id: str | None = None, *, inner: Any = None, program: Any = None,
              skill: str | None = None, iteration: int | None = None, edge: str | None = None
              ) -> tuple[WhyNode, dict]:
-    """(tree, query) for the same arguments as `explain`."""
+    """(tree, query) for the same arguments as `explain`; a malformed trace yields an `error`
+    node naming the problem, never an exception."""
+    try:
+        return _tree(trace, event_id, inner, program, skill, iteration, edge)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        query = {"event": event_id, "skill": skill, "iteration": iteration, "edge": edge}
+        return (WhyNode("error", f"the trace of run `{trace.run_id}` is malformed and cannot be "
+                        f"explained ({type(exc).__name__}: {short(str(exc), 80)})"),
+                {k: v for k, v in query.items() if v is not None})
+
+
+def _tree(trace, event_id, inner, program, skill, iteration, edge) -> tuple[WhyNode, dict]:
     from .why_query import edge_tree, skill_tree, walker
     w = walker(trace, inner_finder(inner), Locator(program))
     if skill is not None:
@@ -225,4 +247,4 @@ def describe(e: Event) -> str:
 
 
 __all__ = ["WhyNode", "explain", "why_tree", "render_text", "to_json", "describe", "Locator",
-           "Index", "inner_finder", "short"]
+           "Index", "inner_finder", "short", "items", "name_of"]

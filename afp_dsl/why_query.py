@@ -13,7 +13,7 @@ import re
 from typing import Any, Callable
 
 from .trace import Event, Trace
-from .why import Index, Locator, WhyNode, payload
+from .why import Index, Locator, WhyNode, items, name_of, payload
 from .why_walk import Walker, describe
 
 __all__ = ["walker", "skill_tree", "edge_tree", "describe", "parse_edge"]
@@ -37,9 +37,9 @@ def _all_names(ix: Index) -> list[str]:
     for e in ix.events:
         p = payload(e)
         if e.kind == "context.composed":
-            names.update(x.get("name") for x in (p.get("pieces") or []) + (p.get("skipped") or []))
+            names.update(name_of(x.get("name")) for x in items(p, "pieces") + items(p, "skipped"))
         elif e.kind in ("cursor.moved", "route.evaluated"):
-            names.update(x for x in (p.get("from"), p.get("to")) if x)
+            names.update(name_of(x) for x in (p.get("from"), p.get("to")))
     return sorted(n for n in names if isinstance(n, str))
 
 
@@ -78,7 +78,7 @@ def skill_tree(w: Walker, skill: str, iteration: int | None = None) -> WhyNode:
 
 
 def _piece(composed: Event, name: str) -> dict | None:
-    for x in payload(composed).get("pieces") or []:
+    for x in items(payload(composed), "pieces"):
         if x.get("name") == name and x.get("kind") in ("skill", "fact", "instruction",
                                                        "steering", "context", "system"):
             return x
@@ -88,7 +88,7 @@ def _piece(composed: Event, name: str) -> dict | None:
 def _not_active(w: Walker, composed: Event, skill: str, k: int) -> list[WhyNode]:
     ix = w.ix
     kids: list[WhyNode] = []
-    for x in payload(composed).get("skipped") or []:
+    for x in items(payload(composed), "skipped"):
         if x.get("name") == skill:
             kids.append(w._skipped(x))
     move = ix.last_before(composed.seq, "cursor.moved")
@@ -143,9 +143,9 @@ def edge_tree(w: Walker, edge: str) -> WhyNode:
 def _never_evaluated(w: Walker, a: str, b: str) -> list[WhyNode]:
     ix = w.ix
     at = [e for e in ix.events if e.kind == "cursor.moved"]
-    on_a = sorted({e.iteration for e in at if payload(e).get("to") == a})
+    on_a = sorted({e.iteration for e in at if payload(e).get("to") == a})  # ints
     if not on_a:
-        seen = sorted({payload(e).get("to") for e in at if payload(e).get("to")})
+        seen = sorted({t for e in at if (t := name_of(payload(e).get("to")))})
         known = _all_names(ix)
         hint = _hint(a, known) if a not in known else ""
         return [WhyNode("note", f"the cursor was never on `{a}` (it was on: "

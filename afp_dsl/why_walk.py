@@ -12,60 +12,99 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .trace import Event
-from .why import MAX_INNER_DEPTH, MAX_NODES, Index, Locator, WhyNode, cond_node, payload, short
+from .why import (MAX_INNER_DEPTH, MAX_NODES, Index, Locator, WhyNode, cond_node, items,
+                  payload, short)
 
 
 def describe(e: Event) -> str:
     """One line for an event (shared by the walk, `afpc trace show` and the HTML report)."""
     p = payload(e)
-    fn = _DESCRIBE.get(e.kind)
     try:
+        if e.kind in _TEMPLATES:
+            return _TEMPLATES[e.kind].format_map(_Shown(p))
+        fn = _DESCRIBE.get(e.kind)
         return fn(p) if fn else f"{e.kind} {short(p, 80)}"
-    except (KeyError, TypeError, AttributeError, ValueError):
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError):
         return f"{e.kind} {short(p, 80)}"
 
 
+class _Shown(dict):
+    """A payload seen through `short`: one-line, cut values; missing keys are empty."""
+
+    def __init__(self, p: dict):
+        super().__init__({k: short(v) for k, v in p.items() if v is not None})
+
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+_TEMPLATES = {
+    "run.started": "run of `{agent}` started: user said {message}",
+    "tool.called": "model called `{tool}` ({call_id}) with {args}",
+    "tool.args_invalid": "arguments of `{tool}` rejected: {problems}",
+    "checkin.requested": "check-in {checkin} asked: {question}",
+    "skill.rejected": "read_skill `{requested}` refused: cursor {cursor}, reachable {allowed}",
+    "step.advanced": "step {step} of {of} of `{skill}` done",
+    "step.skipped": "step {step} of `{skill}` skipped: {reason}",
+    "steps.unfinished": "steps of `{skill}` unfinished at step {step} ({action})",
+    "budget.exhausted": "iteration budget {limit} exhausted ({action})",
+    "run.paused": "run paused on check-in {checkin}",
+    "redaction.applied": "redaction applied: {counts}",
+}
+
+
 def _calls(p: dict) -> str:
-    return ", ".join(f"`{c.get('tool')}`" for c in p.get("tool_calls") or [])
+    return ", ".join(f"`{c.get('tool')}`" for c in items(p, "tool_calls"))
+
+
+def _if(p: dict, key: str, text: str) -> str:
+    """`text` with `{}` filled by the shortened value of `key`, or nothing when it is empty."""
+    return text.format(short(p[key], 80)) if p.get(key) else ""
+
+
+def _context(p: dict) -> str:
+    tools = ", ".join(t.get("name", "?") for t in items(p, "tools")) or "none"
+    return f"context composed: {len(items(p, 'pieces'))} pieces, tools {tools}"
+
+
+def _returned(p: dict) -> str:
+    value = p["result"] if p.get("result") is not None else p.get("read", "(no result)")
+    return f"`{p.get('tool')}` ({p.get('call_id')}) returned {p.get('status')}: {short(value)}"
+
+
+def _policy(p: dict) -> str:
+    return (f"policy `{p.get('policy')}` decided {p.get('outcome')} at {p.get('moment')}"
+            + _if(p, "tool", " for `{}`") + _if(p, "reason", ": {}"))
+
+
+def _route(p: dict) -> str:
+    verdict = "fired" if p.get("fired") else "refused"
+    on = f" on `{p['tool']}` ({p.get('call_id')})" if p.get("tool") else ""
+    return f"edge `{p.get('edge')}` {verdict}{on}" + _if(p, "reason", ": {}")
+
+
+def _conflict(p: dict) -> str:
+    losers = ", ".join(f"`{x['edge']}`" for x in items(p, "losers"))
+    return f"route conflict from `{p.get('from')}`: `{p['winner']['edge']}` won over {losers}"
 
 
 _DESCRIBE: dict[str, Callable[[dict], str]] = {
-    "run.started": lambda p: f"run of `{p.get('agent')}` started: user said {short(p.get('message'))}",
-    "context.composed": lambda p: (f"context composed: {len(p.get('pieces') or [])} pieces, tools "
-                                   + (", ".join(t.get("name", "?") for t in p.get("tools") or []) or "none")),
-    "llm.called": lambda p: f"LLM call #{p.get('call')} ({p.get('messages')} messages, model {p.get('model') or 'default'})",
-    "llm.replied": lambda p: ("model replied calling " + _calls(p)) if p.get("tool_calls")
-    else f"model replied: {short(p.get('text'))}",
-    "tool.called": lambda p: f"model called `{p.get('tool')}` ({p.get('call_id')}) with {short(p.get('args'))}",
-    "tool.args_invalid": lambda p: f"arguments of `{p.get('tool')}` rejected: {short(p.get('problems'))}",
-    "tool.returned": lambda p: (f"`{p.get('tool')}` ({p.get('call_id')}) returned {p.get('status')}: "
-                                + short(p["result"] if p.get("result") is not None
-                                        else p.get("read", "(no result)"))),
-    "policy.decided": lambda p: (f"policy `{p.get('policy')}` decided {p.get('outcome')} at "
-                                 f"{p.get('moment')}" + (f" for `{p['tool']}`" if p.get("tool") else "")
-                                 + (f": {p['reason']}" if p.get("reason") else "")),
-    "checkin.requested": lambda p: f"check-in {p.get('checkin')} asked: {short(p.get('question'))}",
+    "context.composed": _context,
+    "llm.called": lambda p: (f"LLM call #{p.get('call')} ({p.get('messages')} messages, "
+                             f"model {p.get('model') or 'default'})"),
+    "llm.replied": lambda p: (("model replied calling " + _calls(p)) if p.get("tool_calls")
+                              else f"model replied: {short(p.get('text'))}"),
+    "tool.returned": _returned,
+    "policy.decided": _policy,
     "checkin.decided": lambda p: (f"check-in {p.get('checkin')} {p.get('decision')}d"
-                                  + (f" by {p['by']}" if p.get("by") else "")
-                                  + (f" ({short(p['note'], 60)})" if p.get("note") else "")),
-    "route.evaluated": lambda p: (f"edge `{p.get('edge')}` {'fired' if p.get('fired') else 'refused'}"
-                                  + (f" on `{p['tool']}` ({p.get('call_id')})" if p.get("tool") else "")
-                                  + (f": {p['reason']}" if p.get("reason") else "")),
-    "route.conflict": lambda p: (f"route conflict from `{p.get('from')}`: `{p['winner']['edge']}` won over "
-                                 + ", ".join(f"`{x['edge']}`" for x in p.get("losers") or [])),
-    "cursor.moved": lambda p: (f"cursor {p.get('from') or 'none'} -> {p.get('to') or 'none'} ({p.get('cause')})"
-                               + (f" over `{p['edge']}`" if p.get("edge") else "")),
-    "skill.rejected": lambda p: (f"read_skill `{p.get('requested')}` refused: cursor {p.get('cursor')}, "
-                                 f"reachable {', '.join(p.get('allowed') or []) or 'none'}"),
-    "step.advanced": lambda p: f"step {p.get('step')} of {p.get('of')} of `{p.get('skill')}` done",
-    "step.skipped": lambda p: f"step {p.get('step')} of `{p.get('skill')}` skipped: {short(p.get('reason'))}",
-    "steps.unfinished": lambda p: f"steps of `{p.get('skill')}` unfinished at step {p.get('step')} ({p.get('action')})",
-    "budget.exhausted": lambda p: f"iteration budget {p.get('limit')} exhausted ({p.get('action')})",
-    "run.paused": lambda p: f"run paused on check-in {p.get('checkin')}",
-    "run.resumed": lambda p: "run resumed" + (f" after check-in {p['checkin']}" if p.get("checkin") else ""),
-    "redaction.applied": lambda p: f"redaction applied: {short(p.get('counts'))}",
+                                  + _if(p, "by", " by {}") + _if(p, "note", " ({})")),
+    "route.evaluated": _route,
+    "route.conflict": _conflict,
+    "cursor.moved": lambda p: (f"cursor {p.get('from') or 'none'} -> {p.get('to') or 'none'} "
+                               f"({p.get('cause')})" + _if(p, "edge", " over `{}`")),
+    "run.resumed": lambda p: "run resumed" + _if(p, "checkin", " after check-in {}"),
     "run.finished": lambda p: (f"run finished ({p.get('outcome')}): {short(p.get('answer'))}"
-                               + (f" — error: {short(p['error'])}" if p.get("error") else "")),
+                               + _if(p, "error", " — error: {}")),
 }
 
 
@@ -117,7 +156,7 @@ class Walker:
         what = ("calling " + _calls(p)) if p.get("tool_calls") else f": {short(p.get('text'))}"
         text = f"model replied (LLM call #{n}, iteration {e.iteration}) {what}".replace(") :", "):")
         kids = self._call_inputs(called) if called is not None else ()
-        data = {"text": p.get("text"), "tool_calls": p.get("tool_calls") or [], "call": n,
+        data = {"text": p.get("text"), "tool_calls": items(p, "tool_calls"), "call": n,
                 "usage": p.get("usage")}
         return WhyNode("reply", text, e.id, at, data, kids)
 
@@ -142,12 +181,13 @@ class Walker:
     # ------------------------------------------------------------ context
     def _context(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
-        pieces = [self._piece(e, x) for x in p.get("pieces") or []]
-        skipped = [self._skipped(x) for x in p.get("skipped") or []]
-        tools = ", ".join(f"{t.get('name')}" for t in p.get("tools") or []) or "none"
+        pieces = [self._piece(e, x) for x in items(p, "pieces")]
+        skipped = [self._skipped(x) for x in items(p, "skipped")]
+        tools = ", ".join(f"{t.get('name')}" for t in items(p, "tools")) or "none"
         kids = pieces + skipped + [WhyNode("tools", f"tools offered: {tools}",
-                                           data={"tools": p.get("tools") or []})]
-        text = f"context of iteration {e.iteration}: {len(pieces)} piece{'s' if len(pieces) != 1 else ''}"
+                                           data={"tools": items(p, "tools")})]
+        plural = "s" if len(pieces) != 1 else ""
+        text = f"context of iteration {e.iteration}: {len(pieces)} piece{plural}"
         return WhyNode("context", text, e.id, at, {"active": p.get("active") or []}, tuple(kids))
 
     def _piece(self, composed: Event, x: dict) -> WhyNode:
@@ -155,7 +195,7 @@ class Walker:
         at = self.loc.span(x.get("source"))
         kids: list[WhyNode] = []
         if reason == "when":
-            kids += [cond_node(c) for c in x.get("detail") or [] if isinstance(c, dict)]
+            kids += [cond_node(c) for c in items(x, "detail") if isinstance(c, dict)]
         elif kind in ("skill", "step") and reason in ("entry", "route", "continuity", "model-pick",
                                                      "always", "step"):
             kids += self._why_skill_active(composed, name, reason)
@@ -173,15 +213,16 @@ class Walker:
             pick = self.ix.last_before(seq, "tool.called", lambda p: p.get("tool") == "read_skill"
                                        and (p.get("args") or {}).get("id") == name)
             if pick is not None:
+                call_id = payload(pick).get("call_id")
                 ret = self.ix.last_before(seq, "tool.returned",
-                                          lambda p: p.get("call_id") == payload(pick).get("call_id"))
+                                          lambda p: p.get("call_id") == call_id)
                 return [self.node(ret or pick)]
             return []
         return [self.node(move)] if move is not None else []
 
     @staticmethod
     def _skipped(x: dict) -> WhyNode:
-        conds = tuple(cond_node(c) for c in x.get("conditions") or [] if isinstance(c, dict))
+        conds = tuple(cond_node(c) for c in items(x, "conditions") if isinstance(c, dict))
         err = f" ({x['error']})" if x.get("error") else ""
         return WhyNode("skipped", f"not active: {x.get('kind')} `{x.get('name')}` — its `when` "
                        f"did not hold{err}", data={"kind": x.get("kind"), "name": x.get("name")},
@@ -190,7 +231,7 @@ class Walker:
     # ------------------------------------------------------------ cursor and routes
     def _moved(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
-        kids = [cond_node(c) for c in p.get("witness") or [] if isinstance(c, dict)]
+        kids = [cond_node(c) for c in items(p, "witness") if isinstance(c, dict)]
         kids += [self.node(c) for c in self.ix.parents(e)]
         fired = {c.id for c in self.ix.parents(e)}
         refused = [x for x in self.ix.events if x.kind == "route.evaluated" and x.seq < e.seq
@@ -206,7 +247,7 @@ class Walker:
 
     def _route(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
-        kids = [cond_node(c) for c in p.get("conditions") or [] if isinstance(c, dict)]
+        kids = [cond_node(c) for c in items(p, "conditions") if isinstance(c, dict)]
         ev = [x for x in self.ix.parents(e) if x.kind == "tool.returned"]
         kids += [WhyNode("evidence", "evidence: " + describe(x), x.id, self.loc.span(x.source))
                  for x in ev]

@@ -1,27 +1,29 @@
 """Benchmark: N tool-calling iterations through the interpreter (full trace), vs LangGraph.
 
-Run: `python bench/loop.py`. Prints µs per iteration and peak memory for N = 10, 50, 200;
-if `langgraph` is importable, the same workload through its prebuilt ReAct agent with a fake
-chat model, and the ratio. Not a test: numbers vary by machine.
+The workload: an agent with one `echo` tool; a scripted model asks for `echo` N times, then
+answers. afp runs it with the mock provider and full trace capture; LangGraph runs the same
+script through its prebuilt ReAct agent with a fake chat model, in the same process. Reports µs
+per iteration (median of several runs, wall and CPU) for N = 10, 50, 200 and the ratio.
+Run: `python -m bench.loop [--quick] [--reps N] [--json OUT]`. LangGraph comes with
+`pip install '.[bench]'`; without it the comparison is skipped with a message.
 """
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 import warnings
-import tracemalloc
 from pathlib import Path
+from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import afp_dsl as afp  # noqa: E402
-from afp_dsl.effects import Effects, counter_ids  # noqa: E402
-from afp_dsl.providers import mock  # noqa: E402
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import parser, write_result  # noqa: E402
 
 SPEC = """
 agent bench {{
   max_iterations = {limit}
-  tools = [echo]
+  tools = [echo]{extra}
 }}
 tool echo {{
   description = "Echo a word."
@@ -29,35 +31,29 @@ tool echo {{
 }}
 """
 SIZES = (10, 50, 200)
-REPEAT = 5
+QUICK_SIZES = (3, 5)
 
 
-def afp_once(n: int) -> tuple[float, int]:
-    program = afp.load(SPEC.format(limit=n + 1))
+def afp_runner(n: int, spec: str | None = None) -> Callable[[], Any]:
+    """A zero-argument function doing one N-iteration run (agent set-up excluded from nothing:
+    the program is loaded once, each call builds its agent and runs it)."""
+    import afp_dsl as afp
+    from afp_dsl.effects import Effects, counter_ids
+    from afp_dsl.providers import mock
+    program = afp.load(spec or SPEC.format(limit=n + 1, extra=""))
     script = [[("echo", {"word": f"w{i}"})] for i in range(n)] + ["done"]
-    agent = program.agent(provider=mock(script), tools={"echo": lambda word: word},
-                          effects=Effects(run_ids=counter_ids("b")))
-    start = time.perf_counter()
-    result = agent.run("go")
-    elapsed = time.perf_counter() - start
-    assert result.outcome == "answered", result.error
-    return elapsed, len(result.trace)
+
+    def once() -> Any:
+        agent = program.agent(provider=mock(script), tools={"echo": lambda word: word},
+                              effects=Effects(run_ids=counter_ids("b")))
+        result = agent.run("go")
+        if result.outcome != "answered":
+            raise SystemExit(f"bench run ended {result.outcome}: {result.error}")
+        return result
+    return once
 
 
-def _repeat(n: int) -> int:
-    return max(REPEAT, 400 // n)
-
-
-def afp_bench(n: int) -> tuple[float, int, int]:
-    best = min(afp_once(n)[0] for _ in range(_repeat(n)))
-    tracemalloc.start()
-    _, events = afp_once(n)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return best / n * 1e6, peak, events
-
-
-def langgraph_bench(n: int) -> float | None:
+def langgraph_runner(n: int) -> Callable[[], Any] | None:
     try:
         from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
         from langchain_core.messages import AIMessage
@@ -72,39 +68,67 @@ def langgraph_bench(n: int) -> float | None:
         return word
 
     class Fake(GenericFakeChatModel):
-        def bind_tools(self, tools, **kw):
+        def bind_tools(self, tools: Any, **kw: Any) -> "Fake":
             return self
 
-    def once() -> float:
-        msgs = [AIMessage(content="", tool_calls=[{"name": "echo", "args": {"word": f"w{i}"},
-                                                    "id": f"c{i}"}]) for i in range(n)]
+    def once() -> Any:
+        msgs = [AIMessage(content="", tool_calls=[{"name": "echo", "args": {"word": f"w{i}"}, "id": f"c{i}"}])
+                for i in range(n)]
         msgs.append(AIMessage(content="done"))
         agent = create_react_agent(Fake(messages=iter(msgs)), [echo])
-        start = time.perf_counter()
-        agent.invoke({"messages": [("user", "go")]}, {"recursion_limit": 2 * n + 10})
-        return time.perf_counter() - start
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return min(once() for _ in range(_repeat(n))) / n * 1e6
+        return agent.invoke({"messages": [("user", "go")]}, {"recursion_limit": 2 * n + 10})
+    return once
 
 
-def main() -> None:
-    print(f"{'N':>5} {'afp µs/iter':>12} {'peak KiB':>9} {'events':>7} {'langgraph µs/iter':>18} {'ratio':>6}")
-    per: dict[int, float] = {}
-    for n in SIZES:
-        us, peak, events = afp_bench(n)
-        per[n] = us
-        lg = langgraph_bench(n)
-        lg_text = f"{lg:18.1f}" if lg is not None else f"{'-':>18}"
-        ratio = f"{lg / us:5.1f}x" if lg is not None else f"{'-':>6}"
-        print(f"{n:5d} {us:12.1f} {peak / 1024:9.0f} {events:7d} {lg_text} {ratio}")
-    growth = per[SIZES[-1]] / per[SIZES[0]]
-    print(f"per-iteration cost N={SIZES[-1]} vs N={SIZES[0]}: x{growth:.2f} "
-          f"(history and trace work is O(1) per iteration; residual growth is allocator/GC)")
-    if langgraph_bench(1) is None:
-        print("langgraph is not importable: comparison skipped (pip install '.[bench]')")
+def per_iteration(once: Callable[[], Any], n: int, reps: int) -> dict:
+    """Median µs per iteration over `reps` runs after one warm-up run."""
+    once()
+    walls, cpus = [], []
+    for _ in range(reps):
+        w0, c0 = time.perf_counter(), time.process_time()
+        once()
+        walls.append((time.perf_counter() - w0) / n * 1e6)
+        cpus.append((time.process_time() - c0) / n * 1e6)
+    return {"us_per_iter": statistics.median(walls), "cpu_us_per_iter": statistics.median(cpus),
+            "min_us_per_iter": min(walls), "reps": reps}
+
+
+def reps_for(n: int, quick: bool, reps: int | None) -> int:
+    if reps:
+        return reps
+    return 1 if quick else max(7, 1000 // n)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser(__doc__).parse_args(argv)
+    sizes = QUICK_SIZES if args.quick else SIZES
+    rows = []
+    skipped = None
+    for n in sizes:
+        reps = reps_for(n, args.quick, args.reps)
+        once = afp_runner(n)
+        row: dict[str, Any] = {"n": n, "events": len(once().trace), "afp": per_iteration(once, n, reps)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lg = langgraph_runner(n)
+            if lg is None:
+                skipped = "langgraph is not importable: comparison skipped (pip install '.[bench]')"
+            else:
+                row["langgraph"] = per_iteration(lg, n, max(1, reps // 2) if not args.quick else 1)
+                row["speedup"] = row["langgraph"]["us_per_iter"] / row["afp"]["us_per_iter"]
+                row["speedup_cpu"] = row["langgraph"]["cpu_us_per_iter"] / row["afp"]["cpu_us_per_iter"]
+        rows.append(row)
+        print(f"loop: N={n}: {row['afp']['us_per_iter']:.1f} µs/iter", file=sys.stderr)
+    first, last = rows[0]["afp"], rows[-1]["afp"]
+    result = {"benchmark": "loop", "sizes": list(sizes), "rows": rows,
+              "growth_last_vs_first": last["us_per_iter"] / first["us_per_iter"],
+              "growth_last_vs_first_cpu": last["cpu_us_per_iter"] / first["cpu_us_per_iter"],
+              "langgraph_skipped": skipped}
+    if skipped:
+        print(skipped, file=sys.stderr)
+    write_result(args.json_out, result)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

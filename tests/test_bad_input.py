@@ -2,11 +2,13 @@
 error, the documented exit code, never a traceback, never a hang.
 
 Regression seeds live in tests/corpus/ (any file there is replayed). Slow: the 10 MB file of
-declarations runs only with AFP_SLOW=1 (it takes about a minute; see the report in bench/fuzz.py).
+declarations runs only with AFP_SLOW=1 (75-110 s on a shared 2-core machine: lark's LALR parse).
 """
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,13 +20,14 @@ from hypothesis import strategies as st
 import afp_dsl
 from afp_dsl import cli
 from afp_dsl.lower import RESERVED
+from afp_dsl.parser import terminal_patterns
 from afp_dsl.render import FORMATS, render
 from afp_dsl.source import SourceFile
 
 CORPUS = Path(__file__).parent / "corpus"
 SUPPORT = Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp"
 # Every word the grammar treats as a keyword somewhere (reserved or soft).
-KEYWORDS = sorted(RESERVED | {"steps", "note"})
+KEYWORDS = sorted(RESERVED | {w for w in terminal_patterns().values() if w.isidentifier()})
 
 
 def afpc(*args: str):
@@ -36,10 +39,11 @@ def afpc(*args: str):
     return result.exit_code, out
 
 
-def check_file(path: Path, expect_exit: int | tuple[int, ...] = (0, 1)) -> str:
+def check_file(path: Path, expect_exit: int | tuple[int, ...] = (0, 1), every_format: bool = True) -> str:
+    """`afpc check PATH` (and, unless the file is huge, once per `--format`): the text report."""
     code, out = afpc("check", str(path))
     assert code in (expect_exit if isinstance(expect_exit, tuple) else (expect_exit,)), out
-    for fmt in FORMATS:
+    for fmt in FORMATS if every_format else ():
         fcode, _ = afpc("check", "--format", fmt, str(path))
         assert fcode == code
     return out
@@ -102,7 +106,7 @@ def test_an_empty_file_is_clean(tmp_path):
 def test_a_10mb_comment_file_finishes(tmp_path):
     path = tmp_path / "big.afp"
     path.write_text("# " + "x" * 10_000_000 + "\nagent a {}\n", encoding="utf-8")
-    check_file(path, 0)
+    check_file(path, 0, every_format=False)
 
 
 @pytest.mark.skipif(not os.environ.get("AFP_SLOW"), reason="about a minute; set AFP_SLOW=1")
@@ -151,7 +155,7 @@ def test_deep_nesting_is_reported_not_crashed(tmp_path, shape):
     text = NESTED[shape].format(o=o * depth, c=c * depth)
     path = tmp_path / "deep.afp"
     path.write_text(text, encoding="utf-8")
-    out = check_file(path)
+    out = check_file(path, every_format=False)
     if shape in ("lists", "maps", "nots", "schema"):
         assert "AFP007" in out
     elif shape == "unclosed":
@@ -210,6 +214,23 @@ def test_numbers_that_overflow_are_reported(tmp_path, text):
     path.write_text(text + "\n", encoding="utf-8")
     code, out = afpc("compile", str(path))
     assert "Infinity" not in out and code == 1, out
+
+
+@pytest.mark.xfail(strict=True, reason="checks/solver.py _witness_env/_set pads a list up to the path index: "
+                   "`result.items[100000000]` takes ~20 s and 800 MB, a larger index exhausts memory")
+@pytest.mark.timeout(120)
+def test_a_huge_path_index_is_cheap():
+    """Run in a child process under a 1 GB address-space cap and a 10 s limit."""
+    spec = ('tool t { description = "d" }\nskill a { description = "d", tools = [t] }\n'
+            'skill b { description = "d" }\n'
+            'graph g { entry a  route a -> b on t when result.items[1000000000] == 1 }\nagent x { graph = g }\n')
+    code = ("import resource, afp_dsl; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, resource.RLIM_INFINITY)); "
+            f"afp_dsl.check({spec!r}); print('ok')")
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=10)
+    except subprocess.TimeoutExpired:
+        pytest.fail("check did not finish in 10 s")
+    assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]
 
 
 # ---------------------------------------------------------------- every keyword cut short

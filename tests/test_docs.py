@@ -118,3 +118,48 @@ def test_docgen_rejects_an_unknown_page(capsys):
     from afp_dsl.docgen import main
     assert main(["nope"]) == 2
     assert "usage" in capsys.readouterr().err
+
+
+def test_getting_started_steps_add_up_to_the_whole_file():
+    """Each step shown on docs/getting-started.md is part of the file the page then checks and runs."""
+    text = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    whole = re.search(r"^```afp file=library\.afp\n(.*?)^```", text, re.M | re.S)
+    assert whole is not None
+    fragments = [m.group(2) for m in FENCE.finditer(text) if m.group(1) == "afp-fragment"]
+    assert len(fragments) >= 5
+    for fragment in fragments:
+        assert fragment in whole.group(1), fragment
+
+
+LINK = re.compile(r"\]\(([^()\s]*?)(?:#([^()\s]*))?\)")
+HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*$", re.M)
+CODE_BLOCK = re.compile(r"^```.*?^```", re.M | re.S)
+
+
+def anchors(path: Path) -> set[str]:
+    """GitHub's heading slugs (with -1, -2 for repeats) plus explicit `<a id="...">` anchors."""
+    text = CODE_BLOCK.sub("", path.read_text(encoding="utf-8"))
+    out: set[str] = set(re.findall(r'<a id="([^"]+)"', text))
+    seen: dict[str, int] = {}
+    for heading in HEADING.findall(text):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if d.is_file()], ids=lambda d: d.name)
+def test_relative_links_resolve(doc: Path):
+    """Every relative link of the book points at a file that exists, and at an anchor of it."""
+    text = CODE_BLOCK.sub("", doc.read_text(encoding="utf-8"))
+    broken = []
+    for target, anchor in LINK.findall(text):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        path = (doc.parent / target) if target else doc
+        if not path.exists():
+            broken.append(target)
+        elif anchor and path.suffix == ".md" and anchor not in anchors(path):
+            broken.append(f"{target}#{anchor}")
+    assert not broken, f"{doc.relative_to(ROOT)}: broken links {broken}"

@@ -9,15 +9,17 @@ folder holding a copy of the repository's `examples/`, `docs/`, `stdlib/` and RE
   starting with `$ `; a trailing `\\` joins lines) is RUN with bash, with the installed `afpc` and
   `python` first on PATH, when it is one of:
     - `afpc check|test|graph|compile|explain ...`, `afpc --version`, `afpc --help`;
+    - `afpc why|trace|resume ...` (they read the page's run store, e.g. `afpc why last`), once
+      the installed `afpc` has that command;
     - `afpc run ...` without `--provider`/`--fallback`, or with the `mock` provider;
     - `python -c ...` and `python -m afp_dsl...`;
   (leading `VAR=value` assignments are allowed). It must exit 0, or the code a trailing comment
   `# exits N` announces.
 * SKIPPED, by this rule: commands that need a real provider (`--provider`/`--fallback` other
   than `mock`: openai, anthropic, ollama, ...), anything that is not in the list above (`make`,
-  `pip install`, `git`, `source`, `cd`, `export`, `ollama`, `python -m pytest`, and
-  `afpc resume|why|trace`, which need the id of an earlier run), and commands holding a
-  placeholder (`RUN`, `FILE`, `PATH`, `CODE`, `<...>` or `…`).
+  `pip install`, `git`, `source`, `cd`, `export`, `ollama`, `python -m pytest`), commands
+  holding a placeholder (`RUN`, `FILE`, `PATH`, `CODE`, `<...>` or `…`: a run id cannot be known
+  in advance), and store commands (`why`, `trace`, `resume`) this build of `afpc` lacks.
 * ```python blocks of docs/embedding.md, docs/getting-started.md and README.md are executed as
   scripts in that folder (must exit 0), except blocks that build a real provider
   (`providers.openai(`, `providers.anthropic(`, `providers.ollama(`), which are skipped.
@@ -41,6 +43,7 @@ PYTHON_PAGES = {"docs/embedding.md", "docs/getting-started.md", "README.md"}
 SHELLS = {"sh", "bash", "shell", "console"}
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 AFPC_RUNNABLE = {"check", "test", "graph", "compile", "explain", "run", "--version", "--help", "-h"}
+AFPC_STORE_READERS = {"why", "trace", "resume"}
 PLACEHOLDER = re.compile(r"\b(RUN|FILE|PATH|CODE)\b|<[^<>\s]+>|…")
 EXITS = re.compile(r"#\s*exits\s+(\d+)\s*$")
 REAL_PROVIDER = re.compile(r"providers\.(openai|anthropic|ollama)\(")
@@ -128,6 +131,8 @@ def skip_reason(step: Step) -> str | None:
         return f"`{prog} {' '.join(rest[:2])}` is not run"
     if prog != "afpc":
         return f"`{prog}` is not run"
+    if rest and rest[0] in AFPC_STORE_READERS:
+        return None if rest[0] in _afpc_commands() else f"this `afpc` has no `{rest[0]}` command yet"
     if not rest or rest[0] not in AFPC_RUNNABLE:
         return f"`afpc {rest[0] if rest else ''}` is not run"
     for flag in ("--provider", "--fallback"):
@@ -137,6 +142,11 @@ def skip_reason(step: Step) -> str | None:
             if value is not None and value.split(":", 1)[0] != "mock":
                 return f"needs a real provider ({value})"
     return None
+
+
+def _afpc_commands() -> set[str]:
+    from afp_dsl.cli import main
+    return set(main.commands)
 
 
 def _workspace(tmp: Path) -> Path:
@@ -222,13 +232,19 @@ def test_the_getting_started_page_is_exercised():
     ("afpc run x.afp -m hi --fallback ollama:llama3.2", False),
     ("afpc resume RUN --approve", False),
     ("afpc why RUN", False),
-    ("afpc trace list", False),
+    ("afpc graph x.afp --run RUN", False),
     ("make demo", False),
     ("pip install -e .", False),
     ("python -m pytest -q", False),
 ])
 def test_the_skip_rule(cmd: str, runs: bool):
     assert (skip_reason(Step("x", "shell", cmd)) is None) is runs
+
+
+def test_store_commands_run_once_afpc_has_them():
+    for name in ("why", "trace"):
+        step = Step("x", "shell", f"afpc {name} last")
+        assert (skip_reason(step) is None) is (name in _afpc_commands())
 
 
 def test_exit_annotations_are_read():

@@ -9,10 +9,12 @@ for longer).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -65,6 +67,37 @@ def test_schema_blocks_invert_lower_schema(doc):
     tool = ir.Tool(name="t", description="d", input=ir.Schema(json=freeze(doc), origin="block"))
     text = assert_round_trip(ir.Module(key="gen.afp", decls=(tool,)))
     assert "input =" not in text  # printed as a block, not as a raw map
+
+
+def without_files(obj):
+    """`obj` as it reads back once printed: `file(...)` contents inline, file schemas as maps."""
+    if isinstance(obj, tuple):
+        return tuple(without_files(x) for x in obj)
+    if not attrs.has(type(obj)):
+        return obj
+    changes = {f.name: without_files(getattr(obj, f.name)) for f in attrs.fields(type(obj)) if f.eq}
+    if isinstance(obj, (ir.Text, ir.Data, ir.Schema)):
+        changes["file"] = None
+    if isinstance(obj, ir.Schema) and obj.origin == "file":
+        changes["origin"] = "map"
+    return attrs.evolve(obj, **changes)
+
+
+SPECS = sorted(str(p.relative_to(ROOT)) for pattern in ("examples/**/*.afp", "stdlib/*.afp")
+               for p in ROOT.glob(pattern))
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_every_example_round_trips(spec):
+    path = ROOT / spec
+    program, diags = load_program(path)
+    assert not diags
+    module = program.root_module
+    text = print_module(module)
+    again, diags = load_program(path, text=text, name=module.key)  # same folder: imports resolve
+    assert not diags, text
+    assert again.root_module.decls == without_files(module.decls)
+    assert print_module(again.root_module) == text
 
 
 def test_the_language_example_round_trips():
@@ -146,6 +179,13 @@ def test_field_named_steps_after_a_default():
     assert_round_trip(ir.Module(key="gen.afp", decls=(tool,)))
 
 
+@pytest.mark.xfail(strict=True, reason="lower.Lowerer.entry takes any STRING token for the label, so a "
+                   "condition that is one string literal is dropped (`entry a when \"x\" \"l\"` → when=None)")
+def test_entry_when_a_bare_string():
+    graph = ir.Graph(name="g", entries=(ir.Entry(skill=ir.Ref(name="a"), when=ir.Lit(value="x"), label="l"),))
+    assert_round_trip(ir.Module(key="gen.afp", decls=(graph,)))
+
+
 # ---------------------------------------------------------------- (b, c) bad text never raises
 SEEDS = sorted({p for pattern in ("examples/**/*.afp", "stdlib/*.afp", "tests/golden/**/*.afp")
                 for p in ROOT.glob(pattern)})
@@ -206,9 +246,29 @@ def as_text(text: str) -> str:
     return text if _is_text(text) else text + "\n"
 
 
+@contextlib.contextmanager
+def memory_cap(extra: int = 3 << 30):
+    """Cap this process's address space (Linux) so a runaway allocation raises MemoryError
+    instead of taking the shared machine down; restored afterwards."""
+    try:
+        import resource
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        old = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (used + extra, old[1]))
+    except (ImportError, OSError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, old)
+
+
 def assert_checks_cleanly(text: str) -> None:
-    program, diags = analyse(text)
-    assert afp_dsl.check(text) == diags
+    with memory_cap():
+        program, diags = analyse(text)
+        assert afp_dsl.check(text) == diags
     sources = {m.key: m.source for m in program.modules} if program is not None else {}
     for d in diags:
         for label in d.labels:

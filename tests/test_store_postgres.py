@@ -107,7 +107,7 @@ def test_a_raw_checkpoint_lives_apart_and_goes_when_the_run_ends(pg_url):
     import psycopg
     with psycopg.connect(pg_url) as conn:
         raw = conn.execute("SELECT body FROM checkpoints").fetchall()
-        events = conn.execute("SELECT body FROM events").fetchall()
+        events = conn.execute("SELECT body FROM event_batches").fetchall()
     assert "PW-CANARY-4242" in raw[0][0] and "PW-CANARY-4242" not in json.dumps(events)
     agent.resume(r.checkpoint, approve(r.checkin))
     assert "PW-CANARY-4242" not in dump_tables(pg_url)

@@ -91,3 +91,34 @@ def test_two_processes_resuming_one_checkin_run_the_tool_once(store_url, tmp_pat
     assert row["state"] == "decided" and row["decision"]["by"] == winner
     assert store.run(r.run_id)["outcome"] == "answered" and store.checkpoint(r.run_id) is None
     store.close()
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    sys.path[:0] = [{root!r}]
+    from afp_dsl import stores
+    from afp_dsl.trace import Event
+    store = stores.from_url({url!r})
+    who = sys.argv[1]
+    for i in range(15):
+        run = f"{{who}}-{{i}}"
+        events = [Event(s, f"{{run}}:{{s}}", "llm.called", s // 2, s, (), None, {{"i": i}})
+                  for s in range(1, 9)]
+        store.save_run(run, who, None, "finished", "answered", None, {{}}, events)
+    store.close()
+""")
+
+
+def test_several_processes_write_one_store_at_once(store_url):
+    # no store yet: the three writers create and migrate it at once (one of them does)
+    code = WRITER.format(root=str(HERE.parent), url=store_url)
+    procs = [subprocess.Popen([sys.executable, "-c", code, who], stderr=subprocess.PIPE, text=True)
+             for who in ("w1", "w2", "w3")]
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read()
+    store = stores.from_url(store_url)
+    runs = store.runs()
+    assert sorted(r["run_id"] for r in runs) == sorted(f"w{w}-{i}" for w in (1, 2, 3)
+                                                       for i in range(15))
+    assert all(r["events"] == 8 and len(store.events(r["run_id"])) == 8 for r in runs)
+    store.close()

@@ -39,7 +39,8 @@ def opener(request, tmp_path):
 
 def ev(seq: int, kind: str = "tool.called", iteration: int = 1, payload=None) -> Event:
     return Event(seq, f"r1:{seq}", kind, iteration, seq * 2, (f"r1:{seq - 1}",) if seq > 1 else (),
-                 Span("a.afp", 3, 9) if seq % 2 else None, payload or {"n": seq, "ü": "ß"})
+                 Span("a.afp", 3, 9) if seq % 2 else None,
+                 payload or {"n": seq, "ü": "ß ✓", "odd": "\ud800", "t": (1, None, 2.5)})
 
 
 def test_every_store_satisfies_the_protocol(opener):
@@ -51,6 +52,9 @@ def test_a_saved_run_reads_back_with_its_summary(opener):
     events = [ev(1, "run.started", 0), ev(2, iteration=1), ev(3, iteration=2),
               ev(4, "run.finished", 2)]
     s.save_run("r1", "desk", "/x/spec.afp", "finished", "answered", "hi", {"error": None}, events)
+    s.save_run("odd", "desk", None, "finished", "error", "bad \ud800 text",
+               {"error": "bad \udc80 bytes"}, [])  # a sloppy decoder's text is still stored
+    assert s.run("odd")["answer"] in ("bad \ud800 text", "bad \ufffd text")
     r = s.run("r1")
     assert {k: r[k] for k in ("run_id", "agent", "spec", "status", "outcome", "answer", "meta")} \
         == {"run_id": "r1", "agent": "desk", "spec": "/x/spec.afp", "status": "finished",
@@ -58,6 +62,7 @@ def test_a_saved_run_reads_back_with_its_summary(opener):
     assert (r["iterations"], r["time"], r["events"]) == (2, 8, 4)
     assert r["started"] is None and r["updated"] is None
     assert [e.to_json() for e in s.events("r1")] == [e.to_json() for e in events]
+    assert s.events("r1")[1].payload["odd"] == "\ud800"
     t = s.trace("r1")
     assert t.run_id == "r1" and len(t) == 4 and t.by_id("r1:3").source == Span("a.afp", 3, 9)
 
@@ -68,12 +73,12 @@ def test_saving_again_appends_only_new_events_and_keeps_identity(opener):
     first = s.run("r1")
     s.save_run("r0", "other", None, "finished", "answered", "x", {}, [ev(1)])
     s.save_run("r1", "desk", "spec", "finished", "answered", "done", {"k": 1},
-               [ev(1), ev(2), ev(3, iteration=4)])
+               [ev(1), ev(2), ev(3), ev(4, iteration=4)])  # a resume continues iteration 1
     r = s.run("r1")
     assert (r["status"], r["outcome"], r["answer"], r["meta"]) == ("finished", "answered", "done",
                                                                    {"k": 1})
-    assert (r["events"], r["iterations"], r["order"]) == (3, 4, first["order"])
-    assert [e.seq for e in s.events("r1")] == [1, 2, 3]
+    assert (r["events"], r["iterations"], r["order"]) == (4, 4, first["order"])
+    assert [e.seq for e in s.events("r1")] == [1, 2, 3, 4]
 
 
 def test_runs_are_listed_oldest_first_and_limit_keeps_the_newest(opener):
@@ -175,3 +180,9 @@ def test_an_agent_pauses_resumes_and_the_store_records_the_run(opener):
     assert row["time"] == r2.trace[-1].time
     assert agent.store.checkpoint(r.run_id) is None
     assert [e.to_json() for e in agent.store.events(r.run_id)] == [e.to_json() for e in r2.trace]
+
+
+def test_a_postgres_url_without_psycopg_names_the_extra(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "psycopg", None)
+    with pytest.raises(stores.StoreError, match=r"pip install 'afp-dsl\[postgres\]'"):
+        stores.from_url("postgresql://afp@127.0.0.1/afp")

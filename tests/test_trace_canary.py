@@ -7,8 +7,6 @@ events — with content capture on), `why` (text and JSON), `afpc trace`/`afpc w
 """
 from __future__ import annotations
 
-import json
-
 import pytest
 from click.testing import CliRunner
 from interp_support import call, make

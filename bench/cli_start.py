@@ -1,0 +1,138 @@
+"""Benchmark: cold `afpc check` of a 50-line spec as a whole process, against `python -c pass`.
+
+Both commands run the same way (a fresh process each time, same interpreter, same environment);
+the figure is the ratio of their median wall times. Also records the slowest imports of
+`afpc check` (`python -X importtime`), which is where start-up time goes.
+Run: `python -m bench.cli_start [--reps N] [--quick] [--json OUT]`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import parser, write_result  # noqa: E402
+
+SPEC = '''# A small support agent: 50 lines, every kind of declaration the checker looks at.
+agent support {
+  system = "You help customers with orders."
+  graph = flow
+  policies = [limits]
+}
+
+tool lookup_order {
+  description = "Find an order by its id."
+  input { order_id: string(min_length: 3) "The order id" }
+  output { status: "open" | "shipped" | "lost", total?: number }
+}
+
+tool refund {
+  description = "Refund an order."
+  input { order_id: string, amount: number(min: 0) }
+}
+
+skill triage {
+  description = "Understand what the customer needs."
+  body = "Ask for the order id, then look the order up."
+  tools = [lookup_order]
+}
+
+skill refunds {
+  description = "Refund lost orders."
+  body = "Refund the order when it is lost."
+  tools = [refund]
+}
+
+graph flow {
+  entry triage
+  route triage -> refunds on lookup_order when result.status == "lost"
+}
+
+policy limits {
+  before refund {
+    deny when args.amount > 500 because "Refunds over 500 need a person."
+  }
+}
+
+test lost_order_is_refunded {
+  agent = support
+  user "My order A123 never arrived."
+  model calls lookup_order {order_id: "A123"}
+  tool lookup_order returns {status: "lost"}
+  model calls refund {order_id: "A123", amount: 20}
+  model says "Refunded."
+  expect called refund 1
+}
+'''
+
+
+def afpc_command() -> list[str]:
+    """The installed `afpc` script next to this interpreter, else the same entry point via -c."""
+    script = Path(sys.executable).with_name("afpc")
+    if script.is_file():
+        return [sys.executable, str(script)]
+    found = shutil.which("afpc")
+    if found and "shims" not in found:
+        return [sys.executable, found]
+    return [sys.executable, "-c", "import sys; from afp_dsl.cli import main; sys.argv[0] = 'afpc'; "
+            "sys.exit(main())"]
+
+
+def run_median(cmd: list[str], reps: int, warmup: int, env: dict) -> dict:
+    for _ in range(warmup):
+        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    times = []
+    for _ in range(max(1, reps)):
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
+    return {"median_s": statistics.median(times), "min_s": min(times), "reps": len(times)}
+
+
+def slowest_imports(env: dict, top: int = 12) -> list[dict]:
+    """The imports with the largest cumulative time when `afpc check` starts."""
+    code = "import afp_dsl.cli"
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env,
+                          capture_output=True, text=True, check=False)
+    rows = []
+    for line in proc.stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", line)
+        if m:
+            rows.append({"module": m.group(4), "cumulative_ms": int(m.group(2)) / 1000,
+                         "depth": len(m.group(3)) // 2})
+    rows = [r for r in rows if r["depth"] <= 2]
+    return sorted(rows, key=lambda r: -r["cumulative_ms"])[:top]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser(__doc__).parse_args(argv)
+    reps = args.reps or (1 if args.quick else 15)
+    warmup = 1 if args.quick else 2
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as d:
+        spec = Path(d) / "support.afp"
+        spec.write_text(SPEC, encoding="utf-8")
+        afpc = afpc_command() + ["check", str(spec)]
+        bare = run_median([sys.executable, "-c", "pass"], reps, warmup, env)
+        check = run_median(afpc, reps, warmup, env)
+    result = {"benchmark": "cli_start", "spec_lines": SPEC.count("\n"), "reps": reps,
+              "command": ["afpc" if "afpc" in c else c for c in afpc_command()[1:]] + ["check", "SPEC"],
+              "python_c_pass": bare, "afpc_check": check,
+              "ratio": check["median_s"] / bare["median_s"],
+              "slowest_imports": slowest_imports(env)}
+    write_result(args.json_out, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""The benchmark report: goals checked against the results, and the Markdown page.
+
+Role:       turns the JSON report written by `python -m bench` into docs/performance.md (tables
+            per benchmark, the goals with pass/miss, and before → after when a baseline report
+            is given).
+Invariants: pure: a report dict in, text out; a benchmark that failed shows its error instead.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+GOALS: tuple[tuple[str, str, Callable[[dict], float | None], str, float], ...] = (
+    ("loop", "loop vs LangGraph at N = 50 (full trace)", lambda b: _row(b, 50, "speedup"), ">=", 10.0),
+    ("loop", "per-iteration cost N = 200 / N = 10", lambda b: b.get("growth_last_vs_first"), "<=", 1.3),
+    ("compile", "3,000 skills parsed, checked and drawn (s)", lambda b: _size(b, 3000, "total_s"), "<", 0.56),
+    ("compile", "growth exponent 1,000 → 10,000 skills", lambda b: b.get("exponent_1000_10000"), "<=", 1.1),
+    ("cli_start", "cold `afpc check` / `python -c pass`", lambda b: b.get("ratio"), "<=", 4.0),
+    ("trace_overhead", "redaction + 3-link policy chain overhead (%)", lambda b: b.get("overhead_pct"), "<", 25.0),
+)
+
+
+def _row(b: dict, n: int, key: str) -> Any:
+    for r in b.get("rows", ()):
+        if r.get("n") == n:
+            return r.get(key)
+    return None
+
+
+def _size(b: dict, n: int, key: str) -> Any:
+    for r in b.get("rows", ()):
+        if r.get("skills") == n:
+            return r.get(key)
+    return None
+
+
+def goals(report: dict) -> list[dict]:
+    """Each goal with its measured value; `met` is None when unmeasured or in quick mode."""
+    out = []
+    for bench, text, get, op, target in GOALS:
+        data = report.get("benchmarks", {}).get(bench) or {}
+        value = None if "error" in data else get(data)
+        ok = None if value is None or report.get("quick") else {
+            ">=": value >= target, "<=": value <= target, "<": value < target}[op]
+        out.append({"benchmark": bench, "goal": text, "target": f"{op} {target:g}", "value": value, "met": ok})
+    return out
+
+
+def _f(x: Any, digits: int = 2) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:,.{digits}f}"
+    return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(head))) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return lines + [""]
+
+
+def _compile(b: dict) -> list[str]:
+    rows = [[_f(r["skills"]), _f(r["lines"]), _f(r["total_s"], 3), _f(r["check_s"], 3), _f(r["draw_s"], 3),
+             _f(r["lines_per_s"], 0), _f(r["total_cpu_s"], 3)] for r in b["rows"]]
+    out = _table(["skills", "lines", "check + draw (s)", "check (s)", "draw (s)", "lines/s", "CPU (s)"], rows)
+    grow = ", ".join(f"{g['from']:,}→{g['to']:,}: {g['exponent']:.2f}" for g in b.get("growth", ()))
+    out += [f"Growth exponents (time ∝ size^k): {grow}; 1,000→10,000: {_f(b.get('exponent_1000_10000'))} "
+            f"(CPU time: {_f(b.get('exponent_1000_10000_cpu'))}).", ""]
+    st = b.get("stages") or {}
+    names = [("source_table", "line table (`SourceFile.of`)"), ("parse_fast_path", "parse, fast path"),
+             ("parse_lark_only", "parse, Lark alone (fallback and error path)"), ("lower", "lower to IR"),
+             ("checks", "checks"), ("mermaid", "Mermaid export")]
+    rows = [[label, _f(st.get(k + "_s"), 3), _f(st.get(k + "_cpu_s"), 3)] for k, label in names if k + "_s" in st]
+    if rows:
+        out += [f"Stages at {st.get('skills', 0):,} skills (garbage collector paused, as in `check`):", ""]
+        out += _table(["stage", "wall (s)", "CPU (s)"], rows)
+    return out
+
+
+def _loop(b: dict) -> list[str]:
+    rows = []
+    for r in b["rows"]:
+        lg = r.get("langgraph") or {}
+        rows.append([r["n"], r["events"], _f(r["afp"]["us_per_iter"], 1), _f(r["afp"]["cpu_us_per_iter"], 1),
+                     _f(lg.get("us_per_iter"), 1), _f(r.get("speedup"), 1), _f(r.get("speedup_cpu"), 1)])
+    out = _table(["N", "trace events", "afp µs/iter", "afp CPU µs/iter", "LangGraph µs/iter", "speed-up",
+                  "speed-up (CPU)"], rows)
+    out += [f"Per-iteration cost, largest N over smallest: {_f(b.get('growth_last_vs_first'))} "
+            f"(CPU time: {_f(b.get('growth_last_vs_first_cpu'))}).", ""]
+    if b.get("langgraph_skipped"):
+        out += [f"*{b['langgraph_skipped']}*", ""]
+    return out
+
+
+def _cli(b: dict) -> list[str]:
+    out = _table(["command", "median (s)", "min (s)"], [
+        ["`python -c pass`", _f(b["python_c_pass"]["median_s"], 3), _f(b["python_c_pass"]["min_s"], 3)],
+        [f"`afpc check` ({b['spec_lines']}-line spec)", _f(b["afpc_check"]["median_s"], 3),
+         _f(b["afpc_check"]["min_s"], 3)]])
+    out += [f"Ratio: **{_f(b['ratio'])}×**. Slowest imports at start-up (cumulative ms, `-X importtime`): "
+            + ", ".join(f"`{r['module']}` {r['cumulative_ms']:.0f}" for r in b.get("slowest_imports", ())[:8]) + ".", ""]
+    return out
+
+
+def _trace(b: dict) -> list[str]:
+    out = _table(["run (N = %d)" % b["n"], "trace events", "µs/iter", "CPU µs/iter"], [
+        ["bare", b["events"]["bare"], _f(b["bare_us_per_iter"], 1), _f(b["bare_cpu_us_per_iter"], 1)],
+        ["redaction + 3 policies", b["events"]["guarded"], _f(b["guarded_us_per_iter"], 1),
+         _f(b["guarded_cpu_us_per_iter"], 1)]])
+    out += [f"Overhead: **{_f(b['overhead_pct'], 1)} %** (CPU time: {_f(b['overhead_cpu_pct'], 1)} %).", ""]
+    return out
+
+
+def _memory(b: dict) -> list[str]:
+    one, kept = b["one_run"], b["retained"]
+    return _table(["measure", "value"], [
+        [f"peak during one N = {one['n']} run ({one['events']} events)", f"{_f(one['peak_kib'], 0)} KiB"],
+        [f"held by {kept['runs']:,} retained runs of {kept['iterations_per_run']} iterations",
+         f"{_f(kept['held_mib'], 1)} MiB ({_f(kept['kib_per_run'], 1)} KiB per run, "
+         f"{_f(kept['bytes_per_event'], 0)} B per trace event)"]])
+
+
+SECTIONS = (("compile", "Compile: check + Mermaid on generated specs", _compile),
+            ("cli_start", "Cold CLI start-up", _cli),
+            ("loop", "Tool-calling loop vs LangGraph", _loop),
+            ("trace_overhead", "Trace overhead: redaction + policy chain", _trace),
+            ("memory", "Memory", _memory))
+
+
+def _before_after(report: dict, baseline: dict) -> list[str]:
+    rows = []
+    now_goals = {g["goal"]: g for g in goals(report)}
+    for g in goals(baseline):
+        now = now_goals.get(g["goal"], {})
+        rows.append([g["goal"], _f(g["value"]), _f(now.get("value")), g["target"]])
+    out = [f"## Before → after", "", f"Before: {baseline.get('label', 'baseline')} "
+           f"({baseline.get('date', '?')}, same machine); after: this run.", ""]
+    return out + _table(["figure", "before", "after", "goal"], rows)
+
+
+def render(report: dict, baseline: dict | None = None, notes: str = "") -> str:
+    m = report.get("machine", {})
+    lines = ["# Performance", "",
+             "Generated by `python -m bench` (`make bench`); do not edit by hand: notes live in "
+             "`bench/notes.md`. Figures are medians of several runs after a warm-up, each benchmark "
+             "in its own process; wall time is the headline, CPU time (this process only) is shown "
+             "too because the machine may be shared.", "",
+             f"* Machine: {m.get('cpu', '?')}, {m.get('cores', '?')} cores, {m.get('platform', '?')}",
+             f"* Python {report.get('python', '?')}; date {report.get('date', '?')}"
+             + ("; **quick mode** (tiny sizes, 1 repetition: not figures to quote)" if report.get("quick") else ""),
+             "", "## Goals", ""]
+    rows = [[g["goal"], g["target"], _f(g["value"]), {True: "met", False: "**missed**", None: "–"}[g["met"]]]
+            for g in goals(report)]
+    lines += _table(["goal", "target", "measured", ""], rows)
+    if baseline:
+        lines += _before_after(report, baseline)
+    for key, title, fn in SECTIONS:
+        lines += [f"## {title}", ""]
+        data = report.get("benchmarks", {}).get(key)
+        if data is None:
+            lines += ["not run", ""]
+        elif "error" in data:
+            lines += [f"failed: `{data['error']}`", ""]
+        else:
+            lines += fn(data)
+    if notes:
+        lines += [notes.strip(), ""]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,68 @@
+"""The benchmark suite runs end to end in quick mode (tiny sizes, one repetition).
+
+Proves `python -m bench` works and its report holds every benchmark; no timing assertions
+(figures from a quick run on a CI machine mean nothing).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.__main__ import BENCHMARKS  # noqa: E402
+from bench.report import GOALS, render  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
+    out = tmp_path_factory.mktemp("bench")
+    proc = subprocess.run([sys.executable, "-m", "bench", "--quick", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    return report, (out / "performance.md").read_text(encoding="utf-8")
+
+
+def test_every_benchmark_ran_without_error(quick_report: tuple[dict, str]) -> None:
+    report, _ = quick_report
+    assert set(report["benchmarks"]) == set(BENCHMARKS)
+    for name, result in report["benchmarks"].items():
+        assert "error" not in result, (name, result.get("error"))
+        assert result["benchmark"] == name
+
+
+def test_report_has_the_figures_the_goals_read(quick_report: tuple[dict, str]) -> None:
+    report, _ = quick_report
+    b = report["benchmarks"]
+    assert report["quick"] is True and report["python"] and report["date"] and report["machine"]["cores"]
+    assert [r["skills"] for r in b["compile"]["rows"]] == b["compile"]["sizes"]
+    assert all(r["total_s"] > 0 and r["lines"] > 0 for r in b["compile"]["rows"])
+    assert {"parse_fast_path_s", "parse_lark_only_s", "lower_s", "checks_s", "mermaid_s"} <= set(b["compile"]["stages"])
+    assert b["cli_start"]["ratio"] > 0 and b["cli_start"]["spec_lines"] == 50
+    for row in b["loop"]["rows"]:
+        assert row["afp"]["us_per_iter"] > 0 and row["events"] > row["n"]
+    assert b["trace_overhead"]["events"]["guarded"] > b["trace_overhead"]["events"]["bare"]
+    assert b["memory"]["retained"]["runs"] > 0 and b["memory"]["one_run"]["peak_kib"] > 0
+    assert len(report["goals"]) == len(GOALS)
+    assert all(g["met"] is None for g in report["goals"])  # quick figures are not judged
+
+
+def test_markdown_page_lists_every_section(quick_report: tuple[dict, str]) -> None:
+    report, page = quick_report
+    notes = ROOT / "bench" / "notes.md"
+    assert page == render(report, None, notes.read_text(encoding="utf-8") if notes.is_file() else "")
+    for title in ("## Goals", "## Compile", "## Cold CLI", "## Tool-calling loop", "## Trace overhead", "## Memory"):
+        assert title in page
+    assert "quick mode" in page
+
+
+def test_a_failed_benchmark_is_shown_not_hidden() -> None:
+    page = render({"benchmarks": {"loop": {"error": "boom"}}, "quick": False})
+    assert "failed: `boom`" in page
+    assert "not run" in page  # the benchmarks absent from the report
