@@ -23,10 +23,18 @@ tests/js/node_modules: tests/js/package.json
 	@if command -v npm >/dev/null 2>&1; then cd tests/js && npm ci --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the Mermaid parser tests will be skipped"; fi
 
+MESSAGE ?= I was charged twice for order AB-12
+SCRIPT ?= small_refund
+
 demo: $(VENV)/.installed
 	$(AFPC) check examples/
 	@mkdir -p .afp
 	$(AFPC) compile $(EXAMPLE) -o .afp/support.ir.json
+	$(AFPC) run $(EXAMPLE) --script $(SCRIPT) -m "$(MESSAGE)"
+	$(AFPC) why last
+	$(AFPC) graph $(EXAMPLE)
+	$(AFPC) trace export last --format html -o .afp/report.html
+	@echo "The HTML report of this run is in .afp/report.html (open it in a browser)."
 
 test: $(VENV)/.test-installed
 	@$(MAKE) --no-print-directory tests/js/node_modules || true

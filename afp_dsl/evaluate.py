@@ -96,10 +96,15 @@ def parse_result(value: Any) -> Any:
     """
     if not isinstance(value, str):
         return value
+    if value.lstrip(" \t\n\r")[:1] not in _JSON_STARTS:
+        return value  # cannot be JSON (speed: spares the decoder's exception for plain text)
     try:
         return json.loads(value, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         return value
+
+
+_JSON_STARTS = frozenset('{["-0123456789tfn')
 
 
 def _reject_constant(name: str) -> Any:

@@ -90,9 +90,9 @@ class _Exporter:
             attrs[MODEL] = model
         if started.get("conversation"):
             attrs["gen_ai.conversation.id"] = started["conversation"]
-        tokens = fp.get("tokens") or []
+        tokens = _ints(fp.get("tokens"))
         if len(tokens) == 2:
-            attrs[USAGE_IN], attrs[USAGE_OUT] = int(tokens[0]), int(tokens[1])
+            attrs[USAGE_IN], attrs[USAGE_OUT] = tokens
         if fp.get("outcome"):
             attrs["afp.outcome"] = fp["outcome"]
         kind = self.api.SpanKind.INTERNAL
@@ -128,7 +128,7 @@ class _Exporter:
     def _chat_span(self, called: Event, ctx, model):
         p = payload(called)
         m = p.get("model") or model
-        attrs = {OP: "chat", PROVIDER: self.provider, "afp.llm.call": int(p.get("call") or 0),
+        attrs = {OP: "chat", PROVIDER: self.provider, "afp.llm.call": (_ints([p.get("call")]) + [0])[0],
                  "afp.iteration": called.iteration}
         if m:
             attrs[MODEL] = m
@@ -139,9 +139,9 @@ class _Exporter:
     def _chat(self, called: Event, replied: Event, ctx, model) -> None:
         span = self._chat_span(called, ctx, model)
         p = payload(replied)
-        usage = list(p.get("usage") or []) + [0, 0]
-        span.set_attribute(USAGE_IN, int(usage[0] or 0))
-        span.set_attribute(USAGE_OUT, int(usage[1] or 0))
+        usage = _ints(p.get("usage")) + [0, 0]
+        span.set_attribute(USAGE_IN, usage[0])
+        span.set_attribute(USAGE_OUT, usage[1])
         stop = p.get("stop")
         if stop:
             span.set_attribute("gen_ai.response.finish_reasons", [FINISH.get(stop, stop)])
@@ -184,6 +184,13 @@ class _Exporter:
         run_id = called.id.rsplit(":", 1)[0] + "/" + str(call_id)
         t = self.find_inner(run_id)
         return list(t) if t is not None else []
+
+
+def _ints(v: Any) -> list[int]:
+    """The integers of a recorded list (token counts), skipping anything else."""
+    if not isinstance(v, (list, tuple)):
+        return []
+    return [x for x in v if isinstance(x, int) and not isinstance(x, bool)]
 
 
 def _flat(p: Mapping) -> dict:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections import OrderedDict, deque
-from typing import Any, Callable, Generator, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable, Generator
 
 import attrs
 
@@ -175,7 +176,10 @@ class InnerRuns:
 
 def plain(value: Any) -> Any:
     """A deep copy as plain JSON shapes: mappings → dicts, lists and tuples → lists."""
-    if isinstance(value, Mapping):
+    t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value
+    if t is dict or isinstance(value, Mapping):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]

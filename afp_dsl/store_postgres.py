@@ -90,14 +90,18 @@ def _psycopg() -> tuple[Any, Any]:
 
 
 def schema_version(conn: Any) -> int:
-    """The version of the database: 0 empty, 1 before versioning, else `schema_version`."""
-    has = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL, "
-                       "to_regclass('runs') IS NOT NULL").fetchone()
-    if has[0]:
+    """The version of the database: 0 empty, 1 before versioning, else `schema_version`.
+
+    Reads `pg_class` with the statement's snapshot (not `to_regclass`, whose catalog cache can
+    miss a table another opener created while this one waited for the migration lock)."""
+    found = {r[0] for r in conn.execute(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = current_schema() AND c.relname IN ('schema_version', 'runs')")}
+    if "schema_version" in found:
         row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
         if row[0] is not None:
             return int(row[0])
-    return 1 if has[1] else 0
+    return 1 if "runs" in found else 0
 
 
 def migrate(conn: Any, target: int = LATEST) -> int:

@@ -23,6 +23,7 @@ from . import skills as sk
 from .evaluate import Env, evaluate, parse_result
 from .argcheck import arg_problems, invalid_text
 from .frozen import thaw
+from .policy import run_chain
 from .providers.base import ToolCall
 from .runtime import HostCall, RunCtx, plain
 from .trace import dumps
@@ -141,9 +142,8 @@ def _roots(ctx: RunCtx, call: ToolCall, args: Any, **extra: Any) -> dict:
 
 def _chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
            start_after: int = 0, can_pause: bool = True, reverse: bool = False, **extra: Any):
-    if not ctx.plan.policies:
+    if not ctx.plan.policies or not _chain_applies(ctx.plan.policies, moment, call.name):
         return _Allow()
-    from .policy import run_chain
     env = Env(_roots(ctx, call, args, **extra), frozenset(ctx.state.returned),
               frozenset(ctx.active_order))
     result = run_chain(ctx.plan.policies, moment, env, tool=call.name, call_id=call.id,
@@ -151,6 +151,25 @@ def _chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
                        host=ctx.session.policy_host, start_after=start_after, reverse=reverse)
     record_decisions(ctx, result.decisions, cause)
     return result
+
+
+# Speed: whether any link of a chain can answer at a moment for a tool (a host policy always
+# can). When none can, walking the chain would only return "allow" with no ledger rows.
+_APPLIES: dict[tuple[int, str, str], tuple[Any, bool]] = {}
+
+
+def _chain_applies(policies: Any, moment: str, tool: str) -> bool:
+    key = (id(policies), moment, tool)
+    hit = _APPLIES.get(key)
+    if hit is None or hit[0] is not policies:
+        if len(_APPLIES) >= 4096:
+            _APPLIES.clear()
+        applies = any(p.impl is not None or any(
+            b.moment == moment and (moment in ("input", "output") or b.any_tool
+                                    or (b.tool is not None and b.tool.name == tool))
+            for b in p.blocks) for p in policies)
+        hit = _APPLIES[key] = (policies, applies)
+    return hit[1]
 
 
 def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
@@ -329,7 +348,7 @@ def resolve_python(target: str) -> tuple[Any, str | None]:
 
 
 def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
-    if not ctx.plan.policies:
+    if not ctx.plan.policies or not _chain_applies(ctx.plan.policies, "after", call.name):
         return out
     chain = _chain(ctx, "after", call, args, called, reverse=True,
                    result=parse_result(out.result), status=out.status)
