@@ -128,8 +128,8 @@ class _Exporter:
     def _chat_span(self, called: Event, ctx, model):
         p = payload(called)
         m = p.get("model") or model
-        attrs = {OP: "chat", PROVIDER: self.provider, "afp.llm.call": (_ints([p.get("call")]) + [0])[0],
-                 "afp.iteration": called.iteration}
+        attrs = {OP: "chat", PROVIDER: self.provider, "afp.iteration": called.iteration,
+                 "afp.llm.call": (_ints([p.get("call")]) + [0])[0]}
         if m:
             attrs[MODEL] = m
         return self.tracer.start_span(f"chat {m}" if m else "chat", context=ctx,
@@ -143,7 +143,7 @@ class _Exporter:
         span.set_attribute(USAGE_IN, usage[0])
         span.set_attribute(USAGE_OUT, usage[1])
         stop = p.get("stop")
-        if stop:
+        if isinstance(stop, str) and stop:
             span.set_attribute("gen_ai.response.finish_reasons", [FINISH.get(stop, stop)])
         if self.content:
             msg = {"role": "assistant", "parts": [{"type": "text", "content": p.get("text") or ""}]}

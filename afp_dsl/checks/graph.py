@@ -179,6 +179,9 @@ def _route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
         skill = v.nodes[e.src].skill
         if tool in G.tool_keys(analysis, e.src[0], skill.tools):
             continue
+        if G.has_unresolved(analysis, e.src[0], skill.tools) or any(
+                G.has_unresolved(analysis, m, a.tools) for m, a in agents):
+            continue  # a misspelt tool name is the root cause, reported as AFP101
         lacking = [a.name for a, base in baselines if tool not in base]
         if baselines and not lacking:
             continue

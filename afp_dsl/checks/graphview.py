@@ -140,6 +140,12 @@ def tool_keys(analysis: Analysis, module: str, refs: Iterable[ir.Ref]) -> set[No
     return out
 
 
+def has_unresolved(analysis: Analysis, module: str, refs: Iterable[ir.Ref], kind: type = ir.Tool) -> bool:
+    """True when some reference does not name a declaration of `kind` (already reported by the
+    name checks); rules that would reason about the missing piece stay silent instead."""
+    return any(analysis.lookup(module, ref, kind) is None for ref in refs)
+
+
 def agent_graph(analysis: Analysis, module: str, agent: ir.Agent) -> tuple[str, ir.Graph] | None:
     if agent.graph is None:
         return None

@@ -22,6 +22,7 @@ from ..codes import diag
 from ..diagnostics import Diagnostic, Label
 from . import graphview as G
 from . import sites as S
+from .exprs import check_site
 from .solver import Verdict, dnf, key_text, read_key, solve
 
 
@@ -67,6 +68,8 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
         tb.statuses if ta.statuses is None else ta.statuses & tb.statuses)
     if statuses is not None and not statuses:
         return None
+    if _flawed(analysis, v, a) or _flawed(analysis, v, b):
+        return None  # a guard naming an unknown root or field means nothing yet: reported already
     site = S.route_site(analysis, v.module, v.graph, b.route if tb.tool else a.route)
     site = attrs.evolve(site, statuses=tuple(sorted(statuses or ())))
     verdict = solve([a.route.when, b.route.when], S.facts(site))
@@ -80,6 +83,13 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     if verdict.status == "sat" and a.route.when is not None and b.route.when is not None:
         return _overlap(a, b, trigger, verdict)
     return _ambiguous(a, b, trigger, verdict)
+
+
+def _flawed(analysis: Analysis, v: G.GraphView, e: G.RouteEdge) -> bool:
+    if e.route.when is None:
+        return False
+    site = S.route_site(analysis, v.module, v.graph, e.route)
+    return any(d.code in ("AFP303", "AFP304") for d in check_site(analysis, site))
 
 
 def _trigger_text(t: _Trigger, statuses) -> str:

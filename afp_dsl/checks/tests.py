@@ -51,6 +51,7 @@ class _Scope:
         self.tools: set[tuple[str, str]] = set()
         self.skills: list[str] = []
         self.has_steps = False
+        self.incomplete = False  # some tool or skill of the agents is misspelt (reported as AFP101)
         seen: set[tuple[str, str]] = set()
         todo = [(module, agent)]
         while todo:
@@ -77,6 +78,9 @@ class _Scope:
         if g is not None:
             skills += [n.skill for n in G.view(self.analysis, g[0], g[1]).nodes.values()]
         self.skills += [s.name for s in skills if s.name not in self.skills]
+        self.incomplete |= G.has_unresolved(self.analysis, m, a.tools) or G.has_unresolved(
+            self.analysis, m, a.skills, ir.Skill) or any(
+            G.has_unresolved(self.analysis, m, s.tools) for s in skills)
         self.has_steps |= any(s.steps for s in skills)
 
 
@@ -118,7 +122,8 @@ def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir
                 else "is only offered while a skill with `steps` is active")
             return None, diag("AFP404", f"`{ref.name}` {why}", ref.span, "not available here")
         return None, None
-    if r is not None and isinstance(r.decl, ir.Tool) and (r.module, r.decl.name) in scope.tools:
+    if r is not None and isinstance(r.decl, ir.Tool) and ((r.module, r.decl.name) in scope.tools
+                                                          or scope.incomplete):
         return r.decl, None
     if r is not None and isinstance(r.decl, ir.Tool):
         msg = f"agent `{agent.name}` has no tool `{ref}`"

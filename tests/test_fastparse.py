@@ -1,0 +1,189 @@
+"""The parser's fast path builds exactly what Lark builds, or gives up.
+
+`afp_dsl.fastparse` replaces Lark on the hot path; the grammar stays normative. For generated
+specs, every spec in the repository and mutations of them: when the fast path returns a tree,
+Lark accepts the text too and both trees are identical (rule names, kept tokens and their types,
+every span) and lower to the same IR and diagnostics; when Lark rejects the text, the fast path
+gives up (so syntax errors are always Lark's). Also: its keyword tables match the grammar, and
+the nesting it accepts stays under `lower.MAX_DEPTH`.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import lark
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from afp_dsl import fastparse, lower, parser, resources
+from afp_dsl.printer import print_module
+from strategies import modules
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = sorted(p for p in ROOT.rglob("*.afp") if ".venv" not in p.parts and p.is_file())
+
+
+def shape(node) -> tuple:
+    """Everything `lower` can observe of a tree, lark's or the fast path's."""
+    if isinstance(node, str):
+        return ("token", node.type, str(node), node.start_pos, node.end_pos)
+    meta = node.meta
+    span = None if getattr(meta, "empty", True) else (meta.start_pos, meta.end_pos)
+    return (node.data, span, tuple(shape(c) for c in node.children))
+
+
+def lark_tree(text: str):
+    try:
+        return parser._parser().parse(text)
+    except lark.exceptions.UnexpectedInput:
+        return None
+
+
+def lowered(tree, text: str):
+    module, diags = lower.lower_module(tree, "spec.afp", text, lambda rel: None)
+    return module, diags
+
+
+def assert_same(text: str) -> str:
+    """Compare both paths on `text`; returns what happened."""
+    slow = lark_tree(text)
+    fast = fastparse.parse_tree(text)
+    if fast is None:
+        return "gave up"
+    assert slow is not None, f"the fast path accepted text Lark rejects:\n{text}"
+    assert shape(fast[0]) == shape(slow), text
+    assert lowered(fast[0], text) == lowered(slow, text), text
+    comments = [(t.start_pos, t.end_pos, str(t)) for t in fast[1]]
+    assert comments == [(m.start(), m.end(), m.group()) for m in _comments(text, slow)], text
+    return "same"
+
+
+def _comments(text: str, tree) -> list[re.Match]:
+    """Comments as Lark's lexer sees them: `#...` outside the tokens of the tree."""
+    taken = sorted((t.start_pos, t.end_pos) for t in tree.scan_values(lambda v: isinstance(v, lark.Token)))
+    found = []
+    for m in re.finditer(r"#[^\n\r]*", text):
+        if not any(s <= m.start() < e for s, e in taken) and not _in_string(text, m.start()):
+            found.append(m)
+    return found
+
+
+def _in_string(text: str, pos: int) -> bool:
+    line_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
+    quotes = len(re.findall(r'(?<!\\)"', text[line_start:pos]))
+    return quotes % 2 == 1 or text.count('"""', 0, pos) % 2 == 1
+
+
+def budget(n: int) -> settings:
+    return settings(derandomize=True, deadline=None, max_examples=n, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# ---------------------------------------------------------------- the repository's specs
+@pytest.mark.parametrize("path", SPECS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_spec_in_the_repository(path: Path) -> None:
+    text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
+    outcome = assert_same(text)
+    if lark_tree(text) is not None and "nesting" not in path.name:
+        assert outcome == "same", f"the fast path gave up on a valid spec: {path}"
+
+
+# ---------------------------------------------------------------- generated specs
+@budget(200)
+@given(modules())
+def test_generated_modules_take_the_fast_path_and_agree(module) -> None:
+    text = print_module(module)
+    assert assert_same(text) == "same", text
+
+
+_TOKENS = fastparse._LEX
+_INSERTS = sorted(fastparse.KEYWORDS) + ["x", '"s"', "1", "-2", "(", ")", "{", "}", "[", "]", ",", ":",
+                                          "=", ".", "->", "=>", "==", "?", "*", "|", "/r/", '"""m"""',
+                                          "...", "#c\n", "\n"]
+
+
+@st.composite
+def mutated(draw) -> str:
+    source = draw(st.sampled_from(SPECS)).read_bytes().decode("utf-8", errors="replace")
+    toks = _TOKENS.findall(source)
+    for _ in range(draw(st.integers(1, 3))):
+        if not toks:
+            break
+        i = draw(st.integers(0, len(toks) - 1))
+        op = draw(st.sampled_from(["drop", "insert", "replace", "copy"]))
+        if op == "drop":
+            del toks[i]
+        elif op == "insert":
+            toks.insert(i, (" ", draw(st.sampled_from(_INSERTS))))
+        elif op == "replace":
+            toks[i] = (toks[i][0], draw(st.sampled_from(_INSERTS)))
+        else:
+            toks.insert(i, toks[draw(st.integers(0, len(toks) - 1))])
+    return "".join(ws + tok for ws, tok in toks)
+
+
+@budget(300)
+@given(mutated())
+def test_mutated_specs_agree_or_go_to_lark(text: str) -> None:
+    assert_same(text)
+
+
+@pytest.mark.parametrize("text", [
+    "agent a { x = 1 }\n agent b { entry = 1 }",  # a keyword where the grammar takes no name
+    "skill s { description = \"d\"\n steps { a when } }",
+    "tool t { description = \"d\"\n input { a: string = x\n steps: string } }",
+    "graph g { route a -> b\n status = 3 }",
+    "agent a { x = a == b == c }",
+    "agent a { x = f(a,) }",
+    "agent a { x = [1, 2,] y = {a: 1,} }",
+    "agent a { x = (\"s\") == (a) }",
+    "fact f { data = not not x }",
+    "policy p { before = 1 }",
+    "test t { approve = 1 }",
+    "agent a { x = \"\"\"unterminated }",
+    "agent a { x = 1 } \u00a0",
+])
+def test_edge_cases_agree_or_go_to_lark(text: str) -> None:
+    assert_same(text)
+
+
+# ---------------------------------------------------------------- tables and limits
+def test_keyword_tables_match_the_grammar() -> None:
+    grammar = resources.grammar_text()
+    words = set(re.findall(r'"([a-z_]+)"', grammar))
+    assert fastparse.KEYWORDS == words
+    kw_rule = re.search(r"!_kw:(.*?)\n\n", grammar, re.S).group(1)
+    assert fastparse.KW_ANY == set(re.findall(r'"([a-z_]+)"', kw_rule))
+    attr_rule = re.search(r"!attr_key:(.*?)\n_COMMA", grammar, re.S).group(1)
+    assert fastparse.ATTR_KEYS == set(re.findall(r'"([a-z_]+)"', attr_rule))
+
+
+def _depth(tree) -> int:
+    best, stack = 0, [(tree, 0)]
+    while stack:
+        node, d = stack.pop()
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in node.children if not isinstance(c, str))
+    return best
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: "fact f { data = " + "[" * d + "1" + "]" * d + " }",
+    lambda d: "fact f { data = " + "{a: " * d + "1" + "}" * d + " }",
+    lambda d: "fact f { data = " + "{a: [x == 1 and y or z, " * (d // 2) + "1" + "]}" * (d // 2) + " }",
+    lambda d: "fact f { data = " + "not " * d + "x == 1 }",
+    lambda d: "fact f { data = " + "f(a and " * d + "b" + ")" * d + " }",
+    lambda d: "tool t { description = \"d\"\n input { " + "a: {" * d + "b: string" + "}" * d + " } }",
+    lambda d: "tool t { description = \"d\"\n input { " + "a: [{" * (d // 2) + "b: string" + "}]" * (d // 2) + " } }",
+    lambda d: "test t { tool a returns " + "{a: " * d + "1" + "}" * d + " }",
+])
+def test_accepted_nesting_stays_under_the_depth_limit(make) -> None:
+    deepest = 0
+    for d in range(1, fastparse.MAX_NESTING + 3):
+        got = fastparse.parse_tree(make(d))
+        if got is not None:
+            deepest = max(deepest, _depth(got[0]))
+    assert 0 < deepest < lower.MAX_DEPTH
+    assert fastparse.parse_tree(make(fastparse.MAX_NESTING + 2)) is None  # deeper: Lark decides
