@@ -42,8 +42,9 @@ free_port() {
 
 running() {  # true when the recorded server answers
   [[ -f "$URL_FILE" && -f "$DIR_FILE" ]] || return 1
-  local dir bin; dir="$(cat "$DIR_FILE")"; bin="$(find_bin)" || return 1
-  [[ -d "$dir/data" ]] && as_pg "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
+  local bin port; bin="$(find_bin)" || return 1
+  port="$(sed -E 's|.*:([0-9]+)/.*|\1|' "$URL_FILE")"
+  "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" -t 5
 }
 
 start() {
@@ -52,13 +53,14 @@ start() {
     echo "export AFP_TEST_POSTGRES_URL=$(cat "$URL_FILE")"
     return 0
   fi
+  [[ -f "$DIR_FILE" ]] && stop  # a server recorded but gone (a reboot): clean up first
   local bin dir port url
   bin="$(find_bin)" || { install_pg; bin="$(find_bin)"; } || { say "no initdb after install"; exit 1; }
   if [[ "$(id -u)" == 0 ]] && ! id postgres >/dev/null 2>&1; then
     say "no \`postgres\` user; install the postgresql package"; exit 1
   fi
   mkdir -p "$STATE"
-  dir="$(mktemp -d "${TMPDIR:-/tmp}/afp-pg.XXXXXX")"
+  dir="$(mktemp -d "${AFP_PG_TMP:-/tmp}/afp-pg.XXXXXX")"  # not $TMPDIR: `postgres` must reach it
   chmod 755 "$dir"
   [[ "$(id -u)" == 0 ]] && chown postgres: "$dir"
   echo "$dir" > "$DIR_FILE"

@@ -92,6 +92,13 @@ class _Node:
         return f"Tree({self.data!r}, {self.children!r})"
 
 
+class _EmptyNode(_Node):
+    """A node without tokens (an empty file): lark leaves its meta empty."""
+
+    __slots__ = ()
+    empty = True
+
+
 _new_str = str.__new__
 
 
@@ -212,7 +219,7 @@ class _Parser:
                 items.append(self.decl(w))
             else:
                 raise Bail
-        tree = _Node("start", items, _cs(items[0]), _ce(items[-1])) if items else _Node("start", [], 0, 0)
+        tree = _Node("start", items, _cs(items[0]), _ce(items[-1])) if items else _EmptyNode("start", [], 0, 0)
         return tree, self.comments
 
     def import_decl(self) -> _Node:

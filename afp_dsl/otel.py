@@ -106,7 +106,7 @@ class _Exporter:
         root.end(end_time=self.ns(events[-1]))
 
     def _children(self, events: list[Event], ctx, root, model, depth: int) -> None:
-        by_call = {payload(e).get("call_id"): e for e in events if e.kind == "tool.returned"}
+        by_call = {_key(payload(e).get("call_id")): e for e in events if e.kind == "tool.returned"}
         called = None
         for e in events:
             p = payload(e)
@@ -116,7 +116,7 @@ class _Exporter:
                 self._chat(called, e, ctx, model)
                 called = None
             elif e.kind == "tool.called":
-                self._tool(e, by_call.get(p.get("call_id")), events, ctx, depth)
+                self._tool(e, by_call.get(_key(p.get("call_id"))), events, ctx, depth)
             elif e.kind in _DECISIONS:
                 root.add_event(f"afp.{e.kind}", _flat(p), timestamp=self.ns(e))
         if called is not None:  # a provider failure: the call never replied
@@ -179,11 +179,16 @@ class _Exporter:
         span.end(end_time=self.ns(returned) if returned is not None else self.ns(called) + 1)
 
     def _inner_run(self, called: Event, call_id: Any, depth: int) -> list[Event]:
-        if not call_id or depth >= 3:
+        if not isinstance(call_id, str) or not call_id or depth >= 3:
             return []
         run_id = called.id.rsplit(":", 1)[0] + "/" + str(call_id)
         t = self.find_inner(run_id)
         return list(t) if t is not None else []
+
+
+def _key(v: Any) -> str | None:
+    """A call id as a dict key (a foreign trace may hold anything there)."""
+    return v if isinstance(v, str) else None
 
 
 def _ints(v: Any) -> list[int]:

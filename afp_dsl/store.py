@@ -139,23 +139,20 @@ def batches(run_id: str, events: Iterable[Event], after: int = 0
         if e.seq <= after:
             continue
         if group and e.iteration != group[-1].iteration:
-            rows.append(_batch(run_id, group))
+            rows.append(_batch(run_id + ":", group))
             group = []
         group.append(e)
     if group:
-        rows.append(_batch(run_id, group))
+        rows.append(_batch(run_id + ":", group))
     return rows
 
 
-def _batch(run_id: str, group: list[Event]) -> tuple[int, int, int, str]:
+def _batch(prefix: str, group: list[Event]) -> tuple[int, int, int, str]:
     items = []
     for e in group:
         s = e.source
-        item = [e.seq, e.kind, e.time, e.caused_by, None if s is None else (s.file, s.start, s.end),
-                e.payload]
-        if e.id != f"{run_id}:{e.seq}":
-            item.append(e.id)
-        items.append(item)
+        item = (e.seq, e.kind, e.time, e.caused_by, s and (s.file, s.start, s.end), e.payload)
+        items.append(item if e.id == prefix + str(e.seq) else (*item, e.id))
     return group[0].seq, group[-1].seq, group[0].iteration, _compact(items)
 
 

@@ -129,6 +129,9 @@ class SqliteStore:
             self._db.execute("PRAGMA secure_delete=ON")  # deleted checkpoints leave no bytes
             if self.path != ":memory:":
                 self._db.execute("PRAGMA journal_mode=WAL")
+                # WAL + NORMAL: commits survive a crash of any process; decisions (FULL, below)
+                # also survive power loss, and their fsync flushes every earlier commit too
+                self._db.execute("PRAGMA synchronous=NORMAL")
             self.version = migrate(self._db)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the run store `{self.path}`: {exc}") from None
@@ -137,19 +140,27 @@ class SqliteStore:
         with self._lock:
             self._db.close()
 
-    def _write(self, steps: Sequence[tuple[str, Sequence[Any]]]) -> int:
-        """Run statements in one write transaction; returns the last statement's rowcount."""
+    def _write(self, steps: Sequence[tuple[str, Sequence[Any]]], *, full_sync: bool = False
+               ) -> int:
+        """Run statements in one write transaction; returns the last statement's rowcount.
+        `full_sync`: fsync at commit (power-loss durable), for decisions."""
         with self._lock:
             cur = self._db.cursor()
-            cur.execute("BEGIN IMMEDIATE")
+            if full_sync:
+                cur.execute("PRAGMA synchronous=FULL")
             try:
-                for sql, args in steps:
-                    cur.execute(sql, args)
-                count = cur.rowcount
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
+                cur.execute("BEGIN IMMEDIATE")
+                try:
+                    for sql, args in steps:
+                        cur.execute(sql, args)
+                    count = cur.rowcount
+                    cur.execute("COMMIT")
+                except BaseException:
+                    cur.execute("ROLLBACK")
+                    raise
+            finally:
+                if full_sync:
+                    cur.execute("PRAGMA synchronous=NORMAL")
         return count
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
@@ -222,4 +233,4 @@ class SqliteStore:
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
         return self._write([("UPDATE checkins SET state='decided', decision=? WHERE checkin_id=? "
                              "AND state='pending' AND fp=?",
-                             (encode(decision), checkin_id, fp))]) == 1
+                             (encode(decision), checkin_id, fp))], full_sync=True) == 1

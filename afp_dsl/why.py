@@ -1,12 +1,12 @@
 """`why`: explain an answer (or any event) by walking the trace backwards (semantics §12).
 
-Role:       builds a tree of `WhyNode`s from the recorded events — the reply, the context pieces
-            of that call (declaration `file:line`, the reason each was active and the evidence
-            behind it), the tool results and the calls that made them, policy and check-in
-            decisions, inner runs — and renders it as text or a stable JSON document.
-            `why_query` answers "why was skill S (not) active" and "why did edge A->B (not) fire".
-Invariants: reads only the (redacted) trace; never raises on a partial or foreign trace; output
-            is deterministic (event order, no clock); repeated events collapse to a reference.
+Role:       the entry points (`explain`, `why_tree`), the `WhyNode` tree and its text and stable
+            JSON renderings, and the look-ups the walk shares (`Index`, `Locator`, inner runs).
+            The per-kind backward walk is `why_walk`; "why was skill S (not) active" and "why
+            did edge A->B (not) fire" are `why_query`.
+Invariants: reads only the (redacted) trace; never raises on a partial or foreign trace (a
+            malformed one yields an `error` node); output is deterministic (event order, no
+            clock); repeated events collapse to a reference.
 """
 from __future__ import annotations
 

@@ -97,8 +97,8 @@ def _not_active(w: Walker, composed: Event, skill: str, k: int) -> list[WhyNode]
         kids.append(WhyNode("cursor", f"the cursor was on `{at or 'none'}`", None, None,
                             {"cursor": at}, (w.node(move),)))
     routes = [e for e in ix.events if e.kind == "route.evaluated" and e.iteration == k
-              and payload(e).get("to") == skill and e.id not in w.seen]
-    kids += [w.node(r) for r in routes]
+              and payload(e).get("to") == skill]
+    kids += [w.node(r) for r in routes if r.id not in w.seen]
     if move is not None and not routes and payload(move).get("to") != skill:
         kids.append(WhyNode("note", f"no edge into `{skill}` was evaluated at iteration {k}"))
     rejected = ix.before(composed.seq, "skill.rejected", lambda p: p.get("requested") == skill)

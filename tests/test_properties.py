@@ -4,8 +4,8 @@ renderers raise.
 (a) generated IR → `print_module` → parse + lower gives the same declarations, and printing is
     idempotent; (b) arbitrary text and mutated real specs never raise out of `afp_dsl.check`, and
     every diagnostic span lies within its file; (c) every renderer format accepts those results.
-More examples: AFP_FUZZ_EXAMPLES=2000 (a multiplier base; bench/fuzz.py runs the same properties
-for longer).
+More examples: AFP_FUZZ_EXAMPLES=N runs every property N times (bench/fuzz.py runs the same
+properties for longer, without shrinking, and saves failing text to tests/corpus/).
 """
 from __future__ import annotations
 

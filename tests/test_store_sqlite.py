@@ -119,3 +119,17 @@ def test_a_raw_checkpoint_leaves_no_bytes_in_the_file_once_the_run_ends(tmp_path
     agent.store.close()
     files = [p for p in tmp_path.iterdir() if p.name.startswith("runs.db")]
     assert files and all(b"PW-CANARY-4242" not in p.read_bytes() for p in files)
+
+
+def test_decisions_are_fsynced_other_writes_survive_a_process_crash(tmp_path):
+    s = stores.sqlite(tmp_path / "runs.db")
+    assert s._read("PRAGMA synchronous") == [(1,)]  # NORMAL: with WAL, crash-safe commits
+    log: list[str] = []
+    s._db.set_trace_callback(log.append)
+    s.open_checkin("c1", "r1", "fp")
+    assert not any("synchronous" in q for q in log)
+    log.clear()
+    assert s.decide_checkin("c1", "fp", {"approved": True})
+    upd = next(i for i, q in enumerate(log) if q.startswith("UPDATE checkins"))
+    assert "PRAGMA synchronous=FULL" in log[:upd] and log[-1] == "PRAGMA synchronous=NORMAL"
+    assert s._read("PRAGMA synchronous") == [(1,)]
