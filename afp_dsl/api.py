@@ -35,9 +35,18 @@ class Program:
 
 
 def _is_text(x: Any) -> bool:
-    if isinstance(x, os.PathLike):
+    """A `str` is spec text unless it looks like a path: one line naming an existing file or
+    ending in `.afp` (so `check("agent a")` checks that text, `check("x.afp")` reads the file)."""
+    if isinstance(x, os.PathLike) or not isinstance(x, str):
         return False
-    return isinstance(x, str) and ("\n" in x or "{" in x or not x.strip())
+    if "\n" in x or "\r" in x or "\x00" in x or "{" in x or not x.strip():
+        return True
+    if x.strip().endswith(".afp"):
+        return False
+    try:
+        return not os.path.isfile(x)
+    except (OSError, ValueError):
+        return True
 
 
 @contextlib.contextmanager

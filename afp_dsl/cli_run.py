@@ -9,6 +9,7 @@ Invariants: prints only redacted text (answers and check-ins come from the redac
 from __future__ import annotations
 
 import functools
+from datetime import datetime, timezone
 import json
 import os
 import sys
@@ -69,8 +70,8 @@ def _load(file: str) -> Any:
 
 def _store(url: str | None) -> Any:
     from .store import StoreError, from_url
-    try:
-        return from_url(url)
+    try:  # the CLI, not the core, reads the wall clock: it stamps when runs start and change
+        return from_url(url, stamp=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     except StoreError as exc:
         raise _Bad(str(exc)) from None
 

@@ -50,6 +50,9 @@ _ALL = [
     _c("AFP007", "nesting-too-deep", E, "lists, maps or expressions are nested too deeply",
        "The checker refuses nesting deeper than 200 levels rather than exhausting the stack.\n\n"
        "Fix: flatten the value, or move large data to `file(\"data.json\")`."),
+    _c("AFP008", "number-out-of-range", E, "a number literal is too large to represent",
+       "Numbers are JSON numbers stored as 64-bit floats or integers; `1e999` has no finite value.\n\n"
+       "Fix: write a smaller number."),
     _c("AFP101", "unknown-name", E, "a reference names nothing that is declared",
        "Every reference must name a declaration of this module, or `alias.name` of an imported one.\n\n"
        "Example: `tools = [lookup_ordr]`\n\nFix: correct the name (the message suggests close ones) or declare it."),

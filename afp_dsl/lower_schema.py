@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import ir
 from .codes import diag
-from .frozen import freeze
+from .frozen import freeze, thaw
 from .lower_values import BAD, ValueLowerer, compile_problem, to_data
 from .source import Span
 
@@ -196,7 +196,8 @@ class SchemaLowerer:
         jsonschema, registry, schema_errors = _default_checker()
         try:
             errors = list(jsonschema.Draft202012Validator(
-                {k: v for k, v in schema.items() if k != "default"}, registry=registry).iter_errors(data))
+                thaw({k: v for k, v in schema.items() if k != "default"}),
+                registry=registry).iter_errors(thaw(data)))
         except (*schema_errors, RecursionError):
             return  # the schema itself is reported as AFP301
         if errors:

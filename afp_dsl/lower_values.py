@@ -8,6 +8,7 @@ Invariants: never raises; a bad literal yields a diagnostic and a placeholder va
 from __future__ import annotations
 
 import json
+import math
 import re
 import textwrap
 from typing import TYPE_CHECKING, Any, Callable
@@ -85,12 +86,21 @@ class ValueLowerer:
         if kind == "MLSTRING":
             return ir.Lit(value=multiline(str(tok)), span=self.span(tok))
         if kind == "NUMBER":
-            return ir.Lit(value=number(str(tok)), span=self.span(tok))
+            return ir.Lit(value=self.number(tok), span=self.span(tok))
         if kind == "REGEX":
             return self.regex(tok)
         return ir.Lit(value=str(tok), span=self.span(tok))  # pragma: no cover
 
     # -------------------------------------------------------------- literals
+    def number(self, tok: lark.Token) -> int | float:
+        value = number(str(tok))
+        if isinstance(value, float) and not math.isfinite(value):
+            self.diags.append(diag("AFP008", f"the number `{tok}` is too large to represent",
+                                   self.span(tok), "out of range",
+                                   help="numbers must fit a 64-bit float (at most about 1.8e308)"))
+            return 0
+        return value
+
     def string(self, tok: lark.Token) -> str:
         """Decode a `"..."` literal with JSON escapes (or a `\"\"\"` one, dedented)."""
         if tok.type == "MLSTRING":

@@ -221,7 +221,8 @@ class MemoryStore:
 
     def __init__(self, max_runs: int | None = DEFAULT_MAX_RUNS, *, stamp: Stamp | None = None):
         if max_runs is not None and max_runs < 1:
-            raise StoreError(f"`max_runs` must be at least 1 (or None for no bound), not {max_runs}")
+            raise StoreError(f"`max_runs` must be at least 1 (or None for no bound), "
+                             f"not {max_runs}")
         self.max_runs = max_runs
         self.path = ":memory:"
         self.dropped = 0

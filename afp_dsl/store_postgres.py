@@ -11,9 +11,10 @@ Invariants: events hold only redacted payloads; raw checkpoints live in their ow
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from .store import (Migration, Stamp, StoreError, batches, checkin_dict, clean_text, encode,
                     encode_raw, run_dict, summarize, unbatch, v1_events_to_batches)
@@ -32,7 +33,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "run summaries (iterations, time, event count, stamps); events stored in "
                  "per-iteration batches", (
         "ALTER TABLE runs ADD COLUMN iterations INTEGER NOT NULL DEFAULT 0, "
-        "ADD COLUMN time BIGINT NOT NULL DEFAULT 0, ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0, "
+        "ADD COLUMN time BIGINT NOT NULL DEFAULT 0, "
+        "ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0, "
         "ADD COLUMN started TEXT, ADD COLUMN updated TEXT, ADD COLUMN ord BIGSERIAL",
         "CREATE INDEX IF NOT EXISTS runs_by_ord ON runs (ord)",
         "CREATE INDEX IF NOT EXISTS checkins_by_run ON checkins (run_id)",
@@ -77,6 +79,11 @@ _UPSERT = (
 def safe_url(url: str) -> str:
     """The URL without its password (for messages and `store.path`)."""
     return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _psycopg() -> tuple[Any, Any]:
@@ -134,6 +141,7 @@ class PostgresStore:
         psycopg, pool_mod = _psycopg()
         self.path = safe_url(url)
         self._stamp = stamp
+        self._errors = (psycopg.Error, pool_mod.PoolTimeout)
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
                 self.version = migrate(conn)
@@ -141,18 +149,28 @@ class PostgresStore:
                 url, min_size=1, max_size=max(1, max_size), open=True, timeout=30,
                 kwargs={"autocommit": True, "connect_timeout": 10})
         except psycopg.Error as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise StoreError(f"cannot open the PostgreSQL run store `{self.path}`: {first}") from None
+            raise StoreError(f"cannot open the PostgreSQL run store `{self.path}`: "
+                             f"{_first_line(exc)}") from None
 
     def close(self) -> None:
         self._pool.close()
 
+    @contextlib.contextmanager
+    def _conn(self) -> Iterator[Any]:
+        """A pooled connection (autocommit); driver errors become `StoreError`."""
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except self._errors as exc:
+            raise StoreError(f"the PostgreSQL run store `{self.path}` failed: "
+                             f"{_first_line(exc)}") from None
+
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
-        with self._pool.connection() as conn:
+        with self._conn() as conn:
             return conn.execute(sql, args).fetchall()
 
     def _write(self, sql: str, args: Sequence[Any]) -> int:
-        with self._pool.connection() as conn:
+        with self._conn() as conn:
             return conn.execute(sql, args).rowcount
 
     # ------------------------------------------------------------ runs and events
@@ -162,9 +180,10 @@ class PostgresStore:
         events = list(events)
         n, iterations, time = summarize(events)
         now = self._stamp() if self._stamp else None
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute(_UPSERT, (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta),
-                                   iterations, time, n, now, now))  # locks the run's row
+        row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), iterations,
+               time, n, now, now)
+        with self._conn() as conn, conn.transaction():
+            conn.execute(_UPSERT, row)  # holds the run's row lock until commit
             last = conn.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
                                 "WHERE run_id=%s", (run_id,)).fetchone()[0]
             rows = batches(run_id, events, last)
@@ -172,8 +191,8 @@ class PostgresStore:
                 with conn.cursor() as cur, cur.copy(
                         "COPY event_batches (run_id, first_seq, last_seq, iteration, body) "
                         "FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row((run_id, *row))
+                    for b in rows:
+                        copy.write_row((run_id, *b))
 
     def run(self, run_id: str) -> dict | None:
         rows = self._read(f"SELECT {_RUN_COLS} FROM runs WHERE run_id=%s", (run_id,))

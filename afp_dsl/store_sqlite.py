@@ -15,7 +15,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, batches, checkin_dict,
                     clean_text, encode, encode_raw, run_dict, summarize, unbatch,
@@ -140,32 +140,39 @@ class SqliteStore:
         with self._lock:
             self._db.close()
 
-    def _write(self, steps: Sequence[tuple[str, Sequence[Any]]], *, full_sync: bool = False
-               ) -> int:
-        """Run statements in one write transaction; returns the last statement's rowcount.
-        `full_sync`: fsync at commit (power-loss durable), for decisions."""
+    def _tx(self, body: Callable[[sqlite3.Cursor], Any], *, full_sync: bool = False) -> Any:
+        """Run `body(cursor)` in one write transaction and return its result. `full_sync`:
+        fsync at commit (power-loss durable), for decisions."""
         with self._lock:
             cur = self._db.cursor()
-            if full_sync:
-                cur.execute("PRAGMA synchronous=FULL")
             try:
-                cur.execute("BEGIN IMMEDIATE")
-                try:
-                    for sql, args in steps:
-                        cur.execute(sql, args)
-                    count = cur.rowcount
-                    cur.execute("COMMIT")
-                except BaseException:
-                    cur.execute("ROLLBACK")
-                    raise
-            finally:
                 if full_sync:
-                    cur.execute("PRAGMA synchronous=NORMAL")
-        return count
+                    cur.execute("PRAGMA synchronous=FULL")
+                try:
+                    cur.execute("BEGIN IMMEDIATE")
+                    try:
+                        out = body(cur)
+                        cur.execute("COMMIT")
+                    except BaseException:
+                        cur.execute("ROLLBACK")
+                        raise
+                finally:
+                    if full_sync:
+                        cur.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.Error as exc:
+                raise StoreError(f"the run store `{self.path}` failed: {exc}") from None
+        return out
+
+    def _write(self, sql: str, args: Sequence[Any], *, full_sync: bool = False) -> int:
+        """One statement in its own write transaction; returns its rowcount."""
+        return self._tx(lambda cur: cur.execute(sql, args).rowcount, full_sync=full_sync)
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         with self._lock:
-            return self._db.execute(sql, args).fetchall()
+            try:
+                return self._db.execute(sql, args).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"the run store `{self.path}` failed: {exc}") from None
 
     # ------------------------------------------------------------ runs and events
     def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
@@ -174,20 +181,16 @@ class SqliteStore:
         events = list(events)
         n, iterations, time = summarize(events)
         now = self._stamp() if self._stamp else None
-        with self._lock:
-            cur = self._db.cursor()
-            cur.execute("BEGIN IMMEDIATE")
-            try:
-                cur.execute(_UPSERT, (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta),
-                                      iterations, time, n, now, now))
-                last = cur.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
-                                   "WHERE run_id=?", (run_id,)).fetchone()[0]
-                cur.executemany("INSERT INTO event_batches VALUES (?,?,?,?,?)",
-                                [(run_id, *row) for row in batches(run_id, events, last)])
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
+        row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), iterations,
+               time, n, now, now)
+
+        def body(cur: sqlite3.Cursor) -> None:
+            cur.execute(_UPSERT, row)
+            last = cur.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
+                               "WHERE run_id=?", (run_id,)).fetchone()[0]
+            cur.executemany("INSERT INTO event_batches VALUES (?,?,?,?,?)",
+                            [(run_id, *b) for b in batches(run_id, events, last)])
+        self._tx(body)
 
     def run(self, run_id: str) -> dict | None:
         rows = self._read(f"SELECT {_RUN_COLS} FROM runs WHERE run_id=?", (run_id,))
@@ -210,20 +213,20 @@ class SqliteStore:
 
     # ------------------------------------------------------------ checkpoints (raw)
     def put_checkpoint(self, run_id: str, checkpoint: dict) -> None:
-        self._write([("INSERT OR REPLACE INTO checkpoints VALUES (?,?)",
-                      (run_id, encode_raw(checkpoint)))])
+        self._write("INSERT OR REPLACE INTO checkpoints VALUES (?,?)",
+                    (run_id, encode_raw(checkpoint)))
 
     def checkpoint(self, run_id: str) -> dict | None:
         rows = self._read("SELECT body FROM checkpoints WHERE run_id=?", (run_id,))
         return json.loads(rows[0][0]) if rows else None
 
     def delete_checkpoint(self, run_id: str) -> None:
-        self._write([("DELETE FROM checkpoints WHERE run_id=?", (run_id,))])
+        self._write("DELETE FROM checkpoints WHERE run_id=?", (run_id,))
 
     # ------------------------------------------------------------ check-ins
     def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:
-        self._write([("INSERT OR IGNORE INTO checkins VALUES (?,?,?,'pending',NULL)",
-                      (checkin_id, run_id, fp))])
+        self._write("INSERT OR IGNORE INTO checkins VALUES (?,?,?,'pending',NULL)",
+                    (checkin_id, run_id, fp))
 
     def checkin(self, checkin_id: str) -> dict | None:
         rows = self._read("SELECT checkin_id, run_id, fp, state, decision FROM checkins "
@@ -231,6 +234,6 @@ class SqliteStore:
         return checkin_dict(rows[0]) if rows else None
 
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
-        return self._write([("UPDATE checkins SET state='decided', decision=? WHERE checkin_id=? "
-                             "AND state='pending' AND fp=?",
-                             (encode(decision), checkin_id, fp))], full_sync=True) == 1
+        return self._write("UPDATE checkins SET state='decided', decision=? WHERE checkin_id=? "
+                           "AND state='pending' AND fp=?", (encode(decision), checkin_id, fp),
+                           full_sync=True) == 1

@@ -56,7 +56,8 @@ def server_url() -> str:
         import psycopg  # noqa: F401
         import psycopg_pool  # noqa: F401
     except ImportError:
-        _cache["why"] = "psycopg 3 / psycopg-pool are not installed (pip install 'afp-dsl[postgres]')"
+        _cache["why"] = ("psycopg 3 / psycopg-pool are not installed "
+                         "(pip install 'afp-dsl[postgres]')")
         _unavailable(str(_cache["why"]))
     url = os.environ.get("AFP_TEST_POSTGRES_URL")
     if not url:

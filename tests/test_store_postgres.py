@@ -131,3 +131,14 @@ def test_the_cli_takes_a_postgres_url_from_store_and_from_afp_store(pg_url, tmp_
     assert all(r["outcome"] == "answered" and r["iterations"] >= 3 for r in s.runs())
     s.close()
     assert_clean(dump_tables(pg_url))
+
+
+def test_a_server_that_goes_away_is_a_store_error(pg_url):
+    import psycopg
+    s = stores.postgres(pg_url)
+    s.save_run("r1", "a", None, "finished", "answered", None, {}, [])
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # the tables vanish under the store
+        conn.execute("DROP TABLE runs CASCADE")
+    with pytest.raises(stores.StoreError, match="PostgreSQL run store .* failed: .*runs"):
+        s.run("r1")
+    s.close()

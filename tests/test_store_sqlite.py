@@ -133,3 +133,12 @@ def test_decisions_are_fsynced_other_writes_survive_a_process_crash(tmp_path):
     upd = next(i for i, q in enumerate(log) if q.startswith("UPDATE checkins"))
     assert "PRAGMA synchronous=FULL" in log[:upd] and log[-1] == "PRAGMA synchronous=NORMAL"
     assert s._read("PRAGMA synchronous") == [(1,)]
+
+
+def test_a_failing_sqlite_operation_is_a_store_error(tmp_path):
+    s = stores.sqlite(tmp_path / "runs.db")
+    s._db.execute("DROP TABLE runs")  # the file changed under the store
+    with pytest.raises(stores.StoreError, match="run store .* failed: no such table: runs"):
+        s.save_run("r1", "a", None, "finished", "answered", None, {}, [])
+    with pytest.raises(stores.StoreError, match="no such table: runs"):
+        s.runs()

@@ -176,7 +176,8 @@ def test_an_agent_pauses_resumes_and_the_store_records_the_run(opener):
     row = agent.store.run(r.run_id)
     assert (row["agent"], row["status"], row["outcome"], row["answer"]) == \
         ("g", "finished", "answered", "done")
-    assert row["events"] == len(r2.trace) and row["iterations"] == max(e.iteration for e in r2.trace)
+    assert row["events"] == len(r2.trace)
+    assert row["iterations"] == max(e.iteration for e in r2.trace)
     assert row["time"] == r2.trace[-1].time
     assert agent.store.checkpoint(r.run_id) is None
     assert [e.to_json() for e in agent.store.events(r.run_id)] == [e.to_json() for e in r2.trace]

@@ -319,6 +319,9 @@ def _witness_env(results: dict[Key, _KeyResult]) -> Env | None:
     return b.env()
 
 
+MAX_WITNESS_INDEX = 1000
+
+
 class _Builder:
     """Builds roots (and call sets) holding given values at given keys."""
 
@@ -331,6 +334,8 @@ class _Builder:
             if value is True:
                 self.calls.setdefault(key[1], set()).add(key[2])
             return isinstance(value, bool)
+        if any(isinstance(seg, int) and seg > MAX_WITNESS_INDEX for seg in key[2:]):
+            return False  # no witness is built for huge indexes (it would need a huge list)
         holder, slot = self.roots, key[1]
         for seg in key[2:]:
             cur = holder.get(slot) if isinstance(holder, dict) else _at(holder, slot)
