@@ -32,7 +32,7 @@ demo: $(VENV)/.installed
 	$(AFPC) compile $(EXAMPLE) -o .afp/support.ir.json
 	$(AFPC) run $(EXAMPLE) --script $(SCRIPT) -m "$(MESSAGE)"
 	$(AFPC) why last
-	$(AFPC) graph $(EXAMPLE)
+	$(AFPC) graph $(EXAMPLE) --run last
 	$(AFPC) trace export last --format html -o .afp/report.html
 	@echo "The HTML report of this run is in .afp/report.html (open it in a browser)."
 

@@ -29,7 +29,8 @@ _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "jso
               show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
               help="Write the diagram to a file instead of standard output.")
-@click.option("--run", "run_id", metavar="RUN", help="Overlay the path a recorded run took.")
+@click.option("--run", "run_id", metavar="RUN",
+              help="Overlay the path a recorded run took (a run id, or `last`).")
 @click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
 @guarded
 def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
@@ -71,6 +72,8 @@ def _overlay(run_id: str, store_url: str | None) -> dict:
     except StoreError as e:
         click.echo(f"afpc: {e}", err=True)
         sys.exit(1)
+    from .cli_trace import resolve
+    run_id = resolve(store, run_id)
     events = store.events(run_id)
     if not events:
         click.echo(f"afpc: no run `{run_id}` in the store `{getattr(store, 'path', store_url)}`",

@@ -108,15 +108,11 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
     for r in store.runs():
         if r is None or (not show_all and (r.get("meta") or {}).get("outer")):
             continue
-        evs = store.events(r["run_id"])
-        fin = next((e.payload for e in reversed(evs) if e.kind == "run.finished"), {}) or {}
-        meta = r.get("meta") or {}
         rows.append({"run_id": r["run_id"], "agent": r.get("agent"),
                      "outcome": r.get("outcome") or r.get("status"),
-                     "time": meta.get("started_at") or (evs[-1].time if evs else 0),
-                     "iterations": fin.get("iterations", max((e.iteration for e in evs),
-                                                             default=0)),
-                     "events": len(evs)})
+                     "time": r.get("started") or r.get("time") or 0,
+                     "iterations": r.get("iterations") or 0,
+                     "events": r.get("events") or 0})
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=2))
         return

@@ -100,9 +100,11 @@ class RunResult:
     def paused(self) -> bool:
         return self.outcome == "paused"
 
-    def why(self, event: str | None = None) -> str:
+    def why(self, event: str | None = None, **kw: Any) -> str:
+        """The explanation tree as text: of the answer, or of `event`; `skill=`, `iteration=`,
+        `edge="a->b"` and `format="json"` ask the other questions of `afpc why`."""
         from .why import explain
-        return explain(self.trace, event, inner=self.inner, program=self.program)
+        return explain(self.trace, event, inner=self.inner, program=self.program, **kw)
 
 
 @attrs.define
