@@ -115,19 +115,20 @@ def test_mock_script_items_and_exhaustion_directly():
 def test_why_walks_from_the_answer_to_pieces_results_moves_and_evidence():
     agent, _ = make(SPEC, SCRIPT)
     text = agent.run("where is AB?").why()
-    assert text.splitlines()[0] == "answer (answered): The order was found."
-    assert "skill `b` [route] (<text>:" in text
+    assert text.splitlines()[0].endswith("] answer (answered): The order was found.")
+    assert "skill `b` — route (<text>:" in text
     assert "cursor a -> b (route)" in text
-    assert "edge `a -> b` fired: result.status == \"found\" [actual 'found': ok]" in text
-    assert "`lookup` returned success" in text
-    assert "fact `f` [always]" in text
+    assert "edge `a -> b` fired on `lookup`" in text
+    assert "✓ result.status == \"found\" — actual found" in text
+    assert "`lookup` (call-1-1) returned success" in text
+    assert "fact `f` — always" in text
 
 
 def test_why_of_a_single_event():
     agent, _ = make(SPEC, SCRIPT)
     r = agent.run("x")
     ev = [e for e in r.trace if e.kind == "tool.returned"][0]
-    assert r.why(ev.id).startswith(f"[{ev.id}] `lookup` returned success")
+    assert r.why(ev.id).startswith(f"[{ev.id}] `lookup` (call-1-1) returned success")
 
 
 def test_unknown_agent_is_a_clear_error():
