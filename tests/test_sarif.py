@@ -218,3 +218,21 @@ def test_every_registered_code_yields_a_valid_rule(code):
     doc = sarif([d], {"a.afp": "x\n"})
     assert errors(doc) == []
     assert doc["runs"][0]["results"][0]["level"] == c.severity.value
+
+
+FLAWED = sorted((Path(__file__).parent / "golden" / "check").glob("flawed_*.afp"))
+
+
+@pytest.mark.parametrize("spec", FLAWED, ids=lambda p: p.stem)
+def test_sarif_of_a_flawed_spec_validates_and_has_a_rule_per_code(spec: Path) -> None:
+    from afp_dsl.api import analyse
+    program, diags = analyse(spec)
+    sources = {m.key: m.source for m in program.modules} if program else {}
+    log = json.loads(render(diags, sources, "sarif"))
+    _validator().validate(log)
+    run = log["runs"][0]
+    rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    used = {d.code for d in diags}
+    assert used and used <= set(rule_ids)
+    for result in run["results"]:
+        assert rule_ids[result["ruleIndex"]] == result["ruleId"]
