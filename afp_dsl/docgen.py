@@ -1,11 +1,11 @@
-"""Generated documentation: `python -m afp_dsl.docgen diagnostics > docs/diagnostics.md`.
+"""Generated documentation: `python -m afp_dsl.docgen {diagnostics,stdlib} > docs/PAGE.md`.
 
-Role:       renders pages from registries so they cannot drift from the code; today the
-            diagnostics reference, one section per code of `codes.REGISTRY`, whose text is
-            exactly what `afpc explain CODE` prints (`render.explain`).
-Invariants: deterministic output (registry order, no dates); each section carries the anchor
-            `<a id="afpNNN"></a>` that SARIF `helpUri`s point at; tests/test_docs_commands.py
-            regenerates the page and fails when the committed copy is stale.
+Role:       renders pages from registries and declarations so they cannot drift from the code:
+            the diagnostics reference (one section per code, the text of `afpc explain CODE`)
+            and the standard library (`docgen_stdlib`: one section per `stdlib/*.afp` module).
+Invariants: deterministic output (registry order, no dates); each diagnostics section carries
+            the anchor `<a id="afpNNN"></a>` that SARIF `helpUri`s point at; the tests regenerate
+            both pages and fail when a committed copy is stale.
 """
 from __future__ import annotations
 
@@ -62,13 +62,19 @@ def diagnostics_page(registry: dict[str, codes.Code] | None = None) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-PAGES = {"diagnostics": diagnostics_page}
+def stdlib_page() -> str:
+    """The whole of docs/stdlib.md as text (ends with a newline)."""
+    from .docgen_stdlib import stdlib_page as page
+    return page()
+
+
+PAGES = {"diagnostics": diagnostics_page, "stdlib": stdlib_page}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or args[0] not in PAGES:
-        sys.stderr.write(f"usage: python -m afp_dsl.docgen {{{','.join(PAGES)}}}\n")
+        sys.stderr.write(f"usage: python -m afp_dsl.docgen {{{','.join(PAGES)}}}\n")  # CLI only
         return 2
     sys.stdout.write(PAGES[args[0]]())
     return 0

@@ -3,6 +3,8 @@
 Role:       the loop and the tool pipeline are generators that `yield` effect requests (an LLM
             call, a host call); `drive_sync` / `drive_async` perform them, so one core serves
             `run()` and `await arun()`, and inner agents nest with `yield from`.
+            A host tool that declares a `_context` parameter also receives a read-only
+            `ToolContext` (run id, tool, call id, `now()` through the Effects clock, `fact(name)`).
 Invariants: the core never performs I/O itself; every recorded payload passes the redactor
             first; event ids are `<run>:<seq>` and time comes from the logical clock.
 """
@@ -16,6 +18,7 @@ from typing import Any, Callable, Generator
 
 import attrs
 
+from .frozen import thaw
 from .redaction import Redactor
 from .source import Span
 from .trace import Event, Trace
@@ -184,6 +187,63 @@ def plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value
+
+
+# ---------------------------------------------------------------- host tool context
+CONTEXT_PARAM = "_context"
+
+
+@attrs.frozen
+class ToolContext:
+    """What a host tool declaring a `_context` parameter receives; read-only, never recorded.
+
+    `now()` reads the run's Effects clock (logical ticks by default: an int; a wall clock
+    installed by the host may return a `datetime`); `fact(name)` is the data of a fact in the
+    agent's `context` list (a map's thawed value or the text), None when there is no such fact.
+    """
+
+    run_id: str
+    agent: str
+    tool: str
+    call_id: str
+    iteration: int
+    _now: Callable[[], Any] = attrs.field(repr=False)
+    _facts: Mapping[str, Any] = attrs.field(repr=False, factory=dict)
+
+    def now(self) -> Any:
+        return self._now()
+
+    def fact(self, name: str) -> Any:
+        return plain(self._facts.get(name))
+
+    def fact_names(self) -> tuple[str, ...]:
+        return tuple(self._facts)
+
+
+_WANTS: dict[int, tuple[Any, bool]] = {}
+
+
+def wants_context(fn: Callable[..., Any]) -> bool:
+    """True when `fn` declares a parameter named `_context` (cached by identity)."""
+    hit = _WANTS.get(id(fn))
+    if hit is None or hit[0] is not fn:
+        try:
+            wants = CONTEXT_PARAM in inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            wants = False
+        if len(_WANTS) >= 1024:
+            _WANTS.clear()
+        hit = _WANTS[id(fn)] = (fn, wants)
+    return hit[1]
+
+
+def tool_context(ctx: "RunCtx", tool: str, call_id: str) -> ToolContext:
+    """The context of one host call: the Effects clock from the run's current logical time."""
+    effects, start = ctx.session.effects, ctx.rec.time
+    now = (lambda: effects.clock(start).now()) if effects is not None else (lambda: start + 1)
+    facts = {c.decl.name: thaw(c.decl.data.value) for c in ctx.plan.context if c.kind == "fact"}
+    return ToolContext(ctx.state.run_id, ctx.plan.name, tool, call_id, ctx.state.iteration,
+                       now, facts)
 
 
 # ---------------------------------------------------------------- session and run context

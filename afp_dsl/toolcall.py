@@ -25,7 +25,7 @@ from .argcheck import arg_problems, invalid_text
 from .frozen import thaw
 from .policy import run_chain
 from .providers.base import ToolCall
-from .runtime import HostCall, RunCtx, plain
+from .runtime import CONTEXT_PARAM, HostCall, RunCtx, plain, tool_context, wants_context
 from .trace import dumps
 
 @attrs.frozen
@@ -321,8 +321,11 @@ def _execute(ctx: RunCtx, call: ToolCall, args: dict, info):
     if fn is None:
         return "fatal", (f"AFP501 tool `{call.name}` is not bound: it has no `impl`; bind it "
                          f"with `tools={{'{call.name}': fn}}` or stub it in the test")
+    hargs = plain(call.arguments)
+    if wants_context(fn) and isinstance(hargs, dict):  # the model cannot supply it: overwritten
+        hargs[CONTEXT_PARAM] = tool_context(ctx, call.name, call.id)
     try:  # the host gets its own copy: nothing it mutates can reach the trace or history
-        return "ok", (yield HostCall(fn, plain(call.arguments)))
+        return "ok", (yield HostCall(fn, hargs))
     except Exception as exc:  # a raising tool is a failure the model reads
         return "raise", exc
 

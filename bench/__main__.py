@@ -37,15 +37,19 @@ def machine() -> dict:
             "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
 
 
-def run_one(name: str, quick: bool, src: Path | None) -> dict:
+def run_one(name: str, quick: bool, src: Path | None, reps: int | None = None) -> dict:
     env = dict(os.environ)
-    paths = ([str(src)] if src else []) + [str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    paths = ([str(src.resolve())] if src else []) + [str(ROOT)] + (
+        [env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     env["PYTHONPATH"] = os.pathsep.join(paths)
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / f"{name}.json"
-        cmd = [sys.executable, "-m", f"bench.{name}", "--json", str(out)] + (["--quick"] if quick else [])
+        cmd = [sys.executable, "-m", f"bench.{name}", "--json", str(out)] + (["--quick"] if quick else []) + (
+            ["--reps", str(reps)] if reps else [])
         print(f"bench: running {name} ...", file=sys.stderr, flush=True)
-        proc = subprocess.run(cmd, env=env, cwd=str(ROOT), stderr=subprocess.PIPE, text=True, check=False)
+        # run from an empty folder: `python -m` puts the working folder first on sys.path, which
+        # must not shadow the afp_dsl being measured
+        proc = subprocess.run(cmd, env=env, cwd=d, stderr=subprocess.PIPE, text=True, check=False)
         if proc.returncode != 0 or not out.is_file():
             tail = (proc.stderr or "").strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
             return {"error": tail[0]}
@@ -61,12 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--src", type=Path, help="benchmark the afp_dsl package in this folder")
     ap.add_argument("--label", default="", help="a name for this run in the report")
     ap.add_argument("--baseline", type=Path, help="an earlier report.json for a before → after table")
+    ap.add_argument("--reps", type=int, help="repetitions for every benchmark (default: each its own)")
     args = ap.parse_args(argv)
-    report = {"label": args.label, "machine": machine(), "python": platform.python_version(),
+    report = {"label": args.label, "source": str(args.src or ROOT), "machine": machine(), "python": platform.python_version(),
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "quick": args.quick, "benchmarks": {}}
     for name in args.only or BENCHMARKS:
-        report["benchmarks"][name] = run_one(name, args.quick, args.src)
+        report["benchmarks"][name] = run_one(name, args.quick, args.src, args.reps)
     report["goals"] = goals(report)
     if args.out:
         folder = Path(args.out)

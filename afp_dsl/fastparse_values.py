@@ -1,0 +1,363 @@
+"""Fast path of the parser, part 2: token helpers, values, expressions and schema blocks.
+
+Role:       `ValueParser` walks the token lists from `fastlex`; `fastparse._Parser` adds the
+            declarations on top. Each method builds the node Lark builds for its rule, with the
+            span `propagate_positions` gives it (see `fastlex.Node`).
+Invariants: raises `Bail` on anything unexpected; nesting deeper than `MAX_NESTING` bails too.
+"""
+from __future__ import annotations
+
+from .fastlex import (COMP_OPS, KEYWORDS, KW_ANY, MAX_NESTING, Bail, Node, Token, lex, outer_end,
+                      outer_start, token)
+
+
+class ValueParser:
+    def __init__(self, text: str):
+        self.k, self.v, self.s, self.e, self.comments = lex(text)
+        self.i = 0
+        self.depth = 0
+
+    # -------------------------------------------------------------- tokens
+    def take(self, type_: str) -> Token:
+        i = self.i
+        self.i = i + 1
+        return token(type_, self.v[i], self.s[i], self.e[i])
+
+    def expect(self, kind: str) -> int:
+        """Consume punctuation (dropped from the tree); returns its end."""
+        i = self.i
+        if self.k[i] != kind:
+            raise Bail
+        self.i = i + 1
+        return self.e[i]
+
+    def word(self) -> str | None:
+        i = self.i
+        return self.v[i] if self.k[i] == "W" else None
+
+    def keyword(self, w: str) -> int:
+        i = self.i
+        if self.k[i] != "W" or self.v[i] != w:
+            raise Bail
+        self.i = i + 1
+        return self.e[i]
+
+    def name(self, pure: bool = True) -> Token:
+        """A NAME; a reserved word is a NAME only in a state that accepts no keyword (`pure`)."""
+        i = self.i
+        if self.k[i] != "W" or (not pure and self.v[i] in KEYWORDS):
+            raise Bail
+        return self.take("NAME")
+
+    def seg(self, pure: bool = True) -> Token:
+        """`NAME | _kw` (a path segment, map key or field name)."""
+        i = self.i
+        if self.k[i] != "W":
+            raise Bail
+        w = self.v[i]
+        if w in KW_ANY:
+            return self.take(w.upper())
+        if not pure and w in KEYWORDS:
+            raise Bail
+        return self.take("NAME")
+
+    def after_open(self) -> bool:
+        """Right after `{` or `,` the LALR state accepts a name and no other keyword."""
+        return self.k[self.i - 1] in ("{", ",")
+
+    def comma(self, end: int) -> int:
+        i = self.i
+        if self.k[i] == ",":
+            self.i = i + 1
+            return self.e[i]
+        return end
+
+    def label(self) -> Token | None:
+        return self.take("STRING") if self.k[self.i] == "S" else None
+
+    # -------------------------------------------------------------- schema blocks
+    def schema_block(self) -> Node:
+        start = self.expect("{") - 1
+        items = []
+        pure = True  # the LALR state before a field name takes no other keyword, except right
+        while self.k[self.i] != "}":  # after a default value (its states are shared with values)
+            if self.k[self.i] == "...":
+                s, e = self.s[self.i], self.e[self.i]
+                self.i += 1
+                items.append(Node("rest", [], s, e))
+                pure = True
+            else:
+                items.append(self.field(pure))
+                pure = items[-1].children[-1].data != "default" if not isinstance(
+                    items[-1].children[-1], str) else True
+            if self.k[self.i] == ",":
+                self.i += 1
+                pure = True
+        return Node("schema_block", items, start, self.expect("}"))
+
+    def field(self, pure: bool) -> Node:
+        key = self.seg(pure)
+        children = [Node("field_name", [key], key.start_pos, key.end_pos)]
+        if self.k[self.i] == "?":
+            children.append(self.take("OPTIONAL"))
+        self.expect(":")
+        t = self.stype()
+        children.append(t)
+        end = outer_end(t)
+        if self.k[self.i] == "(":
+            c = self.constraints()
+            children.append(c)
+            end = outer_end(c)
+        if self.k[self.i] == "=":
+            s = self.s[self.i]
+            self.i += 1
+            value = self.operand()
+            end = outer_end(value)
+            children.append(Node("default", [value], s, end))
+        lab = self.label()
+        if lab is not None:
+            children.append(lab)
+            end = lab.end_pos
+        return Node("field", children, key.start_pos, end)
+
+    def stype(self) -> Node:
+        depth = self.depth = self.depth + 1
+        if depth > MAX_NESTING:
+            raise Bail
+        node = self.stype_()
+        self.depth = depth - 1
+        return node
+
+    def stype_(self) -> Node:
+        i = self.i
+        k = self.k[i]
+        if k == "W":
+            w = self.v[i]
+            if w == "null":
+                self.i += 1
+                return Node("type_null", [], self.s[i], self.e[i])
+            if w not in ("true", "false"):
+                n = self.take("NAME")
+                return Node("type_name", [n], n.start_pos, n.end_pos)
+        elif k == "[":
+            self.i += 1
+            inner = self.stype()
+            return Node("type_list", [inner], self.s[i], self.expect("]"))
+        elif k == "{":
+            block = self.schema_block()
+            return Node("type_object", [block], self.s[i], outer_end(block))
+        lits = [self.type_lit()]
+        while self.k[self.i] == "|":
+            self.i += 1
+            lits.append(self.type_lit())
+        return Node("literal_union", lits, self.s[i], outer_end(lits[-1]))
+
+    def type_lit(self) -> Node:
+        i = self.i
+        k = self.k[i]
+        if k == "S":
+            t = self.take("STRING")
+        elif k == "N":
+            t = self.take("NUMBER")
+        elif k == "W" and self.v[i] in ("true", "false"):
+            t = self.take(self.v[i].upper())
+        else:
+            raise Bail
+        return Node("type_lit", [t], t.start_pos, t.end_pos)
+
+    def constraints(self) -> Node:
+        start = self.s[self.i]
+        self.i += 1
+        items = []
+        if self.k[self.i] != ")":
+            items.append(self.constraint())
+            while self.k[self.i] == "," and self.k[self.i + 1] != ")":
+                self.i += 1
+                items.append(self.constraint())
+            self.comma(0)
+        return Node("constraints", items, start, self.expect(")"))
+
+    def constraint(self) -> Node:
+        n = self.name()
+        self.expect(":")
+        value = self.operand()
+        return Node("constraint", [n, value], n.start_pos, outer_end(value))
+
+    # -------------------------------------------------------------- expressions
+    def expr(self):
+        depth = self.depth = self.depth + 1
+        if depth > MAX_NESTING:
+            raise Bail
+        node = self.or_expr()
+        self.depth = depth - 1
+        return node
+
+    def or_expr(self):
+        first = self.and_expr()
+        if self.k[self.i] != "W" or self.v[self.i] != "or":
+            return first
+        items = [first]
+        while self.k[self.i] == "W" and self.v[self.i] == "or":
+            self.i += 1
+            items.append(self.and_expr())
+        return Node("or_expr", items, outer_start(first), outer_end(items[-1]))
+
+    def and_expr(self):
+        first = self.not_expr()
+        if self.k[self.i] != "W" or self.v[self.i] != "and":
+            return first
+        items = [first]
+        while self.k[self.i] == "W" and self.v[self.i] == "and":
+            self.i += 1
+            items.append(self.not_expr())
+        return Node("and_expr", items, outer_start(first), outer_end(items[-1]))
+
+    def not_expr(self):
+        i = self.i
+        if self.k[i] == "W" and self.v[i] == "not":
+            self.i += 1
+            depth = self.depth = self.depth + 1
+            if depth > MAX_NESTING:
+                raise Bail
+            inner = self.not_expr()
+            self.depth = depth - 1
+            return Node("not_", [inner], self.s[i], outer_end(inner))
+        return self.compare()
+
+    def compare(self):
+        left = self.operand()
+        i = self.i
+        k = self.k[i]
+        if k in COMP_OPS:
+            op = self.take("COMP_OP")
+            right = self.operand()
+            return Node("cmp", [left, op, right], outer_start(left), outer_end(right))
+        if k != "W":
+            return left
+        w = self.v[i]
+        if w == "in" or w == "not":
+            self.i += 1
+            if w == "not":
+                self.keyword("in")
+            if self.k[self.i] != "[":
+                raise Bail
+            right = self.list_()
+            return Node("in_" if w == "in" else "not_in", [left, right], outer_start(left), outer_end(right))
+        if w == "matches":
+            self.i += 1
+            if self.k[self.i] != "R":
+                raise Bail
+            rx = self.take("REGEX")
+            return Node("matches", [left, rx], outer_start(left), rx.end_pos)
+        if w == "mentions":
+            self.i += 1
+            if self.k[self.i] == "S":
+                right = self.take("STRING")
+            elif self.k[self.i] == "[":
+                right = self.list_()
+            else:
+                raise Bail
+            return Node("mentions", [left, right], outer_start(left), outer_end(right))
+        return left
+
+    def operand(self):
+        i = self.i
+        k = self.k[i]
+        if k == "W":
+            w = self.v[i]
+            if w == "true" or w == "false" or w == "null":
+                self.i += 1
+                return Node(w + "_lit", [], self.s[i], self.e[i])
+            if w == "agent" or w == "returns":
+                if self.k[i + 1] != "(":
+                    raise Bail
+                return self.call(w.upper())
+            if w == "tool" or w == "status" or w == "skill":
+                return self.path(w.upper())
+            if self.k[i + 1] == "(":
+                return self.call("NAME")
+            return self.path("NAME")
+        if k == "S":
+            return self.take("STRING")
+        if k == "N":
+            return self.take("NUMBER")
+        if k == "M":
+            return self.take("MLSTRING")
+        if k == "R":
+            return self.take("REGEX")
+        if k == "[":
+            return self.list_()
+        if k == "{":
+            return self.map_()
+        if k == "(":
+            self.i += 1
+            inner = self.expr()
+            end = self.expect(")")
+            if type(inner) is not Token:
+                inner.cs = self.s[i]
+                inner.ce = end
+            return inner
+        raise Bail
+
+    def path(self, root_type: str) -> Node:
+        root = self.take(root_type)
+        children = [Node("root", [root], root.start_pos, root.end_pos)]
+        end = root.end_pos
+        k = self.k
+        while True:
+            i = self.i
+            if k[i] == ".":
+                self.i += 1
+                seg = self.seg()
+                children.append(seg)
+                end = seg.end_pos
+            elif k[i] == "[":
+                if k[i + 1] != "N" or k[i + 2] != "]":
+                    raise Bail
+                self.i += 1
+                children.append(self.take("NUMBER"))
+                end = self.e[self.i]
+                self.i += 1
+            else:
+                return Node("path", children, root.start_pos, end)
+
+    def call(self, callee_type: str) -> Node:
+        name = self.take(callee_type)
+        children = [Node("callee", [name], name.start_pos, name.end_pos)]
+        self.i += 1  # "("
+        if self.k[self.i] != ")":
+            children.append(self.expr())
+            while self.k[self.i] == ",":
+                self.i += 1
+                children.append(self.expr())
+        return Node("call", children, name.start_pos, self.expect(")"))
+
+    def list_(self) -> Node:
+        start = self.s[self.i]
+        self.i += 1
+        items = []
+        if self.k[self.i] != "]":
+            items.append(self.expr())
+            while self.k[self.i] == "," and self.k[self.i + 1] != "]":
+                self.i += 1
+                items.append(self.expr())
+            self.comma(0)
+        return Node("list", items, start, self.expect("]"))
+
+    def map_(self) -> Node:
+        start = self.s[self.i]
+        self.i += 1
+        pairs = []
+        if self.k[self.i] != "}":
+            pairs.append(self.pair())
+            while self.k[self.i] == "," and self.k[self.i + 1] != "}":
+                self.i += 1
+                pairs.append(self.pair())
+            self.comma(0)
+        return Node("map", pairs, start, self.expect("}"))
+
+    def pair(self) -> Node:
+        key = self.take("STRING") if self.k[self.i] == "S" else self.seg()
+        self.expect(":")
+        value = self.expr()
+        return Node("pair", [key, value], key.start_pos, outer_end(value))
