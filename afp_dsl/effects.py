@@ -3,12 +3,14 @@
 Role:       the interpreter core asks `Effects` for everything outside itself; a run replayed
             with equal effects yields a byte-identical trace.
 Invariants: the core never reads the wall clock or a random source; the logical clock ticks
-            once per event; event ids are `<run>:<seq>`; only `Effects.live()` uses uuid.
+            once per event; event ids are `<run>:<seq>`; only `Effects.live()` uses uuid and
+            the real time (the latter only for host tools' `now()`, never for trace times).
 """
 from __future__ import annotations
 
 import itertools
 import uuid
+from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
 import attrs
@@ -28,6 +30,11 @@ class LogicalClock:
 
     def peek(self) -> int:
         return self._t
+
+
+def wall_clock() -> datetime:
+    """The real time, timezone-aware (UTC): what `Effects.live()` gives host tools as `now()`."""
+    return datetime.now(timezone.utc)
 
 
 def counter_ids(prefix: str = "run") -> Callable[[], str]:
@@ -51,12 +58,14 @@ class Effects:
     tools: Mapping[str, Callable[..., Any]] = attrs.field(factory=dict)
     run_ids: Callable[[], str] = attrs.field(factory=lambda: counter_ids("run"))
     clock_factory: Callable[[int], LogicalClock] = LogicalClock
+    wall: Callable[[], Any] | None = None  # what host tools read as "now"; None: the logical clock
 
     @classmethod
     def live(cls, provider: Any = None, tools: Mapping[str, Callable[..., Any]] | None = None
              ) -> "Effects":
-        """Effects for real use: unique run ids (uuid) so several processes share one store."""
-        return cls(provider=provider, tools=dict(tools or {}), run_ids=_uuid_ids)
+        """Effects for real use: unique run ids (uuid) so several processes share one store, and
+        the real time for host tools that ask for it (trace times stay logical)."""
+        return cls(provider=provider, tools=dict(tools or {}), run_ids=_uuid_ids, wall=wall_clock)
 
     def new_run_id(self) -> str:
         return self.run_ids()

@@ -197,8 +197,8 @@ CONTEXT_PARAM = "_context"
 class ToolContext:
     """What a host tool declaring a `_context` parameter receives; read-only, never recorded.
 
-    `now()` reads the run's Effects clock (logical ticks by default: an int; a wall clock
-    installed by the host may return a `datetime`); `fact(name)` is the data of a fact in the
+    `now()` reads `Effects.wall` when set (`Effects.live()`, used by `afpc run`: an aware
+    `datetime`), else the run's logical clock (an int tick, as under `afpc test`); `fact(name)` is the data of a fact in the
     agent's `context` list (a map's thawed value or the text), None when there is no such fact.
     """
 
@@ -240,7 +240,10 @@ def wants_context(fn: Callable[..., Any]) -> bool:
 def tool_context(ctx: "RunCtx", tool: str, call_id: str) -> ToolContext:
     """The context of one host call: the Effects clock from the run's current logical time."""
     effects, start = ctx.session.effects, ctx.rec.time
-    now = (lambda: effects.clock(start).now()) if effects is not None else (lambda: start + 1)
+    if effects is not None and effects.wall is not None:
+        now = effects.wall
+    else:
+        now = (lambda: effects.clock(start).now()) if effects is not None else (lambda: start + 1)
     facts = {c.decl.name: thaw(c.decl.data.value) for c in ctx.plan.context if c.kind == "fact"}
     return ToolContext(ctx.state.run_id, ctx.plan.name, tool, call_id, ctx.state.iteration,
                        now, facts)
