@@ -113,6 +113,8 @@ def _reject_constant(name: str) -> Any:
 
 def json_equal(a: Any, b: Any) -> bool:
     """JSON equality: `1 == 1.0`, `true != 1`, deep over maps and lists (tuples count as lists)."""
+    if type(a) is str and type(b) is str:  # the common case, without the abstract-type checks
+        return a == b
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if _is_number(a) or _is_number(b):
@@ -128,7 +130,7 @@ def json_equal(a: Any, b: Any) -> bool:
 
 def shorten(value: Any, limit: int = SHORT) -> Any:
     """Evidence form of a value: strings and structured JSON become text of at most `limit` chars."""
-    if isinstance(value, (Mapping, list, tuple)):
+    if type(value) is not str and isinstance(value, (Mapping, list, tuple)):
         value = _compact_json(value)
     if isinstance(value, str) and len(value) > limit:
         return value[: limit - 1] + "…"
@@ -193,6 +195,8 @@ class _Evaluator:
         self.conditions: list[Condition] = []
 
     def holds(self, expr: ir.Expr) -> bool:
+        if type(expr) is ir.Compare:  # the common case first
+            return self.compare(expr)
         if isinstance(expr, ir.And):
             results = [self.holds(item) for item in expr.items]
             return all(results)

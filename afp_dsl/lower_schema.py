@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import ir
 from .codes import diag
-from .frozen import freeze, thaw
+from .frozen import FrozenMap, freeze, thaw
 from .lower_values import BAD, ValueLowerer, compile_problem, to_data
 from .source import Span
 
@@ -58,7 +58,7 @@ class SchemaLowerer:
         """A top-level schema block → ir.Schema with pointer spans for each field."""
         self.pointers = []
         json = self.object(node, "")
-        return ir.Schema(json=freeze(json), origin="block", pointers=tuple(self.pointers),
+        return ir.Schema(json=_freeze(json), origin="block", pointers=tuple(self.pointers),
                          span=self.v.span(node))
 
     def object(self, node: lark.Tree, pointer: str) -> dict:
@@ -205,6 +205,16 @@ class SchemaLowerer:
             self.diags.append(diag("AFP302", f"the default does not satisfy the field's schema: {best.message}",
                                    span, "invalid default"))
 
+
+
+def _freeze(value: Any) -> Any:
+    """`frozen.freeze` for the dicts and lists built here, without its abstract-type checks."""
+    t = type(value)
+    if t is dict:
+        return FrozenMap({k: _freeze(v) for k, v in value.items()})
+    if t is list:
+        return tuple(_freeze(v) for v in value)
+    return freeze(value)
 
 
 def _fits(raw: Any, kind: Any) -> bool:

@@ -140,7 +140,10 @@ class Redactor:
         """True when scrubbing `value` would change nothing and remember nothing: no key selected
         by a rule, no match in any string. Plain JSON-like values only (else False)."""
         self._check_clean()
-        return self._clean_walk(value)
+        try:
+            return self._clean_walk(value)
+        except RecursionError:  # too deep to walk: `scrub` replaces it whole
+            return False
 
     def scrub_text(self, text: str) -> str:
         """`text` with every pattern match and every remembered secret replaced."""

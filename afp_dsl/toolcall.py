@@ -233,7 +233,8 @@ def _plain_checker(schema: Any):
         return None
     fields = {}
     for name, sub in (schema.get("properties") or {}).items():
-        if not isinstance(sub, Mapping) or set(sub) - _PLAIN_KEYWORDS or sub.get("type") not in _PLAIN_TYPES:
+        if not isinstance(sub, Mapping) or set(sub) - _PLAIN_KEYWORDS or not isinstance(sub.get("type"), str) \
+                or sub["type"] not in _PLAIN_TYPES:
             return None
         allowed = {"string": ("minLength", "maxLength"), "boolean": ()}.get(sub["type"], ("minimum", "maximum"))
         bounds = {k: sub[k] for k in ("minLength", "maxLength", "minimum", "maximum") if k in sub}

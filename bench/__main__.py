@@ -65,32 +65,43 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--src", type=Path, help="benchmark the afp_dsl package in this folder")
     ap.add_argument("--label", default="", help="a name for this run in the report")
     ap.add_argument("--baseline", type=Path, help="an earlier report.json for a before → after table")
+    ap.add_argument("--also", type=Path, nargs="+", default=[], metavar="REPORT",
+                    help="more report.json files shown as extra columns of the before → after table")
     ap.add_argument("--reps", type=int, help="repetitions for every benchmark (default: each its own)")
+    ap.add_argument("--render", type=Path, metavar="REPORT", help="run nothing: rewrite the page from "
+                    "this report.json (with --baseline and bench/notes.md)")
     args = ap.parse_args(argv)
-    report = {"label": args.label, "source": str(args.src or ROOT), "machine": machine(), "python": platform.python_version(),
+    if args.render:
+        return write_page(json.loads(args.render.read_text(encoding="utf-8")), args, args.render)
+    report = {"label": args.label, "source": str(args.src or ROOT), "machine": machine(),
+              "python": platform.python_version(),
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "quick": args.quick, "benchmarks": {}}
     for name in args.only or BENCHMARKS:
         report["benchmarks"][name] = run_one(name, args.quick, args.src, args.reps)
     report["goals"] = goals(report)
-    if args.out:
-        folder = Path(args.out)
-        folder.mkdir(parents=True, exist_ok=True)
-        json_path, md_path = folder / "report.json", folder / "performance.md"
-    else:
-        json_path, md_path = ROOT / "bench" / "report.json", ROOT / "docs" / "performance.md"
+    json_path = (Path(args.out) / "report.json") if args.out else ROOT / "bench" / "report.json"
+    json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_page(report, args, json_path)
+    failed = [k for k, v in report["benchmarks"].items() if "error" in v]
+    return 1 if failed else 0
+
+
+def write_page(report: dict, args: argparse.Namespace, json_path: Path) -> int:
+    md_path = (Path(args.out) / "performance.md") if args.out else ROOT / "docs" / "performance.md"
+    md_path.parent.mkdir(parents=True, exist_ok=True)
     baseline = json.loads(args.baseline.read_text(encoding="utf-8")) if args.baseline else None
     notes_file = ROOT / "bench" / "notes.md"
     notes = notes_file.read_text(encoding="utf-8") if notes_file.is_file() else ""
-    md_path.write_text(render(report, baseline, notes), encoding="utf-8")
+    also = [json.loads(p.read_text(encoding="utf-8")) for p in args.also]
+    md_path.write_text(render(report, baseline, notes, also), encoding="utf-8")
     for g in report["goals"]:
         mark = {True: "met", False: "MISSED", None: "n/a"}[g["met"]]
         value = "–" if g["value"] is None else f"{g['value']:.2f}"
         print(f"{mark:>7}  {g['goal']}: {value} (goal {g['target']})", file=sys.stderr)
     print(f"bench: wrote {json_path} and {md_path}", file=sys.stderr)
-    failed = [k for k, v in report["benchmarks"].items() if "error" in v]
-    return 1 if failed else 0
+    return 0
 
 
 if __name__ == "__main__":

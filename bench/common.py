@@ -16,9 +16,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
 def parser(doc: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes, one repetition (CI smoke run)")
@@ -53,9 +50,3 @@ def write_result(path: str | None, result: dict[str, Any]) -> None:
         Path(path).write_text(text + "\n", encoding="utf-8")
     else:
         sys.stdout.write(text + "\n")
-
-
-def add_src_path() -> None:
-    """Let `python bench/x.py` (not only `python -m bench.x`) import afp_dsl and bench."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))

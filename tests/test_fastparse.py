@@ -200,3 +200,13 @@ def test_accepted_nesting_stays_under_the_depth_limit(make) -> None:
             deepest = max(deepest, _depth(got[0]))
     assert 0 < deepest < lower.MAX_DEPTH
     assert fastparse.parse_tree(make(fastlex.MAX_NESTING + 2)) is None  # deeper: Lark decides
+
+
+def test_checking_a_valid_spec_does_not_import_lark() -> None:
+    """Start-up time: lark is imported only when the fast path gives up (errors included)."""
+    import subprocess
+    import sys
+    code = ("import sys, afp_dsl; d = afp_dsl.check('agent a {\\n  system = \"hi\"\\n}\\n'); "
+            "print('lark' in sys.modules, len(d)); afp_dsl.check('agent {'); print('lark' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["False", "0", "True"], out.stdout + out.stderr
