@@ -22,17 +22,26 @@ from .diagnostics import Diagnostic, Severity, sorted_diagnostics
 from .loader import real_path
 from .render import FORMATS, explain, render
 
-BUG_URL = "https://github.com/afp-dsl/afp/issues"
+class CliError(Exception):
+    """Bad input met by a command: one line on stderr, exit 1 (or `code`, 2 for usage)."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
 
 
 def guarded(fn: Callable) -> Callable:
-    """Turn any unexpected exception into a one-line internal error and exit code 2."""
+    """`CliError` → one line and its exit code; any unexpected exception → a one-line internal
+    error and exit code 2 (never a traceback unless AFPC_DEBUG is set)."""
     @functools.wraps(fn)
     def wrapper(*args: Any, **kw: Any) -> Any:
         try:
             return fn(*args, **kw)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
+        except CliError as e:
+            click.echo(f"afpc: error: {e}", err=True)
+            sys.exit(e.code)
         except KeyboardInterrupt:
             click.echo("afpc: interrupted", err=True)
             sys.exit(130)
@@ -43,8 +52,8 @@ def guarded(fn: Callable) -> Callable:
             if os.environ.get("AFPC_DEBUG"):
                 traceback.print_exc()
             click.echo(f"afpc: internal error: {type(e).__name__}: {e}\n"
-                       f"this is a bug in afpc; please report it at {BUG_URL} "
-                       "(set AFPC_DEBUG=1 to see the traceback)", err=True)
+                       "this is a bug in afpc; please file a bug report with the command and the "
+                       "input that caused it (set AFPC_DEBUG=1 to see the traceback)", err=True)
             sys.exit(2)
     return wrapper
 

@@ -8,45 +8,20 @@ Invariants: prints only redacted text (answers and check-ins come from the redac
 """
 from __future__ import annotations
 
-import functools
-from datetime import datetime, timezone
 import json
-import os
 import sys
-import traceback
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
+
+from .cli import CliError, guarded
 
 EXIT = {"answered": 0, "max_iterations": 0, "paused": 3, "denied": 1, "error": 1}
 
 
-class _Bad(Exception):
-    """Bad input: one line to stderr, exit 1 (or 2 for usage)."""
-
-    def __init__(self, message: str, code: int = 1):
-        super().__init__(message)
-        self.code = code
-
-
-def _guard(fn: Callable) -> Callable:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kw: Any) -> Any:
-        try:
-            return fn(*args, **kw)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
-            raise
-        except _Bad as e:
-            click.echo(f"afpc: error: {e}", err=True)
-            sys.exit(e.code)
-        except Exception as e:  # noqa: BLE001 - the CLI boundary
-            if os.environ.get("AFPC_DEBUG"):
-                traceback.print_exc()
-            click.echo(f"afpc: internal error: {type(e).__name__}: {e} (this is a bug in afpc; "
-                       f"set AFPC_DEBUG=1 to see the traceback)", err=True)
-            sys.exit(2)
-    return wrapper
+_Bad = CliError  # bad input: one line on stderr, exit 1 (or 2 for usage)
 
 
 def _load(file: str) -> Any:
@@ -166,7 +141,7 @@ def _report(result: Any, as_json: bool) -> None:
 @click.option("--script", "script", metavar="TEST", help="Use a test block's replies and stubs.")
 @click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@_guard
+@guarded
 def run_(file: str, agent_name: str | None, message: str, provider: str, model: str | None,
          retries: int, fallback: str | None, stream: bool, script: str | None, store_url: str | None,
          as_json: bool) -> None:
@@ -189,7 +164,7 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
 @click.option("--note", help="A note the model reads.")
 @click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@_guard
+@guarded
 def resume_(run_id: str, decision: str | None, by: str | None, note: str | None,
             store_url: str | None, as_json: bool) -> None:
     """Answer a paused run's check-in and continue it."""
@@ -240,7 +215,7 @@ def resume_(run_id: str, decision: str | None, by: str | None, note: str | None,
 @click.option("-k", "pattern", help="Only tests whose `file::name` contains this (and/or/not).")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False),
               help="Also write a JUnit XML report.")
-@_guard
+@guarded
 def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -> None:
     """Run the `test` blocks of spec files or folders."""
     from .cli import collect_files
