@@ -50,7 +50,7 @@ def _is_text(x: Any) -> bool:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Parsing allocates millions of short-lived acyclic objects; the cyclic collector's repeated
     full scans over them made checking grow faster than linearly, so it is paused meanwhile."""
     was = gc.isenabled()
@@ -64,7 +64,7 @@ def _gc_paused() -> Iterator[None]:
 
 def analyse(path_or_text: str | os.PathLike, name: str = "<text>") -> tuple[ir.Program | None, list[Diagnostic]]:
     """Load and check; returns the program (None if unreadable) and every diagnostic, sorted."""
-    with _gc_paused():
+    with gc_paused():
         return _analyse(path_or_text, name)
 
 

@@ -15,6 +15,7 @@ import attrs
 
 from . import ir
 from .analysis import Analysis
+from .api import gc_paused
 from .checks import graphview as G
 from .source import SourceFile, Span
 
@@ -86,12 +87,18 @@ def find_graph(program: Any, name: str | None = None) -> tuple[Analysis, str, ir
 
 
 def diagram(program: Any, graph: str | None = None) -> Diagram:
+    with gc_paused():
+        return _diagram(program, graph)
+
+
+def _diagram(program: Any, graph: str | None = None) -> Diagram:
     a, module, g = find_graph(program, graph)
     v = G.view(a, module, g)
     ids: dict[G.NodeKey, str] = {}
     used: set[str] = set()
     nodes = []
-    for key, node in sorted(v.nodes.items(), key=lambda kv: _declared_at(a, kv[0])):
+    order = _declaration_order(a)
+    for key, node in sorted(v.nodes.items(), key=lambda kv: order.get(kv[0], (len(order), 0))):
         base = "n_" + re.sub(r"[^A-Za-z0-9_]", "_", node.name)
         nid, n = base, 2
         while nid in used:
@@ -105,13 +112,10 @@ def diagram(program: Any, graph: str | None = None) -> Diagram:
     return Diagram(module, g, tuple(nodes), tuple(edges))
 
 
-def _declared_at(a: Analysis, key: G.NodeKey) -> tuple[int, int]:
+def _declaration_order(a: Analysis) -> dict[tuple[str, str], tuple[int, int]]:
     """Skills are drawn in declaration order: module load order, then place in the module."""
-    module, name = key
-    keys = [m.key for m in a.program.modules]
-    m = a.modules[module]
-    index = next((i for i, d in enumerate(m.decls) if d.name == name), len(m.decls))
-    return (keys.index(module) if module in keys else len(keys), index)
+    return {(m.key, d.name): (i, j) for i, m in enumerate(a.program.modules)
+            for j, d in enumerate(m.decls) if isinstance(d, ir.Skill)}
 
 
 # ---------------------------------------------------------------- captions
