@@ -229,10 +229,12 @@ def _plain_checker(schema: Any):
         return None
     closed = schema.get("additionalProperties", True)
     required = schema.get("required", ())
-    if not isinstance(closed, bool) or not isinstance(required, (list, tuple)):
+    props = schema.get("properties", {})
+    if not isinstance(closed, bool) or not isinstance(required, (list, tuple)) or not all(
+            isinstance(r, str) for r in required) or not isinstance(props, Mapping):
         return None
     fields = {}
-    for name, sub in (schema.get("properties") or {}).items():
+    for name, sub in props.items():
         if not isinstance(sub, Mapping) or set(sub) - _PLAIN_KEYWORDS or not isinstance(sub.get("type"), str) \
                 or sub["type"] not in _PLAIN_TYPES:
             return None

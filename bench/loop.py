@@ -3,7 +3,7 @@
 The workload: an agent with one `echo` tool; a scripted model asks for `echo` N times, then
 answers. afp runs it with the mock provider and full trace capture; LangGraph runs the same
 script through its prebuilt ReAct agent with a fake chat model, in the same process. Reports µs
-per iteration (median of several runs, wall and CPU) for N = 10, 50, 200 and the ratio.
+per iteration (median over interleaved rounds, wall and CPU) for N = 10, 50, 200 and the ratio.
 Run: `python -m bench.loop [--quick] [--reps N] [--json OUT]`. LangGraph comes with
 `pip install '.[bench]'`; without it the comparison is skipped with a message.
 """
@@ -80,47 +80,53 @@ def langgraph_runner(n: int) -> Callable[[], Any] | None:
     return once
 
 
-def per_iteration(once: Callable[[], Any], n: int, reps: int) -> dict:
-    """Median µs per iteration over `reps` runs after one warm-up run."""
+def _time(once: Callable[[], Any], n: int) -> tuple[float, float]:
+    w0, c0 = time.perf_counter(), time.process_time()
     once()
-    walls, cpus = [], []
-    for _ in range(reps):
-        w0, c0 = time.perf_counter(), time.process_time()
-        once()
-        walls.append((time.perf_counter() - w0) / n * 1e6)
-        cpus.append((time.process_time() - c0) / n * 1e6)
-    return {"us_per_iter": statistics.median(walls), "cpu_us_per_iter": statistics.median(cpus),
-            "min_us_per_iter": min(walls), "reps": reps}
+    return (time.perf_counter() - w0) / n * 1e6, (time.process_time() - c0) / n * 1e6
 
 
-def reps_for(n: int, quick: bool, reps: int | None) -> int:
-    if reps:
-        return reps
-    return 1 if quick else max(7, 1000 // n)
+def _summary(samples: list[tuple[float, float]]) -> dict:
+    return {"us_per_iter": statistics.median(w for w, _ in samples),
+            "cpu_us_per_iter": statistics.median(c for _, c in samples),
+            "min_us_per_iter": min(w for w, _ in samples), "reps": len(samples)}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser(__doc__).parse_args(argv)
     sizes = QUICK_SIZES if args.quick else SIZES
+    rounds = args.reps or (1 if args.quick else 9)
+    afp = {n: afp_runner(n) for n in sizes}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lg = {n: langgraph_runner(n) for n in sizes}
+        skipped = None if all(lg.values()) else \
+            "langgraph is not importable: comparison skipped (pip install '.[bench]')"
+        events = {n: len(afp[n]().trace) for n in sizes}  # also the warm-up
+        for n in sizes:
+            if lg[n] is not None:
+                lg[n]()
+        # Rounds interleave the sizes and both frameworks, so drifting load on a shared machine
+        # hits every figure alike; within a round each size runs about the same number of
+        # iterations (small N repeated).
+        samples: dict[tuple[str, int], list] = {}
+        for _ in range(rounds):
+            for n in sizes:
+                for _ in range(max(1, max(sizes) // n)):
+                    samples.setdefault(("afp", n), []).append(_time(afp[n], n))
+                if lg[n] is not None:
+                    samples.setdefault(("langgraph", n), []).append(_time(lg[n], n))
     rows = []
-    skipped = None
     for n in sizes:
-        reps = reps_for(n, args.quick, args.reps)
-        once = afp_runner(n)
-        row: dict[str, Any] = {"n": n, "events": len(once().trace), "afp": per_iteration(once, n, reps)}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            lg = langgraph_runner(n)
-            if lg is None:
-                skipped = "langgraph is not importable: comparison skipped (pip install '.[bench]')"
-            else:
-                row["langgraph"] = per_iteration(lg, n, max(1, reps // 2) if not args.quick else 1)
-                row["speedup"] = row["langgraph"]["us_per_iter"] / row["afp"]["us_per_iter"]
-                row["speedup_cpu"] = row["langgraph"]["cpu_us_per_iter"] / row["afp"]["cpu_us_per_iter"]
+        row: dict[str, Any] = {"n": n, "events": events[n], "afp": _summary(samples[("afp", n)])}
+        if ("langgraph", n) in samples:
+            row["langgraph"] = _summary(samples[("langgraph", n)])
+            row["speedup"] = row["langgraph"]["us_per_iter"] / row["afp"]["us_per_iter"]
+            row["speedup_cpu"] = row["langgraph"]["cpu_us_per_iter"] / row["afp"]["cpu_us_per_iter"]
         rows.append(row)
         print(f"loop: N={n}: {row['afp']['us_per_iter']:.1f} µs/iter", file=sys.stderr)
     first, last = rows[0]["afp"], rows[-1]["afp"]
-    result = {"benchmark": "loop", "sizes": list(sizes), "rows": rows,
+    result = {"benchmark": "loop", "sizes": list(sizes), "rounds": rounds, "rows": rows,
               "growth_last_vs_first": last["us_per_iter"] / first["us_per_iter"],
               "growth_last_vs_first_cpu": last["cpu_us_per_iter"] / first["cpu_us_per_iter"],
               "langgraph_skipped": skipped}

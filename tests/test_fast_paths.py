@@ -82,6 +82,8 @@ def test_schemas_beyond_the_plain_subset_go_to_json_schema() -> None:
     assert _plain_checker({"type": "object", "properties": {"a": {"type": "integer", "minLength": 1}}}) is None
     assert _plain_checker({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}) is None
     assert _plain_checker({"type": "array"}) is None
+    assert _plain_checker({"type": "object", "properties": [1]}) is None  # malformed: jsonschema says why
+    assert _plain_checker({"type": "object", "required": [["a"]]}) is None
 
 
 @SETTINGS
