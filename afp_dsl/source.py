@@ -6,8 +6,11 @@ Invariants: spans are half-open `[start, end)` character offsets; a zero-width s
 from __future__ import annotations
 
 import bisect
+import re
 
 import attrs
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @attrs.frozen
@@ -25,19 +28,7 @@ class Span:
 
 def line_starts_of(text: str) -> tuple[int, ...]:
     """Offsets at which each line begins. CRLF and lone CR both end a line."""
-    starts = [0]
-    i = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\n":
-            starts.append(i + 1)
-        elif c == "\r":
-            if i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            starts.append(i + 1)
-        i += 1
-    return tuple(starts)
+    return (0, *(m.end() for m in _LINE_END.finditer(text)))
 
 
 @attrs.frozen

@@ -7,11 +7,8 @@ Invariants: never fetches anything: validators use an empty local `referencing.R
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable, Iterator
-
-import jsonschema
-import referencing
-import referencing.exceptions
 
 from .. import ir
 from ..analysis import Analysis
@@ -20,7 +17,15 @@ from ..diagnostics import Diagnostic
 from ..frozen import thaw
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-REGISTRY: referencing.Registry = referencing.Registry()
+
+
+@functools.cache
+def _jsonschema() -> tuple:
+    """jsonschema (slow to import) is needed only for schemas written as raw JSON Schema."""
+    import jsonschema
+    import referencing
+    import referencing.exceptions
+    return jsonschema, referencing.Registry(), referencing.exceptions.Unresolvable
 
 
 def check_schemas(a: Analysis) -> Iterable[Diagnostic]:
@@ -42,6 +47,7 @@ def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnos
         yield diag("AFP301", f"{where} declares `$schema` {declared!r}; only JSON Schema 2020-12 is supported",
                    schema.span, "another draft", help=f'remove `$schema` or set it to "{DRAFT}"')
         return
+    jsonschema, _, _ = _jsonschema()
     try:
         jsonschema.Draft202012Validator.check_schema(doc)
     except jsonschema.SchemaError as e:
@@ -67,9 +73,10 @@ def _defaults(node: Any, pointer: str, tool: ir.Tool, which: str, schema: ir.Sch
         return
     if "default" in node:
         sub = {k: v for k, v in node.items() if k != "default"}
+        jsonschema, registry, unresolvable = _jsonschema()
         try:
-            errors = list(jsonschema.Draft202012Validator(sub, registry=REGISTRY).iter_errors(node["default"]))
-        except (referencing.exceptions.Unresolvable, jsonschema.SchemaError, RecursionError):
+            errors = list(jsonschema.Draft202012Validator(sub, registry=registry).iter_errors(node["default"]))
+        except (unresolvable, jsonschema.SchemaError, RecursionError):
             errors = []
         if errors:
             best = jsonschema.exceptions.best_match(errors)

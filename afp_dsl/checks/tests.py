@@ -13,10 +13,6 @@ from __future__ import annotations
 import difflib
 from typing import Any, Iterable, Iterator
 
-import jsonschema
-import referencing
-import referencing.exceptions
-
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
@@ -164,6 +160,9 @@ def _args(call: ir.ScriptedCall, schema: Any) -> Iterator[Diagnostic]:
 
 def validate(schema: Any, instance: Any) -> list[str]:
     """`$.path: problem` lines, validating locally; [] when valid or the schema is unusable."""
+    import jsonschema  # slow to import: only when a test scripts a call with arguments
+    import referencing
+    import referencing.exceptions
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
