@@ -41,7 +41,8 @@ test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed
-	$(BIN)/python bench/compile.py
+	$(BIN)/python -m pip install --quiet -e '.[bench]' || echo "bench: LangGraph not installed; its comparison is skipped"
+	$(BIN)/python -m bench
 
 clean:
 	rm -rf $(VENV) .afp build dist

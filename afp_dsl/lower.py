@@ -44,6 +44,7 @@ def lower_module(tree: lark.Tree, key: str, source: str, read_file: FileReader,
                           "too deep from here", help="flatten the value or move it to `file(...)`"))
         return None, diags
     lowerer = Lowerer(key, diags, read_file)
+    lowerer.source = source
     imports, decls = [], []
     for child in tree.children:
         if child.data == "import_decl":
@@ -69,6 +70,8 @@ def _too_deep(tree: lark.Tree) -> lark.Tree | None:
 
 
 class Lowerer:
+    source = ""  # the module's text (set by `lower_module`)
+
     def __init__(self, key: str, diags: list[Diagnostic], read_file: FileReader):
         self.key = key
         self.diags = diags
@@ -181,12 +184,20 @@ class Lowerer:
     def entry(self, node: lark.Tree) -> ir.Entry:
         skill_tok, *rest = node.children
         when, label = None, None
+        if len(rest) == 2 or (rest and self._after_when(skill_tok, rest[0])):
+            when, rest = self.v.expr(rest[0]), rest[1:]
         for part in rest:
             if isinstance(part, str) and part.type in ("STRING", "MLSTRING"):
                 label = self.v.string(part)
             elif part is not None:
                 when = self.v.expr(part)
         return ir.Entry(skill=self.ref(skill_tok), when=when, label=label, span=self.v.span(node))
+
+    def _after_when(self, name: Any, part: Any) -> bool:
+        """Is `part` written after `when`? (`entry a when "x"` and `entry a "x"` give the same
+        children: a condition that is one string literal is told from a label by the source.)"""
+        start, end = self.v.span(name).end, self.v.span(part).start
+        return self.source[start:end].split("#")[0].strip() == "when"
 
     def route(self, node: lark.Tree) -> ir.Route:
         src, arrow, dst, *rest = node.children

@@ -175,8 +175,6 @@ def test_field_named_steps_after_a_default():
     assert_round_trip(ir.Module(key="gen.afp", decls=(tool,)))
 
 
-@pytest.mark.xfail(strict=True, reason="lower.Lowerer.entry takes any STRING token for the label, so a "
-                   "condition that is one string literal is dropped (`entry a when \"x\" \"l\"` → when=None)")
 def test_entry_when_a_bare_string():
     graph = ir.Graph(name="g", entries=(ir.Entry(skill=ir.Ref(name="a"), when=ir.Lit(value="x"), label="l"),))
     assert_round_trip(ir.Module(key="gen.afp", decls=(graph,)))

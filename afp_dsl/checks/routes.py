@@ -85,11 +85,21 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     return _ambiguous(a, b, trigger, verdict)
 
 
+_FLAWED: dict[int, tuple[ir.Route, bool]] = {}
+
+
 def _flawed(analysis: Analysis, v: G.GraphView, e: G.RouteEdge) -> bool:
+    """Does the route's guard name an unknown root or field (cached: asked once per pair)?"""
     if e.route.when is None:
         return False
-    site = S.route_site(analysis, v.module, v.graph, e.route)
-    return any(d.code in ("AFP303", "AFP304") for d in check_site(analysis, site))
+    hit = _FLAWED.get(id(e.route))
+    if hit is None or hit[0] is not e.route:
+        if len(_FLAWED) > 100_000:
+            _FLAWED.clear()
+        site = S.route_site(analysis, v.module, v.graph, e.route)
+        flawed = any(d.code in ("AFP303", "AFP304") for d in check_site(analysis, site))
+        hit = _FLAWED[id(e.route)] = (e.route, flawed)
+    return hit[1]
 
 
 def _trigger_text(t: _Trigger, statuses) -> str:

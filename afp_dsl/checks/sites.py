@@ -281,11 +281,25 @@ def _facts(site: Site, key: Key) -> Iterator[Atom]:
         yield from _schema_facts(site, key)
 
 
+_FACTS: dict[tuple[int, Key], tuple[Any, tuple[Atom, ...]]] = {}
+
+
 def _schema_facts(site: Site, key: Key) -> Iterator[Atom]:
+    """What a tool's schema says about `key`; cached per (schema, key), since the same tool's
+    paths are asked about from every route and rule that mentions them."""
     tool = site.tool
     schema = tool.input if key[1] == "args" else tool.output
     if schema is None:
         return
+    hit = _FACTS.get((id(schema), key))
+    if hit is None or hit[0] is not schema:
+        if len(_FACTS) > 100_000:
+            _FACTS.clear()
+        hit = _FACTS[(id(schema), key)] = (schema, tuple(_compute_schema_facts(tool, schema, key)))
+    yield from hit[1]
+
+
+def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key) -> Iterator[Atom]:
     field = walk_schema(schema.json, key[2:])
     if not isinstance(field, Field):
         return
