@@ -16,7 +16,6 @@ from .diagnostics import Diagnostic, Severity
 from .render import _locate, _name, _severity
 from .source import SourceFile, Span
 
-JSON_SCHEMA_VERSION = 1
 PROJECT_URI = "https://github.com/afp-dsl/afp"  # placeholder until the project has a home
 DOCS_URI = PROJECT_URI + "/blob/main/docs/diagnostics.md"
 SARIF_SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -27,19 +26,11 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "
 
 # ---------------------------------------------------------------------------- json
 
-def json_doc(diags: list[Diagnostic], files: Mapping[str, SourceFile], version: str) -> dict:
-    """`{"schema_version": 1, "tool", "diagnostics": [...], "summary": {"errors", "warnings"}}`.
-
-    Each diagnostic has code, name, severity, message, file, line, column, end_line,
-    end_column, notes, help (the primary label's place; null where unknown) and `labels`.
-    """
-    sev = [_severity(d) for d in diags]
-    return {
-        "schema_version": JSON_SCHEMA_VERSION,
-        "tool": {"name": "afpc", "version": version},
-        "diagnostics": [_json_diag(d, files) for d in diags],
-        "summary": {"errors": sev.count(Severity.ERROR), "warnings": sev.count(Severity.WARNING)},
-    }
+def json_doc(diags: list[Diagnostic], files: Mapping[str, SourceFile], version: str) -> list:
+    """A list of objects, one per diagnostic (tooling.md §3): code, name, severity, message, file,
+    line, column, end_line, end_column, notes, help (the primary label's place; null where
+    unknown), then `labels` (every label with its place, message and `primary`)."""
+    return [_json_diag(d, files) for d in diags]
 
 
 def _json_place(span: Span | None, files: Mapping[str, SourceFile]) -> dict:

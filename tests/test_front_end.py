@@ -113,7 +113,7 @@ def test_cli_check_exit_codes_and_formats(tmp_path: Path) -> None:
     r = runner.invoke(main, ["check", str(tmp_path), "--format", "json"])
     assert r.exit_code == 1
     payload = json.loads(r.stdout)
-    assert [d["code"] for d in payload["diagnostics"]] == ["AFP101"]
+    assert [d["code"] for d in payload] == ["AFP101"]
     r = runner.invoke(main, ["check", str(bad), "--format", "github"])
     assert r.stdout.startswith("::error ")
     r = runner.invoke(main, ["check", str(bad), "--format", "sarif"])

@@ -154,7 +154,7 @@ def test_columns_are_utf16_code_units_after_an_emoji():
     region = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
     assert start + 1 == 34  # code points; the emoji is two UTF-16 code units
     assert region == {"startLine": 1, "startColumn": 35, "endLine": 1, "endColumn": 40}
-    text = json.loads(render([d], {"a.afp": src}, "json"))["diagnostics"][0]
+    text = json.loads(render([d], {"a.afp": src}, "json"))[0]
     assert (text["column"], text["end_column"]) == (34, 39)  # json keeps code points
 
 
