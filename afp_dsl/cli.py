@@ -58,7 +58,27 @@ def guarded(fn: Callable) -> Callable:
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Commands living in their own modules, imported only when invoked or listed: `afpc check` then
+# pays nothing for the interpreter, the store or the graph drawing (click's "lazy group" recipe).
+LAZY_COMMANDS = {
+    "graph": "cli_graph:graph", "run": "cli_run:run_", "resume": "cli_run:resume_",
+    "test": "cli_run:test_", "trace": "cli_trace:trace", "why": "cli_trace:why",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS and name not in self.commands:
+            import importlib
+            module, attr = LAZY_COMMANDS[name].split(":")
+            self.add_command(getattr(importlib.import_module(f"{__package__}.{module}"), attr), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="afpc")
 def main() -> None:
     """afpc: check, draw, compile, run and explain `.afp` agent specs."""
@@ -180,21 +200,3 @@ def explain_(code: str) -> None:
         click.echo(f"afpc: unknown diagnostic code `{code}`; codes look like AFP101 or unknown-name", err=True)
         sys.exit(2)
     click.echo(text)
-
-
-def _register_optional() -> None:
-    """Commands that live in their own modules (graph, run, resume, test, trace, why)."""
-    import importlib
-    for mod, names in (("cli_graph", ("graph",)), ("cli_run", ("run", "resume", "test")),
-                       ("cli_trace", ("trace", "why"))):
-        try:
-            module = importlib.import_module(f"{__package__}.{mod}")
-        except ImportError:
-            continue
-        for name in names:
-            cmd = getattr(module, name, None) or getattr(module, f"{name}_", None)
-            if isinstance(cmd, click.Command):
-                main.add_command(cmd, name=name)
-
-
-_register_optional()
