@@ -14,6 +14,7 @@ from typing import Any, Union
 import attrs
 
 from .frozen import freeze
+from .frozen import plain as _plain
 
 STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
 ABSENT_NOTE = ("The search ran and found nothing. This is an answer, not an error: the same call "
@@ -155,14 +156,6 @@ def is_envelope(value: Any) -> bool:
 def _need_text(name: str, value: Any) -> None:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"`{name}` must be a non-empty string")
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _compact(value: Any) -> str:

@@ -22,6 +22,7 @@ import attrs
 
 from . import ir
 from .source import Span
+from .frozen import plain as _plain
 
 SHORT = 80
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
@@ -142,14 +143,6 @@ def _compact_json(value: Any) -> str:
         return json.dumps(_plain(value), separators=(",", ":"), ensure_ascii=False, default=str)
     except (ValueError, RecursionError):
         return str(value)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _is_number(v: Any) -> bool:

@@ -50,10 +50,17 @@ def freeze(value: Any) -> Any:
     return value
 
 
-def thaw(value: Any) -> Any:
-    """Deep-convert frozen data back to plain dicts and lists (fresh copies)."""
+def plain(value: Any) -> Any:
+    """A deep copy as plain JSON shapes: any mapping → dict (string keys), lists and tuples →
+    lists; scalars as they are. The one conversion every stage uses (`thaw` is its name for IR)."""
+    t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value
     if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [thaw(v) for v in value]
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
     return value
+
+
+thaw = plain

@@ -18,7 +18,7 @@ from typing import Any, Callable, Generator
 
 import attrs
 
-from .frozen import thaw
+from .frozen import plain, thaw
 from .redaction import Redactor
 from .source import Span
 from .trace import Event, Trace
@@ -175,18 +175,6 @@ class InnerRuns:
         if t is not None:
             self.runs.move_to_end(call_id)
         return t
-
-
-def plain(value: Any) -> Any:
-    """A deep copy as plain JSON shapes: mappings → dicts, lists and tuples → lists."""
-    t = type(value)
-    if t is str or t is int or t is float or t is bool or value is None:
-        return value
-    if t is dict or isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 # ---------------------------------------------------------------- host tool context

@@ -18,6 +18,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
 from . import ir
 from .frozen import FrozenMap, freeze, thaw
+from .frozen import plain as _plain
 from .source import Span
 
 FORMAT_VERSION = 1
@@ -100,16 +101,6 @@ CONVERTER = make_converter()
 
 def ir_to_data(program: ir.Program) -> dict:
     return {"afp_ir": FORMAT_VERSION, "program": _plain(CONVERTER.unstructure(program, ir.Program))}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, FrozenMap):
-        return thaw(value)
-    return value
 
 
 def ir_to_json(program: ir.Program, indent: int | None = 1) -> str:
