@@ -169,6 +169,18 @@ def reach_text(files: list[Path], skill: str) -> str:
     return "\n".join(t for t in out if t)
 
 
+def checked_program(file: str) -> Any:
+    """The checked program of one spec file; on errors, render them to stderr and exit 1."""
+    if not Path(file).exists():
+        raise click.UsageError(f"no such file: {file}")
+    program, diags = analyse(Path(file))
+    if program is None or any(d.severity is Severity.ERROR for d in diags):
+        sources = {m.key: m.source for m in program.modules} if program else {}
+        click.echo(render(diags, sources, "text", color=use_color(sys.stderr)), err=True, nl=False)
+        sys.exit(1)
+    return program
+
+
 # ---------------------------------------------------------------- compile, explain
 @main.command(name="compile")
 @click.argument("file", type=click.Path(dir_okay=False))
@@ -177,14 +189,7 @@ def reach_text(files: list[Path], skill: str) -> str:
 def compile_(file: str, output: str | None) -> None:
     """Write a spec's IR as JSON (loadable later without the parser)."""
     from .serde import ir_to_json
-    if not Path(file).exists():
-        raise click.UsageError(f"no such file: {file}")
-    program, diags = analyse(Path(file))
-    errors = [d for d in diags if d.severity is Severity.ERROR]
-    if program is None or errors:
-        sources = {m.key: m.source for m in program.modules} if program else {}
-        click.echo(render(diags, sources, "text", color=use_color(sys.stderr)), err=True, nl=False)
-        sys.exit(1)
+    program = checked_program(file)
     emit(ir_to_json(program) + "\n", output)
     if output:
         click.echo(f"wrote {output}", err=True)

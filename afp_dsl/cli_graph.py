@@ -9,15 +9,11 @@ Invariants: exit 0 drawn, 1 the spec has errors (diagnostics on stderr), no grap
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from . import graph_export
-from .api import analyse
-from .cli import emit, guarded, use_color
-from .diagnostics import Severity
-from .render import render
+from .cli import checked_program, emit, guarded
 
 _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "json": graph_export.to_json}
 
@@ -36,14 +32,7 @@ _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "jso
 def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
           run_id: str | None = None, store_url: str | None = None) -> None:
     """Draw a skill graph as Mermaid, Graphviz DOT or JSON."""
-    if not Path(file).exists():
-        raise click.UsageError(f"no such file: {file}")
-    program, diags = analyse(Path(file))
-    errors = [d for d in diags if d.severity is Severity.ERROR]
-    if program is None or errors:
-        sources = {m.key: m.source for m in program.modules} if program else {}
-        click.echo(render(diags, sources, "text", color=use_color(sys.stderr)), err=True, nl=False)
-        sys.exit(1)
+    program = checked_program(file)
     names = graph_export.graph_names(program)
     if graph_name is not None and graph_name not in names and \
             graph_name not in [n.rsplit(".", 1)[-1] for n in names]:
