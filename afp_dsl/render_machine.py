@@ -165,8 +165,7 @@ def _command(d: Diagnostic, files: Mapping[str, SourceFile]) -> str:
         if loc.line is not None:
             props += [("line", loc.line), ("col", loc.col),
                       ("endLine", loc.end_line), ("endColumn", loc.end_col)]
-    name = _name(d.code)
-    props.append(("title", f"{d.code} {name}" if name else str(d.code)))
+    props.append(("title", str(d.code)))  # tooling.md §3: `title=AFP201`
     head = "::" + _COMMAND[_severity(d)] + " " + ",".join(
         f"{k}={escape_property(str(v))}" for k, v in props)
     return f"{head}::{escape_data(_message(d))}"

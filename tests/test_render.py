@@ -274,7 +274,7 @@ def test_github_command_and_escaping():
              help="fix it")
     out = render([d], {"dir/a:b,c.afp": src}, "github")
     assert out == ("::error file=dir/a%3Ab%2Cc.afp,line=1,col=3,endLine=1,endColumn=8,"
-                   "title=AFP101 unknown-name::100%25 wrong%0D%0Asecond: a,b%0Ahelp: fix it\n")
+                   "title=AFP101::100%25 wrong%0D%0Asecond: a,b%0Ahelp: fix it\n")
 
 
 def test_github_escape_functions_match_actions_core():
@@ -286,7 +286,7 @@ def test_github_escape_functions_match_actions_core():
 def test_github_severities_map_to_commands():
     ds = [diag("AFP202", "w", None), Diagnostic("AFP999", Severity.NOTE, "n")]
     lines = render(ds, {}, "github").splitlines()
-    assert lines == ["::warning title=AFP202 unreachable-skill::w", "::notice title=AFP999::n"]
+    assert lines == ["::warning title=AFP202::w", "::notice title=AFP999::n"]
 
 
 def test_github_caps_annotations_and_counts_the_rest():
@@ -298,7 +298,7 @@ def test_github_caps_annotations_and_counts_the_rest():
     assert sum(ln.startswith("::warning ") for ln in lines) == 10
     assert sum(ln.startswith("::notice title=AFP999") for ln in lines) == 3
     assert lines[-1].startswith("::notice title=afpc::4 more diagnostics not shown")
-    assert "::error title=AFP101 unknown-name::e9" in lines and not any("::e10" in ln for ln in lines)
+    assert "::error title=AFP101::e9" in lines and not any("::e10" in ln for ln in lines)
 
 
 def test_github_keeps_a_notice_slot_for_the_count():
