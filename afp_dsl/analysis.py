@@ -6,7 +6,7 @@ Invariants: never mutates the IR; an unresolvable reference resolves to None (ch
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Callable, Hashable, Iterator, TypeVar
 
 import attrs
 
@@ -21,8 +21,13 @@ class Resolved:
     decl: ir.Decl
 
 
+T = TypeVar("T")
+_MISS = object()
+
+
 class Analysis:
-    """Symbol tables of every module of a program, built once."""
+    """Symbol tables of every module of a program, built once, plus derived facts that several
+    checks share (`memo`): the IR is frozen, so anything computed from it stays valid."""
 
     def __init__(self, program: ir.Program):
         self.program = program
@@ -35,9 +40,25 @@ class Analysis:
                 table.setdefault(d.name, d)  # first wins; duplicates are reported by checks
             self.symbols[m.key] = table
             self.aliases[m.key] = {i.alias: i.module for i in m.imports if i.module}
+        self._resolved: dict[tuple, Resolved | None] = {}
+        self._memo: dict[Hashable, Any] = {}
+
+    def memo(self, key: Hashable, make: Callable[[], T]) -> T:
+        """`make()`, computed once per analysis for `key` (callers must not mutate the value)."""
+        value = self._memo.get(key, _MISS)
+        if value is _MISS:
+            value = self._memo[key] = make()
+        return value
 
     def resolve(self, module: str, ref: ir.Ref) -> Resolved | None:
         """The declaration `ref` names when written in `module`, or None."""
+        key = (module, ref.alias, ref.name)
+        hit = self._resolved.get(key, _MISS)
+        if hit is _MISS:
+            hit = self._resolved[key] = self._resolve(module, ref)
+        return hit
+
+    def _resolve(self, module: str, ref: ir.Ref) -> Resolved | None:
         target = module
         if ref.alias is not None:
             target = self.aliases.get(module, {}).get(ref.alias)

@@ -27,6 +27,23 @@ class FrozenMap(Mapping):
     def __len__(self) -> int:
         return len(self._d)
 
+    # The Mapping mixins would go through __getitem__ and exceptions; schemas and facts are
+    # read in every check and tool call, so these delegate straight to the dict.
+    def __contains__(self, key: object) -> bool:
+        return key in self._d
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._d.get(key, default)
+
+    def keys(self):  # noqa: ANN201 - a dict view, read-only
+        return self._d.keys()
+
+    def values(self):  # noqa: ANN201
+        return self._d.values()
+
+    def items(self):  # noqa: ANN201
+        return self._d.items()
+
     def __hash__(self) -> int:
         if self._h is None:
             self._h = hash(tuple(self._d.items()))
@@ -43,6 +60,9 @@ class FrozenMap(Mapping):
 
 def freeze(value: Any) -> Any:
     """Deep-convert JSON-like data to hashable immutable data."""
+    t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value  # the common leaves, without the costly abstract-class checks below
     if isinstance(value, Mapping):
         return FrozenMap((k, freeze(v)) for k, v in value.items())
     if isinstance(value, (list, tuple)):

@@ -19,9 +19,56 @@ def _span():
     return attrs.field(default=NOSPAN, eq=False, repr=False)
 
 
+class Node:
+    """Equality, hashing and repr shared by every IR class, written once here: attrs would compile
+    these three methods for each of the ~50 classes at import, about half of this module's import
+    time, which every `afpc` command pays. Same meaning as attrs' own: a node equals a node of
+    the same class whose compared fields are equal; fields declared `eq=False` (spans) take no
+    part in equality, hashing or repr."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return _key(self) == _key(other)
+
+    def __ne__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return _key(self) != _key(other)
+
+    def __hash__(self) -> int:
+        return hash((self.__class__.__name__, _key(self)))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in _names(self.__class__)[1])
+        return f"{self.__class__.__name__}({shown})"
+
+
+_NAMES: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _names(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(compared field names, shown field names) of an IR class."""
+    names = _NAMES.get(cls)
+    if names is None:
+        fields = attrs.fields(cls)
+        names = _NAMES[cls] = (tuple(f.name for f in fields if f.eq),
+                               tuple(f.name for f in fields if f.repr))
+    return names
+
+
+def _key(node: Node) -> tuple:
+    return tuple([getattr(node, n) for n in _names(node.__class__)[0]])
+
+
+_node = attrs.frozen(kw_only=True, eq=False, repr=False)
+
+
 # ---------------------------------------------------------------- values
-@attrs.frozen(kw_only=True)
-class Ref:
+@_node
+class Ref(Node):
     """A reference `name` or `alias.name`; `span` covers exactly the written name."""
 
     name: str
@@ -32,8 +79,8 @@ class Ref:
         return f"{self.alias}.{self.name}" if self.alias else self.name
 
 
-@attrs.frozen(kw_only=True)
-class Regex:
+@_node
+class Regex(Node):
     pattern: str
     flags: str = ""
     span: Span = _span()
@@ -42,8 +89,8 @@ class Regex:
         return f"/{self.pattern}/{self.flags}"
 
 
-@attrs.frozen(kw_only=True)
-class Text:
+@_node
+class Text(Node):
     """Prompt text, inline or read from `file(...)` (then `file` names it, relative to the spec)."""
 
     value: str
@@ -51,8 +98,8 @@ class Text:
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Data:
+@_node
+class Data(Node):
     """Literal JSON data (frozen); `file` is set when read from `file(...)`."""
 
     value: Any
@@ -60,8 +107,8 @@ class Data:
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Schema:
+@_node
+class Schema(Node):
     """A JSON Schema 2020-12 document (frozen), from a schema block, a raw map or a file.
 
     `pointers` maps JSON pointers inside `json` (e.g. `/properties/city`) to source spans, so
@@ -82,8 +129,8 @@ class Schema:
 
 
 # ---------------------------------------------------------------- expressions
-@attrs.frozen(kw_only=True)
-class Path:
+@_node
+class Path(Node):
     """`root.seg[0].seg`; segments are field names (str) or indexes (int)."""
 
     root: str
@@ -92,20 +139,20 @@ class Path:
     root_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Lit:
+@_node
+class Lit(Node):
     value: Any  # str | int | float | bool | None
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ListExpr:
+@_node
+class ListExpr(Node):
     items: tuple["Expr", ...]
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Call:
+@_node
+class Call(Node):
     """`returned(tool)` or `active(skill)`."""
 
     func: str
@@ -113,8 +160,8 @@ class Call:
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Compare:
+@_node
+class Compare(Node):
     """`left OP right`; op is one of == != < <= > >= in `not in` matches mentions."""
 
     op: str
@@ -123,20 +170,20 @@ class Compare:
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class And:
+@_node
+class And(Node):
     items: tuple["Expr", ...]
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Or:
+@_node
+class Or(Node):
     items: tuple["Expr", ...]
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Not:
+@_node
+class Not(Node):
     item: "Expr"
     span: Span = _span()
 
@@ -145,20 +192,20 @@ Expr = Union[Path, Lit, ListExpr, Call, Compare, And, Or, Not]
 
 
 # ---------------------------------------------------------------- tool bodies
-@attrs.frozen(kw_only=True)
-class PythonImpl:
+@_node
+class PythonImpl(Node):
     target: str  # "package.module:attribute"
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ReturnsImpl:
+@_node
+class ReturnsImpl(Node):
     value: Any  # frozen JSON
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class AgentImpl:
+@_node
+class AgentImpl(Node):
     agent: Ref
     span: Span = _span()
 
@@ -167,8 +214,8 @@ Impl = Union[PythonImpl, ReturnsImpl, AgentImpl]
 
 
 # ---------------------------------------------------------------- declarations
-@attrs.frozen(kw_only=True)
-class Agent:
+@_node
+class Agent(Node):
     name: str
     system: Text = Text(value="")
     model: str | None = None
@@ -186,8 +233,8 @@ class Agent:
     full_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Tool:
+@_node
+class Tool(Node):
     name: str
     description: str = ""
     input: Schema | None = None
@@ -200,15 +247,15 @@ class Tool:
     full_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Step:
+@_node
+class Step(Node):
     tool: Ref
     note: str = ""
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Skill:
+@_node
+class Skill(Node):
     name: str
     description: str = ""
     body: Text | None = None
@@ -219,22 +266,22 @@ class Skill:
     full_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Status:
+@_node
+class Status(Node):
     name: str
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Entry:
+@_node
+class Entry(Node):
     skill: Ref
     when: Expr | None = None
     label: str | None = None
     span: Span = _span()  # the whole statement
 
 
-@attrs.frozen(kw_only=True)
-class Route:
+@_node
+class Route(Node):
     src: Ref
     dst: Ref
     on: Ref | None = None
@@ -249,8 +296,8 @@ class Route:
         return self.on is not None or bool(self.status) or self.when is not None
 
 
-@attrs.frozen(kw_only=True)
-class Graph:
+@_node
+class Graph(Node):
     name: str
     entries: tuple[Entry, ...] = ()
     routes: tuple[Route, ...] = ()
@@ -259,16 +306,16 @@ class Graph:
     full_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Steering:
+@_node
+class Steering(Node):
     name: str
     prompt: Text = Text(value="")
     span: Span = _span()
     full_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Fact:
+@_node
+class Fact(Node):
     name: str
     data: Text | Data = Text(value="")
     when: Expr | None = None
@@ -276,8 +323,8 @@ class Fact:
     full_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Instruction:
+@_node
+class Instruction(Node):
     name: str
     prompt: Text = Text(value="")
     when: Expr | None = None
@@ -285,8 +332,8 @@ class Instruction:
     full_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Redact:
+@_node
+class Redact(Node):
     name: str
     keys: tuple[str, ...] = ()
     patterns: tuple[Regex, ...] = ()
@@ -296,16 +343,16 @@ class Redact:
     full_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Rule:
+@_node
+class Rule(Node):
     action: str  # "allow" | "deny" | "ask"
     when: Expr
     because: str | None = None
     span: Span = _span()  # the action keyword
 
 
-@attrs.frozen(kw_only=True)
-class PolicyBlock:
+@_node
+class PolicyBlock(Node):
     moment: str  # "input" | "before" | "after" | "output"
     tool: Ref | None = None  # before/after TOOL; None with any_tool or for input/output
     any_tool: bool = False  # `before *`
@@ -313,8 +360,8 @@ class PolicyBlock:
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Policy:
+@_node
+class Policy(Node):
     name: str
     blocks: tuple[PolicyBlock, ...] = ()
     impl: PythonImpl | None = None
@@ -323,88 +370,88 @@ class Policy:
 
 
 # ---------------------------------------------------------------- test scripts
-@attrs.frozen(kw_only=True)
-class UserSays:
+@_node
+class UserSays(Node):
     text: str
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ScriptedCall:
+@_node
+class ScriptedCall(Node):
     tool: Ref
     args: Any = attrs.Factory(dict)  # frozen JSON object
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ModelCalls:
+@_node
+class ModelCalls(Node):
     calls: tuple[ScriptedCall, ...]
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ModelSays:
+@_node
+class ModelSays(Node):
     text: str
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ToolReturns:
+@_node
+class ToolReturns(Node):
     tool: Ref
     value: Any
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ToolFails:
+@_node
+class ToolFails(Node):
     tool: Ref
     message: str
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Decide:
+@_node
+class Decide(Node):
     decision: str  # "approve" | "decline"
     by: str | None = None
     note: str | None = None
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ExpectAnswer:
+@_node
+class ExpectAnswer(Node):
     matches: Regex | None = None
     equals: str | None = None
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ExpectCalled:
+@_node
+class ExpectCalled(Node):
     tool: Ref
     count: int  # `expect not called T` is count 0
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ExpectRoute:
+@_node
+class ExpectRoute(Node):
     src: Ref
     dst: Ref
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ExpectCursor:
+@_node
+class ExpectCursor(Node):
     skill: Ref
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ExpectOutcome:
+@_node
+class ExpectOutcome(Node):
     outcome: str  # answered | paused | max_iterations | denied | error
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class ExpectTrace:
+@_node
+class ExpectTrace(Node):
     kind: str  # an event kind, e.g. "route.conflict"
     span: Span = _span()
 
@@ -413,8 +460,8 @@ TestStmt = Union[UserSays, ModelCalls, ModelSays, ToolReturns, ToolFails, Decide
                  ExpectCalled, ExpectRoute, ExpectCursor, ExpectOutcome, ExpectTrace]
 
 
-@attrs.frozen(kw_only=True)
-class Test:
+@_node
+class Test(Node):
     name: str
     agent: Ref | None = None
     statements: tuple[TestStmt, ...] = ()
@@ -435,8 +482,8 @@ def kind_of(decl: Decl) -> str:
 
 
 # ---------------------------------------------------------------- modules
-@attrs.frozen(kw_only=True)
-class Import:
+@_node
+class Import(Node):
     path: str  # as written: "std/redact" or "./common.afp"
     alias: str
     module: str = ""  # the resolved module key ("" when it could not be resolved)
@@ -444,14 +491,14 @@ class Import:
     alias_span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Comment:
+@_node
+class Comment(Node):
     text: str
     span: Span = _span()
 
 
-@attrs.frozen(kw_only=True)
-class Module:
+@_node
+class Module(Node):
     """One `.afp` file. `key` is its display path (`std/redact.afp` for the standard library)."""
 
     key: str
@@ -467,8 +514,8 @@ class Module:
         return None
 
 
-@attrs.frozen(kw_only=True)
-class Program:
+@_node
+class Program(Node):
     """The root module and every module it imports (root first, then in load order)."""
 
     root: str

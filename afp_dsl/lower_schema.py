@@ -214,6 +214,8 @@ def _freeze(value: Any) -> Any:
         return FrozenMap({k: _freeze(v) for k, v in value.items()})
     if t is list:
         return tuple(_freeze(v) for v in value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value
     return freeze(value)
 
 

@@ -7,23 +7,36 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import NamedTuple
 
 import attrs
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
-@attrs.frozen
-class Span:
-    """A half-open range of character offsets in one file (the file's display key)."""
-
+class _SpanFields(NamedTuple):
     file: str
     start: int
     end: int
 
-    def __attrs_post_init__(self) -> None:
-        if self.end < self.start:
-            object.__setattr__(self, "end", self.start)
+
+class Span(_SpanFields):
+    """A half-open range of character offsets in one file (the file's display key).
+
+    A named tuple rather than an attrs class: the front end makes one per token and node, and a
+    tuple is several times cheaper to build (see bench/compile.py). An end before the start is
+    clamped to the start."""
+
+    __slots__ = ()
+
+    def __new__(cls, file: str, start: int, end: int) -> "Span":
+        return _new_tuple(cls, (file, start, end if end >= start else start))
+
+    def __repr__(self) -> str:
+        return f"Span(file={self.file!r}, start={self.start!r}, end={self.end!r})"
+
+
+_new_tuple = tuple.__new__
 
 
 def line_starts_of(text: str) -> tuple[int, ...]:

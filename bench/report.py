@@ -93,10 +93,15 @@ def _loop(b: dict) -> list[str]:
 
 
 def _cli(b: dict) -> list[str]:
-    out = _table(["command", "median (s)", "min (s)"], [
-        ["`python -c pass`", _f(b["python_c_pass"]["median_s"], 3), _f(b["python_c_pass"]["min_s"], 3)],
-        [f"`afpc check` ({b['spec_lines']}-line spec)", _f(b["afpc_check"]["median_s"], 3),
-         _f(b["afpc_check"]["min_s"], 3)]])
+    base = b["python_c_pass"]["median_s"]
+    rows = [["`python -c pass`", _f(base, 3), _f(b["python_c_pass"]["min_s"], 3), "1.0"],
+            [f"`afpc check` ({b['spec_lines']}-line spec)", _f(b["afpc_check"]["median_s"], 3),
+             _f(b["afpc_check"]["min_s"], 3), _f(b["ratio"])]]
+    rows += [[f"`python -c \"{v['code']}\"` (for scale)", _f(v["median_s"], 3), _f(v["min_s"], 3),
+              _f(v["ratio"])] for v in b.get("libraries", {}).values()]
+    out = _table(["command", "median (s)", "min (s)", "× `python -c pass`"], rows)
+    if b.get("bytecode") == "compiled":
+        out += ["The package's bytecode was compiled first, as `pip install` does.", ""]
     out += [f"Ratio: **{_f(b['ratio'])}×**. Slowest imports at start-up (cumulative ms, `-X importtime`): "
             + ", ".join(f"`{r['module']}` {r['cumulative_ms']:.0f}" for r in b.get("slowest_imports", ())[:8]) + ".", ""]
     return out

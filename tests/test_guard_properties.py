@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from afp_dsl import ir
@@ -57,6 +57,8 @@ def test_reachability_matches_brute_force(entries, edges) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(entries=entries_st, edges=edges_st)
+@example(entries=[0], edges=[(2, 1, True), (0, 1, False), (1, 2, True)])  # a cycle behind a bare route
+@example(entries=[0], edges=[(0, 3, False), (1, 2, True), (2, 1, True), (3, 2, False)])
 def test_every_unreachable_skill_is_reported_once(entries, edges) -> None:
     a, g = _graph(7, entries, edges)
     mentioned = {f"s{e}" for e in entries} | {f"s{x}" for e in edges for x in e[:2]}

@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 
 from ..analysis import Analysis
 from ..diagnostics import Diagnostic
-from . import exprs, graph, guards, names, policies, routes, schemas, tests
+from . import atoms, exprs, graph, guards, names, policies, routes, schemas, sites, tests
 
 Rule = Callable[[Analysis], Iterable[Diagnostic]]
 
@@ -28,7 +28,13 @@ CHECKS: tuple[Rule, ...] = (
 
 
 def run_checks(analysis: Analysis, rules: tuple[Rule, ...] = CHECKS) -> list[Diagnostic]:
+    """Every rule's diagnostics, in rule order. The per-node caches the rules share live for one
+    call only, so nothing computed for one program is reused for the next."""
     out: list[Diagnostic] = []
-    for rule in rules:
-        out.extend(rule(analysis))
+    try:
+        for rule in rules:
+            out.extend(rule(analysis))
+    finally:
+        atoms.clear_cache()
+        sites.clear_cache()
     return out

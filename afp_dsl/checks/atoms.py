@@ -100,8 +100,26 @@ def _paths(e: Any) -> list[Key]:
     return []
 
 
+_ATOMS: dict[tuple[int, bool], tuple[ir.Compare, Atom]] = {}
+
+
 def compare_atom(c: ir.Compare, neg: bool = False) -> Atom:
-    """The atom a comparison stands for (negated when `neg`)."""
+    """The atom a comparison stands for (negated when `neg`). Cached per comparison node, since
+    the expression checks and the guard solver both ask for every comparison; the entry keeps
+    the node alive, so its id cannot be reused while cached."""
+    hit = _ATOMS.get((id(c), neg))
+    if hit is None or hit[0] is not c:
+        if len(_ATOMS) > 100_000:
+            _ATOMS.clear()
+        hit = _ATOMS[(id(c), neg)] = (c, _compare_atom(c, neg))
+    return hit[1]
+
+
+def clear_cache() -> None:
+    _ATOMS.clear()
+
+
+def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     text = render_expr(c)
     shown = f"not ({text})" if neg else text
     base = dict(expr=c, neg=neg, text=shown, positive=not neg)

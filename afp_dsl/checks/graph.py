@@ -59,7 +59,7 @@ def _reachability(v: GraphView) -> Iterator[Diagnostic]:
                    f"`{v.graph.name}`", v.nodes[root].ref.span, "no entry or route reaches it",
                    notes=notes, help=f"add an entry or a route into `{v.name(root)}`, or remove it")
     model_only = [k for k in v.nodes if k in anyway and k not in det]
-    for root, behind in _region_roots(v, model_only, deterministic_only=True):
+    for root, behind in _region_roots(v, model_only, deterministic_only=True, reached=anyway):
         yield _model_only(v, root, behind, anyway)
 
 
@@ -79,10 +79,14 @@ def _model_only(v: GraphView, root: NodeKey, behind: list[NodeKey], anyway) -> D
                      "be reached by itself")
 
 
-def _region_roots(v: GraphView, region: list[NodeKey], deterministic_only: bool):
-    """(first skill, skills behind it) for each source component of `region`'s subgraph."""
+def _region_roots(v: GraphView, region: list[NodeKey], deterministic_only: bool, reached=()):
+    """(first skill, skills behind it) for each source component of `region`'s subgraph. A
+    component's first skill is one that a route from a `reached` skill enters from outside the
+    component's subgraph, if any (else the first declared), so the diagnostic names a real way in."""
     inside = set(region)
     out = v.out_edges()
+    entered = {e.dst for e in v.routes if e.dst in inside and e.src in reached
+               and (e.src not in inside or (deterministic_only and not e.deterministic))}
 
     def succ(k):
         return [e.dst for e in out[k] if e.dst in inside and (e.deterministic or not deterministic_only)]
@@ -94,8 +98,8 @@ def _region_roots(v: GraphView, region: list[NodeKey], deterministic_only: bool)
             if comp_of[d] != comp_of[k]:
                 has_in.add(comp_of[d])
     order = {k: i for i, k in enumerate(v.nodes)}
-    roots = sorted((min(c, key=order.get) for i, c in enumerate(comps) if i not in has_in),
-                   key=order.get)
+    roots = sorted((min(c, key=lambda k: (k not in entered, order[k]))
+                    for i, c in enumerate(comps) if i not in has_in), key=order.get)
     owner: dict[NodeKey, NodeKey] = {}
     for r in roots:  # multi-source search: a skill is listed under the first root reaching it
         todo = [r]

@@ -92,6 +92,11 @@ class GraphView:
 
 
 def view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
+    """The resolved skill graph of `graph` (built once per analysis; read-only)."""
+    return analysis.memo(("graphview", module, id(graph)), lambda: _view(analysis, module, graph))
+
+
+def _view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
     nodes: dict[NodeKey, Node] = {}
 
     def node(ref: ir.Ref) -> NodeKey | None:

@@ -54,7 +54,12 @@ class Site:
 
 
 # ---------------------------------------------------------------- enumeration
-def sites(analysis: Analysis) -> Iterator[Site]:
+def sites(analysis: Analysis) -> tuple[Site, ...]:
+    """Every expression site of the program (computed once per analysis)."""
+    return analysis.memo("sites", lambda: tuple(_sites(analysis)))
+
+
+def _sites(analysis: Analysis) -> Iterator[Site]:
     for module, decl in analysis.decls():
         if isinstance(decl, ir.Graph):
             yield from _graph_sites(analysis, module, decl)
@@ -282,6 +287,10 @@ def _facts(site: Site, key: Key) -> Iterator[Atom]:
 
 
 _FACTS: dict[tuple[int, Key], tuple[Any, tuple[Atom, ...]]] = {}
+
+
+def clear_cache() -> None:
+    _FACTS.clear()
 
 
 def _schema_facts(site: Site, key: Key) -> Iterator[Atom]:

@@ -18,6 +18,7 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..frozen import thaw
+from ..schema_quick import surely_valid
 from . import graphview as G
 
 BUILTINS = ("read_skill", "skip_step")
@@ -160,7 +161,9 @@ def _args(call: ir.ScriptedCall, schema: Any) -> Iterator[Diagnostic]:
 
 def validate(schema: Any, instance: Any) -> list[str]:
     """`$.path: problem` lines, validating locally; [] when valid or the schema is unusable."""
-    import jsonschema  # slow to import: only when a test scripts a call with arguments
+    if surely_valid(schema, instance):
+        return []  # the usual case, decided without importing jsonschema (see schema_quick)
+    import jsonschema  # slow to import: only for arguments that may be invalid
     import referencing
     import referencing.exceptions
     try:
