@@ -20,6 +20,8 @@ from .codes import diag
 from .diagnostics import Diagnostic
 from .source import Span
 
+_new_span = tuple.__new__
+
 if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
     import lark
 
@@ -62,12 +64,17 @@ class ValueLowerer:
 
     # -------------------------------------------------------------- spans
     def span(self, node: lark.Tree | lark.Token) -> Span:
+        # Called for nearly every token and node: builds the tuple directly, clamping as
+        # `Span.__new__` does, without that extra Python call.
         if isinstance(node, str):
-            return Span(self.file, node.start_pos or 0, node.end_pos or node.start_pos or 0)
-        meta = node.meta
-        if meta.empty:
-            return Span(self.file, 0, 0)
-        return Span(self.file, meta.start_pos, meta.end_pos)
+            start = node.start_pos or 0
+            end = node.end_pos or start
+        else:
+            meta = node.meta
+            if meta.empty:
+                return Span(self.file, 0, 0)
+            start, end = meta.start_pos, meta.end_pos
+        return _new_span(Span, (self.file, start, end if end >= start else start))
 
     # -------------------------------------------------------------- dispatch
     def value(self, node: lark.Tree | lark.Token) -> Any:

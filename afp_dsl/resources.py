@@ -7,17 +7,19 @@ Invariants: an installed wheel carries them under `afp_dsl/_data/` (see pyprojec
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from pathlib import Path
 
 
 @functools.cache
 def data_dir(name: str) -> Path:
-    """`grammar` or `stdlib`: the folder inside the installed package, else the checkout's."""
-    packaged = resources.files("afp_dsl") / "_data" / name
+    """`grammar` or `stdlib`: the folder inside the installed package, else the checkout's.
+    Plain paths, not `importlib.resources`: the package is always installed as files (a wheel or
+    a checkout), and that module's imports cost every `afpc` start a few milliseconds."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "_data" / name
     if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / name
+        return packaged
+    return here.parent / name
 
 
 def grammar_text() -> str:
