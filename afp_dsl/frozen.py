@@ -58,6 +58,17 @@ class FrozenMap(Mapping):
         return f"FrozenMap({self._d!r})"
 
 
+def is_mapping(value: Any) -> bool:
+    """`isinstance(value, Mapping)`, answered without the abstract-class machinery for the two
+    mappings JSON data here comes as (FrozenMap, dict) and for scalars; checks ask it a lot."""
+    t = type(value)
+    if t is FrozenMap or t is dict:
+        return True
+    if t is str or t is int or t is float or t is bool or t is tuple or t is list or value is None:
+        return False
+    return isinstance(value, Mapping)
+
+
 def freeze(value: Any) -> Any:
     """Deep-convert JSON-like data to hashable immutable data."""
     t = type(value)

@@ -32,14 +32,15 @@ def check_exprs(analysis: Analysis) -> Iterable[Diagnostic]:
 
 def check_site(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
     bad: set[int] = set()  # ids of operands already reported
-    for node in walk(site.expr):
+    nodes = list(walk(site.expr))
+    for node in nodes:
         d = _operand(analysis, site, node)
         if d is not None:
             bad.add(id(node))
             yield d
     facts = S.facts(site)
-    for node in walk(site.expr):
-        if isinstance(node, ir.Compare) and not any(id(x) in bad for x in walk(node)):
+    for node in nodes:
+        if isinstance(node, ir.Compare) and not (bad and any(id(x) in bad for x in walk(node))):
             yield from _compare(site, node, facts)
 
 

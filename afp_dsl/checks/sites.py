@@ -15,6 +15,7 @@ import attrs
 
 from .. import ir
 from ..analysis import Analysis
+from ..frozen import is_mapping
 from .solver import Atom, Facts, Key, key_text
 
 STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
@@ -148,7 +149,7 @@ _COMPOSED = ("anyOf", "oneOf", "allOf", "not", "if", "$dynamicRef", "unevaluated
 
 
 def schema_types(node: Any) -> frozenset[str] | None:
-    t = node.get("type") if isinstance(node, Mapping) else None
+    t = node.get("type") if is_mapping(node) else None
     if isinstance(t, str):
         return frozenset({t})
     if isinstance(t, (list, tuple)) and all(isinstance(x, str) for x in t):
@@ -161,7 +162,7 @@ def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
     node, optional = root, False
     for i, seg in enumerate(segments):
         node = _deref(root, node)
-        if not isinstance(node, Mapping) or any(k in node for k in _COMPOSED):
+        if not is_mapping(node) or any(k in node for k in _COMPOSED):
             return None
         types = schema_types(node)
         step = _step_field(node, seg, types) if isinstance(seg, str) else _step_item(node, seg, types)
@@ -171,12 +172,12 @@ def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
             return None
         node, optional = step[0], optional or step[1]
     node = _deref(root, node)
-    return Field(node, optional) if isinstance(node, Mapping) else None
+    return Field(node, optional) if is_mapping(node) else None
 
 
 def _step_field(node: Mapping, seg: str, types) -> tuple | str | None:
     props = node.get("properties")
-    if isinstance(props, Mapping) and seg in props:
+    if is_mapping(props) and seg in props:
         required = node.get("required")
         return props[seg], not (isinstance(required, (list, tuple)) and seg in required)
     if types is not None and "object" not in types:
@@ -184,7 +185,7 @@ def _step_field(node: Mapping, seg: str, types) -> tuple | str | None:
     if node.get("additionalProperties") is False and "patternProperties" not in node:
         return "has no field"
     extra = node.get("additionalProperties")
-    if isinstance(extra, Mapping) and "patternProperties" not in node:
+    if is_mapping(extra) and "patternProperties" not in node:
         return extra, True
     return None
 
@@ -196,7 +197,7 @@ def _step_item(node: Mapping, seg: int, types) -> tuple | str | None:
     if isinstance(prefix, (list, tuple)) and seg < len(prefix):
         return prefix[seg], True
     items = node.get("items")
-    if isinstance(items, Mapping):
+    if is_mapping(items):
         return items, True
     return None
 
@@ -208,12 +209,12 @@ def _a(types: frozenset) -> str:
 
 def _candidates(node: Mapping) -> tuple[str, ...]:
     props = node.get("properties")
-    return tuple(props) if isinstance(props, Mapping) else ()
+    return tuple(props) if is_mapping(props) else ()
 
 
 def _deref(root: Any, node: Any) -> Any:
     for _ in range(32):
-        if not (isinstance(node, Mapping) and isinstance(node.get("$ref"), str)):
+        if not (is_mapping(node) and isinstance(node.get("$ref"), str)):
             return node
         ref = node["$ref"]
         if not ref.startswith("#"):
@@ -225,7 +226,7 @@ def _deref(root: Any, node: Any) -> Any:
 def _pointer(doc: Any, pointer: str) -> Any:
     for part in [p for p in pointer.split("/") if p]:
         part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(doc, Mapping):
+        if is_mapping(doc):
             doc = doc.get(part)
         elif isinstance(doc, (list, tuple)) and part.isdigit() and int(part) < len(doc):
             doc = doc[int(part)]
