@@ -1,75 +1,89 @@
 """A quick "surely valid" for JSON values against the JSON Schema subset that schema blocks produce.
 
-Role:       lets the checker skip importing jsonschema (slower to import than the rest of
-            `afpc check` together) when a test's scripted arguments are valid, the usual case;
-            anything else goes to jsonschema, which alone reports problems.
-Invariants: `surely_valid(s, v)` is True only when jsonschema's Draft 2020-12 validator finds
-            no error (property-tested against it); any keyword, type or value it does not fully
-            understand makes it answer None ("ask jsonschema"), never False.
+Role:       `checker(schema)` compiles a schema of that subset once into a function value → bool;
+            the interpreter runs it on every tool call and the checker on test arguments, so that
+            valid values (the usual case) need no jsonschema call, nor its import. Anything else
+            goes to jsonschema, which alone decides and words problems.
+Invariants: a checker returns True only when jsonschema's Draft 2020-12 validator finds no error
+            (property-tested against it); `checker` returns None for any keyword, type or value
+            outside the subset, and a checker answers False when unsure, never "invalid".
 """
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Callable
 
+Check = Callable[[Any], bool]
+
 _ANNOTATIONS = frozenset({"description", "default", "title", "examples", "format", "$comment"})
-_NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
-_COUNTS = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
-_KNOWN = _ANNOTATIONS | _NUMBERS | _COUNTS | {"type", "properties", "required", "additionalProperties",
-                                               "items", "enum", "pattern"}
+_BOUNDS = {"minimum": lambda v, b: v >= b, "maximum": lambda v, b: v <= b,
+           "exclusiveMinimum": lambda v, b: v > b, "exclusiveMaximum": lambda v, b: v < b}
+_COUNTS = {"minLength": (str, True), "maxLength": (str, False),
+           "minItems": (list, True), "maxItems": (list, False)}
+_KNOWN = _ANNOTATIONS | set(_BOUNDS) | set(_COUNTS) | {
+    "type", "properties", "required", "additionalProperties", "items", "enum", "pattern"}
+# JSON types as exact Python types (bool is not a number; tuples are not arrays here).
+_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float),
+                                       "boolean": (bool,), "null": (type(None),), "object": (dict,),
+                                       "array": (list,)}
 
 
-class _Unsure(Exception):
-    """Something outside the subset: jsonschema decides."""
+class _Outside(Exception):
+    """The schema uses something outside the subset."""
 
 
 def surely_valid(schema: Any, value: Any) -> bool | None:
     """True when `value` is valid under `schema`; None when unsure or (possibly) invalid."""
+    check = checker(schema)
+    return True if check is not None and check(value) else None
+
+
+def checker(schema: Any) -> Check | None:
+    """The compiled check of a schema in the subset, or None."""
     try:
-        return True if _valid(schema, value) else None
-    except (_Unsure, RecursionError, TypeError, ValueError, re.error):
+        return _compile(schema)
+    except (_Outside, RecursionError, re.error, TypeError):
         return None
 
 
-def _valid(schema: Any, value: Any) -> bool:
-    if schema is True or schema == {}:
-        return True
-    if not isinstance(schema, dict) or not _KNOWN.issuperset(schema):
-        raise _Unsure
-    if "additionalProperties" in schema and not _closed(schema, value):
-        return False
-    return all(check(schema[key], value) for key, check in _CHECKS if key in schema)
+def _compile(schema: Any) -> Check:
+    if schema is True or (_is_map(schema) and not schema):
+        return lambda v: True
+    if not _is_map(schema) or not _KNOWN.issuperset(schema.keys()):
+        raise _Outside
+    checks = [c for c in (_type(schema), _enum(schema), _object(schema), _items(schema),
+                          _pattern(schema), *_bounds(schema), *_counts(schema)) if c is not None]
+    if len(checks) == 1:
+        return checks[0]
+    return lambda v: all(c(v) for c in checks)
 
 
-def _is_type(name: Any, value: Any) -> bool:
-    t = type(value)
-    if name == "string":
-        return t is str
-    if name == "integer":
-        return t is int or (t is float and math.isfinite(value) and value.is_integer())
-    if name == "number":
-        return t is int or t is float
-    if name == "boolean":
-        return t is bool
-    if name == "null":
-        return value is None
-    if name == "object":
-        return t is dict
-    if name == "array":
-        return t is list
-    raise _Unsure
+def _is_map(x: Any) -> bool:
+    return hasattr(x, "keys") and hasattr(x, "get") and not isinstance(x, type)
 
 
-def _type(want: Any, value: Any) -> bool:
-    return any(_is_type(n, value) for n in want) if isinstance(want, list) else _is_type(want, value)
+def _type(schema: Any) -> Check | None:
+    if "type" not in schema:
+        return None
+    want = schema["type"]
+    names = [want] if isinstance(want, str) else list(want) if isinstance(want, (list, tuple)) else None
+    if not names or not all(isinstance(n, str) and n in _TYPES for n in names):
+        raise _Outside
+    exact = tuple(t for n in names for t in _TYPES[n])
+    whole_floats = "integer" in names and "number" not in names
+    if whole_floats:  # 2.0 is an integer to JSON Schema
+        return lambda v: type(v) in exact or (type(v) is float and v.is_integer())
+    return lambda v: type(v) in exact
 
 
-def _enum(options: Any, value: Any) -> bool:
-    """Scalars only, compared by JSON type and value (True is not 1; 1 is 1.0)."""
-    if not isinstance(options, list) or not _scalar(value) or not all(_scalar(o) for o in options):
-        raise _Unsure
-    return any(_same(o, value) for o in options)
+def _enum(schema: Any) -> Check | None:
+    if "enum" not in schema:
+        return None
+    options = schema["enum"]
+    if not isinstance(options, (list, tuple)) or not all(_scalar(o) for o in options):
+        raise _Outside
+    options = tuple(options)
+    return lambda v: _scalar(v) and any(_same(o, v) for o in options)
 
 
 def _scalar(v: Any) -> bool:
@@ -77,6 +91,7 @@ def _scalar(v: Any) -> bool:
 
 
 def _same(a: Any, b: Any) -> bool:
+    """JSON equality of scalars: True is not 1, 1 is 1.0."""
     if type(a) is bool or type(b) is bool or a is None or b is None:
         return a is b
     if type(a) is str or type(b) is str:
@@ -84,57 +99,72 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _properties(props: Any, value: Any) -> bool:
-    if type(value) is not dict:
-        return True
-    if not isinstance(props, dict):
-        raise _Unsure
-    return all(_valid(props[k], v) for k, v in value.items() if k in props)
-
-
-def _required(names: Any, value: Any) -> bool:
-    return type(value) is not dict or all(n in value for n in names)
-
-
-def _closed(schema: dict, value: Any) -> bool:
-    """`additionalProperties: false` (the only form schema blocks write)."""
-    if schema["additionalProperties"] is not False:
-        raise _Unsure
+def _object(schema: Any) -> Check | None:
+    keys = ("properties", "required", "additionalProperties")
+    if not any(k in schema for k in keys):
+        return None
     props = schema.get("properties", {})
-    return type(value) is not dict or all(k in props for k in value)
+    required = schema.get("required", ())
+    closed = schema.get("additionalProperties", True)
+    if not _is_map(props) or (closed is not True and closed is not False) or not isinstance(
+            required, (list, tuple)) or not all(isinstance(r, str) for r in required):
+        raise _Outside
+    required = tuple(required)
+    fields = {name: _compile(sub) for name, sub in props.items()}
 
-
-def _items(schema: Any, value: Any) -> bool:
-    return type(value) is not list or all(_valid(schema, v) for v in value)
-
-
-def _pattern(pattern: Any, value: Any) -> bool:
-    return type(value) is not str or re.search(pattern, value) is not None
-
-
-def _bound(op: str) -> Callable[[Any, Any], bool]:
-    def check(bound: Any, value: Any) -> bool:
-        if type(value) not in (int, float):
+    def check(v: Any) -> bool:
+        if type(v) is not dict:
             return True
-        if type(bound) not in (int, float):
-            raise _Unsure
-        return {"minimum": value >= bound, "maximum": value <= bound,
-                "exclusiveMinimum": value > bound, "exclusiveMaximum": value < bound}[op]
+        for name in required:
+            if name not in v:
+                return False
+        for name, item in v.items():
+            field = fields.get(name)
+            if field is None:
+                if closed is False:
+                    return False
+            elif not field(item):
+                return False
+        return True
     return check
 
 
-def _count(op: str) -> Callable[[Any, Any], bool]:
-    kind = str if op in ("minLength", "maxLength") else list
-
-    def check(n: Any, value: Any) -> bool:
-        if type(value) is not kind:
-            return True
-        if type(n) is not int:
-            raise _Unsure
-        return len(value) >= n if op.startswith("min") else len(value) <= n
-    return check
+def _items(schema: Any) -> Check | None:
+    if "items" not in schema:
+        return None
+    item = _compile(schema["items"])
+    return lambda v: type(v) is not list or all(item(x) for x in v)
 
 
-_CHECKS = (("type", _type), ("enum", _enum), ("required", _required), ("properties", _properties),
-           ("items", _items), ("pattern", _pattern),
-           *((k, _bound(k)) for k in sorted(_NUMBERS)), *((k, _count(k)) for k in sorted(_COUNTS)))
+def _pattern(schema: Any) -> Check | None:
+    if "pattern" not in schema:
+        return None
+    if not isinstance(schema["pattern"], str):
+        raise _Outside
+    search = re.compile(schema["pattern"]).search  # jsonschema uses re.search too
+    return lambda v: type(v) is not str or search(v) is not None
+
+
+def _bounds(schema: Any) -> list[Check]:
+    out = []
+    for key, holds in _BOUNDS.items():
+        if key in schema:
+            bound = schema[key]
+            if type(bound) not in (int, float):
+                raise _Outside
+            out.append(lambda v, b=bound, h=holds: type(v) not in (int, float) or h(v, b))
+    return out
+
+
+def _counts(schema: Any) -> list[Check]:
+    out = []
+    for key, (kind, at_least) in _COUNTS.items():
+        if key in schema:
+            n = schema[key]
+            if type(n) is not int or n < 0:
+                raise _Outside
+            if at_least:
+                out.append(lambda v, n=n, k=kind: type(v) is not k or len(v) >= n)
+            else:
+                out.append(lambda v, n=n, k=kind: type(v) is not k or len(v) <= n)
+    return out
