@@ -9,7 +9,8 @@ Invariants: the store gets only redacted events; raw checkpoints are stored apar
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+import contextlib
+from typing import Any, Callable, Iterator, Mapping
 
 import attrs
 
@@ -176,21 +177,47 @@ class Agent:
 
     def run(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
         ctx = self._start(message, conversation)
-        return self._complete(ctx, drive_sync(run_core(ctx)), conversation)
+        with self._kept_if_interrupted(ctx):
+            core = drive_sync(run_core(ctx))
+        return self._complete(ctx, core, conversation)
 
     async def arun(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
         ctx = self._start(message, conversation)
-        return self._complete(ctx, await drive_async(run_core(ctx)), conversation)
+        with self._kept_if_interrupted(ctx):
+            core = await drive_async(run_core(ctx))
+        return self._complete(ctx, core, conversation)
 
     def resume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
         conv = self._paused.pop(ctx.state.run_id, None)
-        return self._complete(ctx, drive_sync(run_core(ctx, resume)), conv)
+        with self._kept_if_interrupted(ctx):
+            core = drive_sync(run_core(ctx, resume))
+        return self._complete(ctx, core, conv)
 
     async def aresume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
         conv = self._paused.pop(ctx.state.run_id, None)
-        return self._complete(ctx, await drive_async(run_core(ctx, resume)), conv)
+        with self._kept_if_interrupted(ctx):
+            core = await drive_async(run_core(ctx, resume))
+        return self._complete(ctx, core, conv)
+
+    @contextlib.contextmanager
+    def _kept_if_interrupted(self, ctx: RunCtx) -> Iterator[None]:
+        """A run cut short by what the core does not handle (Ctrl-C, a cancelled task, a bug)
+        still leaves its evidence: the redacted events so far are saved with status
+        `interrupted` and outcome `error`, then the exception goes on."""
+        try:
+            yield
+        except BaseException as exc:
+            st = ctx.state
+            meta = {"conversation": st.conversation,
+                    "error": f"the run was interrupted ({type(exc).__name__}) during iteration {st.iteration}"}
+            try:
+                self.store.save_run(st.run_id, self.plan.name, self.spec, "interrupted", "error", None,
+                                    meta, ctx.rec.trace.events)
+            except Exception:  # noqa: BLE001 - the interruption is what the caller must see
+                pass
+            raise
 
     # ------------------------------------------------------------ internals
     def _redactor(self) -> Redactor:

@@ -1,0 +1,56 @@
+"""A run cut short by an exception the core does not handle keeps its evidence in the store."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from interp_support import call, make
+
+SPEC = """
+agent g {
+  system = "S"
+  tools = [lookup]
+}
+tool lookup {
+  description = "look"
+  input { id: string }
+  impl = returns({ status: "found", secret: "sk-abcdefghijklmnop" })
+}
+redact keys { keys = ["secret"] }
+"""
+
+
+class Stop(BaseException):
+    """Stands for Ctrl-C or a cancelled task (not an `Exception`: the core lets it through)."""
+
+
+def _interrupting(agent, provider, at: int) -> None:
+    complete = provider.complete
+
+    def cut(request):
+        if len(provider.requests) + 1 == at:
+            raise Stop()
+        return complete(request)
+    provider.complete = cut
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_interrupted_run_is_saved_with_its_events_so_far(mode) -> None:
+    agent, provider = make(SPEC.replace("agent g {", "agent g {\n  redact = [keys]"),
+                           [call("lookup", id="A1"), "done"])
+    _interrupting(agent, provider, at=2)
+    with pytest.raises(Stop):
+        agent.run("find A1") if mode == "sync" else asyncio.run(agent.arun("find A1"))
+    (run,) = agent.store.runs()
+    assert (run["status"], run["outcome"]) == ("interrupted", "error")
+    assert "interrupted (Stop) during iteration 2" in run["meta"]["error"]
+    kinds = [e.kind for e in agent.store.events(run["run_id"])]
+    assert kinds[0] == "run.started" and "tool.returned" in kinds and "run.finished" not in kinds
+    stored = repr([e.payload for e in agent.store.events(run["run_id"])])
+    assert "sk-abcdefghijklmnop" not in stored  # still only redacted events
+
+
+def test_a_run_that_ends_normally_is_not_marked_interrupted() -> None:
+    agent, _ = make(SPEC, [call("lookup", id="A1"), "done"])
+    r = agent.run("find A1")
+    assert agent.store.run(r.run_id)["status"] == "finished"
