@@ -1,13 +1,18 @@
-"""Tool-argument validation messages: `path: what was expected`, never the values (§7.3).
+"""Tool-argument validation: the plain fast check, and messages `path: what was expected` (§7.3).
 
-Role:       turns JSON Schema 2020-12 errors (from a cached validator) into the teaching message
-            the model reads when a call is not executed.
-Invariants: at most 10 problems; argument values are never echoed (field names may be).
+Role:       `plainly_valid` answers "valid" for schemas in `schema_quick`'s subset without
+            jsonschema; everything else goes to `arg_problems`, which turns JSON Schema 2020-12
+            errors (from a cached validator) into the teaching message the model reads when a
+            call is not executed.
+Invariants: `plainly_valid` says "valid" only when JSON Schema would; at most 10 problems;
+            argument values are never echoed (field names may be).
 """
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from .schema_quick import checker
 
 MAX_PROBLEMS = 10
 
@@ -70,3 +75,21 @@ _EXPECT = {
 def _expected(v: str, val: Any) -> str:
     f = _EXPECT.get(v)
     return f(val) if f else f"does not satisfy `{v}`"
+
+
+# ---------------------------------------------------------------- the plain check
+# Speed: most input schemas lie in the subset schema blocks produce; `schema_quick` compiles
+# those once into a check that only ever answers "valid" when JSON Schema would. Anything else,
+# and every invalid call, goes to jsonschema, which also words the problems. Compiled once per
+# tool, keyed by identity (the entry keeps the tool info alive).
+_PLAIN: dict[int, tuple[Any, Any]] = {}
+
+
+def plainly_valid(info: Any, args: Any) -> bool:
+    hit = _PLAIN.get(id(info))
+    if hit is None or hit[0] is not info:
+        if len(_PLAIN) >= 1024:
+            _PLAIN.clear()
+        hit = _PLAIN[id(info)] = (info, checker(info.schema))
+    check = hit[1]
+    return check is not None and type(args) is dict and check(args)

@@ -364,7 +364,7 @@ def _message_policy(ctx: RunCtx, moment: str, roots: dict,
     env = Env(roots, frozenset(ctx.state.returned), frozenset(ctx.active_order))
     result = run_chain(ctx.plan.policies, moment, env, tool=None, call_id=None,
                        iteration=ctx.state.iteration, can_pause=False,
-                       host=ctx.session.policy_host)
+                       host=ctx.session.policy_host, evidence=False)
     rows = record_decisions(ctx, result.decisions, cause or ctx.state.start_event)
     if result.outcome == "allow":
         return None, rows

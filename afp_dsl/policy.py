@@ -1,7 +1,8 @@
 """The policy chain: rule-based and host-bound links deciding allow, deny or ask at one moment.
 
-Role:       pure; the interpreter calls `run_chain` at `input`, `before`, `after` and `output`,
-            supplying the expression env and a resolver for `python(...)` bindings.
+Role:       pure; the interpreter calls `run_chain` (or `walk_steps` on a chain's cached
+            `steps`) at `input`, `before`, `after` and `output`, supplying the expression env and
+            a resolver for `python(...)` bindings. Rule conditions run compiled (rules_compiled).
 Emits:      `PolicyDecision` rows (the interpreter records each as a `policy.decided` event).
 Invariants: declaration order (`after` walks it in reverse); the first non-allow answer wins and
             later links do not run; a link that raises, an expression that cannot be evaluated,
@@ -17,7 +18,8 @@ from typing import Any
 import attrs
 
 from . import ir
-from .evaluate import Condition, Env, evaluate, shorten
+from .evaluate import Condition, Env, shorten
+from .rules_compiled import Compiled, compiled
 from .source import Span
 
 OUTCOMES = ("allow", "deny", "ask")
@@ -56,15 +58,15 @@ class ChainResult:
     deciding_index: int | None = None
 
 
-@attrs.frozen
 class _Call:
-    moment: str
-    env: Env
-    tool: str | None
-    call_id: str | None
-    iteration: int
-    can_pause: bool
-    host: HostResolver | None
+    """One walk's moment and context (internal; a plain class: built at every tool call)."""
+
+    __slots__ = ("moment", "env", "tool", "call_id", "iteration", "can_pause", "host")
+
+    def __init__(self, moment: str, env: Env, tool: str | None, call_id: str | None,
+                 iteration: int, can_pause: bool, host: HostResolver | None):
+        self.moment, self.env, self.tool, self.call_id = moment, env, tool, call_id
+        self.iteration, self.can_pause, self.host = iteration, can_pause, host
 
     def decision(self, policy: ir.Policy, outcome: str, reason: str | None, span: Span | None,
                  conditions: tuple[Condition, ...] = ()) -> PolicyDecision:
@@ -72,40 +74,119 @@ class _Call:
                               self.call_id, self.iteration, conditions)
 
 
+ALLOWED = ChainResult("allow", (), None)  # the answer of a walk where no link had anything to say
+
+
 def run_chain(policies: Sequence[ir.Policy], moment: str, env: Env, *, tool: str | None,
               call_id: str | None, iteration: int, can_pause: bool,
               host: HostResolver | None, start_after: int = 0,
-              reverse: bool | None = None) -> ChainResult:
+              reverse: bool | None = None, evidence: bool = True) -> ChainResult:
     """Walk the chain for one moment and return the outcome with the ledger rows it produced.
 
     `reverse` defaults to True for `after` (the onion order) and False otherwise. `start_after`
     is how many links, in walk order, to skip: a resumed dispatch passes the asking link's
-    `deciding_index + 1` (and `can_pause=False`: one question per resume).
+    `deciding_index + 1` (and `can_pause=False`: one question per resume). With
+    `evidence=False` a rule that holds leaves its row's `conditions` empty (the interpreter
+    records none); everything else is the same.
     """
     if reverse is None:
         reverse = moment == "after"
-    call = _Call(moment, env, tool, call_id, iteration, can_pause, host)
-    chain = list(reversed(policies)) if reverse else list(policies)
+    return walk_steps(steps(policies, moment, tool, reverse), moment, env, tool=tool,
+                      call_id=call_id, iteration=iteration, can_pause=can_pause, host=host,
+                      start_after=start_after, evidence=evidence)
+
+
+def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, *, tool: str | None,
+               call_id: str | None, iteration: int, can_pause: bool, host: HostResolver | None,
+               start_after: int = 0, evidence: bool = True) -> ChainResult:
+    """`run_chain` over the `steps` of a chain already looked up."""
+    if not walk:
+        return ALLOWED
+    call: Any = None  # made for a host link or a rule evaluated in full (most walks: none)
     rows: list[PolicyDecision] = []
-    for index in range(max(0, start_after), len(chain)):
-        row = _run_link(chain[index], call)
+    answered = -1  # the link that gave its answer: its later rules do not run
+    for index, policy, rule, cond in walk:
+        if index < start_after or index == answered:
+            continue
+        if rule is None:
+            call = call or _Call(moment, env, tool, call_id, iteration, can_pause, host)
+            row = _run_host_link(policy, call)
+        else:
+            # Speed: a rule that surely does not hold (and has no error) decides nothing and its
+            # evidence is never recorded; `check` answers False only when `evaluate` would say
+            # "does not hold" without an error (rules_compiled). Any other answer, or none, and
+            # the rule gets the full evaluation, evidence included.
+            try:
+                verdict = cond.check(env)
+            except Exception:
+                verdict = None
+            if verdict is False:
+                continue
+            if verdict is True and not evidence and (can_pause or rule.action != "ask"):
+                # the row `_run_rule` would make for a rule that holds, without its evidence
+                row = PolicyDecision(rule.action, policy.name, rule.span, rule.because, moment,
+                                     tool, call_id, iteration)
+            else:
+                call = call or _Call(moment, env, tool, call_id, iteration, can_pause, host)
+                row = _run_rule(policy, rule, cond, call, evidence)
+                if row is None:
+                    continue
+        answered = index
         if row is None:
             continue
         rows.append(row)
         if row.outcome != "allow":
             return ChainResult(row.outcome, tuple(rows), row, index)
-    return ChainResult("allow", tuple(rows), None)
+    return ChainResult("allow", tuple(rows), None) if rows else ALLOWED
 
 
-def _run_link(policy: ir.Policy, call: _Call) -> PolicyDecision | None:
-    try:
+# (index of the link in walk order, policy, rule, its compiled condition); rule and condition
+# are None for a host-bound link.
+Step = tuple[int, ir.Policy, "ir.Rule | None", "Compiled | None"]
+
+
+def steps(policies: Sequence[ir.Policy], moment: str, tool: str | None,
+          reverse: bool) -> tuple[Step, ...]:
+    """The walk flattened: host links, and the rules of the blocks that apply at this moment to
+    this tool, in order. A rule link without such a block answers nothing, so it has no step."""
+    if type(policies) is not tuple:  # a list may change between calls: not cached
+        return _steps(tuple(policies), moment, tool, reverse)
+    key = (id(policies), moment, tool, reverse)
+    hit = _STEPS.get(key)
+    if hit is None or hit[0] is not policies:
+        if len(_STEPS) >= 4096:
+            _STEPS.clear()
+        hit = _STEPS[key] = (policies, _steps(policies, moment, tool, reverse))
+    return hit[1]
+
+
+# Speed: the steps of a chain per (moment, tool, direction), settled once per policy tuple (a
+# plan's, immutable IR), keyed by identity; the entry keeps the tuple alive. Bounded.
+_STEPS: dict[tuple, tuple[Any, tuple[Step, ...]]] = {}
+
+
+def _steps(policies: tuple, moment: str, tool: str | None, reverse: bool) -> tuple[Step, ...]:
+    chain = tuple(reversed(policies)) if reverse else policies
+    out: list[Step] = []
+    for index, policy in enumerate(chain):
         if policy.impl is not None:
-            row = _run_host(policy, policy.impl, call)
-        else:
-            row = _run_rules(policy, call)
+            out.append((index, policy, None, None))
+            continue
+        out += [(index, policy, rule, compiled(rule.when)) for block in policy.blocks
+                if _block_applies(block, moment, tool) for rule in block.rules]
+    return tuple(out)
+
+
+def _run_host_link(policy: ir.Policy, call: _Call) -> PolicyDecision | None:
+    try:
+        row = _run_host(policy, policy.impl, call)
     except Exception as exc:  # law: a link that raises is a denial with the exception's message
-        span = policy.impl.span if policy.impl is not None else policy.span
-        return call.decision(policy, "deny", _exc_text(exc), span)
+        return call.decision(policy, "deny", _exc_text(exc), policy.impl.span)
+    return _no_pause(policy, row, call)
+
+
+def _no_pause(policy: ir.Policy, row: PolicyDecision | None, call: _Call) -> PolicyDecision | None:
+    """Law: an `ask` where no pause can carry it is a denial."""
     if row is not None and row.outcome == "ask" and not call.can_pause:
         reason = (f"policy `{policy.name}` asked a person to decide, and there is no pause here "
                   f"to carry that ask: {row.reason or 'no question given'}")
@@ -114,28 +195,33 @@ def _run_link(policy: ir.Policy, call: _Call) -> PolicyDecision | None:
 
 
 # ---------------------------------------------------------------- rule policies
-def _run_rules(policy: ir.Policy, call: _Call) -> PolicyDecision | None:
-    for block in policy.blocks:
-        if not _block_applies(block, call):
-            continue
-        for rule in block.rules:
-            out = evaluate(rule.when, call.env)
-            if out.error is not None:
-                reason = f"policy `{policy.name}`: the condition could not be evaluated: {out.error}"
-                return call.decision(policy, "deny", reason, rule.span, out.conditions)
-            if out.holds:
-                return call.decision(policy, rule.action, rule.because, rule.span, out.conditions)
-    return None
+def _run_rule(policy: ir.Policy, rule: ir.Rule, cond: Compiled, call: _Call,
+              evidence: bool = True) -> PolicyDecision | None:
+    """The row of a rule that holds or cannot be evaluated; None when it does not hold. Without
+    `evidence` the row's conditions are left empty."""
+    try:
+        out = cond.evaluate(call.env)
+        conditions = out.conditions if evidence else ()
+        if out.error is not None:
+            reason = f"policy `{policy.name}`: the condition could not be evaluated: {out.error}"
+            row = call.decision(policy, "deny", reason, rule.span, conditions)
+        elif out.holds:
+            row = call.decision(policy, rule.action, rule.because, rule.span, conditions)
+        else:
+            return None
+    except Exception as exc:  # law: a link that raises is a denial with the exception's message
+        return call.decision(policy, "deny", _exc_text(exc), policy.span)
+    return _no_pause(policy, row, call)
 
 
-def _block_applies(block: ir.PolicyBlock, call: _Call) -> bool:
-    if block.moment != call.moment:
+def _block_applies(block: ir.PolicyBlock, moment: str, tool: str | None) -> bool:
+    if block.moment != moment:
         return False
-    if call.moment in ("input", "output"):
+    if moment in ("input", "output"):
         return True
     if block.any_tool:
         return True
-    return block.tool is not None and call.tool is not None and block.tool.name == call.tool
+    return block.tool is not None and tool is not None and block.tool.name == tool
 
 
 # ---------------------------------------------------------------- host policies

@@ -2,6 +2,7 @@
 
 Role:       one `Redactor` per run, from the agent's joined `redact` rules; the interpreter scrubs
             every value before it reaches a trace event, store row, export or error message.
+            This module rewrites and reports; `redaction_match` finds, `redaction_scan` checks.
 Invariants: a value under a redacted key (any depth, case-insensitive exact name) becomes the rule's
             placeholder and is remembered (strings of ≥ 4 chars, numbers as their text), so a later
             copy anywhere, even inside a longer string, is scrubbed too; every pattern match inside
@@ -22,16 +23,15 @@ from typing import Any
 import attrs
 
 from . import ir
-from .evaluate import regex_flags
 from .frozen import FrozenMap
+from .redaction_scan import CACHE_SIZE, CleanCheck
+from .redaction_match import (DEFAULT_PLACEHOLDER, Matcher, Memory, Rule, key_table, literal_regex,
+                              luhn_valid)
 
 MIN_REMEMBERED = 4
 MAX_PATHS = 1000
 PLANTED = "(remembered)"
-_DEFAULT_PLACEHOLDER = "[REDACTED]"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_CACHE_SIZE = 4096  # entries in each per-run speed cache (known-clean strings, key lookups)
-_CACHE_TEXT = 256  # longest string remembered as clean
 _LEAVES = frozenset((str, int, float, bool, type(None)))  # exact types `_collect` skips at once
 
 
@@ -48,81 +48,31 @@ class RedactionReport:
         return sum(self.counts.values())
 
 
-def luhn_valid(digits: str) -> bool:
-    """The Luhn checksum of a digit string (card numbers); non-digits make it invalid.
-
-    Example:
-        >>> luhn_valid("4111111111111111"), luhn_valid("4111111111111112")
-        (True, False)
-    """
-    if not digits or not digits.isascii() or not digits.isdigit():
-        return False
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-@attrs.frozen
-class _Rule:
-    index: int
-    name: str
-    placeholder: str
-    model: bool
-
-
-@attrs.frozen
-class _Pattern:
-    regex: re.Pattern[str]
-    rule: _Rule
-    luhn: bool
-
-
-class _Memory:
-    """Remembered secret strings, shared by a redactor and its model view."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, tuple[int, ...]] = {}  # secret -> indexes of the rules selecting it
-        self.version = 0
-
-    def add(self, text: str, rules: tuple[int, ...]) -> None:
-        old = self.values.get(text, ())
-        merged = old + tuple(r for r in rules if r not in old)
-        if merged != old:
-            self.values[text] = merged
-            self.version += 1
-
-
-class Redactor:
+class Redactor(CleanCheck):
     """Scrubs JSON-like values and text for one run; remembers the secrets it has seen."""
 
-    def __init__(self, rules: Sequence[ir.Redact] = (), *, _memory: _Memory | None = None,
+    def __init__(self, rules: Sequence[ir.Redact] = (), *, _memory: Memory | None = None,
                  _model_only: bool = False):
         self._decls = tuple(rules)
-        self._rules = tuple(_Rule(i, r.name, r.placeholder, r.model) for i, r in enumerate(rules))
-        self._planted = _Rule(-1, PLANTED, _DEFAULT_PLACEHOLDER, False)
+        self._rules = tuple(Rule(i, r.name, r.placeholder, r.model) for i, r in enumerate(rules))
+        self._planted = Rule(-1, PLANTED, DEFAULT_PLACEHOLDER, False)
         self._model_only = _model_only
         self._active = {r.index for r in self._rules if r.model or not _model_only}
         if not _model_only:
             self._active.add(-1)
-        self._keys = _key_table(self._decls)
-        self._prefilter, self._plain, self._separate = _compile_patterns(
-            list(self._decls), [r for r in self._rules if r.index in self._active])
-        self._placeholders = {r.placeholder for r in self._rules} | {_DEFAULT_PLACEHOLDER}
-        self._memory = _memory if _memory is not None else _Memory()
+        self._keys = key_table(self._decls)
+        self._matcher = Matcher(self._decls, [r for r in self._rules if r.index in self._active])
+        self._placeholders = {r.placeholder for r in self._rules} | {DEFAULT_PLACEHOLDER}
+        self._memory = _memory if _memory is not None else Memory()
         self._memory_cache: tuple[int, re.Pattern[str] | None] = (-1, None)
         self._counts: collections.Counter[str] = collections.Counter()
         self._paths: set[str] = set()
         self._paths_dropped = 0
         self._model_view: Redactor | None = None
-        # Speed: strings known to hold nothing to scrub (valid while the memory is unchanged), and
-        # the rules selected by each key; both bounded. Paths are rendered only when counted.
-        self._clean: set[str] = set()
-        self._clean_version = -1
+        # Speed: the rules selected by each key (bounded); the clean-check caches (CleanCheck).
+        # Paths are rendered only when counted.
         self._key_cache: dict[str, tuple[int, ...]] = {}
+        self._init_clean()
 
     # ------------------------------------------------------------ public
     def scrub(self, value: Any, *, at: str = "$") -> Any:
@@ -135,15 +85,6 @@ class Redactor:
         except RecursionError:
             self._count(self._fallback_rule(), at)
             return self._fallback_rule().placeholder
-
-    def is_clean(self, value: Any) -> bool:
-        """True when scrubbing `value` would change nothing and remember nothing: no key selected
-        by a rule, no match in any string. Plain JSON-like values only (else False)."""
-        self._check_clean()
-        try:
-            return self._clean_walk(value)
-        except RecursionError:  # too deep to walk: `scrub` replaces it whole
-            return False
 
     def scrub_text(self, text: str) -> str:
         """`text` with every pattern match and every remembered secret replaced."""
@@ -224,7 +165,7 @@ class Redactor:
         rules = self._key_cache.get(key)
         if rules is None:
             rules = self._keys.get(key.lower(), ())
-            if len(self._key_cache) < _CACHE_SIZE:
+            if len(self._key_cache) < CACHE_SIZE:
                 self._key_cache[key] = rules
         return rules
 
@@ -279,88 +220,32 @@ class Redactor:
         parts.append(text[last:])
         return "".join(parts)
 
-    def _find(self, text: str) -> list[tuple[int, int, _Rule]]:
-        found: list[tuple[int, int, _Rule]] = []
-        patterns = self._separate
-        if self._prefilter is not None and self._prefilter.search(text):
-            patterns = self._plain + patterns
-        for p in patterns:
-            found += [(m.start(), m.end(), p.rule) for m in p.regex.finditer(text)
-                      if not p.luhn or luhn_valid(re.sub(r"\D", "", m.group("luhn") or ""))]
-        memory = self._memory_regex()
-        if memory is not None and memory.search(text):
-            found += [(m.start(), m.end(), self._memory_rule(m.group(0)))
-                      for m in memory.finditer(text)]
-        return _merge(found) if found else found
-
-    # ------------------------------------------------------------ clean check
-    def _clean_walk(self, value: Any) -> bool:
-        t = type(value)
-        if t is str:
-            return value in self._clean or self._clean_str(value)
-        if t is dict or t is FrozenMap:
-            clean = self._clean
-            for k, v in value.items():
-                if type(k) is not str or (k not in clean and not self._clean_str(k)) or self._key_rules(k):
-                    return False
-                tv = type(v)
-                if tv is str:
-                    if v not in clean and not self._clean_str(v):
-                        return False
-                elif v is not None and tv is not bool and not self._clean_walk(v):
-                    return False
-            return True
-        if t is list or t is tuple:
-            return all(self._clean_walk(v) for v in value)
-        if value is None or t is bool:
-            return True
-        if t is int or t is float:
-            return self._clean_str(str(value))
-        return False
-
-    def _clean_str(self, text: str) -> bool:
-        if text in self._clean:
-            return True
-        if self._find(text):
-            return False
-        self._note_clean(text)
-        return True
-
-    def _note_clean(self, text: str) -> None:
-        if len(text) <= _CACHE_TEXT:
-            if len(self._clean) >= _CACHE_SIZE:
-                self._clean.clear()
-            self._clean.add(text)
+    def _find(self, text: str) -> list[tuple[int, int, Rule]]:
+        return self._matcher.find(text, self._memory_regex(), self._memory_rule)
 
     # ------------------------------------------------------------ helpers
-    def _check_clean(self) -> None:
-        """Forget the strings known clean when a secret was remembered since (by any view)."""
-        if self._clean_version != self._memory.version:
-            self._clean.clear()
-            self._clean_version = self._memory.version
-
     def _memory_regex(self) -> re.Pattern[str] | None:
         version, regex = self._memory_cache
         if version != self._memory.version:
             words = [w for w, rules in self._memory.values.items() if self._first_active(rules)]
-            regex = _literal_regex(words) if words else None
+            regex = literal_regex(words) if words else None
             self._memory_cache = (self._memory.version, regex)
         return regex
 
-    def _memory_rule(self, text: str) -> _Rule:
+    def _memory_rule(self, text: str) -> Rule:
         return self._first_active(self._memory.values.get(text, ())) or self._fallback_rule()
 
-    def _first_active(self, indexes: tuple[int, ...]) -> _Rule | None:
+    def _first_active(self, indexes: tuple[int, ...]) -> Rule | None:
         for i in indexes:
             if i in self._active:
                 return self._planted if i == -1 else self._rules[i]
         return None
 
-    def _fallback_rule(self) -> _Rule:
+    def _fallback_rule(self) -> Rule:
         candidates = [r for r in self._rules if r.index in self._active]
         return candidates[0] if candidates else self._planted
 
-    def _count(self, rule: _Rule, path: Any) -> None:
+    def _count(self, rule: Rule, path: Any) -> None:
         self._counts[rule.name] += 1
         if path is None:
             return
@@ -373,88 +258,7 @@ class Redactor:
             self._paths_dropped += 1
 
 
-# ---------------------------------------------------------------- construction helpers
-def _key_table(rules: Sequence[ir.Redact]) -> dict[str, tuple[int, ...]]:
-    table: dict[str, tuple[int, ...]] = {}
-    for i, r in enumerate(rules):
-        for k in r.keys:
-            key = k.lower()
-            if i not in table.get(key, ()):
-                table[key] = table.get(key, ()) + (i,)
-    return table
-
-
-def _compile_patterns(decls: list[ir.Redact], active: list[_Rule]):
-    """Each pattern alone (every pattern's matches are found even where they overlap another's),
-    plus one alternation of the plain ones as a prefilter: most strings hold no secret at all.
-    Patterns with groups (back-references, `luhn`), verbose mode or global flags stay out of it."""
-    branches, plain, separate = [], [], []
-    for rule in active:
-        for rx in decls[rule.index].patterns:
-            try:
-                compiled = re.compile(rx.pattern, regex_flags(rx.flags))
-            except re.error as exc:
-                raise ValueError(f"redact rule `{rule.name}`: bad pattern `{rx}`: {exc}") from None
-            pattern = _Pattern(compiled, rule, "luhn" in compiled.groupindex)
-            flags = "".join(f for f in rx.flags if f in "ims")
-            inner = f"(?{flags}:{rx.pattern})" if flags else f"(?:{rx.pattern})"
-            if compiled.groups or "x" in rx.flags or not _compiles(inner):
-                separate.append(pattern)
-            else:
-                branches.append(inner)
-                plain.append(pattern)
-    prefilter = re.compile("|".join(branches)) if branches else None
-    return prefilter, tuple(plain), tuple(separate)
-
-
-def _compiles(pattern: str) -> bool:
-    try:
-        re.compile(pattern)
-    except re.error:  # e.g. global inline flags `(?i)` that may not stand inside a group
-        return False
-    return True
-
-
-def _literal_regex(words: list[str]) -> re.Pattern[str]:
-    """A trie-shaped regex matching the longest of `words` at each position, in one pass."""
-    trie: dict[str, Any] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-    try:
-        return re.compile(_trie_body(trie))
-    except (RecursionError, re.error):
-        return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-
-
-def _trie_body(node: dict[str, Any]) -> str:
-    branches = []
-    for ch in sorted(k for k in node if k):
-        text, child = re.escape(ch), node[ch]
-        while len(child) == 1 and "" not in child:
-            ((nxt, child),) = child.items()
-            text += re.escape(nxt)
-        branches.append(text + _trie_body(child))
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    return f"(?:{body})?" if "" in node else body
-
-
-def _merge(found: list[tuple[int, int, _Rule]]) -> list[tuple[int, int, _Rule]]:
-    """Union of overlapping spans (the earliest-starting match names the rule); empty ones drop."""
-    merged: list[tuple[int, int, _Rule]] = []
-    for start, end, rule in sorted((f for f in found if f[1] > f[0]), key=lambda f: (f[0], -f[1])):
-        if merged and start < merged[-1][1]:
-            s, e, r = merged[-1]
-            merged[-1] = (s, max(e, end), r)
-        else:
-            merged.append((start, end, rule))
-    return merged
-
-
+# ---------------------------------------------------------------- paths
 def _unique(key: Any, taken: Mapping) -> Any:
     if key not in taken:
         return key
@@ -476,3 +280,6 @@ def _path_text(path: Any) -> str:
 def _path_segment(key: Any) -> str:
     text = str(key)
     return f".{text}" if _IDENT.match(text) else f"[{json.dumps(text, ensure_ascii=False)}]"
+
+
+__all__ = ["MAX_PATHS", "MIN_REMEMBERED", "PLANTED", "RedactionReport", "Redactor", "luhn_valid"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-from collections.abc import Mapping
+import operator
 from typing import Any
 
 import attrs
@@ -21,9 +21,9 @@ import attrs
 from . import ir
 from . import skills as sk
 from .evaluate import Env, evaluate, parse_result
-from .argcheck import arg_problems, invalid_text
+from .argcheck import arg_problems, invalid_text, plainly_valid
 from .frozen import thaw
-from .policy import run_chain
+from .policy import steps, walk_steps
 from .providers.base import ToolCall
 from .runtime import CONTEXT_PARAM, HostCall, RunCtx, plain, tool_context, wants_context
 from .trace import dumps
@@ -142,47 +142,57 @@ def _roots(ctx: RunCtx, call: ToolCall, args: Any, **extra: Any) -> dict:
 
 def _chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
            start_after: int = 0, can_pause: bool = True, reverse: bool = False, **extra: Any):
-    if not ctx.plan.policies or not _chain_applies(ctx.plan.policies, moment, call.name):
+    policies = ctx.plan.policies
+    if not policies:
         return _Allow()
-    env = Env(_roots(ctx, call, args, **extra), frozenset(ctx.state.returned),
-              frozenset(ctx.active_order))
-    result = run_chain(ctx.plan.policies, moment, env, tool=call.name, call_id=call.id,
-                       iteration=ctx.state.iteration, can_pause=can_pause,
-                       host=ctx.session.policy_host, start_after=start_after, reverse=reverse)
-    record_decisions(ctx, result.decisions, cause)
+    walk = steps(policies, moment, call.name, reverse)
+    if not walk:
+        return _Allow()
+    return _walk(ctx, walk, moment, call, _roots(ctx, call, args, **extra), cause, start_after,
+                 can_pause)
+
+
+class _CallEnv(tuple):
+    """The `Env` of one tool call's chain, quacking like `evaluate.Env`: `_CallEnv((roots, ctx))`.
+    Speed: most walks only read `roots` (compiled checks), so the frozen copies of the returned
+    tools and the active skills are made when an evaluation asks for them (the walk is
+    synchronous: they hold what an `Env` built up front would); a tuple is made in C."""
+
+    __slots__ = ()
+    roots = property(operator.itemgetter(0))
+
+    @property
+    def returned(self) -> frozenset[str]:
+        return frozenset(self[1].state.returned)
+
+    @property
+    def active(self) -> frozenset[str]:
+        return frozenset(self[1].active_order)
+
+
+def _walk(ctx: RunCtx, walk: tuple, moment: str, call: ToolCall, roots: dict, cause: str,
+          start_after: int = 0, can_pause: bool = True):
+    env: Any = _CallEnv((roots, ctx))
+    result = walk_steps(walk, moment, env, tool=call.name, call_id=call.id,
+                        iteration=ctx.state.iteration, can_pause=can_pause,
+                        host=ctx.session.policy_host, start_after=start_after,
+                        evidence=False)  # (no ledger row records a rule's conditions)
+    if result.decisions:
+        record_decisions(ctx, result.decisions, cause)
     return result
-
-
-# Speed: whether any link of a chain can answer at a moment for a tool (a host policy always
-# can). When none can, walking the chain would only return "allow" with no ledger rows.
-_APPLIES: dict[tuple[int, str, str], tuple[Any, bool]] = {}
-
-
-def _chain_applies(policies: Any, moment: str, tool: str) -> bool:
-    key = (id(policies), moment, tool)
-    hit = _APPLIES.get(key)
-    if hit is None or hit[0] is not policies:
-        if len(_APPLIES) >= 4096:
-            _APPLIES.clear()
-        applies = any(p.impl is not None or any(
-            b.moment == moment and (moment in ("input", "output") or b.any_tool
-                                    or (b.tool is not None and b.tool.name == tool))
-            for b in p.blocks) for p in policies)
-        hit = _APPLIES[key] = (policies, applies)
-    return hit[1]
 
 
 def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
     """One `policy.decided` ledger row per decision; returns their event ids."""
-    return tuple(ctx.emit("policy.decided", {
-        "policy": d.policy, "moment": d.moment, "tool": d.tool, "call_id": d.call_id,
-        "outcome": d.outcome, "reason": d.reason,
-        "rule": None if d.rule_span is None else _span_json(d.rule_span)},
-        source=d.rule_span, caused_by=(cause,)) for d in decisions)
-
-
-def _span_json(span) -> dict:
-    return {"file": span.file, "start": span.start, "end": span.end}
+    rec, iteration, out = ctx.rec, ctx.state.iteration, []
+    for d in decisions:  # (`ctx.emit`, inlined: a row per tool call is the common case)
+        span = d.rule_span
+        out.append(rec.emit("policy.decided", {
+            "policy": d.policy, "moment": d.moment, "tool": d.tool, "call_id": d.call_id,
+            "outcome": d.outcome, "reason": d.reason,
+            "rule": None if span is None else {"file": span.file, "start": span.start, "end": span.end}},
+            iteration=iteration, source=span, caused_by=(cause,)))
+    return tuple(out)
 
 
 def _reason(chain) -> str:
@@ -193,7 +203,7 @@ def _reason(chain) -> str:
 
 # ---------------------------------------------------------------- validation
 def _validate(ctx: RunCtx, call: ToolCall, args: Any, info, called: str) -> CallOutcome | None:
-    if _plainly_valid(info, args):
+    if plainly_valid(info, args):
         return None
     problems = arg_problems(info.validator, args)
     if not problems:
@@ -201,71 +211,6 @@ def _validate(ctx: RunCtx, call: ToolCall, args: Any, info, called: str) -> Call
     ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id, "problems": problems},
              source=info.decl.span, caused_by=(called,))
     return CallOutcome("invalid", invalid_text(call.name, problems))
-
-
-# Speed: most input schemas are flat objects of plainly typed fields; those are checked here
-# directly. The check only ever answers "valid" when JSON Schema would too (exact Python types,
-# a few keywords); anything else, and every invalid call, goes to jsonschema, which also words
-# the problems. Compiled once per tool, keyed by identity (the entry keeps the tool info alive).
-_PLAIN_TYPES = {"string": (str,), "boolean": (bool,), "integer": (int,), "number": (int, float)}
-_PLAIN_KEYWORDS = frozenset(("type", "description", "minLength", "maxLength", "minimum", "maximum"))
-_PLAIN: dict[int, tuple[Any, Any]] = {}
-
-
-def _plainly_valid(info: Any, args: Any) -> bool:
-    hit = _PLAIN.get(id(info))
-    if hit is None or hit[0] is not info:
-        if len(_PLAIN) >= 1024:
-            _PLAIN.clear()
-        hit = _PLAIN[id(info)] = (info, _plain_checker(info.schema))
-    check = hit[1]
-    return check is not None and type(args) is dict and check(args)
-
-
-def _plain_checker(schema: Any):
-    """A function args → True when plainly valid, or None when the schema is not that simple."""
-    if not isinstance(schema, Mapping) or schema.get("type") != "object" or set(schema) - {
-            "type", "properties", "required", "additionalProperties"}:
-        return None
-    closed = schema.get("additionalProperties", True)
-    required = schema.get("required", ())
-    props = schema.get("properties", {})
-    if not isinstance(closed, bool) or not isinstance(required, (list, tuple)) or not all(
-            isinstance(r, str) for r in required) or not isinstance(props, Mapping):
-        return None
-    fields = {}
-    for name, sub in props.items():
-        if not isinstance(sub, Mapping) or set(sub) - _PLAIN_KEYWORDS or not isinstance(sub.get("type"), str) \
-                or sub["type"] not in _PLAIN_TYPES:
-            return None
-        allowed = {"string": ("minLength", "maxLength"), "boolean": ()}.get(sub["type"], ("minimum", "maximum"))
-        bounds = {k: sub[k] for k in ("minLength", "maxLength", "minimum", "maximum") if k in sub}
-        if set(bounds) - set(allowed) or any(type(b) not in (int, float) for b in bounds.values()):
-            return None
-        fields[name] = (_PLAIN_TYPES[sub["type"]], bounds.get("minLength"), bounds.get("maxLength"),
-                        bounds.get("minimum"), bounds.get("maximum"))
-    required = tuple(required)
-    closed = not closed
-
-    def check(args: dict) -> bool:
-        for name in required:
-            if name not in args:
-                return False
-        for name, value in args.items():
-            spec = fields.get(name)
-            if spec is None:
-                if closed:
-                    return False
-                continue
-            types, min_len, max_len, low, high = spec
-            if type(value) not in types:
-                return False
-            if (min_len is not None and len(value) < min_len) or (max_len is not None and len(value) > max_len):
-                return False
-            if (low is not None and not value >= low) or (high is not None and not value <= high):
-                return False
-        return True
-    return check
 
 
 # ---------------------------------------------------------------- execution
@@ -354,10 +299,16 @@ def resolve_python(target: str) -> tuple[Any, str | None]:
 
 
 def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
-    if not ctx.plan.policies or not _chain_applies(ctx.plan.policies, "after", call.name):
+    policies = ctx.plan.policies
+    if not policies:
         return out
-    chain = _chain(ctx, "after", call, args, called, reverse=True,
-                   result=parse_result(out.result), status=out.status)
+    walk = steps(policies, "after", call.name, True)
+    if not walk:
+        return out
+    roots = {"tool": call.name, "args": args, "message": ctx.state.message,
+             "iteration": ctx.state.iteration, "skill": ctx.state.cursor,
+             "result": parse_result(out.result), "status": out.status}  # (`_roots` and these two)
+    chain = _walk(ctx, walk, "after", call, roots, called)
     if chain.outcome == "allow":
         return out
     return attrs.evolve(out, status="denied", text=_reason(chain))

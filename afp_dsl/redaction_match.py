@@ -1,0 +1,175 @@
+"""What counts as a secret inside one string: rule patterns, remembered values, redacted keys.
+
+Role:       the matching half of redaction, split from `redaction` (which walks values, rewrites
+            them and keeps the report): compiles a run's rules into patterns and a key table,
+            keeps the remembered secrets, and finds the spans to replace in a string.
+Invariants: every pattern's matches are found even where they overlap another's; a `luhn` group
+            must pass the Luhn check; remembered secrets match as literals, longest first;
+            overlapping spans merge and empty ones drop, so "no spans" means "nothing to scrub".
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from . import ir
+from .evaluate import regex_flags
+
+DEFAULT_PLACEHOLDER = "[REDACTED]"
+_NON_DIGITS = re.compile(r"\D")
+
+
+def luhn_valid(digits: str) -> bool:
+    """The Luhn checksum of a digit string (card numbers); non-digits make it invalid.
+
+    Example:
+        >>> luhn_valid("4111111111111111"), luhn_valid("4111111111111112")
+        (True, False)
+    """
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+@attrs.frozen
+class Rule:
+    index: int
+    name: str
+    placeholder: str
+    model: bool
+
+
+@attrs.frozen
+class Pattern:
+    regex: re.Pattern[str]
+    rule: Rule
+    luhn: bool
+
+
+Span = tuple[int, int, Rule]
+
+
+class Memory:
+    """Remembered secret strings, shared by a redactor and its views; `version` counts changes."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, tuple[int, ...]] = {}  # secret -> indexes of the rules selecting it
+        self.version = 0
+
+    def add(self, text: str, rules: tuple[int, ...]) -> None:
+        old = self.values.get(text, ())
+        merged = old + tuple(r for r in rules if r not in old)
+        if merged != old:
+            self.values[text] = merged
+            self.version += 1
+
+
+class Matcher:
+    """The patterns of the active rules plus the remembered secrets, for one redactor view."""
+
+    def __init__(self, decls: Sequence[ir.Redact], active: list[Rule]):
+        self.prefilter, self.plain, self.separate = compile_patterns(list(decls), active)
+
+    def find(self, text: str, memory: re.Pattern[str] | None, memory_rule: Any) -> list[Span]:
+        """The merged spans to replace in `text`; `memory_rule(secret)` names a memory match."""
+        found: list[Span] = []
+        patterns = self.separate
+        if self.prefilter is not None and self.prefilter.search(text):
+            patterns = self.plain + patterns
+        for p in patterns:
+            found += [(m.start(), m.end(), p.rule) for m in p.regex.finditer(text)
+                      if not p.luhn or luhn_valid(_NON_DIGITS.sub("", m.group("luhn") or ""))]
+        if memory is not None and memory.search(text):
+            found += [(m.start(), m.end(), memory_rule(m.group(0))) for m in memory.finditer(text)]
+        return merge(found) if found else found
+
+
+def key_table(rules: Sequence[ir.Redact]) -> dict[str, tuple[int, ...]]:
+    """Lower-cased key name -> indexes of the rules redacting it."""
+    table: dict[str, tuple[int, ...]] = {}
+    for i, r in enumerate(rules):
+        for k in r.keys:
+            key = k.lower()
+            if i not in table.get(key, ()):
+                table[key] = table.get(key, ()) + (i,)
+    return table
+
+
+def compile_patterns(decls: list[ir.Redact], active: list[Rule]):
+    """Each pattern alone (every pattern's matches are found even where they overlap another's),
+    plus one alternation of the plain ones as a prefilter: most strings hold no secret at all.
+    Patterns with groups (back-references, `luhn`), verbose mode or global flags stay out of it."""
+    branches, plain, separate = [], [], []
+    for rule in active:
+        for rx in decls[rule.index].patterns:
+            try:
+                compiled = re.compile(rx.pattern, regex_flags(rx.flags))
+            except re.error as exc:
+                raise ValueError(f"redact rule `{rule.name}`: bad pattern `{rx}`: {exc}") from None
+            pattern = Pattern(compiled, rule, "luhn" in compiled.groupindex)
+            flags = "".join(f for f in rx.flags if f in "ims")
+            inner = f"(?{flags}:{rx.pattern})" if flags else f"(?:{rx.pattern})"
+            if compiled.groups or "x" in rx.flags or not _compiles(inner):
+                separate.append(pattern)
+            else:
+                branches.append(inner)
+                plain.append(pattern)
+    prefilter = re.compile("|".join(branches)) if branches else None
+    return prefilter, tuple(plain), tuple(separate)
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:  # e.g. global inline flags `(?i)` that may not stand inside a group
+        return False
+    return True
+
+
+def literal_regex(words: list[str]) -> re.Pattern[str]:
+    """A trie-shaped regex matching the longest of `words` at each position, in one pass."""
+    trie: dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    try:
+        return re.compile(_trie_body(trie))
+    except (RecursionError, re.error):
+        return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+def _trie_body(node: dict[str, Any]) -> str:
+    branches = []
+    for ch in sorted(k for k in node if k):
+        text, child = re.escape(ch), node[ch]
+        while len(child) == 1 and "" not in child:
+            ((nxt, child),) = child.items()
+            text += re.escape(nxt)
+        branches.append(text + _trie_body(child))
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if "" in node else body
+
+
+def merge(found: list[Span]) -> list[Span]:
+    """Union of overlapping spans (the earliest-starting match names the rule); empty ones drop."""
+    merged: list[Span] = []
+    for start, end, rule in sorted((f for f in found if f[1] > f[0]), key=lambda f: (f[0], -f[1])):
+        if merged and start < merged[-1][1]:
+            s, e, r = merged[-1]
+            merged[-1] = (s, max(e, end), r)
+        else:
+            merged.append((start, end, rule))
+    return merged

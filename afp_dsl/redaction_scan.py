@@ -1,0 +1,169 @@
+"""Is there anything to scrub in a value? The check every recorded payload passes first.
+
+Role:       `CleanCheck`, the half of `Redactor` that only looks: `is_clean(value)` is True when
+            scrubbing would change, count and remember nothing, so the recorder keeps the payload
+            as it is (exactly what it records with no rules at all). Split from `redaction`.
+Invariants: answers exactly what the plain walk answers (`_clean_walk_plain` in
+            tests/test_redaction_prefilter.py): plain JSON shapes of exact types, every key an
+            exact str with no match and selected by no rule, every string and number text without
+            a match; it only caches verdicts, and forgets them when a secret is remembered.
+Contract:   the class using it provides `_memory` (`redaction_match.Memory`), `_matcher`,
+            `_key_rules(key)`, `_find(text)` and `_memory_regex()`, and calls `_init_clean()`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .frozen import FrozenMap
+
+CACHE_SIZE = 4096  # entries in each per-run speed cache (verdicts, key lookups)
+CACHE_TEXT = 256  # longest string remembered as clean
+
+
+class CleanCheck:
+    """The cached clean check of a `Redactor` (see the module docstring)."""
+
+    def _init_clean(self) -> None:
+        self._clean: set[str] = set()
+        self._clean_keys: set[str] = set()
+        self._clean_ints: set[int] = set()
+        self._clean_version = -1
+        self._screen: Any = False
+
+    def is_clean(self, value: Any) -> bool:
+        """True when scrubbing `value` would change nothing and remember nothing: no key selected
+        by a rule, no match in any string. Plain JSON-like values only (else False)."""
+        if self._clean_version != self._memory.version:
+            self._check_clean()
+        try:
+            return self._clean_map(value) if type(value) is dict else self._clean_walk(value)
+        except RecursionError:  # too deep to walk: `scrub` replaces it whole
+            return False
+
+    # ------------------------------------------------------------ clean check
+    # Speed: `is_clean` runs on every recorded payload, so it walks with three per-run caches of
+    # verdicts the plain definition would give again: strings without a match (`_clean`), keys
+    # that are exact strings without a match and selected by no rule (`_clean_keys`), exact ints
+    # whose text has no match (`_clean_ints`). All three are emptied when a secret is remembered
+    # (`_check_clean`), the only event that can turn a clean verdict dirty. The walk accepts
+    # exactly what `_clean_walk_plain` in tests/test_redaction_prefilter.py accepts.
+    def _clean_walk(self, value: Any) -> bool:
+        t = type(value)
+        if t is dict or t is FrozenMap:
+            return self._clean_map(value)
+        if t is list or t is tuple:
+            return self._clean_items(value)
+        if t is str:
+            return value in self._clean or self._clean_str(value)
+        if value is None or t is bool:
+            return True
+        if t is int:
+            return value in self._clean_ints or self._clean_int(value)
+        if t is float:
+            return self._clean_str(str(value))
+        return False  # anything else is scrubbed (and so converted) by `scrub`
+
+    def _clean_map(self, value: Any) -> bool:
+        keys, clean, ints = self._clean_keys, self._clean, self._clean_ints
+        for k, v in value.items():
+            if type(k) is not str or (k not in keys and not self._clean_key(k)):
+                return False  # (the type first: a str subclass may equal a cached key)
+            t = type(v)  # the common types inline, the rest as `_clean_walk` decides
+            if t is str:
+                if v not in clean and not self._clean_str(v):
+                    return False
+            elif v is None:
+                continue
+            elif t is int:
+                if v not in ints and not self._clean_int(v):
+                    return False
+            elif t is dict:
+                if not self._clean_map(v):
+                    return False
+            elif t is list:
+                if v and not self._clean_items(v):
+                    return False
+            elif v is not None and t is not bool and not self._clean_walk(v):
+                return False
+        return True
+
+    def _clean_items(self, value: Any) -> bool:
+        clean, ints = self._clean, self._clean_ints
+        for v in value:
+            t = type(v)
+            if t is str:
+                if v not in clean and not self._clean_str(v):
+                    return False
+            elif t is int:
+                if v not in ints and not self._clean_int(v):
+                    return False
+            elif t is dict:
+                if not self._clean_map(v):
+                    return False
+            elif not self._clean_walk(v):
+                return False
+        return True
+
+    def _clean_key(self, key: str) -> bool:
+        if self._key_rules(key) or not self._clean_str(key):
+            return False
+        if len(key) <= CACHE_TEXT:
+            if len(self._clean_keys) >= CACHE_SIZE:
+                self._clean_keys.clear()
+            self._clean_keys.add(key)
+        return True
+
+    def _clean_int(self, value: int) -> bool:
+        text = str(value)
+        screen = self._screen  # (as `_clean_str`, without caching the text)
+        if screen is False or (screen is not None and screen.search(text) is not None):
+            if self._find(text):
+                return False
+        if len(self._clean_ints) >= CACHE_SIZE:
+            self._clean_ints.clear()
+        self._clean_ints.add(value)  # only exact ints go in and are looked up: 1 is never True
+        return True
+
+    def _clean_str(self, text: str) -> bool:
+        if text in self._clean:
+            return True
+        screen = self._screen  # one search says "no pattern, no secret" (see `_make_screen`)
+        if screen is False or (screen is not None and screen.search(text) is not None):
+            if self._find(text):
+                return False
+        if len(text) <= CACHE_TEXT:
+            clean = self._clean
+            if len(clean) >= CACHE_SIZE:
+                clean.clear()
+            clean.add(text)
+        return True
+
+    def _note_clean(self, text: str) -> None:
+        if len(text) <= CACHE_TEXT:
+            if len(self._clean) >= CACHE_SIZE:
+                self._clean.clear()
+            self._clean.add(text)
+
+    def _check_clean(self) -> None:
+        """Forget the verdicts known clean when a secret was remembered since (by any view)."""
+        if self._clean_version != self._memory.version:
+            self._clean.clear()
+            self._clean_keys.clear()
+            self._clean_ints.clear()
+            self._screen = self._make_screen()
+            self._clean_version = self._memory.version
+
+    def _make_screen(self) -> Any:
+        """One regex whose search finds nothing only when `_find` would find nothing: the
+        alternation of the plain patterns' prefilter and the remembered secrets. None: nothing
+        can match at all; False: no such regex (patterns kept apart), ask `_find`."""
+        if self._matcher.separate:
+            return False
+        parts = [r.pattern for r in (self._matcher.prefilter, self._memory_regex()) if r is not None]
+        if len(parts) < 2:
+            return self._matcher.prefilter or self._memory_regex()
+        try:
+            return re.compile("|".join(parts))
+        except (re.error, RecursionError, OverflowError):
+            return False

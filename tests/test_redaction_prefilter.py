@@ -1,0 +1,163 @@
+"""The cached clean check of recorded payloads never says "clean" where the plain walk would not.
+
+* `Redactor.is_clean` (three per-run verdict caches and a one-regex screen) answers exactly what
+  the plain walk below answers (`_clean_walk_plain`: no caches, every string through `_find`), on
+  any value, at any point of a sequence of scrubs, `learn`s and `remember`s — secrets remembered
+  later (copied into longer strings, used as keys, numbers) turn cached verdicts dirty;
+* "clean" implies scrubbing would change, count and remember nothing (so recording the payload
+  as it is equals recording its scrubbed copy);
+* the screen regex finds nothing only where `_find` finds nothing.
+"""
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from afp_dsl import ir
+from afp_dsl.frozen import FrozenMap
+from afp_dsl.redaction import Redactor
+
+SETTINGS = settings(derandomize=True, deadline=None, max_examples=300, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+class Tagged(str):
+    """A str subclass equal to a plain string (a cached key or value must not vouch for it)."""
+
+
+class Loud(str):
+    """A str subclass whose text (`str()`) is not its value."""
+
+    def __str__(self) -> str:
+        return "token"
+
+
+class Num(int):
+    def __str__(self) -> str:
+        return "sk-abcdefghijklmnop"
+
+
+def _clean_walk_plain(red: Redactor, value) -> bool:
+    """The definition: every key an exact str with no match and no rule, every string and number
+    text without a match, only plain JSON shapes."""
+    t = type(value)
+    if t is str:
+        return not red._find(value)
+    if t is dict or t is FrozenMap:
+        for k, v in value.items():
+            if type(k) is not str or red._find(k) or red._key_rules(k):
+                return False
+            if not _clean_walk_plain(red, v):
+                return False
+        return True
+    if t is list or t is tuple:
+        return all(_clean_walk_plain(red, v) for v in value)
+    if value is None or t is bool:
+        return True
+    if t is int or t is float:
+        return not red._find(str(value))
+    return False
+
+
+RULES = [
+    ir.Redact(name="secrets", keys=("password", "api_key", "Token"),
+              patterns=(ir.Regex(pattern=r"sk-[A-Za-z0-9]{12,}"), ir.Regex(pattern=r"\b\d{3}-\d{2}-\d{4}\b"))),
+    ir.Redact(name="cards", placeholder="[CARD]",
+              patterns=(ir.Regex(pattern=r"\b(?P<luhn>(?:\d[ -]?){12,18}\d)\b"),)),
+]
+PLAIN_RULES = RULES[:1]  # no pattern kept apart: the screen regex is in use
+
+words = st.sampled_from(["w1", "call-4-1", "echo", "tool", "token", "TOKEN", "password", "hunter22",
+                         "xhunter22y", "sk-abcdefghijklmnop", "123-45-6789", "1234", "4111111111111111",
+                         "4111 1111 1111 1111", "", "note", "é€", "a\nb", "12345678", "echo!"])
+keys = st.one_of(words, words.map(Tagged), st.sampled_from([1, None, True, 1.5]), st.just(Loud("note")))
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 2),
+                    st.sampled_from([1234, 12345678, 1.0, -0.0, 1e16]),
+                    st.floats(allow_nan=False), words, words.map(Tagged), st.just(Num(7)),
+                    st.just(Loud("note")), st.just(object()), st.just({1, 2}))
+values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
+    st.dictionaries(keys, inner, max_size=3),
+    st.dictionaries(words, inner, max_size=2).map(FrozenMap)), max_leaves=8)
+secret_values = st.one_of(words, st.integers(1000, 1002), st.lists(words, max_size=2))
+ops = st.one_of(
+    st.tuples(st.just("check"), values),
+    st.tuples(st.just("scrub"), values),
+    st.tuples(st.just("learn"), st.dictionaries(st.sampled_from(["token", "password", "note"]), secret_values,
+                                                max_size=2)),
+    st.tuples(st.just("remember"), secret_values),
+)
+
+
+@SETTINGS
+@given(st.sampled_from([RULES, PLAIN_RULES]), st.lists(ops, min_size=1, max_size=8))
+def test_the_cached_check_is_the_plain_walk(rules, seq) -> None:
+    red = Redactor(rules)
+    for op, value in seq:
+        if op == "scrub":
+            red.scrub(value)
+        elif op == "learn":
+            red.learn(value)
+        elif op == "remember":
+            red.remember(value)
+        red._check_clean()  # (the plain walk reads the memory regex as `_find` does)
+        assert red.is_clean(value) == _clean_walk_plain(red, value)
+        assert red.is_clean(value) == _clean_walk_plain(red, value)  # again, from the caches
+
+
+@SETTINGS
+@given(st.sampled_from([RULES, PLAIN_RULES]), st.lists(ops, min_size=1, max_size=8))
+def test_clean_means_scrubbing_changes_and_remembers_nothing(rules, seq) -> None:
+    fast, twin = Redactor(rules), Redactor(rules)
+    for op, value in seq:
+        for red in (fast, twin):
+            if op == "scrub":
+                red.scrub(value)
+            elif op == "learn":
+                red.learn(value)
+            elif op == "remember":
+                red.remember(value)
+        if fast.is_clean(value):
+            before = (twin.report(), dict(twin._memory.values))
+            assert twin.scrub(value, at="$") == value
+            assert (twin.report(), dict(twin._memory.values)) == before
+
+
+def test_a_secret_learned_later_makes_cached_strings_keys_and_numbers_dirty() -> None:
+    red = Redactor(PLAIN_RULES)
+    payload = {"note": "xhunter22y", "hunter22": 1, "n": 4242}
+    assert red.is_clean(payload)
+    red.learn({"token": "hunter22"})
+    assert not red.is_clean({"note": "xhunter22y"})
+    assert not red.is_clean({"hunter22": 1})  # a secret used as a key
+    assert red.is_clean({"n": 4242})
+    red.learn({"password": 4242})
+    assert not red.is_clean({"n": 4242})  # a number remembered as its text
+    assert not red.is_clean([4242])
+
+
+def test_subclasses_never_borrow_a_cached_verdict() -> None:
+    red = Redactor(PLAIN_RULES)
+    assert red.is_clean({"note": "note"})
+    assert not red.is_clean({Tagged("note"): "x"})
+    assert not red.is_clean({Loud("note"): "x"})  # `str()` of this key is a redacted key name
+    assert red.scrub({Loud("note"): "x"}) == {Loud("note"): "[REDACTED]"}
+    assert not red.is_clean({"note": Tagged("note")})
+    assert red.is_clean({"n": 7})
+    assert not red.is_clean({"n": Num(7)}) and not red.is_clean([True, Num(7)])
+    assert red.is_clean([1, True, 1.0]) and not red.is_clean({1: "x"}) and not red.is_clean({None: "x"})
+
+
+@SETTINGS
+@given(st.sampled_from([RULES, PLAIN_RULES]), st.lists(secret_values, max_size=3),
+       st.lists(st.one_of(words, st.text(max_size=12)), min_size=1, max_size=5))
+def test_the_screen_finds_nothing_only_where_find_finds_nothing(rules, secrets, texts) -> None:
+    red = Redactor(rules)
+    for s in secrets:
+        red.remember(s)
+    red._check_clean()
+    screen = red._screen
+    for text in texts:
+        if screen is None or (screen is not False and screen.search(text) is None):
+            assert red._find(text) == []
+    assert (screen is False) == (rules is RULES)  # the luhn pattern is kept apart
