@@ -22,6 +22,7 @@ from .source import SourceFile, Span
 _OPS = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
 _MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;",
                     "[": "#91;", "]": "#93;", "(": "#40;", ")": "#41;", "{": "#123;", "}": "#125;"}
+_MERMAID_TABLE = str.maketrans(_MERMAID_ESCAPES)
 
 
 @attrs.frozen
@@ -188,8 +189,7 @@ def mermaid_escape(text: str) -> str:
         >>> mermaid_escape('on t status=a|b "x" <y> #1 [c]')
         'on t status=a#124;b #quot;x#quot; #lt;y#gt; #35;1 #91;c#93;'
     """
-    text = " ".join(text.split())
-    return "".join(_MERMAID_ESCAPES.get(c, c) for c in text)
+    return " ".join(text.split()).translate(_MERMAID_TABLE)
 
 
 def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str] = (),
