@@ -1,6 +1,7 @@
 """The typed, frozen IR of an `.afp` program: declarations, expressions, schemas, test scripts.
 
-Role:       the value every later stage reads (checks, interpreter, graph export, serde).
+Role:       the value every later stage reads (checks, interpreter, graph export, serde); values
+            and expressions are declared in `ir_expr` and re-exported here.
 Invariants: immutable (`attrs.frozen`, tuples, `FrozenMap`); spans are excluded from equality;
             references are unresolved `Ref`s (resolution lives in `analysis`); no lark types.
 """
@@ -10,211 +11,37 @@ from typing import Any, Union
 
 import attrs
 
+from .ir_expr import (  # noqa: F401 - re-exported: `ir` is the one name the other stages use
+    NOSPAN, And, Call, Compare, Data, Expr, ListExpr, Lit, Node, Not, Or, Path, Ref, Regex, Schema,
+    Text, node, span_field,
+)
 from .source import Span
-
-NOSPAN = Span("", 0, 0)
-
-
-def _span():
-    return attrs.field(default=NOSPAN, eq=False, repr=False)
-
-
-class Node:
-    """Equality, hashing and repr shared by every IR class, written once here: attrs would compile
-    these three methods for each of the ~50 classes at import, about half of this module's import
-    time, which every `afpc` command pays. Same meaning as attrs' own: a node equals a node of
-    the same class whose compared fields are equal; fields declared `eq=False` (spans) take no
-    part in equality, hashing or repr."""
-
-    __slots__ = ()
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return _key(self) == _key(other)
-
-    def __ne__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return _key(self) != _key(other)
-
-    def __hash__(self) -> int:
-        return hash((self.__class__.__name__, _key(self)))
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in _names(self.__class__)[1])
-        return f"{self.__class__.__name__}({shown})"
-
-
-_NAMES: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-
-
-def _names(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(compared field names, shown field names) of an IR class."""
-    names = _NAMES.get(cls)
-    if names is None:
-        fields = attrs.fields(cls)
-        names = _NAMES[cls] = (tuple(f.name for f in fields if f.eq),
-                               tuple(f.name for f in fields if f.repr))
-    return names
-
-
-def _key(node: Node) -> tuple:
-    return tuple([getattr(node, n) for n in _names(node.__class__)[0]])
-
-
-_node = attrs.frozen(kw_only=True, eq=False, repr=False)
-
-
-# ---------------------------------------------------------------- values
-@_node
-class Ref(Node):
-    """A reference `name` or `alias.name`; `span` covers exactly the written name."""
-
-    name: str
-    alias: str | None = None
-    span: Span = _span()
-
-    def __str__(self) -> str:
-        return f"{self.alias}.{self.name}" if self.alias else self.name
-
-
-@_node
-class Regex(Node):
-    pattern: str
-    flags: str = ""
-    span: Span = _span()
-
-    def __str__(self) -> str:
-        return f"/{self.pattern}/{self.flags}"
-
-
-@_node
-class Text(Node):
-    """Prompt text, inline or read from `file(...)` (then `file` names it, relative to the spec)."""
-
-    value: str
-    file: str | None = None
-    span: Span = _span()
-
-
-@_node
-class Data(Node):
-    """Literal JSON data (frozen); `file` is set when read from `file(...)`."""
-
-    value: Any
-    file: str | None = None
-    span: Span = _span()
-
-
-@_node
-class Schema(Node):
-    """A JSON Schema 2020-12 document (frozen), from a schema block, a raw map or a file.
-
-    `pointers` maps JSON pointers inside `json` (e.g. `/properties/city`) to source spans, so
-    later stages can underline the field a problem is about.
-    """
-
-    json: Any
-    origin: str = "block"  # "block" | "map" | "file"
-    file: str | None = None
-    pointers: tuple[tuple[str, Span], ...] = attrs.field(default=(), eq=False, repr=False)
-    span: Span = _span()
-
-    def span_of(self, pointer: str) -> Span:
-        for p, s in self.pointers:
-            if p == pointer:
-                return s
-        return self.span
-
-
-# ---------------------------------------------------------------- expressions
-@_node
-class Path(Node):
-    """`root.seg[0].seg`; segments are field names (str) or indexes (int)."""
-
-    root: str
-    segments: tuple[str | int, ...] = ()
-    span: Span = _span()
-    root_span: Span = _span()
-
-
-@_node
-class Lit(Node):
-    value: Any  # str | int | float | bool | None
-    span: Span = _span()
-
-
-@_node
-class ListExpr(Node):
-    items: tuple["Expr", ...]
-    span: Span = _span()
-
-
-@_node
-class Call(Node):
-    """`returned(tool)` or `active(skill)`."""
-
-    func: str
-    arg: Ref
-    span: Span = _span()
-
-
-@_node
-class Compare(Node):
-    """`left OP right`; op is one of == != < <= > >= in `not in` matches mentions."""
-
-    op: str
-    left: "Expr"
-    right: Union["Expr", Regex]
-    span: Span = _span()
-
-
-@_node
-class And(Node):
-    items: tuple["Expr", ...]
-    span: Span = _span()
-
-
-@_node
-class Or(Node):
-    items: tuple["Expr", ...]
-    span: Span = _span()
-
-
-@_node
-class Not(Node):
-    item: "Expr"
-    span: Span = _span()
-
-
-Expr = Union[Path, Lit, ListExpr, Call, Compare, And, Or, Not]
 
 
 # ---------------------------------------------------------------- tool bodies
-@_node
+@node
 class PythonImpl(Node):
     target: str  # "package.module:attribute"
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ReturnsImpl(Node):
     value: Any  # frozen JSON
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class AgentImpl(Node):
     agent: Ref
-    span: Span = _span()
+    span: Span = span_field()
 
 
 Impl = Union[PythonImpl, ReturnsImpl, AgentImpl]
 
 
 # ---------------------------------------------------------------- declarations
-@_node
+@node
 class Agent(Node):
     name: str
     system: Text = Text(value="")
@@ -229,11 +56,11 @@ class Agent(Node):
     redact: tuple[Ref, ...] = ()
     continuity: str = "run"  # "run" | "conversation"
     tool_scope: str = "always"  # "always" | "active"
-    span: Span = _span()  # the name
-    full_span: Span = _span()
+    span: Span = span_field()  # the name
+    full_span: Span = span_field()
 
 
-@_node
+@node
 class Tool(Node):
     name: str
     description: str = ""
@@ -243,18 +70,18 @@ class Tool(Node):
     keep_runs: int = 20
     check_in: Expr | None = None
     max_result_chars: int | None = None
-    span: Span = _span()
-    full_span: Span = _span()
+    span: Span = span_field()
+    full_span: Span = span_field()
 
 
-@_node
+@node
 class Step(Node):
     tool: Ref
     note: str = ""
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class Skill(Node):
     name: str
     description: str = ""
@@ -262,25 +89,25 @@ class Skill(Node):
     tools: tuple[Ref, ...] = ()
     steps: tuple[Step, ...] = ()
     on_skip: str = "advance"  # "advance" | "hold"
-    span: Span = _span()
-    full_span: Span = _span()
+    span: Span = span_field()
+    full_span: Span = span_field()
 
 
-@_node
+@node
 class Status(Node):
     name: str
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class Entry(Node):
     skill: Ref
     when: Expr | None = None
     label: str | None = None
-    span: Span = _span()  # the whole statement
+    span: Span = span_field()  # the whole statement
 
 
-@_node
+@node
 class Route(Node):
     src: Ref
     dst: Ref
@@ -288,7 +115,7 @@ class Route(Node):
     status: tuple[Status, ...] = ()
     when: Expr | None = None
     label: str | None = None
-    span: Span = _span()  # the whole statement
+    span: Span = span_field()  # the whole statement
 
     @property
     def deterministic(self) -> bool:
@@ -296,177 +123,177 @@ class Route(Node):
         return self.on is not None or bool(self.status) or self.when is not None
 
 
-@_node
+@node
 class Graph(Node):
     name: str
     entries: tuple[Entry, ...] = ()
     routes: tuple[Route, ...] = ()
     scope_tools: bool = False
-    span: Span = _span()
-    full_span: Span = _span()
+    span: Span = span_field()
+    full_span: Span = span_field()
 
 
-@_node
+@node
 class Steering(Node):
     name: str
     prompt: Text = Text(value="")
-    span: Span = _span()
-    full_span: Span = _span()
+    span: Span = span_field()
+    full_span: Span = span_field()
 
 
-@_node
+@node
 class Fact(Node):
     name: str
     data: Text | Data = Text(value="")
     when: Expr | None = None
-    span: Span = _span()
-    full_span: Span = _span()
+    span: Span = span_field()
+    full_span: Span = span_field()
 
 
-@_node
+@node
 class Instruction(Node):
     name: str
     prompt: Text = Text(value="")
     when: Expr | None = None
-    span: Span = _span()
-    full_span: Span = _span()
+    span: Span = span_field()
+    full_span: Span = span_field()
 
 
-@_node
+@node
 class Redact(Node):
     name: str
     keys: tuple[str, ...] = ()
     patterns: tuple[Regex, ...] = ()
     placeholder: str = "[REDACTED]"
     model: bool = False
-    span: Span = _span()
-    full_span: Span = _span()
+    span: Span = span_field()
+    full_span: Span = span_field()
 
 
-@_node
+@node
 class Rule(Node):
     action: str  # "allow" | "deny" | "ask"
     when: Expr
     because: str | None = None
-    span: Span = _span()  # the action keyword
+    span: Span = span_field()  # the action keyword
 
 
-@_node
+@node
 class PolicyBlock(Node):
     moment: str  # "input" | "before" | "after" | "output"
     tool: Ref | None = None  # before/after TOOL; None with any_tool or for input/output
     any_tool: bool = False  # `before *`
     rules: tuple[Rule, ...] = ()
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class Policy(Node):
     name: str
     blocks: tuple[PolicyBlock, ...] = ()
     impl: PythonImpl | None = None
-    span: Span = _span()
-    full_span: Span = _span()
+    span: Span = span_field()
+    full_span: Span = span_field()
 
 
 # ---------------------------------------------------------------- test scripts
-@_node
+@node
 class UserSays(Node):
     text: str
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ScriptedCall(Node):
     tool: Ref
     args: Any = attrs.Factory(dict)  # frozen JSON object
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ModelCalls(Node):
     calls: tuple[ScriptedCall, ...]
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ModelSays(Node):
     text: str
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ToolReturns(Node):
     tool: Ref
     value: Any
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ToolFails(Node):
     tool: Ref
     message: str
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class Decide(Node):
     decision: str  # "approve" | "decline"
     by: str | None = None
     note: str | None = None
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ExpectAnswer(Node):
     matches: Regex | None = None
     equals: str | None = None
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ExpectCalled(Node):
     tool: Ref
     count: int  # `expect not called T` is count 0
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ExpectRoute(Node):
     src: Ref
     dst: Ref
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ExpectCursor(Node):
     skill: Ref
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ExpectOutcome(Node):
     outcome: str  # answered | paused | max_iterations | denied | error
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class ExpectTrace(Node):
     kind: str  # an event kind, e.g. "route.conflict"
-    span: Span = _span()
+    span: Span = span_field()
 
 
 TestStmt = Union[UserSays, ModelCalls, ModelSays, ToolReturns, ToolFails, Decide, ExpectAnswer,
                  ExpectCalled, ExpectRoute, ExpectCursor, ExpectOutcome, ExpectTrace]
 
 
-@_node
+@node
 class Test(Node):
     name: str
     agent: Ref | None = None
     statements: tuple[TestStmt, ...] = ()
-    span: Span = _span()
-    full_span: Span = _span()
+    span: Span = span_field()
+    full_span: Span = span_field()
 
 
 Decl = Union[Agent, Tool, Skill, Graph, Steering, Fact, Instruction, Redact, Policy, Test]
@@ -482,22 +309,22 @@ def kind_of(decl: Decl) -> str:
 
 
 # ---------------------------------------------------------------- modules
-@_node
+@node
 class Import(Node):
     path: str  # as written: "std/redact" or "./common.afp"
     alias: str
     module: str = ""  # the resolved module key ("" when it could not be resolved)
-    span: Span = _span()  # the path string
-    alias_span: Span = _span()
+    span: Span = span_field()  # the path string
+    alias_span: Span = span_field()
 
 
-@_node
+@node
 class Comment(Node):
     text: str
-    span: Span = _span()
+    span: Span = span_field()
 
 
-@_node
+@node
 class Module(Node):
     """One `.afp` file. `key` is its display path (`std/redact.afp` for the standard library)."""
 
@@ -514,7 +341,7 @@ class Module(Node):
         return None
 
 
-@_node
+@node
 class Program(Node):
     """The root module and every module it imports (root first, then in load order)."""
 

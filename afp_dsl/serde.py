@@ -16,7 +16,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
-from . import ir
+from . import ir, ir_expr
 from .frozen import FrozenMap, freeze, thaw
 from .frozen import plain as _plain
 from .source import Span
@@ -25,7 +25,7 @@ FORMAT_VERSION = 1
 TAG = "node"  # every IR object's class name; no IR class has a field of this name
 CLASSES: dict[str, type] = {
     name: obj for name, obj in vars(ir).items()
-    if isinstance(obj, type) and attrs.has(obj) and obj.__module__ == ir.__name__
+    if isinstance(obj, type) and attrs.has(obj) and obj.__module__ in (ir.__name__, ir_expr.__name__)
 }
 
 
