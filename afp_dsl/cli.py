@@ -205,3 +205,7 @@ def explain_(code: str) -> None:
         click.echo(f"afpc: unknown diagnostic code `{code}`; codes look like AFP101 or unknown-name", err=True)
         sys.exit(2)
     click.echo(text)
+
+
+if __name__ == "__main__":  # `python -m afp_dsl.cli ...` behaves as `afpc ...`
+    main()

@@ -109,7 +109,7 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
         if r is None or (not show_all and (r.get("meta") or {}).get("outer")):
             continue
         rows.append({"run_id": r["run_id"], "agent": r.get("agent"),
-                     "outcome": r.get("outcome") or r.get("status"),
+                     "outcome": shown_outcome(r), "status": r.get("status"),
                      "time": r.get("started") or r.get("time") or 0,
                      "iterations": r.get("iterations") or 0,
                      "events": r.get("events") or 0})
@@ -138,13 +138,19 @@ def show(run_id: str, store_url: str | None) -> None:
     click.echo(timeline(row, events))
 
 
+def shown_outcome(row: dict) -> str:
+    """The outcome, marked when an unhandled exception cut the run short (status `interrupted`)."""
+    outcome = row.get("outcome") or row.get("status")
+    return f"{outcome} (interrupted)" if row.get("status") == "interrupted" else str(outcome)
+
+
 def timeline(row: dict, events: list) -> str:
     from .why import Locator
     from .why_walk import describe
     loc = Locator()
     fin = next((e.payload for e in reversed(events) if e.kind == "run.finished"), None) or {}
     tokens = fin.get("tokens") or ["?", "?"]
-    outcome = row.get("outcome") or row.get("status")
+    outcome = shown_outcome(row)
     lines = [f"run {row['run_id']} ({row.get('agent')}): {outcome} — "
              f"{fin.get('iterations', '?')} iterations, {fin.get('llm_calls', '?')} LLM calls, "
              f"{fin.get('tool_calls', '?')} tool calls, tokens {tokens[0]}/{tokens[-1]}"]

@@ -54,3 +54,22 @@ def test_a_run_that_ends_normally_is_not_marked_interrupted() -> None:
     agent, _ = make(SPEC, [call("lookup", id="A1"), "done"])
     r = agent.run("find A1")
     assert agent.store.run(r.run_id)["status"] == "finished"
+
+
+def test_the_cli_marks_an_interrupted_run(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+    (tmp_path / "host.py").write_text("def boom(**args):\n    raise KeyboardInterrupt\n", encoding="utf-8")
+    (tmp_path / "s.afp").write_text(SPEC.replace('impl = returns({ status: "found", secret: "sk-abcdefghijklmnop" })',
+                                                 'impl = python("host:boom")'), encoding="utf-8")
+    env_cmd = [sys.executable, "-m", "afp_dsl.cli"]
+    run = subprocess.run(env_cmd + ["run", "s.afp", "-m", "find A1"], cwd=tmp_path, capture_output=True,
+                         text=True, env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+    assert run.returncode == 130 and "interrupted" in run.stderr and "Traceback" not in run.stderr
+    listed = subprocess.run(env_cmd + ["trace", "list", "--format", "json"], cwd=tmp_path,
+                            capture_output=True, text=True, check=True)
+    (row,) = json.loads(listed.stdout)
+    assert (row["status"], row["outcome"]) == ("interrupted", "error (interrupted)")
+    shown = subprocess.run(env_cmd + ["trace", "show", "last"], cwd=tmp_path, capture_output=True, text=True)
+    assert shown.returncode == 0 and "error (interrupted)" in shown.stdout.splitlines()[0]
