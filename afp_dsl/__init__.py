@@ -2,20 +2,23 @@
 
 Public API (tooling.md §6): `load`, `check`, `load_ir`, `Program.agent(...)`, `approve`/`decline`,
 `providers`, `stores`, `Effects`, the result envelopes, `CompileError` and `Diagnostic`.
-The runtime names are imported on first use, so `afpc check` does not pay for the interpreter.
+Every name is imported on first use, so `afpc check` does not pay for the interpreter, nor
+`afpc trace`/`afpc why` for the front end and checker.
 """
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-from .api import Program, check, load, load_ir
-from .diagnostics import CompileError, Diagnostic, Label, Severity
 from .source import Span
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Program": ("api", "Program"), "check": ("api", "check"), "load": ("api", "load"),
+    "load_ir": ("api", "load_ir"), "CompileError": ("diagnostics", "CompileError"),
+    "Diagnostic": ("diagnostics", "Diagnostic"), "Label": ("diagnostics", "Label"),
+    "Severity": ("diagnostics", "Severity"),
     "providers": ("providers", None), "stores": ("stores", None), "Effects": ("effects", "Effects"),
     "absent": ("envelopes", "absent"), "coverage": ("envelopes", "coverage"),
     "described": ("envelopes", "described"), "Agent": ("runner", "Agent"),

@@ -17,9 +17,7 @@ from typing import Any, Callable, Iterable
 import click
 
 from . import __version__
-from .api import analyse
 from .diagnostics import Diagnostic, Severity, sorted_diagnostics
-from .loader import real_path
 from .render import FORMATS, explain, render
 
 class CliError(Exception):
@@ -85,6 +83,13 @@ def main() -> None:
 
 
 # ---------------------------------------------------------------- check
+def analyse(path: Path) -> tuple[Any, list[Diagnostic]]:
+    """`api.analyse`, imported on first use: the commands that only read the store (`trace`,
+    `why`, `resume`'s decisions) never load the front end and the checker."""
+    from .api import analyse as analyse_
+    return analyse_(path)
+
+
 def collect_files(paths: Iterable[str]) -> list[Path]:
     """Files given directly, plus every `*.afp` below given folders (sorted, deduplicated)."""
     out: list[Path] = []
@@ -96,6 +101,7 @@ def collect_files(paths: Iterable[str]) -> list[Path]:
             out.append(p)
         else:
             raise click.UsageError(f"no such file or folder: {raw}")
+    from .loader import real_path
     seen: set[Path] = set()
     return [p for p in out if not (real_path(p) in seen or seen.add(real_path(p)))]
 
