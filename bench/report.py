@@ -60,9 +60,14 @@ def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def _compile(b: dict) -> list[str]:
-    rows = [[_f(r["skills"]), _f(r["lines"]), _f(r["total_s"], 3), _f(r["check_s"], 3), _f(r["draw_s"], 3),
-             _f(r["lines_per_s"], 0), _f(r["total_cpu_s"], 3)] for r in b["rows"]]
-    out = _table(["skills", "lines", "check + draw (s)", "check (s)", "draw (s)", "lines/s", "CPU (s)"], rows)
+    rows = [[_f(r["skills"]), _f(r["lines"]), _f(r["total_s"], 3), _f(r.get("min_total_s"), 3),
+             _f(r["check_s"], 3), _f(r["draw_s"], 3), _f(r["lines_per_s"], 0), _f(r["total_cpu_s"], 3)]
+            for r in b["rows"]]
+    out = _table(["skills", "lines", "check + draw (s)", "fastest (s)", "check (s)", "draw (s)", "lines/s",
+                  "CPU (s)"], rows)
+    if b.get("rounds"):
+        out += [f"Each size in {b['rounds']} fresh processes, the sizes alternating, {b.get('reps')} timed "
+                "runs each after a warm-up; medians over all of them.", ""]
     grow = ", ".join(f"{g['from']:,}→{g['to']:,}: {g['exponent']:.2f}" for g in b.get("growth", ()))
     out += [f"Growth exponents (time ∝ size^k): {grow}; 1,000→10,000: {_f(b.get('exponent_1000_10000'))} "
             f"(CPU time: {_f(b.get('exponent_1000_10000_cpu'))}).", ""]
