@@ -4,8 +4,10 @@ Role:       builds the plan, effects, redactor and store for a run, drives the i
             synchronously or asynchronously, saves trace and checkpoints, applies decisions.
 Emits:      nothing itself; raises `ResumeDecisionError` for any resume that is not exactly one
             decision for the call shown.
-Invariants: the store gets only redacted events; raw checkpoints are stored apart and deleted
-            when the run ends; a check-in is decided once (compare-and-set in the store).
+Invariants: the store gets only redacted events; a store that outlives the process gets them
+            as the run goes too (status `running`, before each model call); raw checkpoints are
+            stored apart and deleted when the run ends; a check-in is decided once
+            (compare-and-set in the store).
 """
 from __future__ import annotations
 
@@ -178,27 +180,27 @@ class Agent:
     def run(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
         ctx = self._start(message, conversation)
         with self._kept_if_interrupted(ctx):
-            core = drive_sync(run_core(ctx))
+            core = drive_sync(run_core(ctx), self._progress(ctx))
         return self._complete(ctx, core, conversation)
 
     async def arun(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
         ctx = self._start(message, conversation)
         with self._kept_if_interrupted(ctx):
-            core = await drive_async(run_core(ctx))
+            core = await drive_async(run_core(ctx), self._progress(ctx))
         return self._complete(ctx, core, conversation)
 
     def resume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
         conv = self._paused.pop(ctx.state.run_id, None)
         with self._kept_if_interrupted(ctx):
-            core = drive_sync(run_core(ctx, resume))
+            core = drive_sync(run_core(ctx, resume), self._progress(ctx))
         return self._complete(ctx, core, conv)
 
     async def aresume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
         conv = self._paused.pop(ctx.state.run_id, None)
         with self._kept_if_interrupted(ctx):
-            core = await drive_async(run_core(ctx, resume))
+            core = await drive_async(run_core(ctx, resume), self._progress(ctx))
         return self._complete(ctx, core, conv)
 
     @contextlib.contextmanager
@@ -218,6 +220,26 @@ class Agent:
             except Exception:  # noqa: BLE001 - the interruption is what the caller must see
                 pass
             raise
+
+    def _progress(self, ctx: RunCtx) -> Callable[[], None] | None:
+        """For a store that outlives the process (`durable`): a function saving the events
+        recorded since its last call, status `running`, which the driver calls before each model
+        call (the long wait of an iteration). A process that dies mid-run (killed, out of
+        memory) so leaves its trace up to its last model call. None for an in-process store."""
+        if not getattr(self.store, "durable", False):
+            return None
+        trace, st, store = ctx.rec.trace, ctx.state, self.store
+        saved = len(trace)  # a resumed run's earlier events are stored already
+
+        def save() -> None:
+            nonlocal saved
+            n = len(trace)
+            if n > saved:
+                store.save_run(st.run_id, self.plan.name, self.spec, "running", None, None,
+                               {"conversation": st.conversation, "error": None},
+                               trace.tail(n - saved))
+                saved = n
+        return save
 
     # ------------------------------------------------------------ internals
     def _redactor(self) -> Redactor:

@@ -62,8 +62,10 @@ async def _await(value: Any) -> Any:
 Core = Generator[Any, Any, Any]
 
 
-def drive_sync(gen: Core) -> Any:
-    """Run a core generator to completion, performing its effect requests synchronously."""
+def drive_sync(gen: Core, before_model: Callable[[], None] | None = None) -> Any:
+    """Run a core generator to completion, performing its effect requests synchronously.
+    `before_model` is called before each model call (the runner saves progress there); what it
+    raises ends the drive, it is not the core's to handle."""
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -72,13 +74,16 @@ def drive_sync(gen: Core) -> Any:
         except StopIteration as stop:
             return stop.value
         value, exc = None, None
+        if before_model is not None and type(req) is LLMCall:
+            before_model()
         try:
             value = req.run_sync()
         except Exception as e:  # delivered into the core, which decides what it means
             exc = e
 
 
-async def drive_async(gen: Core) -> Any:
+async def drive_async(gen: Core, before_model: Callable[[], None] | None = None) -> Any:
+    """`drive_sync` for `await`: model and host calls are awaited."""
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -87,6 +92,8 @@ async def drive_async(gen: Core) -> Any:
         except StopIteration as stop:
             return stop.value
         value, exc = None, None
+        if before_model is not None and type(req) is LLMCall:
+            before_model()
         try:
             value = await req.run_async()
         except Exception as e:

@@ -40,10 +40,16 @@ class Store(Protocol):
     """Where runs live. Every method is safe to call from several threads.
 
     A run summary (`run`, `runs`) is a dict with the keys `run_id`, `agent`, `spec`, `status`
-    (`paused` | `finished`), `outcome`, `answer` (redacted), `meta`, `iterations` (highest
-    iteration seen), `time` (logical time of the last event, from the effects clock), `events`
-    (how many), `started` / `updated` (ISO stamps from the caller's `stamp`, else None) and
-    `order` (creation order within the store).
+    (`running` | `paused` | `finished` | `interrupted`), `outcome` (None while running),
+    `answer` (redacted), `meta`, `iterations` (highest iteration stored), `time` (logical time
+    of the last event, from the effects clock), `events` (how many are stored), `started` /
+    `updated` (ISO stamps from the caller's `stamp`, else None) and `order` (creation order
+    within the store).
+
+    A store whose runs outlive the process says so with a class attribute `durable = True`
+    (optional; absent means False): the runner then saves each run as it goes, status
+    `running`, before every model call, so a process that dies mid-run leaves its trace up to
+    there. A `running` run is either in progress or was cut off that way.
     """
 
     path: str  # where it lives, for messages (a file, `:memory:`, or a URL without password)
@@ -51,7 +57,9 @@ class Store(Protocol):
     def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
                  outcome: str | None, answer: str | None, meta: dict,
                  events: Iterable[Event]) -> None:
-        """Upsert the run's summary and append the events not yet stored (by `seq`), atomically."""
+        """Upsert the run's summary and append the events not yet stored (by `seq`), atomically.
+        `events` may be all of the run's events or only the newest: the summary's counts cover
+        every event stored."""
 
     def run(self, run_id: str) -> dict | None:
         """The run's summary; None when unknown; `RunDropped` when evicted from memory."""
@@ -217,7 +225,10 @@ class MemoryStore:
     Keeps at most `max_runs` runs (LRU: saving or reading a run makes it recent). Finished runs
     are evicted before paused ones; an evicted run's events, checkpoint and check-ins go, and
     asking for it raises `RunDropped` naming it. `dropped` counts evictions. `max_runs=None`
-    keeps everything (tests, short scripts)."""
+    keeps everything (tests, short scripts). Not `durable`: a run is saved once, when it ends
+    (or pauses)."""
+
+    durable = False
 
     def __init__(self, max_runs: int | None = DEFAULT_MAX_RUNS, *, stamp: Stamp | None = None):
         if max_runs is not None and max_runs < 1:

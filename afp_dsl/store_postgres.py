@@ -74,6 +74,9 @@ _UPSERT = (
     "iterations=GREATEST(runs.iterations, EXCLUDED.iterations), "
     "time=GREATEST(runs.time, EXCLUDED.time), n_events=GREATEST(runs.n_events, EXCLUDED.n_events), "
     "updated=EXCLUDED.updated")
+# The summary counts what was appended (a save may pass only the events since the last one).
+_COUNTS = ("UPDATE runs SET n_events=n_events+%s, iterations=GREATEST(iterations, %s), "
+           "time=GREATEST(time, %s) WHERE run_id=%s")
 
 
 def safe_url(url: str) -> str:
@@ -137,6 +140,8 @@ def migrate(conn: Any, target: int = LATEST) -> int:
 class PostgresStore:
     """Runs in a PostgreSQL database (`postgresql://user[:password]@host[:port]/db`)."""
 
+    durable = True  # runs outlive the process: the runner saves a run's events as it goes
+
     def __init__(self, url: str, *, stamp: Stamp | None = None, max_size: int = 4):
         psycopg, pool_mod = _psycopg()
         self.path = safe_url(url)
@@ -178,15 +183,16 @@ class PostgresStore:
                  outcome: str | None, answer: str | None, meta: dict,
                  events: Iterable[Event]) -> None:
         events = list(events)
-        n, iterations, time = summarize(events)
         now = self._stamp() if self._stamp else None
-        row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), iterations,
-               time, n, now, now)
+        row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), 0, 0, 0,
+               now, now)
         with self._conn() as conn, conn.transaction():
             conn.execute(_UPSERT, row)  # holds the run's row lock until commit
             last = conn.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
                                 "WHERE run_id=%s", (run_id,)).fetchone()[0]
-            rows = batches(run_id, events, last)
+            new = [e for e in events if e.seq > last]
+            conn.execute(_COUNTS, (*summarize(new), run_id))
+            rows = batches(run_id, new)
             if rows:
                 with conn.cursor() as cur, cur.copy(
                         "COPY event_batches (run_id, first_seq, last_seq, iteration, body) "

@@ -74,6 +74,9 @@ _UPSERT = (
     "meta=excluded.meta, iterations=MAX(runs.iterations, excluded.iterations), "
     "time=MAX(runs.time, excluded.time), n_events=MAX(runs.n_events, excluded.n_events), "
     "updated=excluded.updated")
+# The summary counts what was appended (a save may pass only the events since the last one).
+_COUNTS = ("UPDATE runs SET n_events=n_events+?, iterations=MAX(iterations, ?), time=MAX(time, ?) "
+           "WHERE run_id=?")
 
 
 def schema_version(db: sqlite3.Connection) -> int:
@@ -115,6 +118,8 @@ def migrate(db: sqlite3.Connection, target: int = LATEST) -> int:
 
 class SqliteStore:
     """A SQLite file (or `:memory:`) holding runs; safe to share between processes."""
+
+    durable = True  # runs outlive the process: the runner saves a run's events as it goes
 
     def __init__(self, path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None):
         self.path = str(path)
@@ -179,17 +184,19 @@ class SqliteStore:
                  outcome: str | None, answer: str | None, meta: dict,
                  events: Iterable[Event]) -> None:
         events = list(events)
-        n, iterations, time = summarize(events)
         now = self._stamp() if self._stamp else None
-        row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), iterations,
-               time, n, now, now)
+        row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), 0, 0, 0,
+               now, now)
 
         def body(cur: sqlite3.Cursor) -> None:
             cur.execute(_UPSERT, row)
             last = cur.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
                                "WHERE run_id=?", (run_id,)).fetchone()[0]
+            new = [e for e in events if e.seq > last]
+            n, iterations, time = summarize(new)
+            cur.execute(_COUNTS, (n, iterations, time, run_id))
             cur.executemany("INSERT INTO event_batches VALUES (?,?,?,?,?)",
-                            [(run_id, *b) for b in batches(run_id, events, last)])
+                            [(run_id, *b) for b in batches(run_id, new)])
         self._tx(body)
 
     def run(self, run_id: str) -> dict | None:

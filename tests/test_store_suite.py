@@ -81,6 +81,21 @@ def test_saving_again_appends_only_new_events_and_keeps_identity(opener):
     assert [e.seq for e in s.events("r1")] == [1, 2, 3, 4]
 
 
+def test_saving_only_the_newest_events_keeps_the_summary_of_all(opener):
+    s = opener()  # the runner's saves while a run goes pass only what is new since the last one
+    s.save_run("r1", "desk", "spec", "running", None, None, {}, [ev(1, "run.started", 0), ev(2)])
+    assert (s.run("r1")["status"], s.run("r1")["outcome"], s.run("r1")["events"]) == ("running", None, 2)
+    s.save_run("r1", "desk", "spec", "running", None, None, {}, [ev(3, iteration=2)])
+    s.save_run("r1", "desk", "spec", "running", None, None, {}, [])  # nothing new
+    r = s.run("r1")
+    assert (r["events"], r["iterations"], r["time"]) == (3, 2, 6)
+    s.save_run("r1", "desk", "spec", "finished", "answered", "ok", {},
+               [ev(1, "run.started", 0), ev(2), ev(3, iteration=2), ev(4, "run.finished", 2)])
+    r = s.run("r1")  # the last save passes everything again: only seq 4 is new
+    assert (r["status"], r["events"], r["iterations"], r["time"]) == ("finished", 4, 2, 8)
+    assert [e.seq for e in s.events("r1")] == [1, 2, 3, 4]
+
+
 def test_runs_are_listed_oldest_first_and_limit_keeps_the_newest(opener):
     s = opener()
     for i in range(5):
