@@ -155,6 +155,11 @@ def test_a_killed_process_leaves_its_trace_up_to_its_last_model_call(tmp_path):
     assert listed.returncode == 0, listed.stderr
     (shown,) = json.loads(listed.stdout)
     assert (shown["status"], shown["outcome"]) == ("running", "running")
+    show = subprocess.run(cli + ["trace", "show", "last"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=120)
+    head = show.stdout.splitlines()[0]  # no run.finished: the tally is counted from the events
+    assert show.returncode == 0 and "running — 2 iterations, 2 LLM calls, 1 tool calls" in head
+    assert head.endswith(" so far") and "?" not in head
     why = subprocess.run(cli + ["why", "last"], cwd=tmp_path, capture_output=True, text=True,
                          env=env, timeout=120)
     assert why.returncode == 0 and "Traceback" not in why.stderr, why.stderr
