@@ -144,26 +144,13 @@ def shown_outcome(row: dict) -> str:
     return f"{outcome} (interrupted)" if row.get("status") == "interrupted" else str(outcome)
 
 
-def _so_far(events: list) -> dict:
-    """The tally of a run without `run.finished` (still going, or its process was cut off),
-    counted from its events; stored payloads are not trusted to have any shape."""
-    tokens = [0, 0]
-    for e in events:
-        usage = e.payload.get("usage") if e.kind == "llm.replied" and isinstance(e.payload, dict) else None
-        if isinstance(usage, list) and len(usage) == 2 and all(type(u) is int for u in usage):
-            tokens = [tokens[0] + usage[0], tokens[1] + usage[1]]
-    return {"iterations": max((e.iteration for e in events), default=0),
-            "llm_calls": sum(e.kind == "llm.called" for e in events),
-            "tool_calls": sum(e.kind == "tool.called" for e in events),
-            "tokens": tokens, "so_far": True}
-
-
 def timeline(row: dict, events: list) -> str:
+    from .trace import tally
     from .why import Locator
     from .why_walk import describe
     loc = Locator()
     fin = next((e.payload for e in reversed(events) if e.kind == "run.finished"), None)
-    fin = fin if isinstance(fin, dict) else _so_far(events)
+    fin = fin if isinstance(fin, dict) else tally(events)
     tokens = fin.get("tokens") or ["?", "?"]
     outcome = shown_outcome(row)
     lines = [f"run {row['run_id']} ({row.get('agent')}): {outcome} — "

@@ -15,7 +15,7 @@ import html
 import json
 from typing import Any, Iterable, Mapping
 
-from .trace import Event
+from .trace import Event, tally
 from .why import Locator, explain, items, payload, short
 from .why_walk import describe
 
@@ -73,7 +73,8 @@ def report(events: Iterable[Event], *, run: Mapping[str, Any] | None = None, inn
     loc = Locator(program)
     run = dict(run or {})
     started = next((payload(e) for e in evs if e.kind == "run.started"), {})
-    fin = next((payload(e) for e in reversed(evs) if e.kind == "run.finished"), {})
+    fin = next((payload(e) for e in reversed(evs) if e.kind == "run.finished"), None)
+    fin = fin if fin is not None else tally(evs) if evs else {}  # unfinished: counted so far
     run_id = run.get("run_id") or started.get("run_id") or "?"
     from .trace import Trace
     why_text = explain(Trace(run_id, evs), inner=inner, program=program) if evs else ""

@@ -9,7 +9,7 @@ Invariants: payloads are plain JSON and already redacted when appended; `to_json
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import attrs
 
@@ -55,6 +55,23 @@ class Event:
 
     def to_json(self) -> str:
         return dumps(self.to_dict())
+
+
+def tally(events: Iterable[Event]) -> dict:
+    """For a run without `run.finished` (still going, or its process was cut off): the counts
+    `run.finished` would give, counted from its events, and `so_far: True`. Stored payloads are
+    not trusted to have any shape."""
+    tokens, iterations, llm_calls, tool_calls = [0, 0], 0, 0, 0
+    for e in events:
+        if type(e.iteration) is int:
+            iterations = max(iterations, e.iteration)
+        llm_calls += e.kind == "llm.called"
+        tool_calls += e.kind == "tool.called"
+        usage = e.payload.get("usage") if e.kind == "llm.replied" and isinstance(e.payload, dict) else None
+        if isinstance(usage, list) and len(usage) == 2 and all(type(u) is int for u in usage):
+            tokens = [tokens[0] + usage[0], tokens[1] + usage[1]]
+    return {"iterations": iterations, "llm_calls": llm_calls, "tool_calls": tool_calls,
+            "tokens": tokens, "so_far": True}
 
 
 def dumps(value: Any) -> str:

@@ -163,3 +163,19 @@ def test_a_killed_process_leaves_its_trace_up_to_its_last_model_call(tmp_path):
     why = subprocess.run(cli + ["why", "last"], cwd=tmp_path, capture_output=True, text=True,
                          env=env, timeout=120)
     assert why.returncode == 0 and "Traceback" not in why.stderr, why.stderr
+
+
+def test_an_unfinished_run_is_tallied_from_its_events():
+    from afp_dsl.report_html import report
+    from afp_dsl.trace import tally
+    agent, _ = make(SPEC, [call("lookup", id="A1"), call("lookup", id="A2"), "done"],
+                    tools={"lookup": _lookup})
+    r = agent.run("find")
+    fin = next(e.payload for e in r.trace if e.kind == "run.finished")
+    cut = [e for e in r.trace if e.kind != "run.finished"]
+    counted = tally(cut)
+    assert counted["so_far"] is True
+    assert [counted[k] for k in ("iterations", "llm_calls", "tool_calls", "tokens")] == \
+        [fin[k] for k in ("iterations", "llm_calls", "tool_calls", "tokens")]
+    page = report(cut, run={"run_id": r.run_id, "status": "running"})
+    assert '<b>outcome</b> running' in page and f'<b>LLM calls</b> {fin["llm_calls"]}' in page
