@@ -1,7 +1,8 @@
 """The run trace: immutable events appended in order, with a deterministic JSON form.
 
 Role:       every observable decision of a run is one `Event`; `afpc why`, exports and tests
-            read it. The interpreter appends; nothing else writes.
+            read it. The interpreter appends; nothing else writes. `tally` counts what a run
+            without `run.finished` (still going, or cut off) did so far.
 Emits:      the kinds in `KINDS` (semantics §12).
 Invariants: payloads are plain JSON and already redacted when appended; `to_json` is
             byte-identical for equal traces (sorted keys, compact separators); appends are O(1).
