@@ -5,7 +5,8 @@ Role:       `plainly_valid` answers "valid" for schemas in `schema_quick`'s subs
             errors (from a cached validator) into the teaching message the model reads when a
             call is not executed.
 Invariants: `plainly_valid` says "valid" only when JSON Schema would; at most 10 problems;
-            argument values are never echoed (field names may be).
+            argument values are never echoed (field names may be); NaN and infinities are
+            refused anywhere in the arguments (`non_finite`).
 """
 from __future__ import annotations
 
@@ -33,6 +34,26 @@ def arg_problems(validator, args: Any) -> list[str]:
         if len(out) >= MAX_PROBLEMS:
             break
     return out[:MAX_PROBLEMS]
+
+
+def non_finite(args: Any) -> list[str]:
+    """`path: ...` for each NaN or infinity in the arguments (at most 10). JSON has no such
+    numbers, yet JSON Schema's `number` accepts them and every comparison with NaN is false, so
+    `deny when args.amount > 500` would let `{"amount": NaN}` through: they are refused here."""
+    out: list[str] = []
+    stack: list[tuple[Any, list]] = [(args, [])]
+    while stack and len(out) < MAX_PROBLEMS:
+        value, where = stack.pop()
+        if type(value) is float and (value != value or value in (_INF, -_INF)):
+            out.append(f"{_path(where)}: expected a finite number (NaN and infinities are not JSON)")
+        elif isinstance(value, dict):
+            stack.extend((v, where + [k]) for k, v in reversed(list(value.items())))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, where + [i]) for i, v in reversed(list(enumerate(value))))
+    return out
+
+
+_INF = float("inf")
 
 
 def _path(parts) -> str:

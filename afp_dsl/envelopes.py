@@ -1,7 +1,8 @@
 """Result envelopes a host tool may return: an absence, rows with coverage, a described value.
 
 Role:       public helpers (`afp_dsl.absent`, `coverage`, `described`); the interpreter sends the
-            model `envelope.to_model()`, records `envelope.to_json()` and routes on `.status`.
+            model `envelope.to_model()`, records `envelope.to_json()` and routes on `.status`
+            (`read_result`: how the tool pipeline reads any value a host tool returned).
 Invariants: envelopes are frozen; `absent` is an answer, not an error (status `absent`); rows with
             incomplete coverage have status `partial`; `to_model` is compact JSON and never raises.
 """
@@ -13,7 +14,7 @@ from typing import Any, Union
 
 import attrs
 
-from .frozen import freeze
+from .frozen import freeze, host_data
 from .frozen import plain as _plain
 
 STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
@@ -151,6 +152,34 @@ def described(value: Any, *, description: str, source: str | None = None) -> Des
 
 def is_envelope(value: Any) -> bool:
     return isinstance(value, (Absent, Coverage, Described))
+
+
+def read_result(value: Any) -> tuple[str, str, Any, str | None]:
+    """`(status, text the model reads, value to record, problem)` of what a host tool returned.
+    An envelope (anything with `to_model` and `status`) is read through them and recorded as its
+    `to_json()`, so redaction sees the keys inside; any other value as JSON data (`host_data`),
+    sent as compact JSON. `problem` (else None) says why the value cannot be read at all.
+
+    Example:
+        >>> read_result(absent("none"))[0], read_result({"a": (1,)})[1:]
+        ('absent', ('{"a":[1]}', {'a': [1]}, None))
+    """
+    if type(value) is str:  # (the common result: as `host_data` would take it)
+        return "success", value, value, None
+    status, text = "success", None
+    try:
+        if hasattr(value, "to_model") and hasattr(value, "status") and not isinstance(value, dict):
+            status, model = str(value.status), value.to_model()
+            text = model if isinstance(model, str) else _compact(model)
+            value = value.to_json() if callable(getattr(value, "to_json", None)) else text
+    except Exception as exc:  # noqa: BLE001 - host code: an attribute or method that raises
+        return status, "", None, f"reading it as a result envelope raised {type(exc).__name__}"
+    data, problem = host_data(value)
+    if problem is not None:
+        return status, "", None, problem
+    if text is None:
+        text = data if isinstance(data, str) else _compact(data)
+    return status, text, data, None
 
 
 def _need_text(name: str, value: Any) -> None:

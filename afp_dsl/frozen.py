@@ -1,7 +1,10 @@
 """Immutable JSON values for the IR: maps become `FrozenMap`, lists become tuples.
 
-Role:       lets literal data (fact maps, schemas, stub results) live inside the frozen IR.
-Invariants: `thaw(freeze(x)) == x` for any JSON value; FrozenMap keeps insertion order.
+Role:       lets literal data (fact maps, schemas, stub results) live inside the frozen IR;
+            `plain` copies any JSON-like value to plain shapes; `host_data` turns what host code
+            returned (any Python value) into JSON data, or names why it cannot.
+Invariants: `thaw(freeze(x)) == x` for any JSON value; FrozenMap keeps insertion order;
+            `host_data` never raises and never returns data nested deeper than `MAX_DEPTH`.
 """
 from __future__ import annotations
 
@@ -95,3 +98,82 @@ def plain(value: Any) -> Any:
 
 
 thaw = plain
+
+
+# ---------------------------------------------------------------- values from host code
+MAX_DEPTH = 100
+"""Lists and maps nested deeper than this are refused where they enter a run (a host tool's
+result, a model's tool-call arguments): every later stage walks data recursively."""
+_LONG_INT_BITS = 2000  # below any `sys.set_int_max_str_digits` limit (at least 640 digits)
+
+
+class _NotData(Exception):
+    pass
+
+
+def host_data(value: Any) -> tuple[Any, str | None]:
+    """`(data, None)`: `value` as plain JSON data (`plain`, with any other leaf as its `str`, as the
+    model would read it); or `(None, problem)` when it cannot be: a cycle, nesting deeper than
+    `MAX_DEPTH`, an integer too long to write, a `str()` or an iteration that raises.
+
+    Example:
+        >>> host_data({"a": (1, b"x")})
+        ({'a': [1, "b'x'"]}, None)
+        >>> loop = []; loop.append(loop); host_data(loop)[1]
+        'it contains itself (a cycle)'
+    """
+    try:
+        return _data(value, 0, set()), None
+    except _NotData as exc:
+        return None, str(exc)
+
+
+def _data(value: Any, depth: int, path: set[int]) -> Any:
+    t = type(value)
+    if t is str or t is bool or t is float or value is None:
+        return value
+    if isinstance(value, int):  # (and subclasses below: the plain value, whatever they override)
+        return _int(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if not isinstance(value, (Mapping, list, tuple)):
+        return _text(value)
+    if depth >= MAX_DEPTH:
+        raise _NotData(f"it is nested more than {MAX_DEPTH} levels deep")
+    if id(value) in path:
+        raise _NotData("it contains itself (a cycle)")
+    path.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            return {_key(k): _data(v, depth + 1, path) for k, v in value.items()}
+        return [_data(v, depth + 1, path) for v in value]
+    except _NotData:
+        raise
+    except Exception as exc:  # a mapping or sequence whose iteration raises
+        raise _NotData(f"reading a `{type(value).__name__}` in it raised {type(exc).__name__}") from None
+    finally:
+        path.discard(id(value))
+
+
+def _key(key: Any) -> str:
+    return key if type(key) is str else _text(key)
+
+
+def _int(value: int) -> int:
+    n = int.__int__(value)
+    if n.bit_length() > _LONG_INT_BITS:
+        try:
+            str(n)
+        except ValueError:
+            raise _NotData("it holds an integer too long to write in decimal") from None
+    return n
+
+
+def _text(value: Any) -> str:
+    try:
+        return str(value)
+    except Exception as exc:
+        raise _NotData(f"it holds a `{type(value).__name__}` whose str() raised "
+                       f"{type(exc).__name__}") from None

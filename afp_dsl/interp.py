@@ -17,10 +17,11 @@ from . import skills as sk
 from .context import active_skills, compose
 from .cursor import CursorDecision, advance, cold_start
 from .evaluate import Env
-from .providers.base import HistoryView, Message, Request
+from .providers.base import HistoryView, Message, Request, checked_reply
 from .runtime import LLMCall, RunCtx
 from .state import Pending, ToolResult
-from .toolcall import dispatch, record_decisions
+from .toolcall import dispatch, exception_text
+from .toolcall_policy import record_decisions
 
 WRAP_UP = ("Your action budget for this run is spent. Do not request tools. Give your best final "
            "answer from what you have: what you completed, what remains undone, and anything the "
@@ -153,7 +154,7 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str):
                                      "messages": len(request.messages),
                                      "tools": [t.name for t in tools]}, caused_by=inputs)
     try:
-        reply = yield LLMCall(session.provider, request)
+        reply = checked_reply((yield LLMCall(session.provider, request)))
     except Exception as exc:  # provider failure: the run ends with `error`
         _provider_events(ctx, called)
         return None, _provider_failed(ctx, exc)
@@ -184,12 +185,13 @@ def _provider_events(ctx: RunCtx, called: str) -> int:
 def _provider_failed(ctx: RunCtx, exc: Exception) -> CoreResult:
     st = ctx.state
     message = ctx.redactor.scrub_text(f"AFP502 provider error on LLM call "
-                                      f"#{ctx.session.llm_calls}: {exc}")
-    checkpoint = None
-    if st.iteration > 1 and st.pending is None:
+                                      f"#{ctx.session.llm_calls}: {exception_text(exc)}")
+    resumable = st.iteration > 1 and st.pending is None
+    if resumable:
         st.llm_calls -= 1
-        checkpoint = _checkpoint(ctx)
-    return _finish(ctx, "error", None, error=message, checkpoint=checkpoint)
+    result = _finish(ctx, "error", None, error=message)
+    # (the checkpoint comes after `run.finished`: a retry's events follow it, never reuse its seq)
+    return attrs.evolve(result, checkpoint=_checkpoint(ctx)) if resumable else result
 
 
 # ---------------------------------------------------------------- cursor

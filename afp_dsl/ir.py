@@ -308,6 +308,12 @@ def kind_of(decl: Decl) -> str:
     return KIND_OF[type(decl)]
 
 
+def a_kind(decl: Decl) -> str:
+    """`kind_of` with its article, for messages: "an agent", "a tool"."""
+    kind = kind_of(decl)
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
 # ---------------------------------------------------------------- modules
 @node
 class Import(Node):

@@ -274,5 +274,8 @@ def _copy(value: Any) -> Any:
 
 
 def _exc_text(exc: BaseException) -> str:
-    text = str(exc).strip()
+    try:
+        text = str(exc).strip()
+    except Exception:  # noqa: BLE001 - host code: a `__str__` that raises
+        return f"{type(exc).__name__} (its message cannot be shown)"
     return text or type(exc).__name__

@@ -12,6 +12,7 @@ Invariants: the store gets only redacted events; a store that outlives the proce
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Any, Callable, Iterator, Mapping
 
 import attrs
@@ -19,7 +20,6 @@ import attrs
 from . import ir
 from .analysis import Analysis
 from .effects import Effects
-from .evaluate import parse_result
 from .frozen import thaw
 from .interp import CoreResult, run_core
 from .plan import Plan, build_plan, find_agent
@@ -379,4 +379,13 @@ def relearn(red: Redactor, history: list) -> None:
         for c in m.tool_calls:
             learn(red, thaw(c.arguments))
         if m.role == "tool":
-            learn(red, parse_result(m.content))
+            learn(red, _as_recorded(m.content))
+
+
+def _as_recorded(text: str) -> Any:
+    """A tool result's text as the data it was recorded as: JSON (NaN and infinities included,
+    as `toolcall.to_text` writes them; guards' `parse_result` refuses those), else the text."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text

@@ -6,14 +6,14 @@ Role:       unknown tool → before-policies → argument validation → check-i
 Emits:      tool.called, tool.args_invalid, policy.decided, skill.rejected, step.advanced,
             step.skipped, tool.returned; AFP501 (tool-not-bound) as a run error.
 Invariants: never echoes argument values in validation messages; an after-deny replaces what
-            the model reads while the record keeps the real result; errors never advance steps.
+            the model reads while the record keeps the real result; errors never advance steps;
+            whatever host code returns or raises becomes a result or a failure, never a crash.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib
 import json
-import operator
 from typing import Any
 
 import attrs
@@ -21,10 +21,12 @@ import attrs
 from . import ir
 from . import skills as sk
 from .evaluate import Env, evaluate, parse_result
-from .argcheck import arg_problems, invalid_text, plainly_valid
+from .argcheck import MAX_PROBLEMS, arg_problems, invalid_text, non_finite, plainly_valid
+from .envelopes import read_result
 from .frozen import thaw
-from .policy import steps, walk_steps
+from .policy import steps
 from .providers.base import ToolCall
+from . import toolcall_policy as pol
 from .runtime import CONTEXT_PARAM, HostCall, RunCtx, plain, tool_context, wants_context
 from .trace import dumps
 
@@ -40,7 +42,8 @@ class CallOutcome:
 
 
 def call_fingerprint(tool: str, call_id: str, args: Any) -> str:
-    return hashlib.sha256(dumps({"tool": tool, "id": call_id, "args": args}).encode()).hexdigest()
+    text = dumps({"tool": tool, "id": call_id, "args": args})  # (a lone surrogate is JSON too)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def to_text(value: Any) -> str:
@@ -79,9 +82,9 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
 
 
 def _fresh(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
-    chain = _chain(ctx, "before", call, args, called)
+    chain = pol.chain(ctx, "before", call, args, called)
     if chain.outcome == "deny":
-        return CallOutcome("denied", _reason(chain))
+        return CallOutcome("denied", pol.reason(chain))
     if chain.outcome == "ask":
         d = chain.deciding
         return _pause(ctx, call, args, "policy", d.reason or f"policy `{d.policy}` asks",
@@ -90,7 +93,7 @@ def _fresh(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
     if bad is not None:
         return bad
     if info.decl.check_in is not None:
-        ev = evaluate(info.decl.check_in, Env(_roots(ctx, call, args)))
+        ev = evaluate(info.decl.check_in, Env(pol.roots(ctx, call, args)))
         if ev.holds or ev.error:
             return _pause(ctx, call, args, "tool", f"`{call.name}` asks for a decision before it runs",
                           span=info.decl.span)
@@ -108,10 +111,10 @@ def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called
         kind, value = yield from resume_inner(ctx, call, info, checkin, resume)
         return _outcome(ctx, call, args, info, called, kind, value)
     if checkin["source"] == "policy":
-        chain = _chain(ctx, "before", call, args, called, start_after=checkin["link"] + 1,
+        chain = pol.chain(ctx, "before", call, args, called, start_after=checkin["link"] + 1,
                        can_pause=False)
         if chain.outcome != "allow":
-            return CallOutcome("denied", _reason(chain))
+            return CallOutcome("denied", pol.reason(chain))
         bad = _validate(ctx, call, args, info, called)
         if bad is not None:
             return bad
@@ -127,85 +130,12 @@ def _pause(ctx: RunCtx, call: ToolCall, args: dict, source: str, question: str, 
     return CallOutcome("pending", "", pause=checkin)
 
 
-# ---------------------------------------------------------------- policies
-@attrs.frozen
-class _Allow:
-    outcome: str = "allow"
-    decisions: tuple = ()
-    deciding: Any = None
-
-
-def _roots(ctx: RunCtx, call: ToolCall, args: Any, **extra: Any) -> dict:
-    return {"tool": call.name, "args": args, "message": ctx.state.message,
-            "iteration": ctx.state.iteration, "skill": ctx.state.cursor, **extra}
-
-
-def _chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
-           start_after: int = 0, can_pause: bool = True, reverse: bool = False, **extra: Any):
-    policies = ctx.plan.policies
-    if not policies:
-        return _Allow()
-    walk = steps(policies, moment, call.name, reverse)
-    if not walk:
-        return _Allow()
-    return _walk(ctx, walk, moment, call, _roots(ctx, call, args, **extra), cause, start_after,
-                 can_pause)
-
-
-class _CallEnv(tuple):
-    """The `Env` of one tool call's chain, quacking like `evaluate.Env`: `_CallEnv((roots, ctx))`.
-    Speed: most walks only read `roots` (compiled checks), so the frozen copies of the returned
-    tools and the active skills are made when an evaluation asks for them (the walk is
-    synchronous: they hold what an `Env` built up front would); a tuple is made in C."""
-
-    __slots__ = ()
-    roots = property(operator.itemgetter(0))
-
-    @property
-    def returned(self) -> frozenset[str]:
-        return frozenset(self[1].state.returned)
-
-    @property
-    def active(self) -> frozenset[str]:
-        return frozenset(self[1].active_order)
-
-
-def _walk(ctx: RunCtx, walk: tuple, moment: str, call: ToolCall, roots: dict, cause: str,
-          start_after: int = 0, can_pause: bool = True):
-    env: Any = _CallEnv((roots, ctx))
-    result = walk_steps(walk, moment, env, tool=call.name, call_id=call.id,
-                        iteration=ctx.state.iteration, can_pause=can_pause,
-                        host=ctx.session.policy_host, start_after=start_after,
-                        evidence=False)  # (no ledger row records a rule's conditions)
-    if result.decisions:
-        record_decisions(ctx, result.decisions, cause)
-    return result
-
-
-def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
-    """One `policy.decided` ledger row per decision; returns their event ids."""
-    rec, iteration, out = ctx.rec, ctx.state.iteration, []
-    for d in decisions:  # (`ctx.emit`, inlined: a row per tool call is the common case)
-        span = d.rule_span
-        out.append(rec.emit("policy.decided", {
-            "policy": d.policy, "moment": d.moment, "tool": d.tool, "call_id": d.call_id,
-            "outcome": d.outcome, "reason": d.reason,
-            "rule": None if span is None else {"file": span.file, "start": span.start, "end": span.end}},
-            iteration=iteration, source=span, caused_by=(cause,)))
-    return tuple(out)
-
-
-def _reason(chain) -> str:
-    d = chain.deciding
-    reason = getattr(d, "reason", None) or "no reason given"
-    return f"Denied by policy `{getattr(d, 'policy', '?')}`: {reason}"
-
-
 # ---------------------------------------------------------------- validation
 def _validate(ctx: RunCtx, call: ToolCall, args: Any, info, called: str) -> CallOutcome | None:
-    if plainly_valid(info, args):
+    bad = non_finite(args)
+    if not bad and plainly_valid(info, args):
         return None
-    problems = arg_problems(info.validator, args)
+    problems = (bad + arg_problems(info.validator, args))[:MAX_PROBLEMS]
     if not problems:
         return None
     ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id, "problems": problems},
@@ -227,12 +157,11 @@ def _outcome(ctx: RunCtx, call: ToolCall, args: dict, info, called: str, kind: s
         return CallOutcome("pending", "", pause=value)
     ctx.state.executions[call.name] = ctx.state.executions.get(call.name, 0) + 1
     if kind == "raise":
-        text = str(value) or type(value).__name__
-        return CallOutcome("failure", text, executed=True, result={"error": text})
-    status = "success"
-    if _is_envelope(value):
-        status, value = str(value.status), value.to_model()
-    text = to_text(value)
+        return _failure(exception_text(value))
+    status, text, value, problem = read_result(value)
+    if problem is not None:
+        return _failure(f"`{call.name}` returned a value that cannot be read: {problem}. No data "
+                        f"was returned.")
     limit = info.decl.max_result_chars
     if limit is not None and len(text) > limit:
         return CallOutcome("invalid", (
@@ -243,8 +172,17 @@ def _outcome(ctx: RunCtx, call: ToolCall, args: dict, info, called: str, kind: s
     return _after(ctx, call, args, out, called)
 
 
-def _is_envelope(value: Any) -> bool:
-    return hasattr(value, "to_model") and hasattr(value, "status") and not isinstance(value, dict)
+def _failure(text: str) -> CallOutcome:
+    return CallOutcome("failure", text, executed=True, result={"error": text})
+
+
+def exception_text(exc: BaseException) -> str:
+    """What the model (or an error message) says of a raised exception: its message, else its
+    type's name; never raises, as host code may define a `__str__` that does."""
+    try:
+        return str(exc) or type(exc).__name__
+    except Exception:  # noqa: BLE001 - a `__str__` that raises
+        return f"{type(exc).__name__} (its message cannot be shown)"
 
 
 def _execute(ctx: RunCtx, call: ToolCall, args: dict, info):
@@ -307,11 +245,11 @@ def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: st
         return out
     roots = {"tool": call.name, "args": args, "message": ctx.state.message,
              "iteration": ctx.state.iteration, "skill": ctx.state.cursor,
-             "result": parse_result(out.result), "status": out.status}  # (`_roots` and these two)
-    chain = _walk(ctx, walk, "after", call, roots, called)
+             "result": parse_result(out.result), "status": out.status}  # (`pol.roots` and these two)
+    chain = pol.walk(ctx, walk, "after", call, roots, called)
     if chain.outcome == "allow":
         return out
-    return attrs.evolve(out, status="denied", text=_reason(chain))
+    return attrs.evolve(out, status="denied", text=pol.reason(chain))
 
 
 # ---------------------------------------------------------------- built-ins

@@ -189,6 +189,13 @@ def test_calls_must_name_a_tool_and_a_skill() -> None:
     assert list(exprs.check_exprs(_context_program(ok))) == []
 
 
+def test_a_kind_in_a_message_has_its_article() -> None:
+    import afp_dsl
+    found = afp_dsl.check("agent pay { tools = [helper] }\ninstruction helper { prompt = \"x\" }\n")
+    assert "`helper` is an instruction, but a tool is expected here" in [d.message for d in found]
+    assert ir.a_kind(ir.Agent(name="a")) == "an agent" and ir.a_kind(ir.Tool(name="t")) == "a tool"
+
+
 def test_calls_are_only_allowed_in_context_conditions() -> None:
     call = ir.Call(func="active", arg=ir.Ref(name="triage"))
     policy = ir.Policy(name="p", blocks=(ir.PolicyBlock(moment="output", rules=(

@@ -229,3 +229,31 @@ def test_a_host_tool_mutating_its_arguments_cannot_change_the_record():
     r = agent.run("hi")
     assert payloads(r, "tool.called")[0]["args"] == {"items": ["a"]}
     assert [dict(c.arguments) for c in prov.requests[1].messages[1].tool_calls] == [{"items": ["a"]}]
+
+
+NAN_SPEC = """
+agent payer { tools = [pay] policies = [limits] }
+tool pay {
+  description = "Pay an amount."
+  input { amount: number, note?: any }
+  check_in = args.amount > 1000
+}
+policy limits { before pay { deny when args.amount > 500 because "Too much." } }
+"""
+
+
+@pytest.mark.parametrize("amount, first", [(float("nan"), "invalid"), (float("inf"), "denied"),
+                                           (-float("inf"), "invalid")])
+def test_nan_and_infinities_in_arguments_are_refused_before_any_guard_can_miss_them(amount, first):
+    # every comparison with NaN is false: `> 500` and `> 1000` would both let it through
+    # (+inf is caught by the policy, which runs before validation)
+    ran = []
+    agent, prov = make(NAN_SPEC, [call("pay", amount=amount), call("pay", amount=10, note=[1, amount]),
+                                  "ok"], tools={"pay": lambda **kw: ran.append(kw) or "paid"})
+    r = agent.run("pay")
+    assert ran == [] and not r.paused
+    texts = [tool_texts(req)[-1] for req in prov.requests[1:]]
+    assert (first == "denied") or "amount: expected a finite number" in texts[0]
+    assert "note[1]: expected a finite number" in texts[1]
+    assert [p["status"] for p in payloads(r, "tool.returned")] == [first, "invalid"]
+    assert len(payloads(r, "tool.args_invalid")) == 1 + (first == "invalid")

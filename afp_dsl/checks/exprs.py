@@ -93,7 +93,7 @@ def _call_arg(analysis: Analysis, module: str, call: ir.Call) -> Diagnostic | No
                     f"`{call.func}(...)` needs a {what}",
                     help=f"did you mean `{close[0]}`?" if close else None)
     if not isinstance(r.decl, kind):
-        return diag("AFP102", f"`{call.arg}` is a {ir.kind_of(r.decl)}, but `{call.func}(...)` "
+        return diag("AFP102", f"`{call.arg}` is {ir.a_kind(r.decl)}, but `{call.func}(...)` "
                     f"needs a {what}", call.arg.span, f"expected a {what}")
     return None
 

@@ -85,8 +85,7 @@ def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], w
         return diag("AFP101", f"unknown {what[2:] if what.startswith('a ') else what[3:]} `{ref}`", ref.span,
                     f"nothing named `{ref.name}` is declared{where}", help=hint)
     if not isinstance(resolved.decl, kinds):
-        actual = ir.kind_of(resolved.decl)
-        return diag("AFP102", f"`{ref}` is a {actual}, but {what} is expected here", ref.span,
+        return diag("AFP102", f"`{ref}` is {ir.a_kind(resolved.decl)}, but {what} is expected here", ref.span,
                     f"expected {what}", secondary=(Label(resolved.decl.span, f"`{ref.name}` is declared here",
                                                          False),) if resolved.module == module else ())
     return None

@@ -126,7 +126,7 @@ def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir
         msg = f"agent `{agent.name}` has no tool `{ref}`"
         label = "declared, but not given to this agent"
     else:
-        msg = f"unknown tool `{ref}`" if r is None else f"`{ref}` is a {ir.kind_of(r.decl)}, not a tool"
+        msg = f"unknown tool `{ref}`" if r is None else f"`{ref}` is {ir.a_kind(r.decl)}, not a tool"
         label = "not a tool of the agent"
     return None, diag("AFP404", msg, ref.span, label,
                       notes=(f"the agent's tools: {', '.join(f'`{n}`' for n in names) or 'none'}",),

@@ -2,7 +2,8 @@
 
 Role:       what the interpreter hands an LLM and gets back; adapters (mock, OpenAI, Anthropic,
             Ollama) only translate these plain values to and from a vendor's wire format.
-Invariants: requests and replies are frozen data; tool-call arguments are JSON objects;
+Invariants: requests and replies are frozen data; tool-call arguments are JSON objects
+            (`checked_reply`: the interpreter's check of every reply, as a provider is code too);
             a provider failure is a `ProviderError` with a message naming the fix.
 """
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 import attrs
+
+from ..frozen import host_data
 
 
 class ProviderError(Exception):
@@ -108,6 +111,63 @@ class Provider:
 
     async def acomplete(self, request: Request) -> Reply:
         return self.complete(request)
+
+
+def checked_reply(reply: Any) -> Reply:
+    """`reply` with each tool call's arguments as plain JSON data (None reads as `{}`, as a None
+    text reads as ""); a `ProviderError` naming what is wrong when it is not a `Reply` with text
+    and a tuple (or list) of calls, or a call has no text name and id (an id without NUL or lone
+    surrogate), or arguments that are not a JSON object (JSON data nested at most
+    `frozen.MAX_DEPTH` deep)."""
+    if type(reply) is Reply and type(reply.text) is str and type(reply.tool_calls) is tuple \
+            and all(_plain_call(c) for c in reply.tool_calls):
+        return reply  # (the common reply: nothing to copy, so no copy; same answer as below)
+    text, calls = getattr(reply, "text", None), getattr(reply, "tool_calls", None)
+    text = "" if text is None else text
+    if not (isinstance(reply, Reply) and isinstance(text, str) and isinstance(calls, (tuple, list))):
+        raise ProviderError(f"malformed reply: the provider returned a `{type(reply).__name__}`, "
+                            f"not a `Reply` with text and a tuple of tool calls")
+    return attrs.evolve(reply, text=text, tool_calls=tuple(_checked_call(c) for c in calls))
+
+
+def _checked_call(call: Any) -> ToolCall:
+    if not (isinstance(call, ToolCall) and isinstance(call.id, str) and isinstance(call.name, str)):
+        raise ProviderError("malformed reply: a tool call without a text name and id")
+    if not _storable(call.id):  # (a check-in id is made of it, and stores refuse such text)
+        raise ProviderError(f"malformed reply: the call of `{call.name}` has an id holding a NUL "
+                            f"or a lone surrogate")
+    args, problem = host_data({} if call.arguments is None else call.arguments)
+    if problem is None and not isinstance(args, dict):
+        problem = "they are not a JSON object"
+    if problem is not None:
+        raise ProviderError(f"malformed reply: the model called `{call.name}` with arguments that "
+                            f"cannot be used: {problem}")
+    return attrs.evolve(call, arguments=args)
+
+
+_FLAT = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain_call(call: Any) -> bool:
+    """A call `_checked_call` would return unchanged: exact types, a storable id, and arguments a
+    flat dict of text keys and JSON scalars (anything else takes the full check and a copy)."""
+    if type(call) is not ToolCall or type(call.id) is not str or type(call.name) is not str:
+        return False
+    args = call.arguments
+    if type(args) is not dict or not _storable(call.id):
+        return False
+    for k, v in args.items():
+        if type(k) is not str or type(v) not in _FLAT or type(v) is int and not -_BIG < v < _BIG:
+            return False  # (a huge int gets the full check: it may be too long to write)
+    return True
+
+
+_BIG = 1 << 63
+
+
+def _storable(text: str) -> bool:
+    """No NUL and no lone surrogate: text every run store keeps as (part of) an id."""
+    return "\x00" not in text and (text.isascii() or not any("\ud800" <= c <= "\udfff" for c in text))
 
 
 def estimate_tokens(text: str) -> int:

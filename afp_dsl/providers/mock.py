@@ -34,9 +34,14 @@ def _as_call(c: Any, number: int, index: int) -> ToolCall:
         return c
     if isinstance(c, Mapping):
         return ToolCall(str(c.get("id") or f"call-{number}-{index + 1}"), str(c["name"]),
-                        dict(c.get("arguments", c.get("args", {}))))
+                        _args(c.get("arguments", c.get("args", {}))))
     name, args = c[0], (c[1] if len(c) > 1 else {})
-    return ToolCall(f"call-{number}-{index + 1}", str(name), dict(args))
+    return ToolCall(f"call-{number}-{index + 1}", str(name), _args(args))
+
+
+def _args(args: Any) -> Any:
+    """A copy of scripted arguments; anything not a mapping is kept, for the run to refuse."""
+    return dict(args) if type(args) is dict or isinstance(args, Mapping) else args
 
 
 def _asked(request: Request) -> str:

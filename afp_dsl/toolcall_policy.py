@@ -1,0 +1,91 @@
+"""The policy moments of one tool call: the chain's walk at `before` / `after`, and its ledger rows.
+
+Role:       `toolcall` asks `chain(...)` (or `walk(...)` on steps already looked up) and gets the
+            chain's answer; every decision is recorded here as a `policy.decided` event, caused by
+            the `tool.called` event. Split from `toolcall` along the pipeline's policy stages.
+Emits:      policy.decided.
+Invariants: the walk is `policy.walk_steps` (declaration order, reverse for `after`); a chain with
+            no block for the moment and tool is not walked and records nothing.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import attrs
+
+from .policy import steps, walk_steps
+from .providers.base import ToolCall
+from .runtime import RunCtx
+
+@attrs.frozen
+class _Allow:
+    outcome: str = "allow"
+    decisions: tuple = ()
+    deciding: Any = None
+
+
+def roots(ctx: RunCtx, call: ToolCall, args: Any, **extra: Any) -> dict:
+    return {"tool": call.name, "args": args, "message": ctx.state.message,
+            "iteration": ctx.state.iteration, "skill": ctx.state.cursor, **extra}
+
+
+def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
+          start_after: int = 0, can_pause: bool = True, reverse: bool = False, **extra: Any):
+    policies = ctx.plan.policies
+    if not policies:
+        return _Allow()
+    found = steps(policies, moment, call.name, reverse)
+    if not found:
+        return _Allow()
+    return walk(ctx, found, moment, call, roots(ctx, call, args, **extra), cause, start_after,
+                can_pause)
+
+
+class _CallEnv(tuple):
+    """The `Env` of one tool call's chain, quacking like `evaluate.Env`: `_CallEnv((roots, ctx))`.
+    Speed: most walks only read `roots` (compiled checks), so the frozen copies of the returned
+    tools and the active skills are made when an evaluation asks for them (the walk is
+    synchronous: they hold what an `Env` built up front would); a tuple is made in C."""
+
+    __slots__ = ()
+    roots = property(operator.itemgetter(0))
+
+    @property
+    def returned(self) -> frozenset[str]:
+        return frozenset(self[1].state.returned)
+
+    @property
+    def active(self) -> frozenset[str]:
+        return frozenset(self[1].active_order)
+
+
+def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict, cause: str,
+         start_after: int = 0, can_pause: bool = True):
+    env: Any = _CallEnv((env_roots, ctx))
+    result = walk_steps(found, moment, env, tool=call.name, call_id=call.id,
+                        iteration=ctx.state.iteration, can_pause=can_pause,
+                        host=ctx.session.policy_host, start_after=start_after,
+                        evidence=False)  # (no ledger row records a rule's conditions)
+    if result.decisions:
+        record_decisions(ctx, result.decisions, cause)
+    return result
+
+
+def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
+    """One `policy.decided` ledger row per decision; returns their event ids."""
+    rec, iteration, out = ctx.rec, ctx.state.iteration, []
+    for d in decisions:  # (`ctx.emit`, inlined: a row per tool call is the common case)
+        span = d.rule_span
+        out.append(rec.emit("policy.decided", {
+            "policy": d.policy, "moment": d.moment, "tool": d.tool, "call_id": d.call_id,
+            "outcome": d.outcome, "reason": d.reason,
+            "rule": None if span is None else {"file": span.file, "start": span.start, "end": span.end}},
+            iteration=iteration, source=span, caused_by=(cause,)))
+    return tuple(out)
+
+
+def reason(chain) -> str:
+    d = chain.deciding
+    reason = getattr(d, "reason", None) or "no reason given"
+    return f"Denied by policy `{getattr(d, 'policy', '?')}`: {reason}"
