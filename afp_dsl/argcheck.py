@@ -40,6 +40,8 @@ def non_finite(args: Any) -> list[str]:
     """`path: ...` for each NaN or infinity in the arguments (at most 10). JSON has no such
     numbers, yet JSON Schema's `number` accepts them and every comparison with NaN is false, so
     `deny when args.amount > 500` would let `{"amount": NaN}` through: they are refused here."""
+    if type(args) is dict and not any(type(v) in _SCAN for v in args.values()):
+        return []  # (flat arguments with no float: nothing to find)
     out: list[str] = []
     stack: list[tuple[Any, list]] = [(args, [])]
     while stack and len(out) < MAX_PROBLEMS:
@@ -54,6 +56,7 @@ def non_finite(args: Any) -> list[str]:
 
 
 _INF = float("inf")
+_SCAN = frozenset((float, dict, list, tuple))  # anything else in a flat dict holds no float
 
 
 def _path(parts) -> str:
