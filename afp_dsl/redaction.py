@@ -107,6 +107,18 @@ class Redactor(CleanCheck):
         (for values already scrubbed once, e.g. history restored from a checkpoint)."""
         Redactor(self._decls, _memory=self._memory).scrub(value)
 
+    def learn_json_text(self, text: Any) -> None:
+        """A tool result written as JSON text is data too (guards read it so): remember the
+        secrets under redacted keys inside it, so the text itself, and any later copy, is
+        scrubbed. Anything else, or text that is not JSON, teaches nothing."""
+        if not self._keys or type(text) is not str or text.lstrip()[:1] not in ("{", "["):
+            return
+        try:
+            value = json.loads(text)  # (lenient: NaN and infinities, as tool results may hold)
+        except (ValueError, RecursionError):
+            return
+        self.learn(value)
+
     @property
     def inert(self) -> bool:
         """True when scrubbing cannot change anything: no rules and nothing remembered."""

@@ -313,6 +313,7 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
                "duration": ctx.rec.time + 1 - _time_of(ctx, called)}
     if out.result is None or to_text(out.result) != text:
         payload["read"] = text
+    ctx.redactor.learn_json_text(out.result)  # (before recording: JSON text holds keys too)
     info = ctx.plan.tools.get(call.name)
     eid = ctx.emit("tool.returned", payload, source=info.decl.span if info else None,
                    caused_by=(called,) + _decisions_since(ctx, called))

@@ -74,6 +74,34 @@ def test_copied_secret_is_scrubbed_and_the_report_counts_without_values():
     assert all("7777" not in p for p in applied["paths"])
 
 
+def test_a_result_written_as_json_text_is_scrubbed_under_its_keys_too():
+    # a host tool returning `json.dumps(...)`: guards read it as data, so does redaction
+    tools = {"login": lambda password, user: "ok",
+             "fetch": lambda: ' {"token": "TOK-RESULT-7777", "items": [1, NaN]}'}
+    agent, prov = make(SPEC % "", [call("fetch"), call("login", password="x", user="TOK-RESULT-7777"),
+                                   "done"], tools=tools)
+    r = agent.run("hi")
+    assert_clean(r.trace.to_json())
+    (first, second) = payloads(r, "tool.returned")
+    assert first["result"] == ' {"token": "[REDACTED]", "items": [1, NaN]}'  # the text, scrubbed
+    assert payloads(r, "tool.called")[1]["args"]["user"] == "[REDACTED]"  # and a later copy
+    assert "TOK-RESULT-7777" in json.dumps([m.content for m in prov.requests[1].messages])  # model: raw
+
+
+def test_json_text_teaches_nothing_without_key_rules_or_when_it_is_not_json():
+    from afp_dsl import ir
+    from afp_dsl.redaction import Redactor
+    keys = Redactor((ir.Redact(name="k", keys=("token",)),))
+    for text in ('{"token": "AB-secret-1"', "token: AB-secret-1", '"AB-secret-1"', 12):
+        keys.learn_json_text(text)
+        assert keys.scrub("AB-secret-1") == "AB-secret-1"
+    patterns_only = Redactor((ir.Redact(name="p", patterns=(ir.Regex(pattern="zz"),)),))
+    patterns_only.learn_json_text('{"token": "AB-secret-1"}')
+    assert patterns_only.scrub("AB-secret-1") == "AB-secret-1"
+    keys.learn_json_text('[{"TOKEN": "AB-secret-1"}]')
+    assert keys.scrub("x AB-secret-1") == "x [REDACTED]"
+
+
 CLI_SPEC = SPEC % "" + """
 test canary {
   agent = g
