@@ -28,6 +28,30 @@ class CliError(Exception):
         self.code = code
 
 
+class FilePath(click.Path):
+    """`click.Path` for files, which answers a path it cannot even look at (a NUL byte in it,
+    a name too long) with a usage error instead of crashing in `os.stat`."""
+
+    def __init__(self, writable: bool = False):
+        super().__init__(dir_okay=False, writable=writable)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except (ValueError, OSError) as exc:
+            self.fail(f"{value!r} is not a usable file path ({exc})", param, ctx)
+
+
+def write_file(path: str, text: str) -> None:
+    """Write a report or an export; a path that cannot be written is a usage error naming it."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CliError(f"cannot write `{path}`: {reason}; check the folder exists and is "
+                       f"writable", code=2) from None
+
+
 def guarded(fn: Callable) -> Callable:
     """`CliError` → one line and its exit code; any unexpected exception → a one-line internal
     error and exit code 2 (never a traceback unless AFPC_DEBUG is set)."""
@@ -129,7 +153,7 @@ def use_color(stream: Any) -> bool:
 
 def emit(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_file(output, text)
     elif text:
         click.echo(text, nl=not text.endswith("\n"))
 
@@ -139,7 +163,7 @@ def emit(text: str, output: str | None) -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), envvar="AFPC_OUTPUT_FORMAT",
               default="text", show_default=True, help="Output format.")
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too.")
-@click.option("-o", "--output-file", "output", type=click.Path(dir_okay=False, writable=True),
+@click.option("-o", "--output-file", "output", type=FilePath(writable=True),
               help="Write the report to a file instead of standard output.")
 @click.option("--explain-reach", "reach", metavar="SKILL",
               help="Print a path from an entry to SKILL (or why there is none).")
@@ -189,8 +213,8 @@ def checked_program(file: str) -> Any:
 
 # ---------------------------------------------------------------- compile, explain
 @main.command(name="compile")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the IR here.")
+@click.argument("file", type=FilePath())
+@click.option("-o", "--output", type=FilePath(writable=True), help="Write the IR here.")
 @guarded
 def compile_(file: str, output: str | None) -> None:
     """Write a spec's IR as JSON (loadable later without the parser)."""

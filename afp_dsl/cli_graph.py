@@ -13,17 +13,17 @@ import sys
 import click
 
 from . import graph_export
-from .cli import checked_program, emit, guarded
+from .cli import FilePath, checked_program, emit, guarded
 
 _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "json": graph_export.to_json}
 
 
 @click.command(name="graph")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=FilePath())
 @click.option("--graph", "graph_name", metavar="G", help="The graph to draw (default: the only one).")
 @click.option("--format", "fmt", type=click.Choice(sorted(_FORMATS)), default="mermaid",
               show_default=True, help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+@click.option("-o", "--output", type=FilePath(writable=True),
               help="Write the diagram to a file instead of standard output.")
 @click.option("--run", "run_id", metavar="RUN",
               help="Overlay the path a recorded run took (a run id, or `last`).")

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from .cli import CliError, guarded
+from .cli import CliError, FilePath, guarded, write_file
 
 EXIT = {"answered": 0, "max_iterations": 0, "paused": 3, "denied": 1, "error": 1}
 
@@ -213,7 +213,7 @@ def resume_(run_id: str, decision: str | None, by: str | None, note: str | None,
 @click.command("test")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("-k", "pattern", help="Only tests whose `file::name` contains this (and/or/not).")
-@click.option("--junit", "junit_file", type=click.Path(dir_okay=False),
+@click.option("--junit", "junit_file", type=FilePath(),
               help="Also write a JUnit XML report.")
 @guarded
 def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -> None:
@@ -224,5 +224,5 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
     results, problems = run_files(files, pattern)
     click.echo(report(results, problems))
     if junit_file:
-        Path(junit_file).write_text(junit(results, problems), encoding="utf-8")
+        write_file(junit_file, junit(results, problems))
     sys.exit(1 if problems or any(not r.passed for r in results) else 0)

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from .cli import emit, guarded
+from .cli import FilePath, emit, guarded
 
 _STORE = click.option("--store", "store_url",
                       help="Run store (default .afp/runs.db or $AFP_STORE).")
@@ -176,7 +176,7 @@ _EXPORTS = ("jsonl", "html", "otlp-json", "thinking")
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(_EXPORTS), required=True,
               help="jsonl (event schema), html (report), otlp-json (OpenTelemetry), thinking.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+@click.option("-o", "--output", type=FilePath(writable=True),
               help="Write to a file instead of standard output.")
 @_STORE
 @guarded

@@ -138,7 +138,7 @@ class SqliteStore:
                 # also survive power loss, and their fsync flushes every earlier commit too
                 self._db.execute("PRAGMA synchronous=NORMAL")
             self.version = migrate(self._db)
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, ValueError) as exc:  # (ValueError: a NUL in the path)
             raise StoreError(f"cannot open the run store `{self.path}`: {exc}") from None
 
     def close(self) -> None:
