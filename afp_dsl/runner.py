@@ -22,6 +22,7 @@ from .analysis import Analysis
 from .effects import Effects
 from .frozen import thaw
 from .interp import CoreResult, run_core
+from .launch_checks import check_agent_args, check_message
 from .plan import Plan, build_plan, find_agent
 from .providers.mock import mock
 from .redaction import Redactor
@@ -150,6 +151,7 @@ class Agent:
                  model: str | None = None, stubs: Stubs | None = None,
                  spec: str | None = None):
         prog, analysis = _unwrap(program)
+        check_agent_args(prog, provider, tools, store)
         found = find_agent(analysis, name)
         if found is None:
             names = ", ".join(f"`{d.name}`" for d in prog.root_module.decls if isinstance(d, ir.Agent))
@@ -252,6 +254,7 @@ class Agent:
         return RunCtx(self.session, self.plan, state, rec, red, red.for_model())
 
     def _start(self, message: str, conv: Conversation | None) -> RunCtx:
+        check_message(message)
         run_id = self.effects.new_run_id()
         state = RunState(run_id, self.plan.name, str(message),
                          conversation=conv.id if conv else None)

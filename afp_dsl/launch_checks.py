@@ -1,0 +1,56 @@
+"""The arguments of `program.agent(...)` and `agent.run(...)`, checked before anything runs.
+
+Role:       `Agent` calls `check_agent_args` and `check_message`; a wrong argument is a
+            `TypeError` (or `ValueError` for a tool name the program does not declare) whose message
+            names what was given and what to pass instead, not a failure deep inside a run.
+Invariants: pure (no I/O); accepts anything the documented API accepts, duck-typed: a provider
+            is anything with `complete`, a store anything with `save_run`, `run` and `events`.
+"""
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from . import ir
+
+
+def check_agent_args(program: ir.Program, provider: Any, tools: Any, store: Any) -> None:
+    if provider is not None and not callable(getattr(provider, "complete", None)):
+        raise TypeError(f"`provider` must be a model provider such as `afp.providers.mock()` or "
+                        f"`afp.providers.openai(model=...)`, not {_a(provider)}")
+    if store is not None and not all(callable(getattr(store, m, None)) for m in ("save_run", "run", "events")):
+        hint = (" (a path? pass `afp.stores.sqlite(path)` or `afp.stores.from_url(url)`)"
+                if isinstance(store, str) else "")
+        raise TypeError(f"`store` must be a run store such as `afp.stores.sqlite(\"runs.db\")` or "
+                        f"`afp.stores.memory()`, not {_a(store)}{hint}")
+    if tools is not None:
+        _check_tools(program, tools)
+
+
+def check_message(message: Any) -> None:
+    if not isinstance(message, str):
+        raise TypeError(f"the message must be text (a `str`), not {_a(message)}")
+
+
+def _check_tools(program: ir.Program, tools: Any) -> None:
+    if not isinstance(tools, Mapping):
+        raise TypeError(f"`tools` must map tool names to functions, e.g. "
+                        f"`tools={{\"lookup\": lookup}}`, not {_a(tools)}")
+    declared = sorted({d.name for m in program.modules for d in m.decls if isinstance(d, ir.Tool)})
+    for name, fn in tools.items():
+        if name not in declared:
+            close = difflib.get_close_matches(str(name), declared, n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            raise ValueError(f"`tools` binds `{name}`, but the spec declares no tool of that name "
+                             f"(tools: {', '.join(f'`{t}`' for t in declared) or 'none'}){hint}")
+        if not callable(fn):
+            raise TypeError(f"the binding of tool `{name}` must be a function (or any callable), "
+                            f"not {_a(fn)}")
+
+
+def _a(value: Any) -> str:
+    if value is None:
+        return "None"
+    kind = type(value).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} `{kind}`"

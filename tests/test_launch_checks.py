@@ -1,0 +1,57 @@
+"""Wrong arguments to `program.agent(...)` and `run(...)` fail at once, naming the fix, instead of
+being accepted silently (a binding that is not a function, a tool name with a typo, a message that
+is not text) or failing deep inside a run (a path given as the store, a string as the provider)."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import afp_dsl as afp
+
+SPEC = """
+agent desk { tools = [lookup_order] }
+tool lookup_order { description = "Find an order." input { id: string } }
+"""
+
+
+@pytest.fixture(scope="module")
+def program():
+    return afp.load(SPEC)
+
+
+@pytest.mark.parametrize("kw, error, words", [
+    ({"tools": {"lookup_order": 42}}, TypeError, "binding of tool `lookup_order` must be a function"),
+    ({"tools": {"lookup_ordr": print}}, ValueError, "did you mean `lookup_order`?"),
+    ({"tools": [print]}, TypeError, "`tools` must map tool names to functions"),
+    ({"provider": "mock"}, TypeError, "`provider` must be a model provider"),
+    ({"store": "runs.db"}, TypeError, "pass `afp.stores.sqlite(path)`"),
+    ({"store": object()}, TypeError, "not an `object`"),
+])
+def test_a_wrong_argument_to_agent_names_the_fix(program, kw, error, words):
+    with pytest.raises(error, match=None) as caught:
+        program.agent(**kw)
+    assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("message", [None, 42, b"bytes", ["hi"]])
+def test_a_message_that_is_not_text_is_refused_before_the_run(program, message):
+    agent = program.agent(provider=afp.providers.mock(["hi"]))
+    with pytest.raises(TypeError, match="the message must be text"):
+        agent.run(message)
+    with pytest.raises(TypeError, match="the message must be text"):
+        asyncio.run(agent.arun(message))
+    assert agent.store.runs() == []  # nothing was started
+
+
+def test_what_the_api_documents_is_accepted(program):
+    class Minimal:  # a store written to the protocol's methods, without `path` or `durable`
+        def __init__(self):
+            self.inner = afp.stores.memory()
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    agent = program.agent(provider=afp.providers.mock([[("lookup_order", {"id": "A1"})], "ok"]),
+                          tools={"lookup_order": lambda id: {"id": id}}, store=Minimal())
+    assert agent.run("find A1").outcome == "answered"
