@@ -12,7 +12,6 @@ Invariants: the store gets only redacted events; a store that outlives the proce
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any, Callable, Iterator, Mapping
 
 import attrs
@@ -22,11 +21,12 @@ from .analysis import Analysis
 from .effects import Effects
 from .frozen import thaw
 from .interp import CoreResult, run_core
+from .known_secrets import prime_redactor, relearn
 from .launch_checks import check_agent_args, check_message
 from .plan import Plan, build_plan, find_agent
 from .providers.mock import mock
 from .redaction import Redactor
-from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync, learn
+from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync
 from .state import RunState
 from .store import Store, memory
 from .toolcall import call_fingerprint, resolve_python
@@ -132,6 +132,21 @@ def _unwrap(program: Any) -> tuple[ir.Program, Analysis]:
     if isinstance(program, ir.Program):
         return program, Analysis(program)
     return program.ir, program.analysis
+
+
+def _why_no_checkpoint(store: Store, run_id: str) -> str:
+    """What the store says about a run that cannot be resumed."""
+    try:
+        row = store.run(run_id)
+    except Exception:  # noqa: BLE001 - only the wording depends on it (e.g. an evicted run)
+        row = None
+    status = row.get("status") if isinstance(row, dict) else None
+    if status == "running":
+        return ("it is still running (or its process ended without finishing it); only a paused "
+                "run, or one ended by a provider error, can be resumed")
+    if status is None:
+        return "this store holds no such run"
+    return "it finished, or it was already resumed"
 
 
 def _policy_host(impl: ir.PythonImpl) -> Callable[[dict], Any]:
@@ -316,8 +331,8 @@ class Agent:
         if data is None:
             data = self.store.checkpoint(run_id)
         if data is None:
-            raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: it finished, "
-                                      f"or it was already resumed")
+            raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
+                                      f"{_why_no_checkpoint(self.store, run_id)}")
         if data.get("agent") != self.plan.name:
             raise ResumeDecisionError(f"run `{run_id}` belongs to agent `{data.get('agent')}`, "
                                       f"not `{self.plan.name}`")
@@ -363,32 +378,3 @@ class Agent:
                                       f"decision applies once")
         return {"decision": "approve" if decision.approved else "decline", "by": decision.by,
                 "note": decision.note}
-
-
-def prime_redactor(red: Redactor, plan: Plan) -> None:
-    """Teach the redactor secrets the spec itself holds (fact data, `returns` values)."""
-    for c in plan.context:
-        data = getattr(c.decl, "data", None)
-        if data is not None and not isinstance(data, ir.Text):
-            learn(red, thaw(data.value))
-    for t in plan.tools.values():
-        if isinstance(t.decl.impl, ir.ReturnsImpl):
-            learn(red, thaw(t.decl.impl.value))
-
-
-def relearn(red: Redactor, history: list) -> None:
-    """Re-teach remembered secrets from raw history (a resumed or follow-up run)."""
-    for m in history:
-        for c in m.tool_calls:
-            learn(red, thaw(c.arguments))
-        if m.role == "tool":
-            learn(red, _as_recorded(m.content))
-
-
-def _as_recorded(text: str) -> Any:
-    """A tool result's text as the data it was recorded as: JSON (NaN and infinities included,
-    as `toolcall.to_text` writes them; guards' `parse_result` refuses those), else the text."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return text

@@ -179,3 +179,17 @@ def test_an_unfinished_run_is_tallied_from_its_events():
         [fin[k] for k in ("iterations", "llm_calls", "tool_calls", "tokens")]
     page = report(cut, run={"run_id": r.run_id, "status": "running"})
     assert '<b>outcome</b> running' in page and f'<b>LLM calls</b> {fin["llm_calls"]}' in page
+
+
+def test_resuming_a_running_or_unknown_run_says_which(tmp_path):
+    from afp_dsl.runner import ResumeDecisionError
+    store = stores.sqlite(tmp_path / "runs.db")
+    agent, _ = make(SPEC, ["done"], tools={"lookup": _lookup}, store=store)
+    store.save_run("r-9", "g", None, "running", None, None, {}, [])
+    with pytest.raises(ResumeDecisionError, match="it is still running"):
+        agent.resume("r-9")
+    with pytest.raises(ResumeDecisionError, match="this store holds no such run"):
+        agent.resume("r-404")
+    r = agent.run("hi")
+    with pytest.raises(ResumeDecisionError, match="it finished, or it was already resumed"):
+        agent.resume(r.run_id)
