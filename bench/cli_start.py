@@ -4,8 +4,9 @@ Both commands run the same way (a fresh process each time, same interpreter, sam
 the figure is the ratio of their median wall times. The package's bytecode is compiled first, as
 `pip install` does (a checkout run with PYTHONDONTWRITEBYTECODE=1 would otherwise compile every
 module on every start). For scale, the start-up of importing the libraries `afpc check` needs
-(attrs, click, jsonschema) is measured the same way. Also records the slowest imports of
-`afpc check` (`python -X importtime`), which is where start-up time goes.
+(attrs alone; attrs and click; with jsonschema) is measured the same way, every command taking its
+turn in each round. Also records the slowest imports of `afpc check` (`python -X importtime`),
+which is where start-up time goes.
 Run: `python -m bench.cli_start [--reps N] [--quick] [--json OUT]`.
 """
 from __future__ import annotations
@@ -90,17 +91,22 @@ def afpc_command() -> list[str]:
             "sys.exit(main())"]
 
 
-def run_median(cmd: list[str], reps: int, warmup: int, env: dict) -> dict:
+def run_medians(cmds: dict[str, list[str]], reps: int, warmup: int, env: dict) -> dict:
+    """Median and fastest wall time of each command, the commands taking turns (one run of each
+    per round), so a load that drifts during the benchmark hits them all alike."""
     for _ in range(warmup):
-        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    times = []
+        for cmd in cmds.values():
+            subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    times: dict[str, list[float]] = {name: [] for name in cmds}
     for _ in range(max(1, reps)):
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-        times.append(time.perf_counter() - t0)
-        if proc.returncode != 0:
-            raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
-    return {"median_s": statistics.median(times), "min_s": min(times), "reps": len(times)}
+        for name, cmd in cmds.items():
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+            times[name].append(time.perf_counter() - t0)
+            if proc.returncode != 0:
+                raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
+    return {name: {"median_s": statistics.median(t), "min_s": min(t), "reps": len(t)}
+            for name, t in times.items()}
 
 
 def slowest_imports(env: dict, top: int = 12) -> list[dict]:
@@ -118,7 +124,8 @@ def slowest_imports(env: dict, top: int = 12) -> list[dict]:
     return sorted(rows, key=lambda r: -r["cumulative_ms"])[:top]
 
 
-LIBRARIES = {"import_attrs_click": "import attrs, click",
+LIBRARIES = {"import_attrs": "import attrs",
+             "import_attrs_click": "import attrs, click",
              "import_attrs_click_jsonschema": "import attrs, click, jsonschema"}
 
 
@@ -138,9 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         spec = Path(d) / "support.afp"
         spec.write_text(SPEC, encoding="utf-8")
         afpc = afpc_command() + ["check", str(spec)]
-        bare = run_median([sys.executable, "-c", "pass"], reps, warmup, env)
-        check = run_median(afpc, reps, warmup, env)
-        libs = {k: run_median([sys.executable, "-c", code], reps, warmup, env) for k, code in LIBRARIES.items()}
+        cmds = {"bare": [sys.executable, "-c", "pass"], "check": afpc,
+                **{k: [sys.executable, "-c", code] for k, code in LIBRARIES.items()}}
+        times = run_medians(cmds, reps, warmup, env)
+        bare, check = times.pop("bare"), times.pop("check")
+        libs = times
     result = {"benchmark": "cli_start", "spec_lines": SPEC.count("\n"), "reps": reps,
               "command": ["afpc" if "afpc" in c else c for c in afpc_command()[1:]] + ["check", "SPEC"],
               "bytecode": "compiled", "python_c_pass": bare, "afpc_check": check,

@@ -110,7 +110,8 @@ def _cli(b: dict) -> list[str]:
               _f(v["ratio"])] for v in b.get("libraries", {}).values()]
     out = _table(["command", "median (s)", "min (s)", "× `python -c pass`"], rows)
     if b.get("bytecode") == "compiled":
-        out += ["The package's bytecode was compiled first, as `pip install` does.", ""]
+        out += ["The package's bytecode was compiled first, as `pip install` does; the commands take "
+                "turns, one run of each per round.", ""]
     out += [f"Ratio: **{_f(b['ratio'])}×**. Slowest imports at start-up (cumulative ms, `-X importtime`): "
             + ", ".join(f"`{r['module']}` {r['cumulative_ms']:.0f}" for r in b.get("slowest_imports", ())[:8]) + ".", ""]
     return out
