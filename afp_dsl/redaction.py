@@ -48,30 +48,63 @@ class RedactionReport:
         return sum(self.counts.values())
 
 
+_PLANTED_RULE = Rule(-1, PLANTED, DEFAULT_PLACEHOLDER, False)
+
+
+class _RuleSet:
+    """What one rule set compiles to, shared by every redactor of those rules (and view): rules,
+    key table, patterns, and two caches of answers that depend on the rules alone: the rules
+    each key selects, and the keys that are clean while nothing is remembered (`CleanCheck`)."""
+
+    __slots__ = ("decls", "rules", "active", "keys", "matcher", "placeholders", "key_cache",
+                 "clean_keys")
+    _cache: dict[tuple, "_RuleSet"] = {}
+
+    def __init__(self, decls: tuple[ir.Redact, ...], model_only: bool):
+        self.decls = decls  # (kept alive: the cache is keyed by the declarations' identity)
+        self.rules = tuple(Rule(i, r.name, r.placeholder, r.model) for i, r in enumerate(decls))
+        self.active = frozenset([r.index for r in self.rules if r.model or not model_only]
+                                + ([] if model_only else [-1]))
+        self.keys = key_table(decls)
+        self.matcher = Matcher(decls, [r for r in self.rules if r.index in self.active])
+        self.placeholders = frozenset({r.placeholder for r in self.rules} | {DEFAULT_PLACEHOLDER})
+        self.key_cache: dict[str, tuple[int, ...]] = {}
+        self.clean_keys: set[str] = set()
+
+    @classmethod
+    def of(cls, decls: tuple[ir.Redact, ...], model_only: bool) -> "_RuleSet":
+        key = (tuple(map(id, decls)), model_only)
+        found = cls._cache.get(key)
+        if found is None or any(a is not b for a, b in zip(found.decls, decls)):
+            if len(cls._cache) >= 256:
+                cls._cache.clear()
+            found = cls._cache[key] = cls(decls, model_only)
+        return found
+
+
 class Redactor(CleanCheck):
     """Scrubs JSON-like values and text for one run; remembers the secrets it has seen."""
 
     def __init__(self, rules: Sequence[ir.Redact] = (), *, _memory: Memory | None = None,
                  _model_only: bool = False):
         self._decls = tuple(rules)
-        self._rules = tuple(Rule(i, r.name, r.placeholder, r.model) for i, r in enumerate(rules))
-        self._planted = Rule(-1, PLANTED, DEFAULT_PLACEHOLDER, False)
         self._model_only = _model_only
-        self._active = {r.index for r in self._rules if r.model or not _model_only}
-        if not _model_only:
-            self._active.add(-1)
-        self._keys = key_table(self._decls)
-        self._matcher = Matcher(self._decls, [r for r in self._rules if r.index in self._active])
-        self._placeholders = {r.placeholder for r in self._rules} | {DEFAULT_PLACEHOLDER}
+        # Speed: what depends on the rules alone is compiled once per rule set (`_RuleSet`);
+        # a run builds a redactor, and an agent's rules are the same at every run.
+        rs = _RuleSet.of(self._decls, _model_only)
+        self._ruleset = rs
+        self._rules, self._active, self._keys = rs.rules, rs.active, rs.keys
+        self._matcher, self._placeholders = rs.matcher, rs.placeholders
+        self._planted = _PLANTED_RULE
         self._memory = _memory if _memory is not None else Memory()
         self._memory_cache: tuple[int, re.Pattern[str] | None] = (-1, None)
         self._counts: collections.Counter[str] = collections.Counter()
         self._paths: set[str] = set()
         self._paths_dropped = 0
         self._model_view: Redactor | None = None
-        # Speed: the rules selected by each key (bounded); the clean-check caches (CleanCheck).
-        # Paths are rendered only when counted.
-        self._key_cache: dict[str, tuple[int, ...]] = {}
+        # Speed: the rules selected by each key (bounded, shared by the rule set's redactors);
+        # the clean-check caches (CleanCheck). Paths are rendered only when counted.
+        self._key_cache = rs.key_cache
         self._init_clean()
 
     # ------------------------------------------------------------ public

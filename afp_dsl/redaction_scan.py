@@ -6,9 +6,11 @@ Role:       `CleanCheck`, the half of `Redactor` that only looks: `is_clean(valu
 Invariants: answers exactly what the plain walk answers (`_clean_walk_plain` in
             tests/test_redaction_prefilter.py): plain JSON shapes of exact types, every key an
             exact str with no match and selected by no rule, every string and number text without
-            a match; it only caches verdicts, and forgets them when a secret is remembered.
+            a match; it only caches verdicts, and forgets them when a secret is remembered (the
+            keys found clean while nothing is remembered are shared by the rule set's redactors).
 Contract:   the class using it provides `_memory` (`redaction_match.Memory`), `_matcher`,
-            `_key_rules(key)`, `_find(text)` and `_memory_regex()`, and calls `_init_clean()`.
+            `_ruleset.clean_keys`, `_key_rules(key)`, `_find(text)` and `_memory_regex()`, and
+            calls `_init_clean()`.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ class CleanCheck:
         self._clean_ints: set[int] = set()
         self._clean_version = -1
         self._screen: Any = False
+        self._shared_keys: set[str] = self._ruleset.clean_keys
 
     def is_clean(self, value: Any) -> bool:
         """True when scrubbing `value` would change nothing and remember nothing: no key selected
@@ -146,11 +149,13 @@ class CleanCheck:
             self._clean.add(text)
 
     def _check_clean(self) -> None:
-        """Forget the verdicts known clean when a secret was remembered since (by any view)."""
+        """Forget the verdicts known clean when a secret was remembered since (by any view).
+        While nothing is remembered, the clean keys are those of the rule set, shared by its
+        redactors (they depend on the rules alone); after, this redactor keeps its own."""
         if self._clean_version != self._memory.version:
-            self._clean.clear()
-            self._clean_keys.clear()
-            self._clean_ints.clear()
+            self._clean = set()
+            self._clean_keys = self._shared_keys if self._memory.version == 0 else set()
+            self._clean_ints = set()
             self._screen = self._make_screen()
             self._clean_version = self._memory.version
 
