@@ -156,13 +156,27 @@ def steps(policies: Sequence[ir.Policy], moment: str, tool: str | None,
     if hit is None or hit[0] is not policies:
         if len(_STEPS) >= 4096:
             _STEPS.clear()
-        hit = _STEPS[key] = (policies, _steps(policies, moment, tool, reverse))
+        hit = _STEPS[key] = (policies, _steps_of(policies, moment, tool, reverse))
+    return hit[1]
+
+
+def _steps_of(policies: tuple, moment: str, tool: str | None, reverse: bool) -> tuple[Step, ...]:
+    """`_steps`, shared by every tuple of the same policy declarations (each agent's plan has
+    its own tuple: an agent built per run would otherwise settle its steps at every run)."""
+    key = (tuple(map(id, policies)), moment, tool, reverse)
+    hit = _STEPS_OF.get(key)
+    if hit is None or any(a is not b for a, b in zip(hit[0], policies)):
+        if len(_STEPS_OF) >= 4096:
+            _STEPS_OF.clear()
+        hit = _STEPS_OF[key] = (policies, _steps(policies, moment, tool, reverse))
     return hit[1]
 
 
 # Speed: the steps of a chain per (moment, tool, direction), settled once per policy tuple (a
-# plan's, immutable IR), keyed by identity; the entry keeps the tuple alive. Bounded.
+# plan's, immutable IR), keyed by identity, and once per sequence of declarations; the entries
+# keep what they are keyed by alive. Bounded.
 _STEPS: dict[tuple, tuple[Any, tuple[Step, ...]]] = {}
+_STEPS_OF: dict[tuple, tuple[tuple, tuple[Step, ...]]] = {}
 
 
 def _steps(policies: tuple, moment: str, tool: str | None, reverse: bool) -> tuple[Step, ...]:
