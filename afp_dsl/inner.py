@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from . import ir
-from .plan import build_plan
+from .plan import plan_of
 from .redaction import Redactor
 from .runtime import Recorder, RunCtx
 from .state import RunState
@@ -36,7 +36,7 @@ def _plan(ctx: RunCtx, info) -> Any:
         return None
     plan = ctx.session.plans.get(r.decl.name)
     if plan is None:
-        plan = ctx.session.plans[r.decl.name] = build_plan(ctx.session.analysis, r.decl, r.module)
+        plan = ctx.session.plans[r.decl.name] = plan_of(ctx.session.analysis, r.decl, r.module)
     return plan
 
 

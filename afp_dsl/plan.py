@@ -2,8 +2,9 @@
 
 Role:       turns `ir.Agent` + `Analysis` into `Plan` (tools, skills, graph, context, policies,
             redaction) so the loop never resolves a `Ref` on the hot path.
-Invariants: built once per agent; unresolvable references are skipped (the checker reports
-            them); validators are built lazily and cached per tool.
+Invariants: built once per agent declaration (`plan_of`) and never changed after; unresolvable
+            references are skipped (the checker reports them); validators are built lazily and
+            cached per tool.
 """
 from __future__ import annotations
 
@@ -140,6 +141,14 @@ def fact_text(data: ir.Text | ir.Data) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def plan_of(analysis: Analysis, agent: ir.Agent, module: str) -> Plan:
+    """`build_plan`, once per agent declaration of a checked program: a plan depends on the
+    frozen IR alone, so every `Agent` of that declaration (one per run, in some hosts) and every
+    run of it as a tool read the same plan (read-only)."""
+    return analysis.memo(("plan", module, agent.name, id(agent)),
+                         lambda: build_plan(analysis, agent, module))
 
 
 def build_plan(analysis: Analysis, agent: ir.Agent, module: str) -> Plan:

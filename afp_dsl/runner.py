@@ -23,7 +23,7 @@ from .frozen import thaw
 from .interp import CoreResult, run_core
 from .known_secrets import prime_redactor, relearn
 from .launch_checks import check_agent_args, check_message
-from .plan import Plan, build_plan, find_agent
+from .plan import Plan, find_agent, plan_of
 from .providers.mock import mock
 from .redaction import Redactor
 from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync
@@ -173,7 +173,7 @@ class Agent:
             what = f"no agent `{name}`" if name else "the spec has several agents (or none); name one"
             raise AgentNotFound(f"{what}; agents: {names or 'none'}")
         self.effects = effects or Effects.live()
-        self.plan: Plan = build_plan(analysis, *found)
+        self.plan: Plan = plan_of(analysis, *found)
         self.store = store if store is not None else memory()
         self.spec = spec
         self.launch: dict | None = None  # how the CLI built this agent, so `afpc resume` can too

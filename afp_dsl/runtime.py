@@ -222,14 +222,29 @@ def wants_context(fn: Callable[..., Any]) -> bool:
     """True when `fn` declares a parameter named `_context` (cached by identity)."""
     hit = _WANTS.get(id(fn))
     if hit is None or hit[0] is not fn:
-        try:
-            wants = CONTEXT_PARAM in inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            wants = False
+        wants = _plain_function_wants(fn)
+        if wants is None:
+            try:
+                wants = CONTEXT_PARAM in inspect.signature(fn).parameters
+            except (TypeError, ValueError):
+                wants = False
         if len(_WANTS) >= 1024:
             _WANTS.clear()
         hit = _WANTS[id(fn)] = (fn, wants)
     return hit[1]
+
+
+def _plain_function_wants(fn: Any) -> bool | None:
+    """`wants_context` of a plain function, read from its code; None for anything else.
+    Speed: hosts often bind a fresh closure per run, so the identity cache misses; for a plain
+    function `inspect.signature` only reads these same names from the code (≈ 40 µs)."""
+    if type(fn) is not _FUNCTION or "__wrapped__" in fn.__dict__ or "__signature__" in fn.__dict__:
+        return None
+    code = fn.__code__
+    return CONTEXT_PARAM in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+
+
+_FUNCTION = type(lambda: None)
 
 
 def tool_context(ctx: "RunCtx", tool: str, call_id: str) -> ToolContext:
