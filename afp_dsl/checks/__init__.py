@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 
 from ..analysis import Analysis
 from ..diagnostics import Diagnostic
-from . import atoms, exprs, graph, guards, names, policies, routes, schemas, sites, tests
+from . import atoms, exprs, graph, guards, names, policies, routes, schemas, sites, solver, tests
 
 Rule = Callable[[Analysis], Iterable[Diagnostic]]
 
@@ -36,5 +36,7 @@ def run_checks(analysis: Analysis, rules: tuple[Rule, ...] = CHECKS) -> list[Dia
             out.extend(rule(analysis))
     finally:
         atoms.clear_cache()
+        routes.clear_cache()
         sites.clear_cache()
+        solver.clear_cache()
     return out

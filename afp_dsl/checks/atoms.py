@@ -19,6 +19,7 @@ from ..evaluate import Env, evaluate, render_expr
 MAX_CASES = 64
 TYPES = frozenset({"null", "boolean", "number", "string", "compound"})
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_SWAPPABLE = frozenset({"==", "!=", *FLIP})
 Key = tuple  # ("path", root, *segments) | ("call", func, name)
 
 
@@ -125,12 +126,9 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     base = dict(expr=c, neg=neg, text=shown, positive=not neg)
     if _constant(c.left) and _constant(c.right):
         return Atom("const", truth=evaluate(c, Env(roots={})).holds != neg, **base)
-    op = c.op
-    left, right = c.left, c.right
-    if key_of(left) is None and key_of(right) is not None and op in ("==", "!=", *FLIP):
-        left, right = right, left
-        op = FLIP.get(op, op)
-    key = key_of(left)
+    key, right, op = key_of(c.left), c.right, c.op
+    if key is None and op in _SWAPPABLE:  # `500 < result.x` reads as `result.x > 500`
+        key, right, op = key_of(c.right), c.left, FLIP.get(op, op)
     if key is None:
         return _opaque(c, neg, "conditions on computed values")
     if op in ("==", "!="):
@@ -215,7 +213,10 @@ def _dnf(node: Any) -> list[tuple[Atom, ...]]:
 
 def dnf(exprs: Iterable[Any]) -> list[tuple[Atom, ...]] | None:
     """The cases (conjunctions of atoms) of the conjunction of `exprs`; None past `MAX_CASES`."""
-    node = ("and", [_nnf(e, False) for e in exprs if e is not None])
+    items = [_nnf(e, False) for e in exprs if e is not None]
+    if len(items) == 1 and isinstance(items[0], Atom):  # Speed: a lone comparison (most guards)
+        return [(items[0],)]
+    node = ("and", items)
     if _size(node) > MAX_CASES:
         return None
     return _dnf(node)

@@ -27,48 +27,66 @@ def check_exprs(analysis: Analysis) -> Iterable[Diagnostic]:
         yield from check_site(analysis, site)
     for module, g in analysis.decls(ir.Graph):
         for r in g.routes:
-            yield from _route_statuses(r)
+            if r.status:
+                yield from _route_statuses(r)
 
 
 def check_site(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
     bad: set[int] = set()  # ids of operands already reported
-    nodes = list(walk(site.expr))
-    for node in nodes:
-        d = _operand(analysis, site, node)
-        if d is not None:
-            bad.add(id(node))
-            yield d
+    nodes = walk(site.expr)
+    for node, d in _operand_problems(analysis, site, nodes):
+        bad.add(id(node))
+        yield d
     facts = S.facts(site)
     for node in nodes:
         if isinstance(node, ir.Compare) and not (bad and any(id(x) in bad for x in walk(node))):
             yield from _compare(site, node, facts)
 
 
-def walk(e: Any) -> Iterator[Any]:
-    """Every node of an expression, parents first."""
-    yield e
-    if isinstance(e, (ir.And, ir.Or, ir.ListExpr)):
-        for i in e.items:
-            yield from walk(i)
-    elif isinstance(e, ir.Not):
-        yield from walk(e.item)
-    elif isinstance(e, ir.Compare):
-        yield from walk(e.left)
-        yield from walk(e.right)
+def walk(e: Any) -> list[Any]:
+    """Every node of an expression, parents first (depth-first, children in order).
+
+    Speed: a list built with an explicit stack, instead of nested generators (one per level)."""
+    out: list[Any] = []
+    todo = [e]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, (ir.And, ir.Or, ir.ListExpr)):
+            todo.extend(reversed(node.items))
+        elif isinstance(node, ir.Not):
+            todo.append(node.item)
+        elif isinstance(node, ir.Compare):
+            todo += (node.right, node.left)
+    return out
 
 
 # ---------------------------------------------------------------- roots and paths
+def has_unknown_operand(analysis: Analysis, site: S.Site) -> bool:
+    """Does the site's expression name an unknown root or field (AFP303/AFP304)?"""
+    return any(d.code in ("AFP303", "AFP304")
+               for _, d in _operand_problems(analysis, site, walk(site.expr)))
+
+
+def _operand_problems(analysis: Analysis, site: S.Site,
+                      nodes: Iterable[Any]) -> Iterator[tuple[Any, Diagnostic]]:
+    """(node, diagnostic) for each operand naming something unknown, in `nodes` order."""
+    for node in nodes:
+        d = _operand(analysis, site, node)
+        if d is not None:
+            yield node, d
+
+
 def _operand(analysis: Analysis, site: S.Site, node: Any) -> Diagnostic | None:
-    allowed = S.ROOTS[site.place]
+    if isinstance(node, ir.Path):
+        if node.root not in S.ROOTS[site.place] or node.root in ("returned", "active"):
+            return _unknown_root(site, node.root, node.root_span if node.root_span.end else node.span)
+        return _path(site, node)
     if isinstance(node, ir.Call):
-        if node.func not in allowed:
+        if node.func not in S.ROOTS[site.place]:
             return _unknown_root(site, f"{node.func}(...)", node.span)
         return _call_arg(analysis, site.module, node)
-    if not isinstance(node, ir.Path):
-        return None
-    if node.root not in allowed or node.root in ("returned", "active"):
-        return _unknown_root(site, node.root, node.root_span if node.root_span.end else node.span)
-    return _path(site, node)
+    return None
 
 
 def _unknown_root(site: S.Site, root: str, span) -> Diagnostic:
@@ -173,10 +191,9 @@ def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
     """Literals outside a key's closed set of values (status vocabulary, schema enums)."""
     if c.op not in ("==", "!=", "in", "not in"):
         return
-    left, right = c.left, c.right
-    if key_of(left) is None and key_of(right) is not None and c.op in ("==", "!="):
-        left, right = right, left
-    key = key_of(left)
+    key, right = key_of(c.left), c.right
+    if key is None and c.op in ("==", "!="):  # `"x" == path` reads as `path == "x"`
+        key, right = key_of(c.right), c.left
     if key is None:
         return
     lits = [right] if isinstance(right, ir.Lit) else (

@@ -52,18 +52,30 @@ class GraphView:
     nodes: dict[NodeKey, Node]
     entries: list[EntryEdge]
     routes: list[RouteEdge]
+    # Speed: the graph checks ask for the out-edges and each reachability several times per
+    # view; a view is read-only once built, so both are computed once (callers never mutate them).
+    _out: dict | None = attrs.field(default=None, init=False, repr=False, eq=False)
+    _reached: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     def name(self, key: NodeKey) -> str:
         return self.nodes[key].name
 
     def out_edges(self) -> dict[NodeKey, list[RouteEdge]]:
-        out: dict[NodeKey, list[RouteEdge]] = {k: [] for k in self.nodes}
-        for e in self.routes:
-            out[e.src].append(e)
-        return out
+        """The routes out of each node, in declaration order (read-only)."""
+        if self._out is None:
+            out: dict[NodeKey, list[RouteEdge]] = {k: [] for k in self.nodes}
+            for e in self.routes:
+                out[e.src].append(e)
+            self._out = out
+        return self._out
 
     def reach(self, deterministic_only: bool) -> dict[NodeKey, EntryEdge | RouteEdge]:
-        """Every reachable node with the edge that first reached it (breadth-first)."""
+        """Every reachable node with the edge that first reached it (breadth-first; read-only)."""
+        if deterministic_only not in self._reached:
+            self._reached[deterministic_only] = self._reach(deterministic_only)
+        return self._reached[deterministic_only]
+
+    def _reach(self, deterministic_only: bool) -> dict[NodeKey, EntryEdge | RouteEdge]:
         out = self.out_edges()
         parent: dict[NodeKey, EntryEdge | RouteEdge] = {}
         queue: deque[NodeKey] = deque()
@@ -220,5 +232,8 @@ def sccs(nodes: Iterable, succ) -> list[list]:
                     comp.append(w)
                     if w == v:
                         break
-                out.append(sorted(comp, key=lambda n: index[n]))
+                # Speed: the stack holds nodes in discovery order, so the popped component is in
+                # reverse discovery order; reversing it equals sorting by index, without a sort.
+                comp.reverse()
+                out.append(comp)
     return out

@@ -1,6 +1,6 @@
 """Guard satisfiability: entry, route and context conditions that can never hold.
 
-Role:       checks layer; runs `solver.solve` on every entry, route and fact/instruction `when`
+Role:       checks layer; runs `solver.refute` on every entry, route and fact/instruction `when`
             with the facts of its place (a route's `on` tool and `status` set, the source skill,
             the tool's output schema).
 Emits:      AFP208 guard-unsatisfiable (error).
@@ -17,7 +17,7 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
 from . import sites as S
-from .solver import Atom, Facts, Verdict, self_impossible, solve
+from .solver import Atom, Facts, Verdict, refute, self_impossible
 
 GUARDED_PLACES = ("entry", "route", "context")
 
@@ -33,8 +33,8 @@ def check_guards(analysis: Analysis) -> Iterable[Diagnostic]:
 def unsatisfiable(site: S.Site, code: str = "AFP208", what: str | None = None) -> Diagnostic | None:
     """A diagnostic when the site's condition provably never holds (and is not AFP305's)."""
     facts = S.facts(site)
-    verdict = solve([site.expr], facts)
-    if verdict.status != "unsat" or covered_by_exprs(verdict, facts):
+    verdict = refute([site.expr], facts)
+    if verdict is None or covered_by_exprs(verdict, facts):
         return None
     what = what or f"the condition of {site.owner}"
     notes = describe_reasons(verdict)

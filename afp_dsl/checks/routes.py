@@ -22,8 +22,8 @@ from ..codes import diag
 from ..diagnostics import Diagnostic, Label
 from . import graphview as G
 from . import sites as S
-from .exprs import check_site
-from .solver import Verdict, dnf, key_text, read_key, solve
+from .exprs import has_unknown_operand
+from .solver import Verdict, dnf, key_text, read_key, refute, solve
 
 
 def check_routes(analysis: Analysis) -> Iterable[Diagnostic]:
@@ -78,7 +78,7 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     trigger = _trigger_text(ta if ta.tool else tb, statuses)
     if a.route.when is None and (ta.tool is None or ta.tool == tb.tool) and (
             ta.statuses is None or (tb.statuses is not None and tb.statuses <= ta.statuses)):
-        if b.route.when is None or solve([b.route.when], S.facts(site)).status != "unsat":
+        if b.route.when is None or refute([b.route.when], S.facts(site)) is None:
             return _shadowed(a, b, _trigger_text(ta, ta.statuses))
     if verdict.status == "sat" and a.route.when is not None and b.route.when is not None:
         return _overlap(a, b, trigger, verdict)
@@ -86,6 +86,10 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
 
 
 _FLAWED: dict[int, tuple[ir.Route, bool]] = {}
+
+
+def clear_cache() -> None:
+    _FLAWED.clear()
 
 
 def _flawed(analysis: Analysis, v: G.GraphView, e: G.RouteEdge) -> bool:
@@ -97,7 +101,7 @@ def _flawed(analysis: Analysis, v: G.GraphView, e: G.RouteEdge) -> bool:
         if len(_FLAWED) > 100_000:
             _FLAWED.clear()
         site = S.route_site(analysis, v.module, v.graph, e.route)
-        flawed = any(d.code in ("AFP303", "AFP304") for d in check_site(analysis, site))
+        flawed = has_unknown_operand(analysis, site)
         hit = _FLAWED[id(e.route)] = (e.route, flawed)
     return hit[1]
 

@@ -8,6 +8,7 @@ Invariants: pure; a schema the walker does not understand (composition, remote `
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Iterator
 
@@ -85,18 +86,13 @@ def _graph_sites(analysis: Analysis, module: str, g: ir.Graph) -> Iterator[Site]
 def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route,
                expr: ir.Expr | None = None) -> Site:
     tool = analysis.lookup(module, r.on, ir.Tool) if r.on is not None else None
+    on = tool.name if tool is not None else None
     src = analysis.lookup(module, r.src, ir.Skill)
-    if r.on is None and src is not None and r.when is not None:
+    if r.on is None and src is not None and r.when is not None:  # `when tool == "t"` pins `t`
         tool = _pinned_tool(analysis, analysis.resolve(module, r.src).module, src, r.when)
-        if tool is not None:
-            return Site(module, "route", expr if expr is not None else r.when,
-                        f"route `{r.src} -> {r.dst}`", tool=tool,
-                        statuses=tuple(s.name for s in r.status if s.name in STATUSES),
-                        skill=src.name)
+    statuses = tuple(s.name for s in r.status if s.name in STATUSES) if r.status else ()
     return Site(module, "route", expr if expr is not None else r.when,
-                f"route `{r.src} -> {r.dst}`", tool=tool,
-                on=(tool.name if tool else None) if r.on is not None else None,
-                statuses=tuple(s.name for s in r.status if s.name in STATUSES),
+                f"route `{r.src} -> {r.dst}`", tool=tool, on=on, statuses=statuses,
                 skill=src.name if src else None)
 
 
@@ -145,7 +141,8 @@ class FieldProblem:
     candidates: tuple[str, ...] = ()
 
 
-_COMPOSED = ("anyOf", "oneOf", "allOf", "not", "if", "$dynamicRef", "unevaluatedProperties")
+# Speed: a set, so one `isdisjoint` pass over a node's keys replaces seven lookups.
+_COMPOSED = frozenset({"anyOf", "oneOf", "allOf", "not", "if", "$dynamicRef", "unevaluatedProperties"})
 
 
 def schema_types(node: Any) -> frozenset[str] | None:
@@ -157,15 +154,29 @@ def schema_types(node: Any) -> frozenset[str] | None:
     return None
 
 
+_FIELDS: dict[tuple[int, tuple], tuple[Any, Field | FieldProblem | None]] = {}
+
+
 def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
-    """Follow `segments` into a JSON Schema; None when the schema does not say."""
+    """Follow `segments` into a JSON Schema; None when the schema does not say.
+
+    Speed: cached per (schema, segments): the path checks and the schema facts both walk every
+    path a guard reads. The entry keeps `root` alive, so its id is not reused while cached."""
+    hit = _FIELDS.get((id(root), segments))
+    if hit is None or hit[0] is not root:
+        if len(_FIELDS) > 100_000:
+            _FIELDS.clear()
+        hit = _FIELDS[(id(root), segments)] = (root, _walk_schema(root, segments))
+    return hit[1]
+
+
+def _walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
     node, optional = root, False
     for i, seg in enumerate(segments):
         node = _deref(root, node)
-        if not is_mapping(node) or any(k in node for k in _COMPOSED):
+        if not is_mapping(node) or not _COMPOSED.isdisjoint(node):
             return None
-        types = schema_types(node)
-        step = _step_field(node, seg, types) if isinstance(seg, str) else _step_item(node, seg, types)
+        step = _step_field(node, seg) if isinstance(seg, str) else _step_item(node, seg)
         if isinstance(step, str):
             return FieldProblem(i, step, _candidates(node) if isinstance(seg, str) else ())
         if step is None:
@@ -175,11 +186,12 @@ def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
     return Field(node, optional) if is_mapping(node) else None
 
 
-def _step_field(node: Mapping, seg: str, types) -> tuple | str | None:
+def _step_field(node: Mapping, seg: str) -> tuple | str | None:
     props = node.get("properties")
     if is_mapping(props) and seg in props:
         required = node.get("required")
         return props[seg], not (isinstance(required, (list, tuple)) and seg in required)
+    types = schema_types(node)  # (only needed, so only read, when the field is not declared)
     if types is not None and "object" not in types:
         return f"is {_a(types)}, which has no fields"
     if node.get("additionalProperties") is False and "patternProperties" not in node:
@@ -190,7 +202,8 @@ def _step_field(node: Mapping, seg: str, types) -> tuple | str | None:
     return None
 
 
-def _step_item(node: Mapping, seg: int, types) -> tuple | str | None:
+def _step_item(node: Mapping, seg: int) -> tuple | str | None:
+    types = schema_types(node)
     if types is not None and "array" not in types:
         return f"is {_a(types)}, not a list"
     prefix = node.get("prefixItems")
@@ -202,9 +215,11 @@ def _step_item(node: Mapping, seg: int, types) -> tuple | str | None:
     return None
 
 
+_TYPE_NAMES = {"object": "an object", "array": "a list", "integer": "an integer", "null": "null"}
+
+
 def _a(types: frozenset) -> str:
-    names = {"object": "an object", "array": "a list", "integer": "an integer", "null": "null"}
-    return " or ".join(names.get(t, f"a {t}") for t in sorted(types))
+    return " or ".join(_TYPE_NAMES.get(t, f"a {t}") for t in sorted(types))
 
 
 def _candidates(node: Mapping) -> tuple[str, ...]:
@@ -238,6 +253,8 @@ def _pointer(doc: Any, pointer: str) -> Any:
 # ---------------------------------------------------------------- facts
 _JSON_TYPES = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean",
                "null": "null", "object": "compound", "array": "compound"}
+_KNOWN_TYPES = frozenset(_JSON_TYPES)
+_INTEGER = (frozenset({"integer"}), frozenset({"integer", "null"}))
 
 
 def facts(site: Site) -> Facts:
@@ -246,17 +263,24 @@ def facts(site: Site) -> Facts:
 
     def f(key: Key) -> tuple[Atom, ...]:
         if key not in cache:
-            cache[key] = tuple(_facts(site, key))
+            cache[key] = _facts(site, key)
         return cache[key]
     return f
 
 
-def _facts(site: Site, key: Key) -> Iterator[Atom]:
+def _facts(site: Site, key: Key) -> tuple[Atom, ...]:
     if key[0] != "path":
-        return
-    root, segs, name = key[1], key[2:], key_text(key)
+        return ()
+    if key[1] in ("args", "result"):
+        return _schema_facts(site, key) if site.tool is not None else ()
+    return tuple(_place_facts(site, key))
+
+
+def _place_facts(site: Site, key: Key) -> Iterator[Atom]:
+    """What the place says about a key of the other roots (types, vocabularies, edge facts)."""
+    root, segs = key[1], key[2:]
     if root in ("message", "text") and not segs:
-        yield _type(key, {"string"}, f"`{name}` is a string")
+        yield _type(key, {"string"}, f"`{root}` is a string")
     elif root == "iteration" and not segs:
         yield _type(key, {"number"}, "`iteration` is a number")
         yield Atom("type", key, types=frozenset({"number"}), integer=True, level="edge",
@@ -283,8 +307,6 @@ def _facts(site: Site, key: Key) -> Iterator[Atom]:
                        text=_vocab_text("last.status") + " (or null)")
         else:
             yield _type(key, {"string", "null"}, "`last.tool` is a tool name or null")
-    elif root in ("args", "result") and site.tool is not None:
-        yield from _schema_facts(site, key)
 
 
 _FACTS: dict[tuple[int, Key], tuple[Any, tuple[Atom, ...]]] = {}
@@ -292,21 +314,22 @@ _FACTS: dict[tuple[int, Key], tuple[Any, tuple[Atom, ...]]] = {}
 
 def clear_cache() -> None:
     _FACTS.clear()
+    _FIELDS.clear()
 
 
-def _schema_facts(site: Site, key: Key) -> Iterator[Atom]:
+def _schema_facts(site: Site, key: Key) -> tuple[Atom, ...]:
     """What a tool's schema says about `key`; cached per (schema, key), since the same tool's
     paths are asked about from every route and rule that mentions them."""
     tool = site.tool
     schema = tool.input if key[1] == "args" else tool.output
     if schema is None:
-        return
+        return ()
     hit = _FACTS.get((id(schema), key))
     if hit is None or hit[0] is not schema:
         if len(_FACTS) > 100_000:
             _FACTS.clear()
         hit = _FACTS[(id(schema), key)] = (schema, tuple(_compute_schema_facts(tool, schema, key)))
-    yield from hit[1]
+    return hit[1]
 
 
 def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key) -> Iterator[Atom]:
@@ -319,13 +342,13 @@ def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key) -> Iterato
     if values is not None:
         if field.optional:
             values += (None,)
-        shown = ", ".join(_show(v) for v in values)
+        shown = ", ".join([_show(v) for v in values])
         yield Atom("eq", key, values=values, level="schema",
                    text=f"`{name}` is one of {shown} ({where})")
     types = schema_types(node)
-    if types is not None and types <= set(_JSON_TYPES):
+    if types is not None and types <= _KNOWN_TYPES:
         mapped = {_JSON_TYPES[t] for t in types} | ({"null"} if field.optional else set())
-        integer = types == {"integer"} or types == {"integer", "null"}
+        integer = types in _INTEGER
         shown = _a(types) + (" or absent" if field.optional else "")
         yield Atom("type", key, types=frozenset(mapped), integer=integer, level="schema",
                    text=f"`{name}` is {shown} ({where})")
@@ -335,13 +358,16 @@ def _enum(node: Mapping) -> tuple | None:
     if "const" in node and _plain_scalar(node["const"]):
         return (node["const"],)
     enum = node.get("enum")
-    if isinstance(enum, (list, tuple)) and enum and all(_plain_scalar(v) for v in enum):
+    if isinstance(enum, (list, tuple)) and enum and all(v is None or isinstance(v, _SCALARS) for v in enum):
         return tuple(enum)
     return None
 
 
+_SCALARS = (bool, int, float, str)
+
+
 def _plain_scalar(v: Any) -> bool:
-    return v is None or isinstance(v, (bool, int, float, str))
+    return v is None or isinstance(v, _SCALARS)
 
 
 def _type(key: Key, types: set, text: str) -> Atom:
@@ -357,9 +383,13 @@ def _or(names: tuple[str, ...]) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
 
 
+# Speed: `json.dumps` with a non-default option builds a new encoder on every call; this one
+# has exactly the options `json.dumps(v, ensure_ascii=False)` would use, so the text is the same.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
 def _show(v: Any) -> str:
-    import json
-    return "`" + json.dumps(v, ensure_ascii=False) + "`"
+    return "`" + _JSON.encode(v) + "`"
 
 
 def scalar_root(root: str) -> str | None:

@@ -2,7 +2,8 @@
 
 Role:       the reasoning behind AFP208 (guards), AFP205/AFP210 (graph), AFP305/AFP306 (exprs)
             and AFP401 (policies). `solve(exprs, facts)` answers "sat" (with a witness),
-            "unsat" (with the conflicting conditions) or "unknown" (with notes).
+            "unsat" (with the conflicting conditions) or "unknown" (with notes); `refute` gives
+            only the "unsat" verdicts (no witness is built).
 Invariants: "unsat" is claimed only from conditions on one key (a path or a call), never across
             keys; "sat" only with a witness that `evaluate` accepts; everything else is "unknown"
             with a note naming what was not analysed; the DNF is capped at `MAX_CASES`.
@@ -21,7 +22,7 @@ from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, dnf, key_o
                     no_facts)
 
 __all__ = ["Atom", "Facts", "Key", "Verdict", "accepts", "compare_atom", "dnf", "key_of",
-           "key_text", "no_facts", "read_key", "self_impossible", "solve", "solve_key"]
+           "key_text", "no_facts", "read_key", "refute", "self_impossible", "solve", "solve_key"]
 _NEG_ORD = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
 
@@ -81,17 +82,35 @@ class _KeyResult:
     witnesses: tuple = ()
 
 
+_SOLVED: dict[tuple, tuple[tuple[Atom, ...], _KeyResult]] = {}
+
+
+def clear_cache() -> None:
+    _SOLVED.clear()
+
+
 def solve_key(atoms: tuple[Atom, ...], key: Key = ()) -> _KeyResult:
-    """Satisfiability of the atoms of one key; exact except for strings under regex conditions."""
+    """Satisfiability of the atoms of one key; exact except for strings under regex conditions.
+    Speed: cached per (key, atom ids), as the expression and guard checks solve the same atoms;
+    the entry keeps the (frozen) atoms alive, so their ids are not reused while cached."""
+    ids = (key, tuple(map(id, atoms)))
+    hit = _SOLVED.get(ids)
+    if hit is None:
+        if len(_SOLVED) > 100_000:
+            _SOLVED.clear()
+        hit = _SOLVED[ids] = (atoms, _solve_key(atoms, key))
+    return hit[1]
+
+
+def _solve_key(atoms: tuple[Atom, ...], key: Key) -> _KeyResult:
     if key and key[0] == "call":
         atoms = atoms + (Atom("type", key, types=frozenset({"boolean"}), level="schema"),)
     if any(a.kind == "const" and not a.truth for a in atoms):
         return _KeyResult("unsat")
     finite = None
     for a in atoms:
-        if a.kind == "eq":
-            vals = list(a.values) if finite is None else [v for v in finite if accepts(a, v)]
-            finite = _dedupe(vals)
+        if a.kind == "eq":  # (a filtered list stays deduplicated)
+            finite = _dedupe(list(a.values)) if finite is None else [v for v in finite if accepts(a, v)]
     if finite is not None:
         good = [v for v in finite if all(accepts(a, v) for a in atoms)]
         return _KeyResult("sat", tuple(good)) if good else _KeyResult("unsat")
@@ -229,28 +248,28 @@ def solve(exprs: Iterable[Any], facts: Facts = no_facts, extra: Iterable[Atom] =
     return Verdict("unsat", witness=witness, reasons=tuple(reasons), cases=tuple(cases))
 
 
+def refute(exprs: Iterable[Any], facts: Facts = no_facts) -> Verdict | None:
+    """`solve`'s verdict when it is "unsat", else None. Speed: builds no witness, since a check
+    that reports only conditions that can never hold needs none (most conditions can hold)."""
+    cases = dnf(exprs)
+    if cases is None:
+        return None
+    reasons = []
+    for case in cases:
+        conflict = _conflict(case, facts)[0]
+        if conflict is None:
+            return None
+        reasons.append(conflict)
+    return Verdict("unsat", reasons=tuple(reasons), cases=tuple(cases))
+
+
 def solve_case(case: tuple[Atom, ...], facts: Facts) -> tuple[str, Any]:
     """("sat", Env) | ("unsat", conflicting atoms) | ("unknown", notes)."""
-    for a in case:
-        if a.kind == "const" and not a.truth:
-            return "unsat", (a,)
-    by_key: dict[Key, list[Atom]] = {}
-    for a in case:
-        if a.kind == "opaque":
-            for k in a.keys:
-                by_key.setdefault(k, [])
-        elif a.kind != "const":
-            by_key.setdefault(a.key, []).append(a)
-    results, notes = {}, []
-    for key, atoms in by_key.items():
-        full = tuple(atoms) + tuple(facts(key))
-        r = solve_key(full, key)
-        if r.status == "unsat":
-            return "unsat", minimize(full, key)
-        if r.status == "unknown":
-            notes.append("regular expressions and `mentions` (conditions on "
-                         f"`{key_text(key)}`)")
-        results[key] = r
+    conflict, results = _conflict(case, facts)
+    if conflict is not None:
+        return "unsat", conflict
+    notes = ["regular expressions and `mentions` (conditions on "
+             f"`{key_text(key)}`)" for key, r in results.items() if r.status == "unknown"]
     if notes:
         return "unknown", notes
     env = _witness_env(results)
@@ -258,6 +277,29 @@ def solve_case(case: tuple[Atom, ...], facts: Facts) -> tuple[str, Any]:
         return "sat", env
     notes = [f"{a.note} (`{a.text}`)" for a in case if a.kind == "opaque"]
     return "unknown", notes or ["paths that read into one another (such as `result` and `result.x`)"]
+
+
+def _conflict(case: tuple[Atom, ...], facts: Facts) -> tuple[tuple[Atom, ...] | None, dict]:
+    """The conflicting atoms of the first key whose conditions contradict (None if none does),
+    and the `_KeyResult` of each key solved."""
+    for a in case:
+        if a.kind == "const" and not a.truth:
+            return (a,), {}
+    by_key: dict[Key, list[Atom]] = {}
+    for a in case:
+        if a.kind == "opaque":
+            for k in a.keys:
+                by_key.setdefault(k, [])
+        elif a.kind != "const":
+            by_key.setdefault(a.key, []).append(a)
+    results: dict[Key, _KeyResult] = {}
+    for key, atoms in by_key.items():
+        full = tuple(atoms) + tuple(facts(key))
+        r = solve_key(full, key)
+        if r.status == "unsat":
+            return minimize(full, key), results
+        results[key] = r
+    return None, results
 
 
 def minimize(atoms: tuple[Atom, ...], key: Key) -> tuple[Atom, ...]:
