@@ -124,3 +124,30 @@ def test_guard_verdicts_agree_with_exhaustive_evaluation(expr, enum) -> None:
         assert enum is None or "x" not in result or result["x"] in enum
     else:
         assert verdict.notes  # anything not decided says what was not analysed
+
+
+# A condition reading into a value another condition fixes as a scalar (`result.kind == "a" and
+# result.kind.deep == "x"`) crashed the witness builder with a TypeError (found by fuzzing).
+def test_witness_builder_refuses_to_read_into_a_scalar() -> None:
+    from afp_dsl.checks.solver import _Builder
+    b = _Builder()
+    assert b.put(("path", "result", "kind"), "a")
+    assert b.put(("path", "result", "kind", "deep"), "x") is False
+    assert b.put(("path", "result", "kind", 0), "x") is False
+
+
+def test_a_guard_reading_into_a_fixed_string_gets_a_diagnostic(tmp_path) -> None:
+    import subprocess
+    import sys
+    spec = tmp_path / "deep.afp"
+    spec.write_text('agent a { graph = g }\n'
+                    'tool t { description = "T." output { kind: "a" | "b" } }\n'
+                    'skill s { description = "S." tools = [t] }\n'
+                    'skill u { description = "U." }\n'
+                    'graph g {\n  entry s\n'
+                    '  route s -> u on t when result.kind == "a" and result.kind.deep == "x"\n}\n',
+                    encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "afp_dsl.cli", "check", str(spec)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "AFP304" in proc.stdout + proc.stderr
+    assert "internal error" not in proc.stdout + proc.stderr

@@ -384,8 +384,8 @@ class _Builder:
             if cur is None:
                 cur = [] if isinstance(seg, int) else {}
                 _set(holder, slot, cur)
-            if isinstance(seg, int) != isinstance(cur, list):
-                return False
+            if not isinstance(cur, (dict, list)) or isinstance(seg, int) != isinstance(cur, list):
+                return False  # (a value read into, such as `result.kind.deep` beside `result.kind == "a"`)
             holder, slot = cur, seg
         existing = holder.get(slot) if isinstance(holder, dict) else _at(holder, slot)
         if existing is not None and not json_equal(existing, value):
