@@ -11,28 +11,37 @@ from __future__ import annotations
 import re
 from itertools import accumulate
 
-# One match = leading whitespace + one token (or one stray character: the fast path gives up).
-_LEX = re.compile(
-    r'([ \t\f\r\n\ufeff]*)(#[^\n\r]*|"""[\s\S]*?"""|"(?:[^"\\\n\r]|\\.)*"|[A-Za-z_][A-Za-z0-9_]*'
-    r'|->|=>|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
-    r'|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[imsx]*|==|!=|<=|>=|\.\.\.|[^ \t\f\r\n\ufeff])')
+# One match = one token (or one stray character: the fast path gives up). Words and the
+# one-character punctuation come first (the most frequent); `"""` must stay before `"`, and the
+# multi-character operators before the last, one-character catch-all. A string is runs of plain
+# characters between escapes (the same strings as `"(?:[^"\\\n\r]|\\.)*"`, but a run is one
+# quick repeat instead of one group per character).
+_TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"|#[^\n\r]*'
+          r'|->|=>|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
+          r'|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[imsx]*|==|!=|<=|>=|\.\.\.|[^ \t\f\r\n\ufeff])')
+_SPLIT = re.compile(_TOKEN)  # `split`: [space, token, space, token, ..., space]
+_LEX = re.compile(r'([ \t\f\r\n\ufeff]*)' + _TOKEN)  # `findall`: (space, token) pairs
 _PUNCT = frozenset("{ } ( ) [ ] , : = . ? * | < > == != <= >= ... -> =>".split())
-_KINDS = {p: p for p in _PUNCT}  # a token's kind: the punctuation itself, or W, S, M, N, R, #
+# A token's kind: the punctuation itself, or W (word), S, M (strings), N, R (regex), # (comment).
+# `_FIRST` holds the kinds the first character decides on its own (a word, a number, a comment,
+# punctuation that starts no longer token); `_kind` decides the others.
 _FIRST = {c: "W" for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"}
-_FIRST.update({c: "N" for c in "0123456789"}, **{"#": "#"})
+_FIRST.update({c: "N" for c in "0123456789"}, **{"#": "#"}, **{c: c for c in "{}()[],:?*|"})
 
 
 def _kind(tok: str) -> str:
     """Kinds the first character does not decide; `?` (a stray character) makes the parser give up."""
-    if tok.startswith('"""'):
-        return "M"
     if tok[0] == '"':
-        return "S" if len(tok) > 1 else "?"
+        return "M" if tok.startswith('"""') else "S" if len(tok) > 1 else "?"
+    if tok in _PUNCT:
+        return tok
     if tok[0] == "-" and len(tok) > 1:
         return "N"
     if tok[0] == "/" and len(tok) > 1:
         return "R"
     return "?"
+
+
 COMP_OPS = frozenset(("==", "!=", "<=", ">=", "<", ">"))
 
 # Keywords usable as map keys, field names and path segments (the grammar's `_kw`).
@@ -62,9 +71,15 @@ class Bail(Exception):
 
 
 class Token(str):
-    """A leaf, shaped like lark's `Token` as far as `lower` looks: the text, `type` and offsets."""
+    """A leaf, shaped like lark's `Token` as far as `lower` looks: the text, `type` and offsets.
+    `cs`/`ce` repeat the offsets: a leaf is its own outermost container (see `Node`), so a parent
+    reads either kind of child's outer span as `.cs`/`.ce` without testing which it is."""
 
-    __slots__ = ("type", "value", "start_pos", "end_pos")
+    __slots__ = ("type", "start_pos", "end_pos", "cs", "ce")
+
+    @property
+    def value(self) -> str:  # lark's `Token.value`
+        return str(self)
 
     def __repr__(self) -> str:
         return f"Token({self.type!r}, {str(self)!r})"
@@ -73,17 +88,12 @@ class Token(str):
 class Node:
     """A node, shaped like lark's `Tree` as far as `lower` looks (`data`, `children`, `meta`). It is
     its own `meta`: the span `propagate_positions` would set, plus the span of its outermost
-    container (wider when the node came out of `( ... )`), which a parent's span is built from."""
+    container (wider when the node came out of `( ... )`), which a parent's span is built from.
+    Made by `node` (there is no `__init__`)."""
 
     __slots__ = ("data", "children", "start_pos", "end_pos", "cs", "ce")
     empty = False  # lark's Meta.empty
     nesting_checked = True  # see MAX_NESTING: `lower` need not walk the tree for its depth
-
-    def __init__(self, data: str, children: list, start: int, end: int):
-        self.data = data
-        self.children = children
-        self.start_pos = self.cs = start
-        self.end_pos = self.ce = end
 
     @property
     def meta(self) -> "Node":
@@ -100,24 +110,29 @@ class EmptyNode(Node):
     empty = True
 
 
-_new_str = str.__new__
-
-
-def outer_start(node) -> int:
-    return node.start_pos if type(node) is Token else node.cs
-
-
-def outer_end(node) -> int:
-    return node.end_pos if type(node) is Token else node.ce
+def node(data: str, children: list, start: int, end: int, cls: type = Node) -> Node:
+    # Speed: calling a class whose `__init__` is Python code costs CPython 3.11 about a quarter
+    # more than making the bare object and storing the fields here; the parser makes one per node.
+    n = cls()
+    n.data = data
+    n.children = children
+    n.start_pos = n.cs = start
+    n.end_pos = n.ce = end
+    return n
 
 
 def lex(text: str) -> tuple[list[str], list[str], list[int], list[int], list[Token]]:
     """(kinds, texts, starts, ends, comments); the lists end with an end-of-file sentinel `$`."""
-    pairs = _LEX.findall(text)
-    vals = [tok for _, tok in pairs]
-    ends = list(accumulate([len(ws) + len(tok) for ws, tok in pairs]))
-    starts = [end - len(tok) for end, tok in zip(ends, vals)]
-    kinds = [_KINDS.get(tok) or _FIRST.get(tok[0]) or _kind(tok) for tok in vals]
+    # Speed: `split` returns [space, token, space, token, ..., space] without a tuple per match,
+    # and the running sums of those lengths are every token's start and end, summed in C.
+    parts = _SPLIT.split(text)
+    vals = parts[1::2]
+    offsets = list(accumulate(map(len, parts)))
+    starts, ends = offsets[0:-1:2], offsets[1::2]
+    # Speed: the first character decides most kinds; the bound `get` spares a global and an
+    # attribute lookup per token.
+    first_kind = _FIRST.get
+    kinds = [first_kind(tok[0]) or _kind(tok) for tok in vals]
     comments = []
     if "#" in kinds:
         keep = [j for j, k in enumerate(kinds) if k != "#"]
@@ -133,9 +148,8 @@ def lex(text: str) -> tuple[list[str], list[str], list[int], list[int], list[Tok
 
 
 def token(type_: str, value: str, start: int, end: int) -> Token:
-    t = _new_str(Token, value)
+    t = Token(value)
     t.type = type_
-    t.value = value
-    t.start_pos = start
-    t.end_pos = end
+    t.start_pos = t.cs = start
+    t.end_pos = t.ce = end
     return t

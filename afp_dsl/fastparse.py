@@ -12,8 +12,7 @@ Invariants: soft keywords: a word is typed as a keyword only where the grammar a
 """
 from __future__ import annotations
 
-from .fastlex import (AFTER_QNAME, ATTR_KEYS, DECLS, KEYWORDS, Bail, EmptyNode, Node, Token, outer_end,
-                      outer_start)
+from .fastlex import AFTER_QNAME, ATTR_KEYS, DECLS, KEYWORDS, Bail, EmptyNode, Node, Token, node
 from .fastparse_values import ValueParser
 
 
@@ -37,7 +36,9 @@ class _Parser(ValueParser):
                 items.append(self.decl(w))
             else:
                 raise Bail
-        tree = Node("start", items, outer_start(items[0]), outer_end(items[-1])) if items else EmptyNode("start", [], 0, 0)
+        if not items:
+            return node("start", [], 0, 0, EmptyNode), self.comments
+        tree = node("start", items, items[0].cs, items[-1].ce)
         return tree, self.comments
 
     def import_decl(self) -> Node:
@@ -48,7 +49,7 @@ class _Parser(ValueParser):
         path = self.take("STRING")
         self.keyword("as")
         alias = self.name()
-        return Node("import_decl", [path, alias], start, alias.end_pos)
+        return node("import_decl", [path, alias], start, alias.end_pos)
 
     def decl(self, kind: str) -> Node:
         start = self.s[self.i]
@@ -59,7 +60,7 @@ class _Parser(ValueParser):
         while self.k[self.i] != "}":
             children.append(item(self))
         end = self.expect("}")
-        return Node(kind + "_decl", children, start, end)
+        return node(kind + "_decl", children, start, end)
 
     def attr_item(self) -> Node:
         w = self.word()
@@ -75,8 +76,8 @@ class _Parser(ValueParser):
         key = self.take(key_type)
         self.expect("=")
         value = self.expr()
-        end = self.comma(outer_end(value))
-        return Node("attr", [Node("attr_key", [key], key.start_pos, key.end_pos), value], key.start_pos, end)
+        end = self.comma(value.ce)
+        return node("attr", [node("attr_key", [key], key.start_pos, key.end_pos), value], key.start_pos, end)
 
     def next_is(self, kind: str) -> bool:
         return self.k[self.i + 1] == kind
@@ -86,8 +87,8 @@ class _Parser(ValueParser):
         if w in ("input", "output") and self.next_is("{"):
             key = self.take(w.upper())
             block = self.schema_block()
-            end = self.comma(outer_end(block))
-            return Node("schema_attr", [Node("schema_key", [key], key.start_pos, key.end_pos), block],
+            end = self.comma(block.ce)
+            return node("schema_attr", [node("schema_key", [key], key.start_pos, key.end_pos), block],
                          key.start_pos, end)
         return self.attr_item()
 
@@ -103,14 +104,14 @@ class _Parser(ValueParser):
                 raise Bail  # right after a step's name the LALR state takes these as keywords
             q = self.qname()
             children = [q]
-            end = outer_end(q)
+            end = q.ce
             lab = self.label()
             if lab is not None:
                 children.append(lab)
                 end = lab.end_pos
-            steps.append(Node("step", children, outer_start(q), self.comma(end)))
+            steps.append(node("step", children, q.cs, self.comma(end)))
         end = self.comma(self.expect("}"))
-        return Node("steps_block", steps, start, end)
+        return node("steps_block", steps, start, end)
 
     def graph_item(self) -> Node:
         w = self.word()
@@ -123,24 +124,24 @@ class _Parser(ValueParser):
         key = self.take("NAME")
         self.expect("=")
         value = self.expr()
-        return Node("attr_graph", [key, value], key.start_pos, self.comma(outer_end(value)))
+        return node("attr_graph", [key, value], key.start_pos, self.comma(value.ce))
 
     def entry(self) -> Node:
         start = self.s[self.i]
         self.i += 1
         q = self.qname()
         children = [q]
-        end = outer_end(q)
+        end = q.ce
         if self.word() == "when":
             self.i += 1
             cond = self.expr()
             children.append(cond)
-            end = outer_end(cond)
+            end = cond.ce
         lab = self.label()
         if lab is not None:
             children.append(lab)
             end = lab.end_pos
-        return Node("entry_stmt", children, start, self.comma(end))
+        return node("entry_stmt", children, start, self.comma(end))
 
     def route(self) -> Node:
         start = self.s[self.i]
@@ -151,37 +152,33 @@ class _Parser(ValueParser):
         arrow = self.take("ARROW")
         dst = self.qname()
         children = [src, arrow, dst]
-        end = outer_end(dst)
+        end = dst.ce
         w = self.word()
         if w == "on":
             s = self.s[self.i]
             self.i += 1
             q = self.qname()
-            end = outer_end(q)
-            children.append(Node("route_on", [q], s, end))
+            end = q.ce
+            children.append(node("route_on", [q], s, end))
             w = self.word()
         if w == "status":
             s = self.s[self.i]
             self.i += 1
-            if self.k[self.i] == "[":
-                node = self.name_list()
-                end = outer_end(node)
-            else:
-                node = self.name()
-                end = node.end_pos
-            children.append(Node("route_status", [node], s, end))
+            status = self.name_list() if self.k[self.i] == "[" else self.name()
+            end = status.ce
+            children.append(node("route_status", [status], s, end))
             w = self.word()
         if w == "when":
             s = self.s[self.i]
             self.i += 1
             cond = self.expr()
-            end = outer_end(cond)
-            children.append(Node("route_when", [cond], s, end))
+            end = cond.ce
+            children.append(node("route_when", [cond], s, end))
         lab = self.label()
         if lab is not None:
             children.append(lab)
             end = lab.end_pos
-        return Node("route_stmt", children, start, self.comma(end))
+        return node("route_stmt", children, start, self.comma(end))
 
     def name_list(self) -> Node:
         start = self.s[self.i]
@@ -193,15 +190,15 @@ class _Parser(ValueParser):
                 self.i += 1
                 names.append(self.name())
             self.comma(0)
-        return Node("name_list", names, start, self.expect("]"))
+        return node("name_list", names, start, self.expect("]"))
 
     def qname(self, pure: bool = True) -> Node:
         first = self.name(pure)
         if self.k[self.i] == ".":
             self.i += 1
             second = self.name()
-            return Node("qname", [first, second], first.start_pos, second.end_pos)
-        return Node("qname", [first], first.start_pos, first.end_pos)
+            return node("qname", [first, second], first.start_pos, second.end_pos)
+        return node("qname", [first], first.start_pos, first.end_pos)
 
     # -------------------------------------------------------------- policies
     def policy_item(self) -> Node:
@@ -212,7 +209,7 @@ class _Parser(ValueParser):
 
     def policy_block(self, w: str) -> Node:
         mt = self.take(w.upper())
-        children = [Node("moment", [mt], mt.start_pos, mt.end_pos)]
+        children = [node("moment", [mt], mt.start_pos, mt.end_pos)]
         if self.k[self.i] == "*":
             children.append(self.take("STAR"))
         elif self.k[self.i] == "W":
@@ -221,7 +218,7 @@ class _Parser(ValueParser):
         while self.k[self.i] != "}":
             children.append(self.rule())
         end = self.comma(self.expect("}"))
-        return Node("policy_block", children, mt.start_pos, end)
+        return node("policy_block", children, mt.start_pos, end)
 
     def rule(self) -> Node:
         w = self.word()
@@ -230,8 +227,8 @@ class _Parser(ValueParser):
         at = self.take(w.upper())
         self.keyword("when")
         cond = self.expr()
-        children = [Node("action", [at], at.start_pos, at.end_pos), cond]
-        end = outer_end(cond)
+        children = [node("action", [at], at.start_pos, at.end_pos), cond]
+        end = cond.ce
         if self.word() == "because":
             self.i += 1
             if self.k[self.i] != "S":
@@ -239,7 +236,7 @@ class _Parser(ValueParser):
             why = self.take("STRING")
             children.append(why)
             end = why.end_pos
-        return Node("rule", children, at.start_pos, self.comma(end))
+        return node("rule", children, at.start_pos, self.comma(end))
 
     # -------------------------------------------------------------- tests
     def test_item(self) -> Node:
@@ -255,7 +252,7 @@ class _Parser(ValueParser):
         if self.k[self.i] != "S":
             raise Bail
         text = self.take("STRING")
-        return Node(data, [text], start, text.end_pos)
+        return node(data, [text], start, text.end_pos)
 
     def user_stmt(self) -> Node:
         return self.string_stmt("user_stmt")
@@ -271,21 +268,21 @@ class _Parser(ValueParser):
         while self.k[self.i] == ",":
             self.i += 1
             calls.append(self.scripted_call())
-        return Node("calls_stmt", calls, start, outer_end(calls[-1]))
+        return node("calls_stmt", calls, start, calls[-1].ce)
 
     def string_stmt_at(self, data: str, start: int) -> Node:
         self.i += 1
         if self.k[self.i] != "S":
             raise Bail
         text = self.take("STRING")
-        return Node(data, [text], start, text.end_pos)
+        return node(data, [text], start, text.end_pos)
 
     def scripted_call(self) -> Node:
         q = self.qname()
         if self.k[self.i] == "{":
             m = self.map_()
-            return Node("scripted_call", [q, m], outer_start(q), outer_end(m))
-        return Node("scripted_call", [q], outer_start(q), outer_end(q))
+            return node("scripted_call", [q, m], q.cs, m.ce)
+        return node("scripted_call", [q], q.cs, q.ce)
 
     def tool_stmt(self) -> Node:
         start = self.s[self.i]
@@ -295,23 +292,23 @@ class _Parser(ValueParser):
         if w == "returns":
             self.i += 1
             value = self.expr()
-            return Node("returns_stmt", [q, value], start, outer_end(value))
+            return node("returns_stmt", [q, value], start, value.ce)
         self.keyword("fails")
         if self.k[self.i] != "S":
             raise Bail
         msg = self.take("STRING")
-        return Node("fails_stmt", [q, msg], start, msg.end_pos)
+        return node("fails_stmt", [q, msg], start, msg.end_pos)
 
     def decide_stmt(self) -> Node:
         dt = self.take(self.v[self.i].upper())
-        children = [Node("decision", [dt], dt.start_pos, dt.end_pos)]
+        children = [node("decision", [dt], dt.start_pos, dt.end_pos)]
         end = dt.end_pos
         for clause in ("by", "note"):
             if self.word() == clause:
-                node = self.string_stmt(clause + "_clause")
-                children.append(node)
-                end = node.ce
-        return Node("decide_stmt", children, dt.start_pos, end)
+                stmt = self.string_stmt(clause + "_clause")
+                children.append(stmt)
+                end = stmt.ce
+        return node("decide_stmt", children, dt.start_pos, end)
 
     def expect_stmt(self) -> Node:
         start = self.s[self.i]
@@ -324,42 +321,42 @@ class _Parser(ValueParser):
                 if self.k[self.i] != "R":
                     raise Bail
                 rx = self.take("REGEX")
-                return Node("expect_answer_matches", [rx], start, rx.end_pos)
+                return node("expect_answer_matches", [rx], start, rx.end_pos)
             self.expect("==")
             if self.k[self.i] != "S":
                 raise Bail
             text = self.take("STRING")
-            return Node("expect_answer_equals", [text], start, text.end_pos)
+            return node("expect_answer_equals", [text], start, text.end_pos)
         if w == "called":
             q = self.qname()
             if self.k[self.i] != "N":
                 raise Bail
             count = self.take("NUMBER")
-            return Node("expect_called", [q, count], start, count.end_pos)
+            return node("expect_called", [q, count], start, count.end_pos)
         if w == "not":
             self.keyword("called")
             q = self.qname()
-            return Node("expect_not_called", [q], start, outer_end(q))
+            return node("expect_not_called", [q], start, q.ce)
         if w == "route":
             src = self.qname()
             if self.k[self.i] != "->" and self.k[self.i] != "=>":
                 raise Bail
             arrow = self.take("ARROW")
             dst = self.qname()
-            return Node("expect_route", [src, arrow, dst], start, outer_end(dst))
+            return node("expect_route", [src, arrow, dst], start, dst.ce)
         if w == "cursor":
             q = self.qname()
-            return Node("expect_cursor", [q], start, outer_end(q))
+            return node("expect_cursor", [q], start, q.ce)
         if w == "outcome":
             n = self.name()
-            return Node("expect_outcome", [n], start, n.end_pos)
+            return node("expect_outcome", [n], start, n.end_pos)
         if w == "trace":
             segs = [self.seg()]
             while self.k[self.i] == ".":
                 self.i += 1
                 segs.append(self.seg())
-            dotted = Node("dotted", segs, segs[0].start_pos, segs[-1].end_pos)
-            return Node("expect_trace", [dotted], start, segs[-1].end_pos)
+            dotted = node("dotted", segs, segs[0].start_pos, segs[-1].end_pos)
+            return node("expect_trace", [dotted], start, segs[-1].end_pos)
         raise Bail
 
 

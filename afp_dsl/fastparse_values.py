@@ -7,8 +7,7 @@ Invariants: raises `Bail` on anything unexpected; nesting deeper than `MAX_NESTI
 """
 from __future__ import annotations
 
-from .fastlex import (COMP_OPS, KEYWORDS, KW_ANY, MAX_NESTING, Bail, Node, Token, lex, outer_end,
-                      outer_start, token)
+from .fastlex import COMP_OPS, KEYWORDS, KW_ANY, MAX_NESTING, Bail, Node, Token, lex, node
 
 
 class ValueParser:
@@ -19,9 +18,14 @@ class ValueParser:
 
     # -------------------------------------------------------------- tokens
     def take(self, type_: str) -> Token:
+        # Speed: builds the leaf as `fastlex.token` does, without that call (one per token).
         i = self.i
         self.i = i + 1
-        return token(type_, self.v[i], self.s[i], self.e[i])
+        t = Token(self.v[i])
+        t.type = type_
+        t.start_pos = t.cs = self.s[i]
+        t.end_pos = t.ce = self.e[i]
+        return t
 
     def expect(self, kind: str) -> int:
         """Consume punctuation (dropped from the tree); returns its end."""
@@ -84,7 +88,7 @@ class ValueParser:
             if self.k[self.i] == "...":
                 s, e = self.s[self.i], self.e[self.i]
                 self.i += 1
-                items.append(Node("rest", [], s, e))
+                items.append(node("rest", [], s, e))
                 pure = True
             else:
                 items.append(self.field(pure))
@@ -93,40 +97,40 @@ class ValueParser:
             if self.k[self.i] == ",":
                 self.i += 1
                 pure = True
-        return Node("schema_block", items, start, self.expect("}"))
+        return node("schema_block", items, start, self.expect("}"))
 
     def field(self, pure: bool) -> Node:
         key = self.seg(pure)
-        children = [Node("field_name", [key], key.start_pos, key.end_pos)]
+        children = [node("field_name", [key], key.start_pos, key.end_pos)]
         if self.k[self.i] == "?":
             children.append(self.take("OPTIONAL"))
         self.expect(":")
         t = self.stype()
         children.append(t)
-        end = outer_end(t)
+        end = t.ce
         if self.k[self.i] == "(":
             c = self.constraints()
             children.append(c)
-            end = outer_end(c)
+            end = c.ce
         if self.k[self.i] == "=":
             s = self.s[self.i]
             self.i += 1
             value = self.operand()
-            end = outer_end(value)
-            children.append(Node("default", [value], s, end))
+            end = value.ce
+            children.append(node("default", [value], s, end))
         lab = self.label()
         if lab is not None:
             children.append(lab)
             end = lab.end_pos
-        return Node("field", children, key.start_pos, end)
+        return node("field", children, key.start_pos, end)
 
     def stype(self) -> Node:
         depth = self.depth = self.depth + 1
         if depth > MAX_NESTING:
             raise Bail
-        node = self.stype_()
+        t = self.stype_()
         self.depth = depth - 1
-        return node
+        return t
 
     def stype_(self) -> Node:
         i = self.i
@@ -135,22 +139,22 @@ class ValueParser:
             w = self.v[i]
             if w == "null":
                 self.i += 1
-                return Node("type_null", [], self.s[i], self.e[i])
+                return node("type_null", [], self.s[i], self.e[i])
             if w not in ("true", "false"):
                 n = self.take("NAME")
-                return Node("type_name", [n], n.start_pos, n.end_pos)
+                return node("type_name", [n], n.start_pos, n.end_pos)
         elif k == "[":
             self.i += 1
             inner = self.stype()
-            return Node("type_list", [inner], self.s[i], self.expect("]"))
+            return node("type_list", [inner], self.s[i], self.expect("]"))
         elif k == "{":
             block = self.schema_block()
-            return Node("type_object", [block], self.s[i], outer_end(block))
+            return node("type_object", [block], self.s[i], block.ce)
         lits = [self.type_lit()]
         while self.k[self.i] == "|":
             self.i += 1
             lits.append(self.type_lit())
-        return Node("literal_union", lits, self.s[i], outer_end(lits[-1]))
+        return node("literal_union", lits, self.s[i], lits[-1].ce)
 
     def type_lit(self) -> Node:
         i = self.i
@@ -163,7 +167,7 @@ class ValueParser:
             t = self.take(self.v[i].upper())
         else:
             raise Bail
-        return Node("type_lit", [t], t.start_pos, t.end_pos)
+        return node("type_lit", [t], t.start_pos, t.end_pos)
 
     def constraints(self) -> Node:
         start = self.s[self.i]
@@ -175,32 +179,31 @@ class ValueParser:
                 self.i += 1
                 items.append(self.constraint())
             self.comma(0)
-        return Node("constraints", items, start, self.expect(")"))
+        return node("constraints", items, start, self.expect(")"))
 
     def constraint(self) -> Node:
         n = self.name()
         self.expect(":")
         value = self.operand()
-        return Node("constraint", [n, value], n.start_pos, outer_end(value))
+        return node("constraint", [n, value], n.start_pos, value.ce)
 
     # -------------------------------------------------------------- expressions
     def expr(self):
+        """An expression: `or` over `and_expr`."""
         depth = self.depth = self.depth + 1
         if depth > MAX_NESTING:
             raise Bail
-        node = self.or_expr()
-        self.depth = depth - 1
-        return node
-
-    def or_expr(self):
+        # Speed: the `or` level lives here and comparisons in `not_expr`, two calls fewer for
+        # each expression (most are one value).
         first = self.and_expr()
-        if self.k[self.i] != "W" or self.v[self.i] != "or":
-            return first
-        items = [first]
-        while self.k[self.i] == "W" and self.v[self.i] == "or":
-            self.i += 1
-            items.append(self.and_expr())
-        return Node("or_expr", items, outer_start(first), outer_end(items[-1]))
+        if self.k[self.i] == "W" and self.v[self.i] == "or":
+            items = [first]
+            while self.k[self.i] == "W" and self.v[self.i] == "or":
+                self.i += 1
+                items.append(self.and_expr())
+            first = node("or_expr", items, first.cs, items[-1].ce)
+        self.depth = depth - 1
+        return first
 
     def and_expr(self):
         first = self.not_expr()
@@ -210,28 +213,27 @@ class ValueParser:
         while self.k[self.i] == "W" and self.v[self.i] == "and":
             self.i += 1
             items.append(self.not_expr())
-        return Node("and_expr", items, outer_start(first), outer_end(items[-1]))
+        return node("and_expr", items, first.cs, items[-1].ce)
 
     def not_expr(self):
+        """`not X`, or a comparison (`cmp`, `in_`, ...), or one operand."""
         i = self.i
-        if self.k[i] == "W" and self.v[i] == "not":
+        k = self.k[i]
+        if k == "W" and self.v[i] == "not":
             self.i += 1
             depth = self.depth = self.depth + 1
             if depth > MAX_NESTING:
                 raise Bail
             inner = self.not_expr()
             self.depth = depth - 1
-            return Node("not_", [inner], self.s[i], outer_end(inner))
-        return self.compare()
-
-    def compare(self):
+            return node("not_", [inner], self.s[i], inner.ce)
         left = self.operand()
         i = self.i
         k = self.k[i]
         if k in COMP_OPS:
             op = self.take("COMP_OP")
             right = self.operand()
-            return Node("cmp", [left, op, right], outer_start(left), outer_end(right))
+            return node("cmp", [left, op, right], left.cs, right.ce)
         if k != "W":
             return left
         w = self.v[i]
@@ -242,13 +244,13 @@ class ValueParser:
             if self.k[self.i] != "[":
                 raise Bail
             right = self.list_()
-            return Node("in_" if w == "in" else "not_in", [left, right], outer_start(left), outer_end(right))
+            return node("in_" if w == "in" else "not_in", [left, right], left.cs, right.ce)
         if w == "matches":
             self.i += 1
             if self.k[self.i] != "R":
                 raise Bail
             rx = self.take("REGEX")
-            return Node("matches", [left, rx], outer_start(left), rx.end_pos)
+            return node("matches", [left, rx], left.cs, rx.end_pos)
         if w == "mentions":
             self.i += 1
             if self.k[self.i] == "S":
@@ -257,7 +259,7 @@ class ValueParser:
                 right = self.list_()
             else:
                 raise Bail
-            return Node("mentions", [left, right], outer_start(left), outer_end(right))
+            return node("mentions", [left, right], left.cs, right.ce)
         return left
 
     def operand(self):
@@ -267,7 +269,7 @@ class ValueParser:
             w = self.v[i]
             if w == "true" or w == "false" or w == "null":
                 self.i += 1
-                return Node(w + "_lit", [], self.s[i], self.e[i])
+                return node(w + "_lit", [], self.s[i], self.e[i])
             if w == "agent" or w == "returns":
                 if self.k[i + 1] != "(":
                     raise Bail
@@ -301,7 +303,7 @@ class ValueParser:
 
     def path(self, root_type: str) -> Node:
         root = self.take(root_type)
-        children = [Node("root", [root], root.start_pos, root.end_pos)]
+        children = [node("root", [root], root.start_pos, root.end_pos)]
         end = root.end_pos
         k = self.k
         while True:
@@ -319,18 +321,18 @@ class ValueParser:
                 end = self.e[self.i]
                 self.i += 1
             else:
-                return Node("path", children, root.start_pos, end)
+                return node("path", children, root.start_pos, end)
 
     def call(self, callee_type: str) -> Node:
         name = self.take(callee_type)
-        children = [Node("callee", [name], name.start_pos, name.end_pos)]
+        children = [node("callee", [name], name.start_pos, name.end_pos)]
         self.i += 1  # "("
         if self.k[self.i] != ")":
             children.append(self.expr())
             while self.k[self.i] == ",":
                 self.i += 1
                 children.append(self.expr())
-        return Node("call", children, name.start_pos, self.expect(")"))
+        return node("call", children, name.start_pos, self.expect(")"))
 
     def list_(self) -> Node:
         start = self.s[self.i]
@@ -342,7 +344,7 @@ class ValueParser:
                 self.i += 1
                 items.append(self.expr())
             self.comma(0)
-        return Node("list", items, start, self.expect("]"))
+        return node("list", items, start, self.expect("]"))
 
     def map_(self) -> Node:
         start = self.s[self.i]
@@ -354,10 +356,10 @@ class ValueParser:
                 self.i += 1
                 pairs.append(self.pair())
             self.comma(0)
-        return Node("map", pairs, start, self.expect("}"))
+        return node("map", pairs, start, self.expect("}"))
 
     def pair(self) -> Node:
         key = self.take("STRING") if self.k[self.i] == "S" else self.seg()
         self.expect(":")
         value = self.expr()
-        return Node("pair", [key, value], key.start_pos, outer_end(value))
+        return node("pair", [key, value], key.start_pos, value.ce)

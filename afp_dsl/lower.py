@@ -84,13 +84,13 @@ class Lowerer:
     # -------------------------------------------------------------- names
     def name(self, tok: lark.Token, what: str = "declaration") -> str:
         name = str(tok)
-        span = self.v.span(tok)
         if name in RESERVED:
-            self.diags.append(diag("AFP003", f"`{name}` is a reserved word and cannot name a {what}", span,
-                                   "reserved word", help=f"choose another name, such as `{name}_`"))
+            self.diags.append(diag("AFP003", f"`{name}` is a reserved word and cannot name a {what}",
+                                   self.v.span(tok), "reserved word",
+                                   help=f"choose another name, such as `{name}_`"))
         elif len(name) > MAX_NAME:
             self.diags.append(diag("AFP110", f"the name is {len(name)} characters long; at most {MAX_NAME} "
-                                   "are allowed", span, "name too long",
+                                   "are allowed", self.v.span(tok), "name too long",
                                    notes=("names are also what the model sees and must match "
                                           "`^[a-zA-Z0-9_-]{1,64}$`",)))
         return name
@@ -133,10 +133,11 @@ class Lowerer:
                 self.diags.append(self.convert.unknown(kind, key, key_span, table))
                 continue
             out[spec.field] = self.convert.run(spec, self.v.value(value_node), key_span)
+        missing = [req for req in table.required if req not in seen]
         typos = {c for k in seen if k not in table.attrs
-                 for c in difflib.get_close_matches(k, list(table.attrs), n=1)}
-        for req in table.required:
-            if req not in seen and req not in typos:  # a misspelt key is the root cause
+                 for c in difflib.get_close_matches(k, list(table.attrs), n=1)} if missing else ()
+        for req in missing:
+            if req not in typos:  # a misspelt key is the root cause
                 self.diags.append(diag("AFP105", f"{kind} `{decl_name}` is missing the required attribute `{req}`",
                                        decl_span, f"`{req}` missing",
                                        help=f"add `{req} = ...` to the {kind}"))

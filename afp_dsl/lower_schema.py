@@ -93,16 +93,19 @@ class SchemaLowerer:
         schema: dict = {}
         default_node = None
         for part in node.children[1:]:
-            if isinstance(part, str) and part.type == "OPTIONAL":
+            kind = part.type if isinstance(part, str) else part.data  # a token's type or a rule
+            if kind == "OPTIONAL":
                 optional = True
-            elif isinstance(part, str) and part.type in ("STRING", "MLSTRING"):
+            elif kind == "STRING" or kind == "MLSTRING":
                 schema["description"] = self.v.string(part)
-            elif not isinstance(part, str) and part.data == "constraints":
+            elif kind == "constraints":
                 self.constraints(part, schema)
-            elif not isinstance(part, str) and part.data == "default":
+            elif kind == "default":
                 default_node = part
             else:
-                schema = {**self.stype(part, here), **schema}
+                typed = self.stype(part, here)  # a new dict: the type's keys come first
+                typed.update(schema)
+                schema = typed
         if default_node is not None:
             self.default(default_node, schema, here)
         return name, schema, not optional and default_node is None
@@ -141,7 +144,7 @@ class SchemaLowerer:
             if tok.type == "STRING":
                 values.append(self.v.string(tok))
             elif tok.type == "NUMBER":
-                values.append(self.v.token(tok).value)
+                values.append(self.v.number(tok))  # what `token` puts in its Lit
             else:
                 values.append(str(tok) == "true")
         out: dict[str, Any] = {"enum": values}
@@ -154,37 +157,27 @@ class SchemaLowerer:
     def constraints(self, node: lark.Tree, schema: dict) -> None:
         for c in node.children:
             key_tok, val_node = c.children
-            key = str(key_tok)
-            value = self.v.value(val_node)
-            self.constraint(key, self.v.span(key_tok), value, schema)
+            kind = val_node.type if isinstance(val_node, str) else None
+            if kind == "NUMBER" or kind == "STRING":
+                # Speed: a literal's value as its `Lit` would hold it (with the same diagnostics),
+                # without building the `Lit`.
+                raw = self.v.number(val_node) if kind == "NUMBER" else self.v.string(val_node)
+                self.constraint(key_tok, val_node, raw, True, schema)
+            else:
+                value = self.v.value(val_node)
+                self.constraint(key_tok, val_node, getattr(value, "value", None),
+                                isinstance(value, ir.Lit), schema)
 
-    def constraint(self, key: str, span: Span, value: Any, schema: dict) -> None:
-        spec = CONSTRAINTS.get(key)
-        if spec is None:
-            close = difflib.get_close_matches(key, list(CONSTRAINTS), n=1)
-            self.diags.append(diag("AFP301", f"unknown constraint `{key}`", span, "not a constraint",
-                                   help=f"did you mean `{close[0]}`?" if close else
-                                   "constraints are " + ", ".join(CONSTRAINTS)))
+    def constraint(self, key_tok: lark.Token, val_node: Any, raw: Any, is_lit: bool, schema: dict) -> None:
+        """Constraint `key_tok: val_node`, whose lowered value is a `Lit` holding `raw` if `is_lit`."""
+        key = str(key_tok)
+        problem = _constraint_problem(key, raw, is_lit, schema)
+        if problem is None:
+            schema[CONSTRAINTS[key][0]] = raw
             return
-        keyword, applies, kind = spec
-        t = schema.get("type")
-        if t is not None and t not in applies and not (t == "integer" and "number" in applies):
-            self.diags.append(diag("AFP301", f"constraint `{key}` does not apply to type `{t}`", span,
-                                   f"only for {' or '.join(sorted(applies))}"))
-            return
-        raw = getattr(value, "value", None)
-        if not _fits(raw, kind) or not isinstance(value, ir.Lit):
-            want = {str: "a string", "count": "a whole number of at least 0", "number": "a number"}[kind]
-            self.diags.append(diag("AFP301", f"constraint `{key}` needs {want}", value_span(value, span),
-                                   "wrong value"))
-            return
-        if key == "pattern":
-            problem = compile_problem(raw, "")
-            if problem is not None:
-                self.diags.append(diag("AFP004", f"invalid regex: {problem}", value_span(value, span),
-                                       "does not compile"))
-                return
-        schema[keyword] = raw
+        code, message, label, at_value, help_ = problem  # Speed: spans only for a diagnostic
+        span = self.v.span(val_node) if at_value else self.v.span(key_tok)
+        self.diags.append(diag(code, message, span, label, help=help_))
 
     def default(self, node: lark.Tree, schema: dict, pointer: str) -> None:
         value_node = node.children[0]
@@ -210,13 +203,39 @@ class SchemaLowerer:
 def _freeze(value: Any) -> Any:
     """`frozen.freeze` for the dicts and lists built here, without its abstract-type checks."""
     t = type(value)
-    if t is dict:
-        return FrozenMap({k: _freeze(v) for k, v in value.items()})
+    if t is dict:  # Speed: leaves (most values) are kept without a call each
+        return FrozenMap({k: v if type(v) in _LEAVES else _freeze(v) for k, v in value.items()})
     if t is list:
-        return tuple(_freeze(v) for v in value)
-    if t is str or t is int or t is float or t is bool or value is None:
+        return tuple([v if type(v) in _LEAVES else _freeze(v) for v in value])
+    if t in _LEAVES:
         return value
     return freeze(value)
+
+
+_LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
+def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple | None:
+    """Why constraint `key` cannot go into `schema` with the value `raw` (a literal's if `is_lit`):
+    (code, message, label, whether the value is pointed at rather than the key, help), or None."""
+    spec = CONSTRAINTS.get(key)
+    if spec is None:
+        close = difflib.get_close_matches(key, list(CONSTRAINTS), n=1)
+        return ("AFP301", f"unknown constraint `{key}`", "not a constraint", False,
+                f"did you mean `{close[0]}`?" if close else "constraints are " + ", ".join(CONSTRAINTS))
+    keyword, applies, kind = spec
+    t = schema.get("type")
+    if t is not None and t not in applies and not (t == "integer" and "number" in applies):
+        return ("AFP301", f"constraint `{key}` does not apply to type `{t}`",
+                f"only for {' or '.join(sorted(applies))}", False, None)
+    if not _fits(raw, kind) or not is_lit:
+        want = {str: "a string", "count": "a whole number of at least 0", "number": "a number"}[kind]
+        return "AFP301", f"constraint `{key}` needs {want}", "wrong value", True, None
+    if key == "pattern":
+        problem = compile_problem(raw, "")
+        if problem is not None:
+            return "AFP004", f"invalid regex: {problem}", "does not compile", True, None
+    return None
 
 
 def _fits(raw: Any, kind: Any) -> bool:
@@ -225,10 +244,6 @@ def _fits(raw: Any, kind: Any) -> bool:
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         return False
     return kind == "number" or (isinstance(raw, int) and raw >= 0)
-
-
-def value_span(value: Any, fallback: Span) -> Span:
-    return getattr(value, "span", fallback)
 
 
 def json_type(v: Any) -> str:

@@ -18,6 +18,7 @@ import attrs
 from . import ir
 from .codes import diag
 from .diagnostics import Diagnostic
+from .fastlex import Node, Token
 from .source import Span
 
 _new_span = tuple.__new__
@@ -65,8 +66,12 @@ class ValueLowerer:
     # -------------------------------------------------------------- spans
     def span(self, node: lark.Tree | lark.Token) -> Span:
         # Called for nearly every token and node: builds the tuple directly, clamping as
-        # `Span.__new__` does, without that extra Python call.
-        if isinstance(node, str):
+        # `Span.__new__` does, without that extra Python call. Speed: the fast path's leaves and
+        # nodes hold their offsets themselves, always ints (no `meta` property, no `None`).
+        t = type(node)
+        if t is Token or t is Node:
+            start, end = node.start_pos, node.end_pos
+        elif isinstance(node, str):
             start = node.start_pos or 0
             end = node.end_pos or start
         else:
@@ -112,9 +117,8 @@ class ValueLowerer:
         """Decode a `"..."` literal with JSON escapes (or a `\"\"\"` one, dedented)."""
         if tok.type == "MLSTRING":
             return multiline(str(tok))
-        text = str(tok)
-        if "\\" not in text and text.isprintable():
-            return text[1:-1]  # no escapes and no control characters: what json.loads returns
+        if "\\" not in tok and tok.isprintable():
+            return tok[1:-1]  # no escapes, no control characters: what json.loads returns (a plain str)
         try:
             return json.loads(str(tok))
         except ValueError:
@@ -166,16 +170,18 @@ class ValueLowerer:
         return self.clean_expr(self.value(node))
 
     def clean_expr(self, e: Any) -> Any:
+        # Speed: a node none of whose parts changed is kept as it is (an equal copy otherwise).
         if isinstance(e, (ir.Path, ir.Lit, ir.Call, ir.Regex)):
             return e
-        if isinstance(e, ir.ListExpr):
-            return attrs.evolve(e, items=tuple(self.clean_expr(i) for i in e.items))
+        if isinstance(e, (ir.ListExpr, ir.And, ir.Or)):
+            items = tuple(self.clean_expr(i) for i in e.items)
+            return e if _same(items, e.items) else attrs.evolve(e, items=items)
         if isinstance(e, ir.Compare):
-            return attrs.evolve(e, left=self.clean_expr(e.left), right=self.clean_expr(e.right))
-        if isinstance(e, (ir.And, ir.Or)):
-            return attrs.evolve(e, items=tuple(self.clean_expr(i) for i in e.items))
+            left, right = self.clean_expr(e.left), self.clean_expr(e.right)
+            return e if left is e.left and right is e.right else attrs.evolve(e, left=left, right=right)
         if isinstance(e, ir.Not):
-            return attrs.evolve(e, item=self.clean_expr(e.item))
+            item = self.clean_expr(e.item)
+            return e if item is e.item else attrs.evolve(e, item=item)
         what = "a map" if isinstance(e, MapV) else f"`{getattr(e, 'func', '?')}(...)`"
         hint = ("conditions call only `returned(TOOL)` and `active(SKILL)`" if isinstance(e, CallV)
                 else "conditions compare paths with literals, lists of literals or regexes")
@@ -235,6 +241,10 @@ class ValueLowerer:
 
 
 # ---------------------------------------------------------------- helpers
+def _same(new: tuple, old: tuple) -> bool:
+    return all(a is b for a, b in zip(new, old))
+
+
 def multiline(raw: str) -> str:
     """A `\"\"\"` literal's text: taken verbatim (no escapes), dedented, blank first/last line dropped."""
     body = raw[3:-3]

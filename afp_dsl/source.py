@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from itertools import accumulate
 from typing import NamedTuple
 
 import attrs
@@ -41,6 +42,10 @@ _new_tuple = tuple.__new__
 
 def line_starts_of(text: str) -> tuple[int, ...]:
     """Offsets at which each line begins. CRLF and lone CR both end a line."""
+    if "\r" not in text:
+        # Speed: with `\n` the only line end, each start is the running sum of the lengths of the
+        # lines before it (a tenth of the cost of a match object per line).
+        return (0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1]))
     return (0, *(m.end() for m in _LINE_END.finditer(text)))
 
 
