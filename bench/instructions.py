@@ -14,6 +14,7 @@ Run: `python -m bench.instructions [WORKLOAD ...] [--src DIR] [--quick] [--json 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import shutil
@@ -31,6 +32,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ("loop:bare", "loop:both", "compile:1000")
 QUICK = ("loop:both",)
 LOOP_N, QUICK_N = 50, 3
+# The collector while counting. `freeze` (default): after the warm-up, everything alive (the
+# loaded program, the interpreter's modules) moves to the permanent generation, as a long-running
+# host does with `gc.freeze()`: a full collection then scans only what the workload keeps, and
+# its cost is counted, but one scan of the whole program landing in the window of one count and
+# not the other no longer decides a comparison (one such scan costs about as much as a 50-iteration
+# run). `off`: no collection at all, the work alone. `on`: as the interpreter starts.
+GC_MODES = ("freeze", "off", "on")
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
@@ -67,17 +75,23 @@ def workload(name: str, quick: bool) -> tuple[Callable[[], Any], float]:
     raise SystemExit(f"unknown workload `{name}`: use loop:CONFIG or compile:SIZE")
 
 
-def child(name: str, reps: int, quick: bool) -> None:
+def child(name: str, reps: int, quick: bool, gc_mode: str = "freeze") -> None:
     """The process callgrind watches: set up, warm up once, then `reps` repetitions."""
     once, _ = workload(name, quick)
     once()
+    if gc_mode == "freeze":  # see GC_MODES
+        gc.collect()
+        gc.freeze()
+    elif gc_mode == "off":
+        gc.disable()
     for _ in range(reps):
         once()
 
 
-def count(name: str, reps: int, quick: bool, env: dict) -> int:
+def count(name: str, reps: int, quick: bool, env: dict, gc_mode: str = "freeze") -> int:
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-m",
-           "bench.instructions", "--child", name, str(reps)] + (["--quick"] if quick else [])
+           "bench.instructions", "--child", name, str(reps), "--gc", gc_mode] + (
+               ["--quick"] if quick else [])
     with tempfile.TemporaryDirectory() as d:  # an empty folder first on sys.path (see __main__)
         proc = subprocess.run(cmd, env=env, cwd=d, capture_output=True, text=True, check=False)
     found = _COLLECTED.findall(proc.stderr)
@@ -87,16 +101,16 @@ def count(name: str, reps: int, quick: bool, env: dict) -> int:
     return int(found[-1])
 
 
-def measure(name: str, quick: bool, env: dict) -> dict:
+def measure(name: str, quick: bool, env: dict, gc_mode: str = "freeze") -> dict:
     if quick:
         low, high = 1, 2
     else:  # a loop repetition is cheap beside start-up: many of them average out what varies
         low, high = (2, 22) if name.startswith("loop:") else (1, 2)
     units = (QUICK_N if quick else LOOP_N) if name.startswith("loop:") else 1
-    a, b = count(name, low, quick, env), count(name, high, quick, env)
+    a, b = count(name, low, quick, env, gc_mode), count(name, high, quick, env, gc_mode)
     per_rep = (b - a) / (high - low)
     return {"workload": name, "units_per_rep": units, "instructions": round(per_rep / units),
-            "reps": [low, high]}
+            "reps": [low, high], "gc": gc_mode}
 
 
 def child_env(src: str | None) -> dict:
@@ -111,10 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = parser(__doc__)
     ap.add_argument("workloads", nargs="*", help="loop:CONFIG or compile:SIZE (default: %s)" % " ".join(DEFAULT))
     ap.add_argument("--src", help="measure the afp_dsl package in this folder instead")
+    ap.add_argument("--gc", choices=GC_MODES, default="freeze",
+                    help="the collector while counting (default: freeze; see the module docstring)")
     ap.add_argument("--child", nargs=2, metavar=("WORKLOAD", "REPS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child[0], int(args.child[1]), args.quick)
+        child(args.child[0], int(args.child[1]), args.quick, args.gc)
         return 0
     if shutil.which("valgrind") is None:
         write_result(args.json_out, {"benchmark": "instructions",
@@ -122,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     names = args.workloads or (QUICK if args.quick else DEFAULT)
     env = child_env(args.src)
-    rows = [measure(name, args.quick, env) for name in names]
+    rows = [measure(name, args.quick, env, args.gc) for name in names]
     for row in rows:
         print(f"{args.src or 'this tree'} {row['workload']}: {row['instructions']:,} instructions per "
               f"{'iteration' if row['workload'].startswith('loop') else 'run'}", file=sys.stderr)
