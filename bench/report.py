@@ -14,7 +14,7 @@ GOALS: tuple[tuple[str, str, Callable[[dict], float | None], str, float], ...] =
     ("loop", "per-iteration cost N = 200 / N = 10", lambda b: b.get("growth_last_vs_first"), "<=", 1.3),
     ("compile", "3,000 skills parsed, checked and drawn (s)", lambda b: _size(b, 3000, "total_s"), "<", 0.56),
     ("compile", "growth exponent 1,000 → 10,000 skills", lambda b: b.get("exponent_1000_10000"), "<=", 1.1),
-    ("cli_start", "cold `afpc check` / `python -c pass`", lambda b: b.get("ratio"), "<=", 4.0),
+    ("cli_start", "cold `afpc check` / `python -c pass` (the larger of: as started, without start-up hooks)", lambda b: b.get("ratio"), "<=", 4.0),
     ("trace_overhead", "redaction + 3-link policy chain overhead (%)", lambda b: b.get("overhead_pct"), "<", 25.0),
 )
 
@@ -108,10 +108,22 @@ def _cli(b: dict) -> list[str]:
              _f(b["afpc_check"]["min_s"], 3), _f(b["ratio"])]]
     rows += [[f"`python -c \"{v['code']}\"` (for scale)", _f(v["median_s"], 3), _f(v["min_s"], 3),
               _f(v["ratio"])] for v in b.get("libraries", {}).values()]
+    clean = b.get("no_hooks")
+    if clean:
+        rows += [["`python -c pass`, no start-up hooks", _f(clean["python_c_pass"]["median_s"], 3),
+                  _f(clean["python_c_pass"]["min_s"], 3), "1.0"],
+                 ["`afpc check`, no start-up hooks", _f(clean["afpc_check"]["median_s"], 3),
+                  _f(clean["afpc_check"]["min_s"], 3), _f(clean["ratio"])]]
     out = _table(["command", "median (s)", "min (s)", "× `python -c pass`"], rows)
     if b.get("bytecode") == "compiled":
         out += ["The package's bytecode was compiled first, as `pip install` does; the commands take "
                 "turns, one run of each per round.", ""]
+    if clean:
+        hooks = ", ".join(f"`{h}`" for h in clean["hooks"]) or "none"
+        out += [f"Start-up hooks of this interpreter's site folders ({hooks}) run in every command "
+                f"above the last two; the last two run without them (see `bench/cli_start.py`). As "
+                f"started: {_f(b.get('ratio_as_started'))}×; without the hooks: {_f(clean['ratio'])}×; "
+                f"the goal reads the larger.", ""]
     out += [f"Ratio: **{_f(b['ratio'])}×**. Slowest imports at start-up (cumulative ms, `-X importtime`): "
             + ", ".join(f"`{r['module']}` {r['cumulative_ms']:.0f}" for r in b.get("slowest_imports", ())[:8]) + ".", ""]
     return out
