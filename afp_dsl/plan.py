@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 from . import ir
 from .analysis import Analysis
 from .frozen import thaw
+from .policy import steps
 from .providers.base import ToolSpec
 from .source import Span
 
@@ -128,10 +129,23 @@ class Plan:
     context: tuple[ContextInfo, ...]
     policies: tuple[ir.Policy, ...]
     redact: tuple[ir.Redact, ...]
+    # Speed: the policy steps of each tool at `before` and `after`, settled at a tool's first
+    # call (`policy_steps`); read by every tool call of every run of this plan.
+    _steps: dict[str, dict[str, tuple]] = attrs.field(
+        factory=lambda: {"before": {}, "after": {}}, eq=False, repr=False)
 
     @property
     def name(self) -> str:
         return self.agent.name
+
+    def policy_steps(self, moment: str, tool: str) -> tuple:
+        """`policy.steps` of this plan's chain for `moment` (`before` or `after`, the onion
+        order) and `tool`; empty when no block applies."""
+        by_tool = self._steps[moment]
+        found = by_tool.get(tool)
+        if found is None:
+            found = by_tool[tool] = steps(self.policies, moment, tool, moment == "after")
+        return found
 
 
 def fact_text(data: ir.Text | ir.Data) -> str:

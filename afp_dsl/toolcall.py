@@ -24,7 +24,6 @@ from .evaluate import Env, evaluate, parse_result
 from .argcheck import MAX_PROBLEMS, arg_problems, invalid_text, non_finite, plainly_valid
 from .envelopes import read_result
 from .frozen import thaw
-from .policy import steps
 from .providers.base import ToolCall
 from . import toolcall_policy as pol
 from .runtime import CONTEXT_PARAM, HostCall, RunCtx, plain, tool_context, wants_context
@@ -237,10 +236,9 @@ def resolve_python(target: str) -> tuple[Any, str | None]:
 
 
 def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
-    policies = ctx.plan.policies
-    if not policies:
+    if not ctx.plan.policies:
         return out
-    walk = steps(policies, "after", call.name, True)
+    walk = ctx.plan.policy_steps("after", call.name)
     if not walk:
         return out
     roots = {"tool": call.name, "args": args, "message": ctx.state.message,

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from .policy import steps, walk_steps
+from .policy import walk_steps
 from .providers.base import ToolCall
 from .runtime import RunCtx
 
@@ -31,11 +31,11 @@ def roots(ctx: RunCtx, call: ToolCall, args: Any, **extra: Any) -> dict:
 
 
 def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
-          start_after: int = 0, can_pause: bool = True, reverse: bool = False, **extra: Any):
-    policies = ctx.plan.policies
-    if not policies:
+          start_after: int = 0, can_pause: bool = True, **extra: Any):
+    plan = ctx.plan
+    if not plan.policies:
         return _Allow()
-    found = steps(policies, moment, call.name, reverse)
+    found = plan.policy_steps(moment, call.name)  # (`after` walks in reverse: the onion order)
     if not found:
         return _Allow()
     return walk(ctx, found, moment, call, roots(ctx, call, args, **extra), cause, start_after,
