@@ -12,17 +12,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-import attrs
-
-from .policy import walk_steps
+from .policy import ALLOWED, walk_steps
 from .providers.base import ToolCall
 from .runtime import RunCtx
-
-@attrs.frozen
-class _Allow:
-    outcome: str = "allow"
-    decisions: tuple = ()
-    deciding: Any = None
 
 
 def roots(ctx: RunCtx, call: ToolCall, args: Any, **extra: Any) -> dict:
@@ -34,10 +26,10 @@ def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
           start_after: int = 0, can_pause: bool = True, **extra: Any):
     plan = ctx.plan
     if not plan.policies:
-        return _Allow()
+        return ALLOWED
     found = plan.policy_steps(moment, call.name)  # (`after` walks in reverse: the onion order)
     if not found:
-        return _Allow()
+        return ALLOWED
     return walk(ctx, found, moment, call, roots(ctx, call, args, **extra), cause, start_after,
                 can_pause)
 
