@@ -320,7 +320,7 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
 
 def _time_of(ctx: RunCtx, event_id: str) -> int:
     """Logical time of a recent event (durations are in clock ticks)."""
-    for e in reversed(ctx.rec.trace.tail(64)):
+    for e in ctx.rec.trace.latest(64):
         if e.id == event_id:
             return e.time
     return ctx.rec.time
@@ -333,7 +333,7 @@ _ON_THE_WAY = ("policy.decided", "tool.args_invalid", "checkin.decided", "skill.
 def _decisions_since(ctx: RunCtx, called: str) -> tuple[str, ...]:
     """Ids of the decisions recorded for this call (policy rows, invalid args, check-ins)."""
     out = []
-    for e in reversed(ctx.rec.trace.tail(64)):
+    for e in ctx.rec.trace.latest(64):
         if e.id == called:
             break
         if e.kind in _ON_THE_WAY and called in e.caused_by or e.kind == "checkin.decided":

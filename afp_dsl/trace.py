@@ -10,6 +10,7 @@ Invariants: payloads are plain JSON and already redacted when appended; `to_json
 from __future__ import annotations
 
 import json
+from itertools import islice
 from typing import Any, Iterable, Iterator
 
 import attrs
@@ -110,6 +111,10 @@ class Trace:
     def tail(self, k: int) -> list[Event]:
         """The last `k` events (O(k))."""
         return self._events[-k:] if k > 0 else []
+
+    def latest(self, k: int) -> Iterator[Event]:
+        """The last `k` events, newest first, without copying (O(1) until iterated)."""
+        return islice(reversed(self._events), k)
 
     @property
     def events(self) -> tuple[Event, ...]:

@@ -171,3 +171,11 @@ def test_every_export_format_from_the_cli(store_with_runs, tmp_path):
         assert out.exit_code == 0, out.output
         assert out.output.strip()
     assert _cli("trace", "export", run_id, "--format", "csv", "--store", db).exit_code == 2
+
+
+def test_latest_gives_the_last_events_newest_first_and_tail_oldest_first():
+    from afp_dsl.trace import Event, Trace
+    t = Trace("r", [Event(i, f"r:{i}", "tool.called", 1, i, (), None, None) for i in range(1, 6)])
+    assert [e.seq for e in t.latest(3)] == [5, 4, 3]
+    assert [e.seq for e in t.latest(64)] == [5, 4, 3, 2, 1]
+    assert [e.seq for e in t.latest(0)] == [] and [e.seq for e in t.tail(2)] == [4, 5]
