@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         clean = hook_free_python(Path(d) / "venv")
         cmds = {"bare": [sys.executable, "-c", "pass"], "check": afpc,
                 "bare_no_hooks": [clean, "-c", "pass"], "check_no_hooks": [clean] + afpc[1:],
-                **{k: [sys.executable, "-c", code] for k, code in LIBRARIES.items()}}
+                **{k: [sys.executable, "-c", code] for k, code in LIBRARIES.items()},
+                **{k + "_no_hooks": [clean, "-c", code] for k, code in LIBRARIES.items()}}
         times = run_medians(cmds, reps, warmup, env)
         bare, check = times.pop("bare"), times.pop("check")
         bare_clean, check_clean = times.pop("bare_no_hooks"), times.pop("check_no_hooks")
@@ -199,9 +200,12 @@ def main(argv: list[str] | None = None) -> int:
               "bytecode": "compiled", "python_c_pass": bare, "afpc_check": check,
               "ratio_as_started": ratio, "ratio": max(ratio, ratio_clean),
               "no_hooks": {"hooks": startup_hooks(), "python_c_pass": bare_clean,
-                           "afpc_check": check_clean, "ratio": ratio_clean},
+                           "afpc_check": check_clean, "ratio": ratio_clean,
+                           "libraries": {k: {**libs[k + "_no_hooks"], "code": code,
+                                             "ratio": libs[k + "_no_hooks"]["median_s"] / bare_clean["median_s"]}
+                                         for k, code in LIBRARIES.items()}},
               "libraries": {k: {**v, "code": LIBRARIES[k], "ratio": v["median_s"] / bare["median_s"]}
-                            for k, v in libs.items()},
+                            for k, v in libs.items() if k in LIBRARIES},
               "slowest_imports": slowest_imports(env)}
     write_result(args.json_out, result)
     return 0
