@@ -46,11 +46,15 @@ class CleanCheck:
 
     # ------------------------------------------------------------ clean check
     # Speed: `is_clean` runs on every recorded payload, so it walks with three per-run caches of
-    # verdicts the plain definition would give again: strings without a match (`_clean`), keys
-    # that are exact strings without a match and selected by no rule (`_clean_keys`), exact ints
-    # whose text has no match (`_clean_ints`). All three are emptied when a secret is remembered
-    # (`_check_clean`), the only event that can turn a clean verdict dirty. The walk accepts
-    # exactly what `_clean_walk_plain` in tests/test_redaction_prefilter.py accepts.
+    # verdicts the plain definition would give again: exact strs without a match (`_clean`), keys
+    # that are exact strs without a match and selected by no rule (`_clean_keys`), exact ints
+    # whose text has no match (`_clean_ints`). Only exact types go in, and the walk looks up only
+    # exact types: a str subclass, a bool or a float equal to a cached value never borrows its
+    # verdict. All three are emptied when a secret is remembered (`_check_clean`), the only event
+    # that can turn a clean verdict dirty. The clean strings and ints of one run are not shared
+    # with the next: they are payload texts, and a cache should not keep one run's data alive
+    # for another. The walk accepts exactly what `_clean_walk_plain` in
+    # tests/test_redaction_prefilter.py accepts.
     def _clean_walk(self, value: Any) -> bool:
         t = type(value)
         if t is dict or t is FrozenMap:
@@ -143,7 +147,7 @@ class CleanCheck:
         return True
 
     def _note_clean(self, text: str) -> None:
-        if len(text) <= CACHE_TEXT:
+        if type(text) is str and len(text) <= CACHE_TEXT:  # (`scrub` also passes subclasses)
             if len(self._clean) >= CACHE_SIZE:
                 self._clean.clear()
             self._clean.add(text)

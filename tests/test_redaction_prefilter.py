@@ -1,9 +1,12 @@
 """The cached clean check of recorded payloads never says "clean" where the plain walk would not.
 
-* `Redactor.is_clean` (three per-run verdict caches and a one-regex screen) answers exactly what
-  the plain walk below answers (`_clean_walk_plain`: no caches, every string through `_find`), on
+* `Redactor.is_clean` (three verdict caches and a one-regex screen) answers exactly what the
+  plain walk below answers (`_clean_walk_plain`: no caches, every string through `_find`), on
   any value, at any point of a sequence of scrubs, `learn`s and `remember`s — secrets remembered
   later (copied into longer strings, used as keys, numbers) turn cached verdicts dirty;
+* the caches are shared by the redactors of one rule set while nothing is remembered (the runs
+  of one agent): a redactor that remembered a secret trusts no verdict cached by another, and
+  a bool, a float or a subclass equal to a cached value never borrows its verdict;
 * "clean" implies scrubbing would change, count and remember nothing (so recording the payload
   as it is equals recording its scrubbed copy);
 * the screen regex finds nothing only where `_find` finds nothing.
@@ -37,6 +40,16 @@ class Num(int):
         return "sk-abcdefghijklmnop"
 
 
+class Liar(str):
+    """A str subclass equal to everything and hashed as a secret (a cached one would vouch)."""
+
+    def __eq__(self, other) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return hash("sk-abcdefghijklmnop")
+
+
 def _clean_walk_plain(red: Redactor, value) -> bool:
     """The definition: every key an exact str with no match and no rule, every string and number
     text without a match, only plain JSON shapes."""
@@ -66,20 +79,23 @@ RULES = [
               patterns=(ir.Regex(pattern=r"\b(?P<luhn>(?:\d[ -]?){12,18}\d)\b"),)),
 ]
 PLAIN_RULES = RULES[:1]  # no pattern kept apart: the screen regex is in use
+NUMBER_RULES = RULES[:1] + [  # the text "1" and "2.0" match, "1.0", "True" and "2" do not
+    ir.Redact(name="numbers", patterns=(ir.Regex(pattern=r"\A1\Z"), ir.Regex(pattern=r"\A2\.0\Z")))]
+RULE_SETS = [RULES, PLAIN_RULES, NUMBER_RULES]
 
 words = st.sampled_from(["w1", "call-4-1", "echo", "tool", "token", "TOKEN", "password", "hunter22",
                          "xhunter22y", "sk-abcdefghijklmnop", "123-45-6789", "1234", "4111111111111111",
                          "4111 1111 1111 1111", "", "note", "é€", "a\nb", "12345678", "echo!"])
 keys = st.one_of(words, words.map(Tagged), st.sampled_from([1, None, True, 1.5]), st.just(Loud("note")))
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 2),
-                    st.sampled_from([1234, 12345678, 1.0, -0.0, 1e16]),
-                    st.floats(allow_nan=False), words, words.map(Tagged), st.just(Num(7)),
+                    st.sampled_from([1234, 12345678, 1.0, 2.0, -0.0, 1e16]),
+                    st.floats(allow_nan=False), words, words.map(Tagged), st.just(Num(7)), st.just(Num(1)),
                     st.just(Loud("note")), st.just(object()), st.just({1, 2}))
 values = st.recursive(scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
     st.dictionaries(keys, inner, max_size=3),
     st.dictionaries(words, inner, max_size=2).map(FrozenMap)), max_leaves=8)
-secret_values = st.one_of(words, st.integers(1000, 1002), st.lists(words, max_size=2))
+secret_values = st.one_of(words, st.sampled_from([1000, 1234, 12345678]), st.lists(words, max_size=2))
 ops = st.one_of(
     st.tuples(st.just("check"), values),
     st.tuples(st.just("scrub"), values),
@@ -89,34 +105,47 @@ ops = st.one_of(
 )
 
 
+def _apply(red: Redactor, op: str, value) -> None:
+    if op == "scrub":
+        red.scrub(value)
+    elif op == "learn":
+        red.learn(value)
+    elif op == "remember":
+        red.remember(value)
+
+
 @SETTINGS
-@given(st.sampled_from([RULES, PLAIN_RULES]), st.lists(ops, min_size=1, max_size=8))
+@given(st.sampled_from(RULE_SETS), st.lists(ops, min_size=1, max_size=8))
 def test_the_cached_check_is_the_plain_walk(rules, seq) -> None:
     red = Redactor(rules)
     for op, value in seq:
-        if op == "scrub":
-            red.scrub(value)
-        elif op == "learn":
-            red.learn(value)
-        elif op == "remember":
-            red.remember(value)
+        _apply(red, op, value)
         red._check_clean()  # (the plain walk reads the memory regex as `_find` does)
         assert red.is_clean(value) == _clean_walk_plain(red, value)
         assert red.is_clean(value) == _clean_walk_plain(red, value)  # again, from the caches
 
 
 @SETTINGS
-@given(st.sampled_from([RULES, PLAIN_RULES]), st.lists(ops, min_size=1, max_size=8))
+@given(st.sampled_from(RULE_SETS), st.lists(st.tuples(st.integers(0, 2), ops), min_size=1, max_size=10))
+def test_redactors_of_one_rule_set_trust_only_what_the_rules_alone_decide(rules, seq) -> None:
+    """Three redactors of one rule set, as three runs of an agent (the third a view sharing the
+    first's memory), each answering as the plain walk whatever the others cached or remembered
+    (and whatever earlier examples left in the rule set's caches)."""
+    first = Redactor(rules)
+    reds = [first, Redactor(rules), Redactor(rules, _memory=first._memory)]
+    for who, (op, value) in seq:
+        _apply(reds[who], op, value)
+        for red in reds:
+            assert red.is_clean(value) == _clean_walk_plain(red, value)
+
+
+@SETTINGS
+@given(st.sampled_from(RULE_SETS), st.lists(ops, min_size=1, max_size=8))
 def test_clean_means_scrubbing_changes_and_remembers_nothing(rules, seq) -> None:
     fast, twin = Redactor(rules), Redactor(rules)
     for op, value in seq:
         for red in (fast, twin):
-            if op == "scrub":
-                red.scrub(value)
-            elif op == "learn":
-                red.learn(value)
-            elif op == "remember":
-                red.remember(value)
+            _apply(red, op, value)
         if fast.is_clean(value):
             before = (twin.report(), dict(twin._memory.values))
             assert twin.scrub(value, at="$") == value
@@ -148,8 +177,40 @@ def test_subclasses_never_borrow_a_cached_verdict() -> None:
     assert red.is_clean([1, True, 1.0]) and not red.is_clean({1: "x"}) and not red.is_clean({None: "x"})
 
 
+def test_a_run_that_remembers_a_secret_trusts_no_verdict_of_another_run() -> None:
+    first = Redactor(PLAIN_RULES)
+    payload = {"note": "xhunter22y", "hunter22": 1, "n": 4242}
+    assert first.is_clean(payload)  # (cached in the rule set's caches)
+    second = Redactor(PLAIN_RULES)
+    second.learn({"token": "hunter22", "password": 4242})
+    assert not second.is_clean({"note": "xhunter22y"})
+    assert not second.is_clean({"hunter22": 1})
+    assert not second.is_clean({"n": 4242}) and not second.is_clean([4242])
+    assert first.is_clean(payload) and Redactor(PLAIN_RULES).is_clean(payload)  # (nothing remembered)
+    Redactor(PLAIN_RULES, _memory=first._memory).remember("xhunter22y")  # a view of the first run
+    assert not first.is_clean(payload) and not first.is_clean(["xhunter22y"])
+    assert Redactor(PLAIN_RULES).is_clean(payload)
+
+
+def test_bools_floats_and_int_subclasses_never_borrow_a_cached_verdict() -> None:
+    red = Redactor(NUMBER_RULES)
+    assert red.is_clean([True, 1.0, 2, "1.0"]) and red.is_clean({"a": True, "b": 1.0, "c": 2})
+    assert not red.is_clean([1]) and not red.is_clean({"n": 1}) and not red.is_clean(1)
+    assert not red.is_clean([2.0]) and not red.is_clean({"n": 2.0}) and not red.is_clean(2.0)
+    assert not red.is_clean({"n": Num(2)}) and not red.is_clean([Num(2)]) and not red.is_clean({"n": "1"})
+    assert red.is_clean([True]) and red.is_clean({"n": True})  # (a bool is never scrubbed)
+
+
+def test_an_object_lying_about_equality_never_vouches_for_a_secret() -> None:
+    red = Redactor(PLAIN_RULES)
+    red.scrub({"note": Liar("ok")})
+    red.scrub_text(Liar("ok"))
+    assert not red.is_clean("sk-abcdefghijklmnop") and not red.is_clean({"note": "sk-abcdefghijklmnop"})
+    assert not Redactor(PLAIN_RULES).is_clean(["sk-abcdefghijklmnop"])  # (nor in another run)
+
+
 @SETTINGS
-@given(st.sampled_from([RULES, PLAIN_RULES]), st.lists(secret_values, max_size=3),
+@given(st.sampled_from(RULE_SETS), st.lists(secret_values, max_size=3),
        st.lists(st.one_of(words, st.text(max_size=12)), min_size=1, max_size=5))
 def test_the_screen_finds_nothing_only_where_find_finds_nothing(rules, secrets, texts) -> None:
     red = Redactor(rules)
