@@ -117,9 +117,10 @@ class Recorder:
         self.seq += 1
         self.time += 1
         eid = f"{self.trace.run_id}:{self.seq}"
-        if payload and not inert(self.redactor) and not self.redactor.is_clean(payload):
-            payload = self.redactor.scrub(payload, at=kind)  # (a clean payload is kept as is, as
-            # it is with no rules at all: scrubbing would only copy it)
+        red = self.redactor
+        if payload and not red.inert and not red.is_clean(payload):
+            payload = red.scrub(payload, at=kind)  # (a clean payload is kept as is, as it is
+            # with no rules at all: scrubbing would only copy it)
         self.trace.append(Event(self.seq, eid, kind, iteration, self.time,
                                 tuple(c for c in caused_by if c), source, payload))
         return eid
