@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from .cli import CliError, FilePath, guarded, write_file
+from .trace import json_text
 
 EXIT = {"answered": 0, "max_iterations": 0, "paused": 3, "denied": 1, "error": 1}
 
@@ -111,7 +112,7 @@ def _report(result: Any, as_json: bool) -> None:
         out["checkin"] = {"id": c.id, "tool": c.tool, "args": c.args, "question": c.question,
                           "source": c.source, "policy": c.policy}
     if as_json:
-        click.echo(json.dumps(out, sort_keys=True, ensure_ascii=False))
+        click.echo(json_text(out, sort_keys=True, ensure_ascii=False))
     elif result.outcome == "paused":
         c = out["checkin"]
         click.echo(f"paused: {c['question']}")

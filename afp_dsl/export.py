@@ -11,7 +11,7 @@ import json
 from importlib import resources
 from typing import Any, Iterable, Mapping
 
-from .trace import Event, dumps
+from .trace import Event, dumps, json_text
 from .why import items, payload, short
 
 SCHEMA_VERSION = 1
@@ -156,7 +156,7 @@ def _headline(text: str) -> str:
 
 
 def thinking_json(events: Iterable[Event], run: Mapping[str, Any] | None = None) -> str:
-    return json.dumps(to_thinking(events, run), ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+    return json_text(to_thinking(events, run), ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
 
 # ---------------------------------------------------------------- OTLP JSON
@@ -176,7 +176,7 @@ def otlp_json(spans: Iterable[Any]) -> str:
     out = [{"resource": {"attributes": _attrs(dict(res))},
             "scopeSpans": [{"scope": {"name": name, "version": version or ""}, "spans": body}]}
            for (res, name, version), body in groups.items()]
-    return json.dumps({"resourceSpans": out}, ensure_ascii=False, sort_keys=True, indent=1) + "\n"
+    return json_text({"resourceSpans": out}, ensure_ascii=False, sort_keys=True, indent=1) + "\n"
 
 
 def _span_json(s: Any) -> dict:

@@ -13,10 +13,9 @@ Invariants: never touches the global tracer provider; span and trace ids derive 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any, Iterable, Mapping
 
-from .trace import Event
+from .trace import Event, json_text
 from .why import inner_finder, payload
 
 OP, PROVIDER, AGENT, MODEL = ("gen_ai.operation.name", "gen_ai.provider.name",
@@ -147,7 +146,7 @@ class _Exporter:
             span.set_attribute("gen_ai.response.finish_reasons", [FINISH.get(stop, stop)])
         if self.content:
             msg = {"role": "assistant", "parts": [{"type": "text", "content": p.get("text") or ""}]}
-            span.set_attribute("gen_ai.output.messages", json.dumps([msg], ensure_ascii=False))
+            span.set_attribute("gen_ai.output.messages", json_text([msg], ensure_ascii=False))
         span.end(end_time=self.ns(replied))
 
     def _tool(self, called: Event, returned: Event | None, events, ctx, depth: int) -> None:
@@ -156,7 +155,7 @@ class _Exporter:
         attrs = {OP: "execute_tool", TOOL_NAME: name, TOOL_CALL_ID: p.get("call_id") or "",
                  TOOL_TYPE: "extension" if name in ("read_skill", "skip_step") else "function"}
         if self.content:
-            attrs["gen_ai.tool.call.arguments"] = json.dumps(p.get("args"), ensure_ascii=False,
+            attrs["gen_ai.tool.call.arguments"] = json_text(p.get("args"), ensure_ascii=False,
                                                              sort_keys=True)
         span = self.tracer.start_span(f"execute_tool {name}", context=ctx, attributes=attrs,
                                       kind=self.api.SpanKind.INTERNAL, start_time=self.ns(called))
@@ -167,7 +166,7 @@ class _Exporter:
             span.set_attribute("error.type", str(rp["status"]))
             span.set_status(self.api.Status(self.api.StatusCode.ERROR))
         if self.content and returned is not None:
-            span.set_attribute("gen_ai.tool.call.result", json.dumps(
+            span.set_attribute("gen_ai.tool.call.result", json_text(
                 rp.get("result"), ensure_ascii=False, sort_keys=True, default=str))
         for e in events:
             if e.kind in ("policy.decided", "checkin.requested", "checkin.decided",
@@ -204,7 +203,7 @@ def _flat(p: Mapping) -> dict:
     for k, v in sorted(p.items()):
         if v is None:
             continue
-        out[f"afp.{k}"] = v if isinstance(v, (str, bool, int, float)) else json.dumps(
+        out[f"afp.{k}"] = v if isinstance(v, (str, bool, int, float)) else json_text(
             v, ensure_ascii=False, sort_keys=True, default=str)
     return out
 

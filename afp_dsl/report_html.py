@@ -15,7 +15,7 @@ import html
 import json
 from typing import Any, Iterable, Mapping
 
-from .trace import Event, tally
+from .trace import Event, json_text, tally
 from .why import Locator, explain, items, payload, short
 from .why_walk import describe
 
@@ -59,7 +59,7 @@ def esc(value: Any) -> str:
 
 def data_island(value: Any) -> str:
     """JSON safe inside <script type="application/json">: no `<`, `>`, `&` or line separators."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    text = json_text(value, ensure_ascii=False, sort_keys=True, default=str)
     for a, b in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
                  ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(a, b)

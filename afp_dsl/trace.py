@@ -77,9 +77,38 @@ def tally(events: Iterable[Event]) -> dict:
 
 
 def dumps(value: Any) -> str:
-    """The one JSON encoding of trace data: sorted keys, compact, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    """The one JSON encoding of trace data: sorted keys, compact, UTF-8 kept, strict JSON."""
+    return json_text(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                     default=str)
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """`json.dumps(value, **options)` that always writes strict JSON: a NaN or an infinity (a host
+    tool may return one; the interpreter keeps it) is written as the string "NaN", "Infinity" or
+    "-Infinity", the convention of protobuf's JSON mapping, instead of Python's bare `NaN`,
+    which no strict JSON reader accepts. Values without one are encoded exactly as before."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+    return json.dumps(finite(value), allow_nan=False, **options)
+
+
+def finite(value: Any) -> Any:
+    """A copy of plain data with every NaN or infinity replaced by its string (`json_text`)."""
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        return value if abs(value) != _INF else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+_INF = float("inf")
 
 
 class Trace:
