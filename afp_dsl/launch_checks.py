@@ -15,17 +15,34 @@ from typing import Any
 from . import ir
 
 
-def check_agent_args(program: ir.Program, provider: Any, tools: Any, store: Any) -> None:
-    if provider is not None and not callable(getattr(provider, "complete", None)):
-        raise TypeError(f"`provider` must be a model provider such as `afp.providers.mock()` or "
-                        f"`afp.providers.openai(model=...)`, not {_a(provider)}")
+def check_agent_args(program: ir.Program, provider: Any, tools: Any, store: Any,
+                     effects: Any = None) -> None:
+    _check_provider(provider, "`provider`")
     if store is not None and not all(callable(getattr(store, m, None)) for m in ("save_run", "run", "events")):
         hint = (" (a path? pass `afp.stores.sqlite(path)` or `afp.stores.from_url(url)`)"
                 if isinstance(store, str) else "")
         raise TypeError(f"`store` must be a run store such as `afp.stores.sqlite(\"runs.db\")` or "
                         f"`afp.stores.memory()`, not {_a(store)}{hint}")
     if tools is not None:
-        _check_tools(program, tools)
+        _check_tools(program, tools, "`tools`")
+    if effects is not None:
+        _check_effects(program, effects)
+
+
+def _check_provider(provider: Any, label: str) -> None:
+    if provider is not None and not callable(getattr(provider, "complete", None)):
+        raise TypeError(f"{label} must be a model provider such as `afp.providers.mock()` or "
+                        f"`afp.providers.openai(model=...)`, not {_a(provider)}")
+
+
+def _check_effects(program: ir.Program, effects: Any) -> None:
+    """An `Effects` (or anything shaped like one) whose provider and tool bindings pass the same
+    checks as the `provider` and `tools` arguments."""
+    if not all(hasattr(effects, a) for a in ("provider", "tools", "new_run_id")):
+        raise TypeError(f"`effects` must be an `afp_dsl.effects.Effects`, e.g. "
+                        f"`Effects(run_ids=counter_ids(\"run\"))`, not {_a(effects)}")
+    _check_provider(effects.provider, "`Effects(provider=...)`")
+    _check_tools(program, effects.tools, "`Effects(tools=...)`")
 
 
 def check_message(message: Any) -> None:
@@ -33,16 +50,16 @@ def check_message(message: Any) -> None:
         raise TypeError(f"the message must be text (a `str`), not {_a(message)}")
 
 
-def _check_tools(program: ir.Program, tools: Any) -> None:
+def _check_tools(program: ir.Program, tools: Any, label: str) -> None:
     if not isinstance(tools, Mapping):
-        raise TypeError(f"`tools` must map tool names to functions, e.g. "
+        raise TypeError(f"{label} must map tool names to functions, e.g. "
                         f"`tools={{\"lookup\": lookup}}`, not {_a(tools)}")
     declared = sorted({d.name for m in program.modules for d in m.decls if isinstance(d, ir.Tool)})
     for name, fn in tools.items():
         if name not in declared:
             close = difflib.get_close_matches(str(name), declared, n=1)
             hint = f"; did you mean `{close[0]}`?" if close else ""
-            raise ValueError(f"`tools` binds `{name}`, but the spec declares no tool of that name "
+            raise ValueError(f"{label} binds `{name}`, but the spec declares no tool of that name "
                              f"(tools: {', '.join(f'`{t}`' for t in declared) or 'none'}){hint}")
         if not callable(fn):
             raise TypeError(f"the binding of tool `{name}` must be a function (or any callable), "

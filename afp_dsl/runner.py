@@ -166,7 +166,7 @@ class Agent:
                  model: str | None = None, stubs: Stubs | None = None,
                  spec: str | None = None):
         prog, analysis = _unwrap(program)
-        check_agent_args(prog, provider, tools, store)
+        check_agent_args(prog, provider, tools, store, effects)
         found = find_agent(analysis, name)
         if found is None:
             names = ", ".join(f"`{d.name}`" for d in prog.root_module.decls if isinstance(d, ir.Agent))

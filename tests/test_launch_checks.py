@@ -27,6 +27,14 @@ def program():
     ({"provider": "mock"}, TypeError, "`provider` must be a model provider"),
     ({"store": "runs.db"}, TypeError, "pass `afp.stores.sqlite(path)`"),
     ({"store": object()}, TypeError, "not an `object`"),
+    ({"effects": afp.Effects(tools={"lookup_order": 42})}, TypeError,
+     "binding of tool `lookup_order` must be a function"),
+    ({"effects": afp.Effects(tools={"lookup_ordr": print})}, ValueError,
+     "`Effects(tools=...)` binds `lookup_ordr`, but the spec declares no tool of that name"),
+    ({"effects": afp.Effects(tools=[print])}, TypeError, "`Effects(tools=...)` must map tool names"),
+    ({"effects": afp.Effects(provider="mock")}, TypeError,
+     "`Effects(provider=...)` must be a model provider"),
+    ({"effects": {"tools": {}}}, TypeError, "`effects` must be an `afp_dsl.effects.Effects`"),
 ])
 def test_a_wrong_argument_to_agent_names_the_fix(program, kw, error, words):
     with pytest.raises(error, match=None) as caught:
@@ -55,3 +63,8 @@ def test_what_the_api_documents_is_accepted(program):
     agent = program.agent(provider=afp.providers.mock([[("lookup_order", {"id": "A1"})], "ok"]),
                           tools={"lookup_order": lambda id: {"id": id}}, store=Minimal())
     assert agent.run("find A1").outcome == "answered"
+    effects = afp.Effects(provider=afp.providers.mock([[("lookup_order", {"id": "A2"})], "ok"]),
+                          tools={"lookup_order": lambda id: {"id": id}})
+    result = program.agent(effects=effects).run("find A2")
+    assert result.outcome == "answered"
+    assert [e.payload["result"] for e in result.trace if e.kind == "tool.returned"] == [{"id": "A2"}]
