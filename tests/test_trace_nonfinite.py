@@ -123,3 +123,33 @@ def test_opentelemetry_json_attributes_are_strict(run):
     tool = next(s for s in exporter.get_finished_spans()
                 if s.attributes.get("gen_ai.operation.name") == "execute_tool")
     assert strict(tool.attributes["gen_ai.tool.call.result"])["w"] == "Infinity"
+
+
+def _leaves():
+    from hypothesis import strategies as st
+    return st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5))
+
+
+def test_json_text_is_strict_json_that_reads_back_as_the_value_with_its_strings():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    values = st.recursive(_leaves(), lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=4)),
+        max_leaves=20)
+
+    def expected(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+        if isinstance(v, dict):
+            return {k: expected(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [expected(x) for x in v]
+        return v
+
+    @settings(max_examples=300, deadline=None)
+    @given(values)
+    def check(value):
+        assert strict(json_text(value)) == expected(value)
+        assert strict(dumps(value)) == expected(value)
+
+    check()
