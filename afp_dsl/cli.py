@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -72,6 +71,7 @@ def guarded(fn: Callable) -> Callable:
             sys.exit(2)
         except Exception as e:  # noqa: BLE001 - the CLI boundary
             if os.environ.get("AFPC_DEBUG"):
+                import traceback  # (only here: every command would pay for its import)
                 traceback.print_exc()
             click.echo(f"afpc: internal error: {type(e).__name__}: {e}\n"
                        "this is a bug in afpc; please file a bug report with the command and the "

@@ -155,6 +155,10 @@ def test_internal_errors_are_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch
     r = CliRunner().invoke(main, ["check", str(spec)])
     assert r.exit_code == 2
     assert "internal error" in r.output and "Traceback" not in r.output
+    monkeypatch.setenv("AFPC_DEBUG", "1")
+    r = CliRunner().invoke(main, ["check", str(spec)])
+    assert r.exit_code == 2
+    assert "internal error" in r.output and "Traceback" in r.output and "kaboom" in r.output
 
 
 def test_serde_tag_collides_with_no_ir_field() -> None:
