@@ -132,7 +132,7 @@ class Plan:
     # Speed: the policy steps of each tool at `before` and `after`, settled at a tool's first
     # call (`policy_steps`); read by every tool call of every run of this plan.
     _steps: dict[str, dict[str, tuple]] = attrs.field(
-        factory=lambda: {"before": {}, "after": {}}, eq=False, repr=False)
+        factory=lambda: {"before": {}, "after": {}}, init=False, eq=False, repr=False)
 
     @property
     def name(self) -> str:
