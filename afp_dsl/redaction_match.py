@@ -78,6 +78,7 @@ class Matcher:
 
     def __init__(self, decls: Sequence[ir.Redact], active: list[Rule]):
         self.prefilter, self.plain, self.separate = compile_patterns(list(decls), active)
+        self.least = least_width(self.plain + self.separate)
 
     def find(self, text: str, memory: re.Pattern[str] | None, memory_rule: Any) -> list[Span]:
         """The merged spans to replace in `text`; `memory_rule(secret)` names a memory match."""
@@ -91,6 +92,18 @@ class Matcher:
         if memory is not None and memory.search(text):
             found += [(m.start(), m.end(), memory_rule(m.group(0))) for m in memory.finditer(text)]
         return merge(found) if found else found
+
+
+def least_width(patterns: Sequence[Pattern]) -> int | None:
+    """The length of the shortest text any of `patterns` can match, as the regex engine itself
+    bounds it (a shorter string holds no match); None without patterns, 0 when unknown."""
+    if not patterns:
+        return None
+    try:  # (`re._parser` is the engine's own parser; a Python without it: no bound)
+        return max(0, min(int(re._parser.parse(p.regex.pattern, p.regex.flags).getwidth()[0])  # type: ignore[attr-defined]
+                          for p in patterns))
+    except Exception:  # noqa: BLE001
+        return 0
 
 
 def key_table(rules: Sequence[ir.Redact]) -> dict[str, tuple[int, ...]]:

@@ -32,6 +32,8 @@ class CleanCheck:
         self._clean_ints: set[int] = set()
         self._clean_version = -1
         self._screen: Any = False
+        self._short = 0  # strings shorter than this hold no match (`_least_width`)
+        self._int_bound = 0  # ints strictly between -bound/10 and bound print shorter
         self._shared_keys: set[str] = self._ruleset.clean_keys
 
     def is_clean(self, value: Any) -> bool:
@@ -122,11 +124,13 @@ class CleanCheck:
         return True
 
     def _clean_int(self, value: int) -> bool:
-        text = str(value)
-        screen = self._screen  # (as `_clean_str`, without caching the text)
-        if screen is False or (screen is not None and screen.search(text) is not None):
-            if self._find(text):
-                return False
+        bound = self._int_bound  # (as `_clean_str`, without caching the text)
+        if not -(bound // 10) < value < bound:
+            text = str(value)
+            screen = self._screen
+            if screen is False or (screen is not None and screen.search(text) is not None):
+                if self._find(text):
+                    return False
         if len(self._clean_ints) >= CACHE_SIZE:
             self._clean_ints.clear()
         self._clean_ints.add(value)  # only exact ints go in and are looked up: 1 is never True
@@ -136,7 +140,8 @@ class CleanCheck:
         if text in self._clean:
             return True
         screen = self._screen  # one search says "no pattern, no secret" (see `_make_screen`)
-        if screen is False or (screen is not None and screen.search(text) is not None):
+        if len(text) >= self._short and (
+                screen is False or (screen is not None and screen.search(text) is not None)):
             if self._find(text):
                 return False
         if len(text) <= CACHE_TEXT:
@@ -161,7 +166,18 @@ class CleanCheck:
             self._clean_keys = self._shared_keys if self._memory.version == 0 else set()
             self._clean_ints = set()
             self._screen = self._make_screen()
+            self._short = short = self._least_width()
+            self._int_bound = 10 ** (short - 1) if short > 1 else 0
             self._clean_version = self._memory.version
+
+    def _least_width(self) -> int:
+        """The length of the shortest text anything could match: the least width of the patterns
+        (`Matcher.least`, settled once per rule set) and of the remembered secrets. A shorter
+        string holds no match; 0 when unknown."""
+        widths = [len(secret) for secret in self._memory.values]
+        if self._matcher.least is not None:
+            widths.append(self._matcher.least)
+        return min(widths) if widths else 0
 
     def _make_screen(self) -> Any:
         """One regex whose search finds nothing only when `_find` would find nothing: the

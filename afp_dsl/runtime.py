@@ -122,7 +122,7 @@ class Recorder:
             payload = red.scrub(payload, at=kind)  # (a clean payload is kept as is, as it is
             # with no rules at all: scrubbing would only copy it)
         self.trace.append(Event(self.seq, eid, kind, iteration, self.time,
-                                tuple(c for c in caused_by if c), source, payload))
+                                tuple(filter(None, caused_by)), source, payload))
         return eid
 
 

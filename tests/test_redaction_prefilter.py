@@ -222,3 +222,39 @@ def test_the_screen_finds_nothing_only_where_find_finds_nothing(rules, secrets, 
         if screen is None or (screen is not False and screen.search(text) is None):
             assert red._find(text) == []
     assert (screen is False) == (rules is RULES)  # the luhn pattern is kept apart
+
+
+SHORT_RULES = [ir.Redact(name="short", patterns=(ir.Regex(pattern=r"-\d\d"), ir.Regex(pattern=r"(?<=x)yz")))]
+
+
+@SETTINGS
+@given(st.sampled_from([SHORT_RULES, RULES, NUMBER_RULES]), st.lists(secret_values, max_size=2),
+       st.lists(st.one_of(st.integers(-1200, 1200), st.text("-0123456789xyz", max_size=5), words),
+                min_size=1, max_size=6))
+def test_texts_shorter_than_any_match_are_clean_without_a_search(rules, secrets, items) -> None:
+    """The clean check skips the search for strings (and ints) shorter than the least width of
+    every pattern and remembered secret; at that width and above it searches as before."""
+    red = Redactor(rules)
+    for s in secrets:
+        red.remember(s)
+    for item in items:
+        assert red.is_clean(item) == _clean_walk_plain(red, item)
+        assert red.is_clean([item]) == _clean_walk_plain(red, [item])
+
+
+def test_the_least_width_bounds_the_shortcut_exactly() -> None:
+    red = Redactor(SHORT_RULES)
+    red._check_clean()
+    assert (red._short, red._int_bound) == (2, 10)  # `(?<=x)yz` matches two characters
+    assert red.is_clean([-9, 9, "-1", "yz"]) and not red.is_clean([-12]) and not red.is_clean("x-12")
+    assert not red.is_clean("xyz") and not red.is_clean({"n": -10})
+    wide = Redactor([ir.Redact(name="wide", patterns=(ir.Regex(pattern=r"\d{6}"),))])
+    wide._check_clean()
+    assert (wide._short, wide._int_bound) == (6, 100000)
+    assert wide.is_clean([99999, -9999, "abcd"]) and not wide.is_clean([123456]) and not wide.is_clean([-123456])
+    wide.remember("abcd")  # a shorter secret lowers the bound
+    wide._check_clean()
+    assert (wide._short, wide._int_bound) == (4, 1000)
+    assert not wide.is_clean(["abcd"]) and not wide.is_clean({"n": "xabcdx"})
+    wide.remember(1234)
+    assert not wide.is_clean([1234]) and wide.is_clean([123, -123])
