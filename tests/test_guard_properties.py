@@ -129,8 +129,8 @@ def test_guard_verdicts_agree_with_exhaustive_evaluation(expr, enum) -> None:
 # A condition reading into a value another condition fixes as a scalar (`result.kind == "a" and
 # result.kind.deep == "x"`) crashed the witness builder with a TypeError (found by fuzzing).
 def test_witness_builder_refuses_to_read_into_a_scalar() -> None:
-    from afp_dsl.checks.solver import _Builder
-    b = _Builder()
+    from afp_dsl.checks.witness import Builder
+    b = Builder()
     assert b.put(("path", "result", "kind"), "a")
     assert b.put(("path", "result", "kind", "deep"), "x") is False
     assert b.put(("path", "result", "kind", 0), "x") is False

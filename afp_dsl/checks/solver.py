@@ -11,7 +11,6 @@ Invariants: "unsat" is claimed only from conditions on one key (a path or a call
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any, Iterable
 
 import attrs
@@ -20,6 +19,7 @@ from .. import ir
 from ..evaluate import Env, _compare_values, evaluate, json_equal
 from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, dnf, key_of, key_text,
                     no_facts)
+from .witness import Builder, read_key, witness_env
 
 __all__ = ["Atom", "Facts", "Key", "Verdict", "accepts", "compare_atom", "dnf", "key_of",
            "key_text", "no_facts", "read_key", "refute", "self_impossible", "solve", "solve_key"]
@@ -70,7 +70,7 @@ def accepts(atom: Atom, v: Any) -> bool | None:
 
 
 def _env_for(key: Key, v: Any) -> Env:
-    env = _Builder()
+    env = Builder()
     env.put(key, v)
     return env.env()
 
@@ -272,7 +272,7 @@ def solve_case(case: tuple[Atom, ...], facts: Facts) -> tuple[str, Any]:
              f"`{key_text(key)}`)" for key, r in results.items() if r.status == "unknown"]
     if notes:
         return "unknown", notes
-    env = _witness_env(results)
+    env = witness_env({k: r.witnesses for k, r in results.items()})
     if env is not None and all(_holds_in(a, env) for a in case):
         return "sat", env
     notes = [f"{a.note} (`{a.text}`)" for a in case if a.kind == "opaque"]
@@ -332,80 +332,3 @@ def _holds_in(atom: Atom, env: Env) -> bool:
     if atom.kind == "opaque":
         return evaluate(atom.expr, env).holds != atom.neg
     return bool(accepts(atom, read_key(env, atom.key)))
-
-
-def read_key(env: Env, key: Key) -> Any:
-    """The value a witness gives to `key`."""
-    if key[0] == "call":
-        return key[2] in (env.returned if key[1] == "returned" else env.active)
-    v: Any = env.roots.get(key[1])
-    for s in key[2:]:
-        if isinstance(s, int):
-            v = v[s] if isinstance(v, (list, tuple)) and 0 <= s < len(v) else None
-        else:
-            v = v.get(s) if isinstance(v, Mapping) else None
-    return v
-
-
-def _witness_env(results: dict[Key, _KeyResult]) -> Env | None:
-    b = _Builder()
-    child_seg = {k[:i]: k[i] for k in results for i in range(2, len(k)) if k[0] == "path"}
-    for key in sorted(results, key=len):
-        ws = results[key].witnesses
-        if key in child_seg:
-            ws = tuple(w for w in ws if isinstance(w, Mapping)) or ws
-            if ws and isinstance(ws[0], Mapping) and isinstance(child_seg[key], int):
-                ws = ([],)
-        if not ws or not b.put(key, ws[0]):
-            return None
-    return b.env()
-
-
-MAX_WITNESS_INDEX = 1000
-
-
-class _Builder:
-    """Builds roots (and call sets) holding given values at given keys."""
-
-    def __init__(self):
-        self.roots: dict[str, Any] = {}
-        self.calls: dict[str, set] = {"returned": set(), "active": set()}
-
-    def put(self, key: Key, value: Any) -> bool:
-        if key[0] == "call":
-            if value is True:
-                self.calls.setdefault(key[1], set()).add(key[2])
-            return isinstance(value, bool)
-        if any(isinstance(seg, int) and seg > MAX_WITNESS_INDEX for seg in key[2:]):
-            return False  # no witness is built for huge indexes (it would need a huge list)
-        holder, slot = self.roots, key[1]
-        for seg in key[2:]:
-            cur = holder.get(slot) if isinstance(holder, dict) else _at(holder, slot)
-            if cur is None:
-                cur = [] if isinstance(seg, int) else {}
-                _set(holder, slot, cur)
-            if not isinstance(cur, (dict, list)) or isinstance(seg, int) != isinstance(cur, list):
-                return False  # (a value read into, such as `result.kind.deep` beside `result.kind == "a"`)
-            holder, slot = cur, seg
-        existing = holder.get(slot) if isinstance(holder, dict) else _at(holder, slot)
-        if existing is not None and not json_equal(existing, value):
-            return isinstance(existing, (dict, list)) and isinstance(value, (dict, list)) and not value
-        _set(holder, slot, value)
-        return True
-
-    def env(self) -> Env:
-        return Env(roots=self.roots, returned=frozenset(self.calls["returned"]),
-                   active=frozenset(self.calls["active"]))
-
-
-def _at(holder: list, i: int) -> Any:
-    return holder[i] if 0 <= i < len(holder) else None
-
-
-def _set(holder: Any, slot: Any, value: Any) -> None:
-    if isinstance(holder, dict):
-        holder[slot] = value
-        return
-    while len(holder) <= slot:
-        holder.append(None)
-    holder[slot] = value
