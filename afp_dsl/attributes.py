@@ -8,7 +8,6 @@ Invariants: a converter never raises; on a bad value it reports and returns `BAD
 """
 from __future__ import annotations
 
-import difflib
 import json
 import posixpath
 from typing import Any, Callable
@@ -21,6 +20,7 @@ from .diagnostics import Diagnostic
 from .frozen import freeze
 from .lower_values import BAD, CallV, MapV, ValueLowerer, to_data
 from .source import Span
+from .suggest import closest
 
 
 @attrs.frozen
@@ -79,8 +79,8 @@ class Converter:
     def unknown(self, kind: str, key: str, span: Span, table: KindSchema) -> Diagnostic:
         known = sorted(table.attrs) + (["input", "output"] if kind == "tool" else []) + (
             ["steps"] if kind == "skill" else [])
-        close = difflib.get_close_matches(key, known, n=1)
-        help = f"did you mean `{close[0]}`?" if close else (
+        close = closest(key, known)
+        help = f"did you mean `{close}`?" if close else (
             f"{kind} attributes are: " + ", ".join(f"`{k}`" for k in known) if known else
             f"a {kind} takes no attributes")
         return diag("AFP104", f"unknown attribute `{key}` for {kind}", span, "unknown attribute", help=help)

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from .cli import FilePath, emit, guarded
+from .suggest import closest
 
 _STORE = click.option("--store", "store_url",
                       help="Run store (default .afp/runs.db or $AFP_STORE).")
@@ -49,10 +50,9 @@ def load_run(store: Any, run_id: str) -> tuple[dict, list]:
     row = store.run(run_id)
     events = store.events(run_id) if row is not None else []
     if row is None or not events:
-        import difflib
         ids = [r["run_id"] for r in store.runs()]
-        close = difflib.get_close_matches(run_id, ids, n=1)
-        hint = f"; did you mean `{close[0]}`?" if close else ("; the store has no runs"
+        close = closest(run_id, ids)
+        hint = f"; did you mean `{close}`?" if close else ("; the store has no runs"
                                                               if not ids else "")
         _fail(f"no run `{run_id}` in the store `{getattr(store, 'path', '?')}`{hint}")
     return row, events

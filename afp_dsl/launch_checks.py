@@ -8,11 +8,11 @@ Invariants: pure (no I/O); accepts anything the documented API accepts, duck-typ
 """
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
 from . import ir
+from .suggest import closest
 
 
 def check_agent_args(program: ir.Program, provider: Any, tools: Any, store: Any,
@@ -57,8 +57,8 @@ def _check_tools(program: ir.Program, tools: Any, label: str) -> None:
     declared = sorted({d.name for m in program.modules for d in m.decls if isinstance(d, ir.Tool)})
     for name, fn in tools.items():
         if name not in declared:
-            close = difflib.get_close_matches(str(name), declared, n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
+            close = closest(str(name), declared)
+            hint = f"; did you mean `{close}`?" if close else ""
             raise ValueError(f"{label} binds `{name}`, but the spec declares no tool of that name "
                              f"(tools: {', '.join(f'`{t}`' for t in declared) or 'none'}){hint}")
         if not callable(fn):

@@ -9,7 +9,6 @@ Invariants: never raises for bad input; each module is loaded once; module keys 
 """
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from .diagnostics import Diagnostic, Label
 from .lower import lower_module
 from .parser import parse
 from .source import SourceFile, Span
+from .suggest import closest
 
 MAX_BYTES = 16 * 1024 * 1024
 
@@ -150,10 +150,10 @@ class Loader:
             if path.is_file():
                 return f"std/{name}.afp", path
             names = resources.stdlib_names()
-            close = difflib.get_close_matches(name, names, n=1)
+            close = closest(name, names)
             self.diags.append(diag(
                 "AFP107", f"no standard-library module `{imp.path}`", imp.span, "not in the standard library",
-                help=f'did you mean `"std/{close[0]}"`?' if close else
+                help=f'did you mean `"std/{close}"`?' if close else
                 "standard modules: " + ", ".join(f"`std/{n}`" for n in names)))
             return None
         folder = base if base is not None else Path.cwd()

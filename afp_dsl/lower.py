@@ -9,7 +9,6 @@ Invariants: never raises; every Token is turned into str/Span before it reaches 
 """
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import ir
@@ -19,6 +18,7 @@ from .diagnostics import Diagnostic
 from .lower_schema import SchemaLowerer
 from .lower_values import BAD, ValueLowerer, to_data
 from .source import Span
+from .suggest import closest
 
 if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
     import lark
@@ -134,8 +134,7 @@ class Lowerer:
                 continue
             out[spec.field] = self.convert.run(spec, self.v.value(value_node), key_span)
         missing = [req for req in table.required if req not in seen]
-        typos = {c for k in seen if k not in table.attrs
-                 for c in difflib.get_close_matches(k, list(table.attrs), n=1)} if missing else ()
+        typos = {closest(k, table.attrs) for k in seen if k not in table.attrs} if missing else ()
         for req in missing:
             if req not in typos:  # a misspelt key is the root cause
                 self.diags.append(diag("AFP105", f"{kind} `{decl_name}` is missing the required attribute `{req}`",

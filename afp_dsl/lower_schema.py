@@ -8,7 +8,6 @@ Invariants: the compiled schema is an object with `properties`, `required` (fiel
 """
 from __future__ import annotations
 
-import difflib
 import functools
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,7 @@ from .codes import diag
 from .frozen import FrozenMap, freeze, thaw
 from .lower_values import BAD, ValueLowerer, compile_problem, to_data
 from .source import Span
+from .suggest import closest
 
 if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
     import lark
@@ -128,10 +128,10 @@ class SchemaLowerer:
     def named_type(self, tok: lark.Token) -> dict:
         name = str(tok)
         if name not in TYPES:
-            close = difflib.get_close_matches(name, list(TYPES), n=1)
+            close = closest(name, list(TYPES))
             self.diags.append(diag(
                 "AFP301", f"unknown type `{name}`", self.v.span(tok), "not a schema type",
-                help=f"did you mean `{close[0]}`?" if close else
+                help=f"did you mean `{close}`?" if close else
                 "types are string, integer, number, boolean, null, any, [T], { fields } or literals"))
             return {}
         t = TYPES[name]
@@ -220,9 +220,9 @@ def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple
     (code, message, label, whether the value is pointed at rather than the key, help), or None."""
     spec = CONSTRAINTS.get(key)
     if spec is None:
-        close = difflib.get_close_matches(key, list(CONSTRAINTS), n=1)
+        close = closest(key, list(CONSTRAINTS))
         return ("AFP301", f"unknown constraint `{key}`", "not a constraint", False,
-                f"did you mean `{close[0]}`?" if close else "constraints are " + ", ".join(CONSTRAINTS))
+                f"did you mean `{close}`?" if close else "constraints are " + ", ".join(CONSTRAINTS))
     keyword, applies, kind = spec
     t = schema.get("type")
     if t is not None and t not in applies and not (t == "integer" and "number" in applies):

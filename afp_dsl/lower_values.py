@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import textwrap
 from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
@@ -253,6 +252,7 @@ def multiline(raw: str) -> str:
         lines = lines[1:]
     if lines and not lines[-1].strip():
         lines = lines[:-1]
+    import textwrap  # (here: most specs have no such literal, and `afpc check` starts faster)
     return textwrap.dedent("\n".join(lines))
 
 

@@ -8,7 +8,6 @@ Invariants: never raises on any input; at most one syntax diagnostic per file; c
 """
 from __future__ import annotations
 
-import difflib
 import functools
 import threading
 
@@ -21,6 +20,7 @@ from .codes import diag
 from .diagnostics import Diagnostic
 from .fastparse import parse_tree
 from .source import SourceFile, Span
+from .suggest import closest
 
 if TYPE_CHECKING:
     import lark
@@ -324,8 +324,8 @@ def _unclosed_before_decl(tok, expected, prev):
 
 def _unknown_decl_kind(tok, expected, prev):
     if tok.type == "NAME" and "AGENT" in expected and "SKILL" in expected and "IMPORT" in expected:
-        close = difflib.get_close_matches(str(tok), DECL_KEYWORDS + ("import",), n=1)
-        help = f"did you mean `{close[0]}`?" if close else (
+        close = closest(str(tok), DECL_KEYWORDS + ("import",))
+        help = f"did you mean `{close}`?" if close else (
             "a declaration starts with one of: " + ", ".join(f"`{k}`" for k in DECL_KEYWORDS))
         return (f"unknown declaration kind `{tok}`", "expected a declaration", help)
     return None

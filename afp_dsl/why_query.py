@@ -8,10 +8,10 @@ Invariants: never raises on a partial trace; an unknown skill or edge gets a pla
 """
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any, Callable
 
+from .suggest import closest
 from .trace import Event, Trace
 from .why import Index, Locator, WhyNode, items, name_of, payload
 from .why_walk import Walker, describe
@@ -44,8 +44,8 @@ def _all_names(ix: Index) -> list[str]:
 
 
 def _hint(name: str, names: list[str]) -> str:
-    close = difflib.get_close_matches(name, names, n=1)
-    return f"; did you mean `{close[0]}`?" if close else ""
+    close = closest(name, names)
+    return f"; did you mean `{close}`?" if close else ""
 
 
 # ---------------------------------------------------------------- skill

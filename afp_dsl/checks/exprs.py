@@ -9,7 +9,6 @@ Invariants: AFP305 is claimed exactly when `solver.self_impossible` proves a com
 """
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any, Iterable, Iterator
 
@@ -18,6 +17,7 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..evaluate import json_equal
+from ..suggest import closest
 from . import sites as S
 from .solver import Atom, compare_atom, key_of, key_text, self_impossible
 
@@ -93,11 +93,11 @@ def _unknown_root(site: S.Site, root: str, span) -> Diagnostic:
     allowed = [r for r in S.ROOTS[site.place] if r not in ("returned", "active")]
     shown = ", ".join(f"`{r}`" for r in allowed)
     calls = " and the calls `returned(tool)`, `active(skill)`" if site.place == "context" else ""
-    close = difflib.get_close_matches(root, allowed, n=1, cutoff=0.6)
+    close = closest(root, allowed)
     return diag("AFP303", f"`{root}` cannot be used in {S.PLACE_NAMES[site.place]}", span,
                 f"not available in {site.owner}",
                 notes=(f"allowed here: {shown}{calls}",),
-                help=f"did you mean `{close[0]}`?" if close else None)
+                help=f"did you mean `{close}`?" if close else None)
 
 
 def _call_arg(analysis: Analysis, module: str, call: ir.Call) -> Diagnostic | None:
@@ -106,10 +106,10 @@ def _call_arg(analysis: Analysis, module: str, call: ir.Call) -> Diagnostic | No
     if r is None:
         names = [d.name for d in analysis.modules[module].decls if isinstance(d, kind)] \
             if module in analysis.modules else []
-        close = difflib.get_close_matches(call.arg.name, names, n=1, cutoff=0.6)
+        close = closest(call.arg.name, names)
         return diag("AFP101", f"unknown {what} `{call.arg}`", call.arg.span,
                     f"`{call.func}(...)` needs a {what}",
-                    help=f"did you mean `{close[0]}`?" if close else None)
+                    help=f"did you mean `{close}`?" if close else None)
     if not isinstance(r.decl, kind):
         return diag("AFP102", f"`{call.arg}` is {ir.a_kind(r.decl)}, but `{call.func}(...)` "
                     f"needs a {what}", call.arg.span, f"expected a {what}")
@@ -147,11 +147,11 @@ def _path(site: S.Site, p: ir.Path) -> Diagnostic | None:
 
 def _no_field(p: ir.Path, index: int, msg: str, candidates: tuple) -> Diagnostic:
     seg = p.segments[index]
-    close = difflib.get_close_matches(str(seg), [str(c) for c in candidates], n=1, cutoff=0.6)
+    close = closest(str(seg), [str(c) for c in candidates])
     known = ", ".join(f"`{c}`" for c in candidates)
     return diag("AFP304", msg, p.span, "unknown field",
                 notes=(f"known fields: {known}",) if candidates and not close else (),
-                help=f"did you mean `{close[0]}`?" if close else None)
+                help=f"did you mean `{close}`?" if close else None)
 
 
 def _seg(s: Any) -> str:
@@ -217,9 +217,8 @@ def _same(a: Any, b: Any) -> bool:
 def _outside(key, lit: ir.Lit, allowed: tuple, fact: Atom, is_status: bool) -> Diagnostic:
     shown = json.dumps(lit.value, ensure_ascii=False)
     strings = [v for v in allowed if isinstance(v, str)]
-    close = difflib.get_close_matches(str(lit.value), strings, n=1, cutoff=0.6) \
-        if isinstance(lit.value, str) else []
-    hint = f"did you mean `{json.dumps(close[0])}`?" if close else None
+    close = closest(lit.value, strings) if isinstance(lit.value, str) else None
+    hint = f"did you mean `{json.dumps(close)}`?" if close else None
     if is_status:
         return diag("AFP306", f"`{shown}` is not a status", lit.span, "not in the status vocabulary",
                     notes=(f"statuses are {', '.join(S.STATUSES)}",), help=hint)
@@ -230,8 +229,8 @@ def _outside(key, lit: ir.Lit, allowed: tuple, fact: Atom, is_status: bool) -> D
 def _route_statuses(r: ir.Route) -> Iterator[Diagnostic]:
     for s in r.status:
         if s.name not in S.STATUSES:
-            close = difflib.get_close_matches(s.name, S.STATUSES, n=1, cutoff=0.6)
+            close = closest(s.name, S.STATUSES)
             yield diag("AFP306", f"`{s.name}` is not a status", s.span,
                        "not in the status vocabulary",
                        notes=(f"statuses are {', '.join(S.STATUSES)}",),
-                       help=f"did you mean `{close[0]}`?" if close else None)
+                       help=f"did you mean `{close}`?" if close else None)

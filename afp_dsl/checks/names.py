@@ -6,13 +6,13 @@ Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404
 """
 from __future__ import annotations
 
-import difflib
 from typing import Iterable, Iterator
 
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label
+from ..suggest import closest
 
 CONTEXT = (ir.Steering, ir.Fact, ir.Instruction)
 
@@ -92,8 +92,8 @@ def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], w
 
 
 def _did_you_mean(name: str, candidates: list[str]) -> str | None:
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
+    close = closest(name, candidates)
+    return f"did you mean `{close}`?" if close else None
 
 
 def _ambiguous_agents(m: ir.Module) -> Iterator[Diagnostic]:

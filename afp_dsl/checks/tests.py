@@ -10,7 +10,6 @@ Invariants: argument validation is local (a `referencing.Registry` with nothing 
 """
 from __future__ import annotations
 
-import difflib
 from typing import Any, Iterable, Iterator
 
 from .. import ir
@@ -19,6 +18,7 @@ from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..frozen import thaw
 from ..schema_quick import surely_valid
+from ..suggest import closest
 from . import graphview as G
 
 BUILTINS = ("read_skill", "skip_step")
@@ -134,8 +134,8 @@ def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir
 
 
 def _did_you_mean(name: str, names: list[str]) -> str | None:
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
+    close = closest(name, names)
+    return f"did you mean `{close}`?" if close else None
 
 
 def _input_schema(tool: ir.Tool | None, name: str, scope: _Scope) -> Any:

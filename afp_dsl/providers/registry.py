@@ -8,11 +8,11 @@ Invariants: reads only `env` (never os.environ directly when `env` is given); th
 """
 from __future__ import annotations
 
-import difflib
 import os
 import time
 from typing import Any, Callable, Mapping
 
+from ..suggest import closest
 from .base import Provider, ProviderError
 
 NAMES = ("mock", "openai", "anthropic", "ollama")
@@ -68,7 +68,7 @@ def _one(spec: str, model: str | None, env: Mapping[str, str], script: list | No
     if name == "ollama":
         from .ollama import ollama
         return ollama(model, **kw)
-    close = difflib.get_close_matches(name, NAMES, n=1)
-    hint = f"; did you mean `{close[0]}`?" if close else ""
+    close = closest(name, NAMES)
+    hint = f"; did you mean `{close}`?" if close else ""
     raise ProviderError(f"unknown provider `{name}`{hint} (known: {', '.join(NAMES)}; "
                         f"add a model as NAME:MODEL, e.g. ollama:llama3.2)")
