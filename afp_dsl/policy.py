@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from . import ir
 from .evaluate import Condition, Env, shorten
@@ -28,8 +26,11 @@ CTX_ROOTS = ("tool", "args", "message", "iteration", "skill", "result", "status"
 HostResolver = Callable[[ir.PythonImpl], Callable[[dict], Any]]
 
 
-@attrs.frozen
-class PolicyDecision:
+# Speed: the two records below are named tuples, not frozen attrs classes: one of each is made at
+# every tool call whose chain decides, on the loop's hot path, and a named tuple is built in one C
+# call where a frozen attrs instance sets each field through `object.__setattr__` (≈ 8,000
+# instructions per guarded iteration, measured with bench.instructions). Both are immutable.
+class PolicyDecision(NamedTuple):
     """One link's decision; also the ledger row the trace records.
 
     `conditions` is the evidence of the rule that decided (empty for host-bound links).
@@ -46,8 +47,7 @@ class PolicyDecision:
     conditions: tuple[Condition, ...] = ()
 
 
-@attrs.frozen
-class ChainResult:
+class ChainResult(NamedTuple):
     """The chain's answer. `deciding` is the non-allow decision (None when everything allowed);
     `deciding_index` is that link's position in walk order (a resume passes it + 1 as
     `start_after`)."""
@@ -204,7 +204,7 @@ def _no_pause(policy: ir.Policy, row: PolicyDecision | None, call: _Call) -> Pol
     if row is not None and row.outcome == "ask" and not call.can_pause:
         reason = (f"policy `{policy.name}` asked a person to decide, and there is no pause here "
                   f"to carry that ask: {row.reason or 'no question given'}")
-        return attrs.evolve(row, outcome="deny", reason=reason)
+        return row._replace(outcome="deny", reason=reason)
     return row
 
 

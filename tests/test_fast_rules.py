@@ -12,7 +12,6 @@
 """
 from __future__ import annotations
 
-import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -220,7 +219,7 @@ def _plain_chain(policies, moment, env, *, tool, call_id, iteration, can_pause, 
             if row is not None:
                 break
         if row is not None and row.outcome == "ask" and not can_pause:
-            row = attrs.evolve(row, outcome="deny", reason=(
+            row = row._replace(outcome="deny", reason=(
                 f"policy `{p.name}` asked a person to decide, and there is no pause here to "
                 f"carry that ask: {row.reason or 'no question given'}"))
         if row is None:
@@ -259,7 +258,7 @@ def test_the_chain_walk_is_the_plain_walk(pols, moment, tool, env, can_pause, st
     got = run_chain(pols, moment, env, **kw)
     assert got == want or repr(got) == repr(want)
     lean = run_chain(pols, moment, env, evidence=False, **kw)
-    strip = lambda d: None if d is None else attrs.evolve(d, conditions=())  # noqa: E731
+    strip = lambda d: None if d is None else d._replace(conditions=())  # noqa: E731
     assert (lean.outcome, lean.deciding_index) == (want.outcome, want.deciding_index)
     assert repr(tuple(map(strip, lean.decisions))) == repr(tuple(map(strip, want.decisions)))
     assert repr(strip(lean.deciding)) == repr(strip(want.deciding))
