@@ -19,6 +19,7 @@ import attrs
 
 from ..frozen import thaw
 from .base import Provider, ProviderError, Request
+from ._deadline import is_http_timeout
 
 MAX_EVENTS = 1000
 _SERVER_TEXT = 300
@@ -265,9 +266,10 @@ def _detail(exc: Any) -> str:
 def map_sdk_error(exc: Exception, sdk: Any, *, provider: str, key_env: str, url: str,
                   model: str, timeout: float, url_hint: str) -> ProviderFailure:
     """Classify an exception of the OpenAI or Anthropic SDK (they share their error classes)."""
-    if isinstance(exc, sdk.APITimeoutError):
-        return ProviderTimeoutError(f"{provider}: no reply from {url} within {timeout:g}s; "
-                                    f"check the server, or raise timeout=...", provider=provider)
+    if isinstance(exc, sdk.APITimeoutError) or is_http_timeout(exc):  # the latter: mid-stream
+        return ProviderTimeoutError(f"{provider}: no complete reply from {url} within "
+                                    f"{timeout:g}s; check the server, or raise timeout=...",
+                                    provider=provider)
     if isinstance(exc, sdk.APIConnectionError):
         return ServerUnreachableError(f"{provider}: cannot connect to {url}; is the server "
                                       f"running? ({url_hint})", provider=provider)

@@ -4,7 +4,8 @@ Role:       `anthropic(model)`: maps a `Request` to `messages.create` (top-level
             with `input_schema`, assistant `tool_use` blocks, tool results as user `tool_result`
             blocks, alternating roles) and the message back to a `Reply`.
 Emits:      `llm.chunk` events when streaming; typed `ProviderError`s (see `_http`).
-Invariants: SDK retries are off; every call has a timeout; streaming and non-streaming give the
+Invariants: SDK retries are off; every call has a total deadline, `timeout=` (see
+            `_deadline`), not only a per-read timeout; streaming and non-streaming give the
             same `Reply`; the key never reaches a message.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Mapping
 
 from ..frozen import thaw
 from .base import Reply, Request, ToolCall, Usage
+from ._deadline import sdk_http_client
 from ._http import (Adapter, MissingKeyError, ProviderFailure, empty_reply, malformed,
                     map_sdk_error, parse_arguments)
 
@@ -48,8 +50,12 @@ class AnthropicProvider(Adapter):
                                   "api_key=...)", provider=self.name)
         self.base_url = (base_url or env.get("ANTHROPIC_BASE_URL") or OFFICIAL).rstrip("/")
         self.max_tokens, self.params = int(max_tokens), dict(params or {})
-        self._client = _sdk().Anthropic(api_key=api_key, base_url=self.base_url,
-                                        timeout=self.timeout, max_retries=0)
+        sdk = _sdk()
+        # The SDK's `timeout=` limits each socket read; `sdk_http_client` adds the deadline of
+        # the whole call (a trickling server or a keep-alive-only stream would hang otherwise).
+        self._client = sdk.Anthropic(api_key=api_key, base_url=self.base_url,
+                                     timeout=self.timeout, max_retries=0,
+                                     http_client=sdk_http_client(sdk, self.timeout))
 
     # ------------------------------------------------------------ request
     def body(self, request: Request) -> dict:

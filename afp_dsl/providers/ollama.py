@@ -4,7 +4,8 @@ Role:       `ollama(model, host=...)`: maps a `Request` to an `/api/chat` body (
             OpenAI-style function tools with the full JSON Schema, assistant `tool_calls` with
             object arguments, `tool` messages naming their tool) and the reply back to a `Reply`.
 Emits:      `llm.chunk` events when streaming (NDJSON); typed `ProviderError`s (see `_http`).
-Invariants: every call has a timeout; tool-call ids, which Ollama lacks, are `call-N-I` (the
+Invariants: every call has a total deadline, `timeout=` (see `_deadline`), not only a
+            per-read timeout; tool-call ids, which Ollama lacks, are `call-N-I` (the
             mock's scheme); streaming and non-streaming give the same `Reply`.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Mapping
 
 from ..frozen import thaw
 from .base import Reply, Request, ToolCall, Usage
+from ._deadline import deadline_hooks
 from ._http import (Adapter, BadRequestError, BadToolArgumentsError, ModelNotFoundError,
                     ProviderFailure, ProviderTimeoutError, RateLimitedError, ServerError,
                     ServerUnreachableError, call_id, clip, empty_reply, malformed,
@@ -43,8 +45,13 @@ class OllamaProvider(Adapter):
         env = os.environ if env is None else env
         super().__init__(model, timeout=timeout, stream=stream)
         self.options, self.keep_alive = dict(options or {}), keep_alive
-        self._client = _sdk().Client(host=host or env.get("OLLAMA_HOST") or DEFAULT_HOST,
-                                     timeout=self.timeout)
+        sdk = _sdk()
+        import httpx  # what the `ollama` SDK sends with (installed with it)
+        # httpx's `timeout=` limits each socket read; the hooks add the deadline of the whole
+        # call (a trickling server or a slow NDJSON stream would hang otherwise).
+        self._client = sdk.Client(host=host or env.get("OLLAMA_HOST") or DEFAULT_HOST,
+                                  timeout=self.timeout,
+                                  event_hooks=deadline_hooks(httpx, self.timeout))
         self.host = str(self._client._client.base_url).rstrip("/")
 
     # ------------------------------------------------------------ request
@@ -117,8 +124,9 @@ class OllamaProvider(Adapter):
         import httpx
         if isinstance(exc, httpx.TimeoutException):
             return ProviderTimeoutError(
-                f"ollama: no reply from {self.host} within {self.timeout:g}s; a first call may "
-                f"be loading the model: raise timeout=..., or check `ollama ps`", provider=p)
+                f"ollama: no complete reply from {self.host} within {self.timeout:g}s; a first "
+                f"call may be loading the model: raise timeout=..., or check `ollama ps`",
+                provider=p)
         if isinstance(exc, httpx.TransportError):
             return ServerUnreachableError(f"ollama: the connection to {self.host} failed "
                                           f"({clip(exc)}); is `ollama serve` running?",

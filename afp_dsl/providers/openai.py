@@ -4,7 +4,8 @@ Role:       `openai(model, base_url=...)`: maps a `Request` to `chat.completions
             message, user/assistant/tool messages, function tools) and the completion back to a
             `Reply` (text, tool calls with JSON-decoded arguments, usage, stop reason).
 Emits:      `llm.chunk` events when streaming; typed `ProviderError`s (see `_http`).
-Invariants: SDK retries are off (retries are `with_retry`'s, visible); every call has a timeout;
+Invariants: SDK retries are off (retries are `with_retry`'s, visible); every call has a total
+            deadline, `timeout=` (see `_deadline`), not only a per-read timeout;
             streaming and non-streaming give the same `Reply`; the key never reaches a message.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 from typing import Any, Mapping
 
 from .base import Reply, Request, ToolCall, Usage
+from ._deadline import sdk_http_client
 from ._http import (Adapter, MissingKeyError, ProviderFailure, call_id, dump_arguments,
                     empty_reply, malformed, map_sdk_error, parse_arguments)
 
@@ -52,8 +54,12 @@ class OpenAIProvider(Adapter):
                     provider=name)
             api_key = "not-needed"  # local servers (llama.cpp, vLLM, LM Studio) ignore it
         self.max_tokens, self.params = max_tokens, dict(params or {})
-        self._client = _sdk().OpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout,
-                                     max_retries=0)
+        sdk = _sdk()
+        # The SDK's `timeout=` limits each socket read; `sdk_http_client` adds the deadline of
+        # the whole call (a trickling server or a keep-alive-only stream would hang otherwise).
+        self._client = sdk.OpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout,
+                                  max_retries=0,
+                                  http_client=sdk_http_client(sdk, self.timeout))
 
     # ------------------------------------------------------------ request
     def body(self, request: Request) -> dict:

@@ -1,0 +1,170 @@
+"""`timeout=` is a deadline for the whole LLM call, not only for each socket read: a server that
+trickles bytes, or a stream of keep-alive comments only, ends in ProviderTimeoutError (all three
+adapters, plain and streamed), which `with_retry` retries; and the deadline hooks, on a fake
+clock."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from afp_dsl.providers import _deadline as d
+from afp_dsl.providers import _http as h
+from afp_dsl.providers.base import Message, Request
+from afp_dsl.providers.resilience import with_retry
+from tests.fakes.clients import make
+from tests.fakes.server import FakeServer, Response
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+pytest.importorskip("ollama")
+httpx = pytest.importorskip("httpx")
+pytestmark = pytest.mark.timeout(120)
+
+TIMEOUT = 1.0   # the adapters' timeout= in these tests (seconds)
+GAP = 0.2       # the server sends something this often: each read is far below TIMEOUT
+BOUND = 20.0    # a call that has not ended by then hangs (generous; it ends near 1-2 s)
+REQUEST = Request("Be brief.", [Message("user", "hi")], (), None, 1)
+
+
+def trickling(piece: bytes, content_type: str):
+    """A handler answering 200 and then `piece` every GAP seconds until the server stops."""
+    stop = threading.Event()
+
+    def pieces():
+        while not stop.is_set():
+            yield piece
+            time.sleep(GAP)
+
+    def handler(_rec):
+        return Response(chunks=pieces(), content_type=content_type)
+
+    return handler, stop
+
+
+def ends(fn) -> BaseException | None:
+    """Run `fn` in a daemon thread; the exception it raised, or fail if it is still running
+    after BOUND seconds (the bug: it never ends)."""
+    box: dict = {}
+
+    def run():
+        try:
+            fn()
+            box["error"] = None
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(BOUND)
+    assert not worker.is_alive(), f"the call still runs after {BOUND:g}s: it hangs"
+    return box["error"]
+
+
+def call_slow_server(vendor: str, stream: bool, piece: bytes, content_type: str):
+    handler, stop = trickling(piece, content_type)
+    with FakeServer(handler) as srv:
+        try:
+            p = make(vendor, srv.url, stream=stream, timeout=TIMEOUT)
+            return ends(lambda: p.complete(REQUEST))
+        finally:
+            stop.set()
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "ollama"])
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_trickling_server_times_out(vendor, stream):
+    exc = call_slow_server(vendor, stream, b" ", "application/json")
+    assert isinstance(exc, h.ProviderTimeoutError), repr(exc)
+    assert exc.transient and f"within {TIMEOUT:g}s" in str(exc) and "timeout=" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_keep_alive_only_stream_times_out(vendor):
+    exc = call_slow_server(vendor, True, b": keepalive\n\n", "text/event-stream")
+    assert isinstance(exc, h.ProviderTimeoutError), repr(exc)
+    assert "timeout=" in str(exc)
+
+
+def test_a_deadline_timeout_is_retried():
+    handler, stop = trickling(b" ", "application/json")
+    with FakeServer(handler) as srv:
+        try:
+            inner = make("openai", srv.url, timeout=TIMEOUT)
+            p = with_retry(inner, max_attempts=2, sleep=lambda _s: None)
+            exc = ends(lambda: p.complete(REQUEST))
+        finally:
+            stop.set()
+    assert isinstance(exc, h.ProviderTimeoutError) and "gave up after 2 attempts" in str(exc)
+    assert [e.kind for e in p.events if e.kind == "llm.retry"] == ["llm.retry"]
+    assert len(srv.requests) == 2
+
+
+# ---------------------------------------------------------------- the hooks, on a fake clock
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Body(httpx.SyncByteStream):
+    """A body that advances the fake clock by `step` per chunk and records its closing."""
+
+    def __init__(self, clock: Clock, step: float, pieces: int):
+        self.clock, self.step, self.pieces, self.closed = clock, step, pieces, False
+
+    def __iter__(self):
+        for _ in range(self.pieces):
+            self.clock.now += self.step
+            yield b"x"
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _client(clock: Clock, bodies: list, step: float, pieces: int):
+    def reply(_req):
+        bodies.append(Body(clock, step, pieces))
+        return httpx.Response(200, stream=bodies[-1])
+
+    return httpx.Client(transport=httpx.MockTransport(reply),
+                        event_hooks=d.deadline_hooks(httpx, 5.0, clock))
+
+
+def test_hooks_fail_a_body_that_outlives_the_deadline_and_close_it():
+    clock, bodies = Clock(), []
+    client = _client(clock, bodies, 1.0, 100)
+    with pytest.raises(httpx.ReadTimeout, match="within 5s"):
+        client.get("http://test/")
+    assert clock.now == 106.0  # the first chunk after the deadline ends it
+    with client.stream("GET", "http://test/") as response:
+        with pytest.raises(httpx.ReadTimeout):
+            response.read()
+        assert bodies[-1].closed  # the connection is released at once, not at the end
+
+
+def test_hooks_let_a_timely_reply_through():
+    clock, bodies = Clock(), []
+    assert _client(clock, bodies, 1.0, 4).get("http://test/").content == b"xxxx"
+
+
+def test_hooks_fail_late_headers():
+    clock = Clock()
+
+    def slow(req):
+        clock.now += 6.0
+        return httpx.Response(200, content=b"{}")
+
+    client = httpx.Client(transport=httpx.MockTransport(slow),
+                          event_hooks=d.deadline_hooks(httpx, 5.0, clock))
+    with pytest.raises(httpx.ReadTimeout):
+        client.get("http://test/")
+
+
+def test_is_http_timeout_knows_both_flavours():
+    assert d.is_http_timeout(httpx.ReadTimeout("x"))
+    assert not d.is_http_timeout(TimeoutError("x")) and not d.is_http_timeout(ValueError())
+    assert d.http_module(httpx.Client) is httpx
