@@ -1,21 +1,29 @@
 """The embedding API's program object and the front-end entry points `check` and `load`.
 
 Role:       glue between loader, checks and the runtime; what `afp_dsl/__init__` re-exports.
-Invariants: `check` never raises for bad input; `load` raises `CompileError` only for errors.
+Invariants: `check` never raises for bad input (a missing file, a folder, empty text: each is a
+            diagnostic); `load` raises `CompileError` only for errors; `load_ir` raises
+            `serde.IRFormatError` for any document or file it cannot read; an argument of the
+            wrong type (not a path or text) is a `TypeError` naming what to pass.
 """
 from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Iterator
 
 from . import ir
 from .analysis import Analysis
 from .checks import run_checks
+from .codes import diag
 from .diagnostics import CompileError, Diagnostic, has_errors, sorted_diagnostics
+from .launch_checks import _a, check_model
 from .loader import load as load_files
+from .source import Span
 
 
 class Program:
@@ -28,6 +36,7 @@ class Program:
 
     def agent(self, name: str | None = None, **kw: Any) -> Any:
         from .runner import Agent
+        check_model(kw.get("model"))
         return Agent(self, name, **kw)
 
     def __repr__(self) -> str:
@@ -44,9 +53,35 @@ def _is_text(x: Any) -> bool:
     if x.strip().endswith(".afp"):
         return False
     try:
-        return not os.path.isfile(x)
+        return not os.path.exists(x)  # an existing folder is a path too (and a diagnostic)
     except (OSError, ValueError):
         return True
+
+
+_SPEC_ARG = "a path (a `str` or `pathlib.Path`) or spec text (a `str`)"
+
+
+def _check_argument(x: Any, fn: str, what: str) -> None:
+    """A `TypeError` naming what to pass, for an argument that is neither a path nor text."""
+    if isinstance(x, (str, os.PathLike)):
+        return
+    hint = {bytes: f"; decode it first: `{fn}(data.decode(\"utf-8\"))`",
+            list: f"; pass one at a time: `for p in paths: {fn}(p)`",
+            tuple: f"; pass one at a time: `for p in paths: {fn}(p)`"}.get(type(x), "")
+    raise TypeError(f"`{fn}` takes {what}, not {_a(x)}{hint}")
+
+
+def _unreadable(path_or_text: str | os.PathLike) -> Diagnostic | None:
+    """The diagnostic of an argument that names nothing to check: blank text, or a folder."""
+    if isinstance(path_or_text, str) and not path_or_text.strip():
+        return diag("AFP006", "the spec text is empty: there is nothing to check",
+                    Span("<text>", 0, 0), help="pass the path of a `.afp` file or spec text")
+    if not _is_text(path_or_text) and os.path.isdir(path_or_text):
+        key = os.fspath(path_or_text)
+        return diag("AFP006", f"cannot read `{key}`: it is a folder", Span(key, 0, 0),
+                    help=f"pass one spec file (a `.afp` file in `{key}`); "
+                         f"`afpc check {key}` checks every `*.afp` below a folder")
+    return None
 
 
 @contextlib.contextmanager
@@ -69,6 +104,9 @@ def analyse(path_or_text: str | os.PathLike, name: str = "<text>") -> tuple[ir.P
 
 
 def _analyse(path_or_text: str | os.PathLike, name: str) -> tuple[ir.Program | None, list[Diagnostic]]:
+    problem = _unreadable(path_or_text)
+    if problem is not None:
+        return None, [problem]
     if _is_text(path_or_text):
         result = load_files(text=str(path_or_text), name=name)
     else:
@@ -81,22 +119,70 @@ def _analyse(path_or_text: str | os.PathLike, name: str) -> tuple[ir.Program | N
 
 
 def check(path_or_text: str | os.PathLike) -> list[Diagnostic]:
-    """All diagnostics of a spec file or spec text. Never raises for bad input."""
+    """All diagnostics of a spec file or spec text. Never raises for bad input; an argument
+    that is not a `str` or path is a `TypeError`."""
+    _check_argument(path_or_text, "check", _SPEC_ARG)
     return analyse(path_or_text)[1]
 
 
 def load(path_or_text: str | os.PathLike) -> Program:
     """Load and check a spec; raise `CompileError` (carrying the diagnostics) on any error."""
+    _check_argument(path_or_text, "load", _SPEC_ARG)
     program, diags = analyse(path_or_text)
     if program is None or has_errors(diags):
         raise CompileError(diags)
     return Program(program, diags)
 
 
-def load_ir(path_or_json: str | os.PathLike) -> Program:
-    """Read an IR document written by `afpc compile` (no parsing, no file reads beyond it)."""
-    from .serde import ir_from_json
-    text = str(path_or_json)
-    if not text.lstrip().startswith("{"):
-        text = Path(path_or_json).read_text(encoding="utf-8")
-    return Program(ir_from_json(text))
+def load_ir(path_or_json: str | os.PathLike | Mapping) -> Program:
+    """Read an IR document written by `afpc compile` (no parsing, no file reads beyond it): a
+    path, the JSON text, or the parsed JSON object. Raises `serde.IRFormatError` for anything
+    it cannot read, naming the problem, and `TypeError` for an argument of another type."""
+    from .serde import ir_from_data, ir_from_json
+    if isinstance(path_or_json, Mapping):
+        return Program(ir_from_data(dict(path_or_json)))
+    _check_argument(path_or_json, "load_ir",
+                    "a path, the JSON text `afpc compile` writes, or that JSON parsed (a `dict`)")
+    return Program(ir_from_json(_ir_text(path_or_json)))
+
+
+def _ir_text(path_or_json: str | os.PathLike) -> str:
+    """The JSON text: the argument itself, or the file it names."""
+    from .serde import FIX, IRFormatError
+    if isinstance(path_or_json, str):
+        if not path_or_json.strip():
+            raise IRFormatError(f"`load_ir` was given an empty string; {FIX}, or its path")
+        if path_or_json.lstrip().startswith(("{", "[")) or not os.path.exists(path_or_json):
+            if _json_like(path_or_json):
+                return path_or_json
+            shown = path_or_json if len(path_or_json) <= 80 else path_or_json[:77] + "..."
+            raise IRFormatError(f"no such IR file: `{shown}` (and the text is not JSON); "
+                                f"{FIX}, or its path")
+    return _read_ir_file(Path(path_or_json))
+
+
+def _json_like(text: str) -> bool:
+    if text.lstrip().startswith(("{", "[")):
+        return True
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _read_ir_file(path: Path) -> str:
+    from .serde import FIX, IRFormatError
+    try:
+        if path.is_dir():
+            raise IRFormatError(f"cannot read `{path}`: it is a folder; {FIX}, or its path")
+        if not path.is_file():
+            raise IRFormatError(f"cannot read `{path}`: it is not a regular file; {FIX}, or its path")
+        data = path.read_bytes()
+    except OSError as e:
+        raise IRFormatError(f"cannot read `{path}`: {e.strerror or e}; {FIX}, or its path") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise IRFormatError(f"cannot read `{path}`: it is not UTF-8 text (byte {e.start}), so not "
+                            f"an IR document; {FIX}") from None

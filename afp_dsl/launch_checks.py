@@ -1,8 +1,9 @@
 """The arguments of `program.agent(...)` and `agent.run(...)`, checked before anything runs.
 
-Role:       `Agent` calls `check_agent_args` and `check_message`; a wrong argument is a
-            `TypeError` (or `ValueError` for a tool name the program does not declare) whose message
-            names what was given and what to pass instead, not a failure deep inside a run.
+Role:       `Agent` calls `check_agent_args`, `check_model`, `check_message` and `no_agent`
+            (`Program.agent` calls `check_model` too); a wrong argument is a `TypeError` (or
+            `ValueError` for a tool name the program does not declare) whose message names what
+            was given and what to pass instead, not a failure deep inside a run.
 Invariants: pure (no I/O); accepts anything the documented API accepts, duck-typed: a provider
             is anything with `complete`, a store anything with `save_run`, `run` and `events`.
 """
@@ -45,6 +46,16 @@ def _check_effects(program: ir.Program, effects: Any) -> None:
     _check_tools(program, effects.tools, "`Effects(tools=...)`")
 
 
+def check_model(model: Any) -> None:
+    """`model=` is a model name for the provider, or None for the provider's default."""
+    if model is not None and not isinstance(model, str):
+        raise TypeError(f"`model=` must be a model name (a `str`, e.g. `model=\"gpt-4o-mini\"`) "
+                        f"or None for the provider's default, not {_a(model)}")
+    if model is not None and not model.strip():
+        raise ValueError("`model=` is empty; pass a model name (e.g. `model=\"gpt-4o-mini\"`) "
+                         "or leave it out for the provider's default")
+
+
 def check_message(message: Any) -> None:
     if not isinstance(message, str):
         raise TypeError(f"the message must be text (a `str`), not {_a(message)}")
@@ -71,3 +82,15 @@ def _a(value: Any) -> str:
         return "None"
     kind = type(value).__name__
     return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} `{kind}`"
+
+
+def no_agent(prog: ir.Program, name: str | None) -> str:
+    """Why `name` (or no name) picks no agent of `prog`, and what to pass instead."""
+    names = [d.name for d in prog.root_module.decls if isinstance(d, ir.Agent)]
+    if not names:
+        return "the spec declares no agent: add an `agent NAME { ... }` declaration to run it"
+    listed = ", ".join(f"`{n}`" for n in names)
+    if name:
+        return f"no agent `{name}`; agents: {listed}"
+    return (f"the spec has several agents; name one (`--agent NAME` with afpc, "
+            f"`program.agent(\"NAME\")` in Python); agents: {listed}")

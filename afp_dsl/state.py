@@ -3,7 +3,9 @@
 Role:       what the loop carries from iteration to iteration; `to_checkpoint` / `from_checkpoint`
             make a paused or failed run resumable in another process.
 Invariants: owned by one running loop at a time; checkpoints hold raw values and are therefore
-            stored apart from the (redacted) trace and deleted when the run ends.
+            stored apart from the (redacted) trace and deleted when the run ends; a damaged
+            checkpoint (a field missing or of the wrong type) is a `CheckpointError` from
+            `from_checkpoint`, before anything of the run is resumed.
 """
 from __future__ import annotations
 
@@ -12,6 +14,10 @@ from typing import Any
 import attrs
 
 from .providers.base import Message, ToolCall
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be resumed: it was damaged or edited by hand."""
 
 
 @attrs.define(slots=True)
@@ -81,7 +87,14 @@ class RunState:
 
     @classmethod
     def from_checkpoint(cls, d: dict) -> "RunState":
-        d = dict(d)
+        _check_fields(d)
+        try:
+            return cls._from_checked(dict(d))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            raise _damaged(f"{type(e).__name__}: {e}") from None
+
+    @classmethod
+    def _from_checked(cls, d: dict) -> "RunState":
         d["history"] = [_msg_from(m) for m in d["history"]]
         d["last_batch"] = [ToolResult(**r) for r in d["last_batch"]]
         d["returned"] = set(d["returned"])
@@ -90,6 +103,50 @@ class RunState:
             [_call_from(c) for c in p["calls"]], p["index"], p["reply_event"], p.get("checkin"),
             p.get("inner"))
         return cls(**d)
+
+
+_OPT_STR = (str, type(None))
+_FIELDS: dict[str, Any] = {
+    "run_id": str, "agent": str, "message": str, "conversation": _OPT_STR, "iteration": int,
+    "history": list, "cursor": _OPT_STR, "cursor_cause": _OPT_STR, "cursor_event": _OPT_STR,
+    "opened": list, "pick": _OPT_STR, "pick_event": _OPT_STR, "last_batch": list,
+    "returned": list, "steps": "counts", "nudged": bool, "executions": "counts",
+    "llm_calls": int, "tokens_in": "number", "tokens_out": "number", "tool_calls": int,
+    "pending": (dict, type(None)), "start_event": str, "seq": int, "time": int,
+}
+
+
+def _check_fields(d: Any) -> None:
+    """Every field of the checkpoint's `state` has the type `to_checkpoint` writes."""
+    if not isinstance(d, dict):
+        raise _damaged(f"its `state` is {type(d).__name__}, not an object")
+    for name in ("run_id", "agent", "message", "history", "last_batch", "returned"):
+        if name not in d:
+            raise _damaged(f"its `state` has no `{name}`")
+    for name, value in d.items():
+        kind = _FIELDS.get(name)
+        if kind is None:
+            raise _damaged(f"its `state` has an unknown field `{name}`")
+        if kind == "counts":
+            ok = isinstance(value, dict) and all(
+                isinstance(k, str) and type(v) is int for k, v in value.items())
+        elif kind in (int, "number"):
+            ok = type(value) is int or (kind == "number" and type(value) is float)
+        else:
+            ok = isinstance(value, kind)
+        if not ok:
+            want = {"counts": "a map of names to counts", "number": "a number"}.get(kind) or _names(kind)
+            raise _damaged(f"`state.{name}` is {type(value).__name__}, expected {want}")
+
+
+def _names(kind: Any) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+
+
+def _damaged(what: str) -> CheckpointError:
+    return CheckpointError(f"the checkpoint is damaged: {what}; it cannot be resumed (was it "
+                           f"edited by hand?): start a new run, or restore the store from a backup")
 
 
 def _call_to(c: ToolCall) -> dict:

@@ -80,11 +80,16 @@ def host_policy(answers: dict, moment: dict):
 
 
 class Scripted(Recording):
-    """The recording mock, where a script item that is an exception is raised: a failing provider."""
+    """The recording mock, where a script item that is an exception is raised: a failing provider.
+    (The inner mock, which checks its script, holds a placeholder reply at that place.)"""
+
+    def __init__(self, script: list):
+        super().__init__(["(raised)" if isinstance(i, Exception) else i for i in script])
+        self.script = list(script)
 
     def complete(self, request):
         mock = self.inner
-        item = mock.script[mock.calls] if mock.calls < len(mock.script) else None
+        item = self.script[mock.calls] if mock.calls < len(self.script) else None
         if isinstance(item, Exception):
             mock.calls += 1
             self.requests.append(request)

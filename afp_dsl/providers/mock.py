@@ -1,19 +1,25 @@
 """The deterministic mock provider: scripted replies, or a demo mode; never the network.
 
 Role:       the provider of `afpc test`, of examples and of benchmarks.
-Emits:      `ProviderError` when a script runs out, naming the call number and what was asked.
+Emits:      `ProviderError` when a script runs out, naming the call number and what was asked;
+            `TypeError`/`ValueError` at `mock(...)` for a malformed script, naming the item.
 Invariants: replies are consumed one per LLM call in order (one counter per instance, shared
             by inner agents); demo mode depends only on the request, so replays are identical.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import jsonschema
 
 from .base import Provider, ProviderError, Reply, Request, ToolCall, Usage, estimate_tokens
 
 _STRING_CANDIDATES = ("x", "", "AB-1", "a@example.com", "2024-01-01", "1", "a")
+_FORMS = ("a reply is a string (the final answer), a list of `(tool, args)` pairs (a reply "
+          "calling those tools), a dict `{\"text\": ..., \"calls\": [...]}`, or a `providers.Reply`")
+_CALL_FORMS = ("a call is a `(tool, args)` pair, a dict `{\"name\": ..., \"arguments\": {...}}` "
+               "or a `providers.ToolCall`")
 
 
 def _as_reply(item: Any, number: int) -> Reply:
@@ -66,7 +72,7 @@ class MockProvider(Provider):
     name = "mock"
 
     def __init__(self, script: Iterable[Any] | None = None):
-        self.script = None if script is None else list(script)
+        self.script = None if script is None else checked_script(script)
         self.calls = 0
 
     @property
@@ -91,6 +97,86 @@ class MockProvider(Provider):
 def mock(script: Iterable[Any] | None = None) -> MockProvider:
     """The deterministic mock provider (semantics §11)."""
     return MockProvider(script)
+
+
+# ---------------------------------------------------------------- script checks
+def checked_script(script: Any) -> list:
+    """The script as a list, each item checked now (not at the LLM call that would use it)."""
+    if isinstance(script, (str, bytes, Mapping)):
+        why = ("a dict is one reply" if isinstance(script, Mapping)
+               else "it would be replayed one character per LLM call")
+        raise TypeError(f"the mock script is a list of replies, not {_a(script)} ({why}); for one "
+                        f"reply pass a list of it: `mock([{_short(script)}])`")
+    try:
+        items = list(script)
+    except TypeError:
+        raise TypeError(f"the mock script must be a list of replies, e.g. `mock([\"Hello!\"])`, "
+                        f"not {_a(script)}") from None
+    for index, item in enumerate(items):
+        _check_item(item, f"mock script item {index} (the reply to LLM call #{index + 1})")
+    return items
+
+
+def _check_item(item: Any, where: str) -> None:
+    if isinstance(item, (str, Reply)):
+        return
+    if not isinstance(item, (list, tuple)) and isinstance(item, Mapping):  # (lists first: an
+        _check_dict_reply(item, where)  # abstract-class check costs more than the rest)
+    elif isinstance(item, (list, tuple)):
+        if not item:
+            raise ValueError(f"{where} is an empty list, which neither answers nor calls a tool; "
+                             f"{_FORMS}")
+        _check_calls(item, where)
+    else:
+        raise TypeError(f"{where} is {_a(item)}; {_FORMS}")
+
+
+def _check_dict_reply(item: Mapping, where: str) -> None:
+    extra = sorted(str(k) for k in item if k not in ("text", "calls"))
+    if extra or not item:
+        what = f"has unknown keys {', '.join(f'`{k}`' for k in extra)}" if extra else "is an empty dict"
+        raise ValueError(f"{where} {what}; a dict reply has `text` and/or `calls`, "
+                         f"e.g. `{{\"text\": \"Done.\", \"calls\": [(\"lookup\", {{}})]}}`")
+    if "text" in item and not isinstance(item["text"], str):
+        raise TypeError(f"{where}: `text` must be a string, not {_a(item['text'])}")
+    calls = item.get("calls", ())
+    if not isinstance(calls, (list, tuple)):
+        raise TypeError(f"{where}: `calls` must be a list of calls, not {_a(calls)}; {_CALL_FORMS}")
+    _check_calls(calls, where)
+
+
+def _check_calls(calls: Any, where: str) -> None:
+    for i, c in enumerate(calls):
+        if type(c) is tuple and 1 <= len(c) <= 2 and type(c[0]) is str:
+            continue  # (the common form, `("tool", {...})`, settled first: a script can be long)
+        at = f"{where}, call {i}"
+        if isinstance(c, ToolCall):
+            continue
+        if isinstance(c, Mapping):
+            extra = sorted(str(k) for k in c if k not in ("name", "arguments", "args", "id"))
+            if extra or not isinstance(c.get("name"), str) or not isinstance(c.get("id", ""), str):
+                raise ValueError(f"{at} is not a call: it needs a string `name` (and optionally "
+                                 f"`arguments` and a string `id`){_unknown(extra)}; "
+                                 f"{_CALL_FORMS}")
+        elif not isinstance(c, (list, tuple)) or not 1 <= len(c) <= 2 or not isinstance(c[0], str):
+            raise TypeError(f"{at} is {_a(c) if not isinstance(c, (list, tuple)) else _short(c)}; "
+                            f"{_CALL_FORMS}")
+
+
+def _unknown(keys: list[str]) -> str:
+    return f", not the keys {', '.join(f'`{k}`' for k in keys)}" if keys else ""
+
+
+def _a(value: Any) -> str:
+    if value is None:
+        return "None"
+    kind = type(value).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} `{kind}`"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # ---------------------------------------------------------------- demo mode

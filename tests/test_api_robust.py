@@ -1,0 +1,228 @@
+"""The Python API under broken input: one documented error (or a diagnostic) naming the fix.
+
+`load_ir` raises only `IRFormatError` for any document or file it cannot read (property-tested
+on mutated and garbage documents); `check`/`load` refuse wrong argument types with a `TypeError`
+and report folders and empty text as diagnostics; `providers.mock(...)` checks its script when
+called; `program.agent(model=...)` checks the model; a damaged checkpoint is refused before the
+tool runs. Every test here failed before these checks were added (robustness findings 10-12, 14).
+"""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import afp_dsl as afp
+from afp_dsl.serde import IRFormatError, ir_to_data, ir_to_json
+
+SPEC = Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp"
+PROGRAM = afp.load(SPEC)
+DOC = ir_to_data(PROGRAM.ir)
+
+
+# ---------------------------------------------------------------- load_ir (finding 10)
+def _nodes(value, path=()):
+    """Every (path, value) inside the JSON document."""
+    yield path, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        yield from _nodes(v, path + (k,))
+
+
+PATHS = [p for p, _ in _nodes(DOC) if p]
+REPLACEMENTS = [None, 7, -1, True, 2.5, "zz", "", [], [None], {}, {"node": "Ref"}, {"node": "Nope"}]
+
+
+def _mutated(path: tuple, replacement, delete: bool) -> dict:
+    doc = copy.deepcopy(DOC)
+    parent = doc
+    for k in path[:-1]:
+        parent = parent[k]
+    if delete:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = copy.deepcopy(replacement)
+    return doc
+
+
+def _load_or_format_error(arg) -> None:
+    try:
+        afp.load_ir(arg)
+    except IRFormatError as e:
+        assert "afpc compile" in str(e)  # every message names how to get a good document
+
+
+def _decl_path(kind: str) -> tuple:
+    decls = DOC["program"]["modules"][0]["decls"]
+    return ("program", "modules", 0, "decls", next(i for i, d in enumerate(decls) if d["node"] == kind))
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PATHS), st.sampled_from(REPLACEMENTS), st.booleans(), st.booleans())
+@example(_decl_path("Tool"), None, False, False)         # a null declaration: was AttributeError
+@example(("program",), "x", False, False)                # was AttributeError in serde
+@example(_decl_path("Tool") + ("name",), "zz", False, False)     # a fine edit still loads
+def test_a_mutated_ir_document_loads_or_raises_only_IRFormatError(path, replacement, delete, as_text):
+    doc = _mutated(path, replacement, delete)
+    _load_or_format_error(json.dumps(doc) if as_text else doc)
+
+
+def test_a_null_declaration_names_its_json_path():
+    path = _decl_path("Tool")
+    with pytest.raises(IRFormatError, match=r"got null @ \$\.program\.modules\[0\]\.decls\[\d+\]"):
+        afp.load_ir(_mutated(path, None, False))
+
+
+def test_a_string_where_a_list_belongs_is_refused_not_iterated():
+    """cattrs turned `"abc"` into ('a', 'b', 'c'): silently accepted nonsense."""
+    with pytest.raises(IRFormatError, match=r"expected a list, got \"abc\" @ \$\.program\.modules\[0\]\.decls"):
+        afp.load_ir(_mutated(("program", "modules", 0, "decls"), "abc", False))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.one_of(json_values.map(json.dumps), st.text(max_size=30),
+                 json_values.map(lambda v: json.dumps({"afp_ir": 1, "program": v}))))
+@example("")
+@example("[]")
+@example("5")
+@example("null")
+def test_garbage_text_raises_only_IRFormatError(text):
+    with pytest.raises(IRFormatError):
+        afp.load_ir(text)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: str(tmp), "it is a folder"),
+    (lambda tmp: str(tmp / "missing.ir.json"), "no such IR file"),
+    (lambda tmp: _write(tmp / "bin.ir.json", b"\xff\xfe{}"), "not UTF-8"),
+    (lambda tmp: _write(tmp / "list.ir.json", b"[1, 2]"), "the JSON is a list"),
+    (lambda tmp: _write(tmp / "v99.ir.json", json.dumps({**DOC, "afp_ir": 99}).encode()), "`afp_ir` is 99"),
+    (lambda tmp: _write(tmp / "vtrue.ir.json", json.dumps({**DOC, "afp_ir": True}).encode()), "`afp_ir` is true"),
+])
+def test_unreadable_ir_files_are_IRFormatError_naming_the_problem(tmp_path, make, message):
+    with pytest.raises(IRFormatError, match=message):
+        afp.load_ir(make(tmp_path))
+
+
+def _write(path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    return str(path)
+
+
+def test_load_ir_accepts_the_parsed_document_and_its_path(tmp_path):
+    assert afp.load_ir(copy.deepcopy(DOC)).ir == PROGRAM.ir  # a dict was str()-ed: "not JSON"
+    (tmp_path / "s.ir.json").write_text(ir_to_json(PROGRAM.ir), encoding="utf-8")
+    assert afp.load_ir(tmp_path / "s.ir.json").ir == PROGRAM.ir
+
+
+@pytest.mark.parametrize("arg, hint", [(None, "not None"), (5, "not an `int`"), (b"{}", "decode it first")])
+def test_load_ir_wrong_argument_types_are_TypeError_naming_what_to_pass(arg, hint):
+    with pytest.raises(TypeError, match=f"`load_ir` takes a path.*{hint}"):
+        afp.load_ir(arg)
+
+
+# ---------------------------------------------------------------- check and load (finding 11)
+@pytest.mark.parametrize("fn", [afp.check, afp.load])
+@pytest.mark.parametrize("arg, hint", [(None, "not None"), (5, "not an `int`"),
+                                       (["a.afp"], "pass one at a time"), (b"agent a {}", "decode it first")])
+def test_check_and_load_refuse_wrong_types_with_a_TypeError_naming_the_argument(fn, arg, hint):
+    with pytest.raises(TypeError, match=f"`{fn.__name__}` takes a path .* or spec text.*{hint}"):
+        fn(arg)
+
+
+def test_a_folder_is_a_diagnostic_naming_the_fix_not_spec_text():
+    folder = str(SPEC.parent)
+    [d] = afp.check(folder)  # was AFP001 "unknown declaration kind" in `<text>`
+    assert (d.code, d.message) == ("AFP006", f"cannot read `{folder}`: it is a folder")
+    assert "afpc check" in d.help
+    with pytest.raises(afp.CompileError):
+        afp.load(folder)
+
+
+@pytest.mark.parametrize("text", ["", "  \n "])
+def test_empty_text_is_nothing_to_check_or_load(text):
+    [d] = afp.check(text)
+    assert d.code == "AFP006" and "empty" in d.message
+    with pytest.raises(afp.CompileError):  # was an empty `Program`
+        afp.load(text)
+
+
+# ---------------------------------------------------------------- mock scripts (finding 12)
+def test_a_string_script_is_a_TypeError_saying_to_pass_a_list():
+    with pytest.raises(TypeError, match=r"list of replies, not a `str`.*mock\(\['hello'\]\)"):
+        afp.providers.mock("hello")  # was: the answer 'h', then 'e', ...
+
+
+@pytest.mark.parametrize("script, error, message", [
+    ([5], TypeError, r"item 0 .* is an `int`; a reply is a string"),
+    (["ok", None], TypeError, r"item 1 \(the reply to LLM call #2\) is None"),
+    ([{"text": 5}], TypeError, r"item 0 .*`text` must be a string"),
+    ([{"text": "t", "calls": "x"}], TypeError, r"item 0 .*`calls` must be a list"),
+    ([{}], ValueError, r"item 0 .* is an empty dict"),
+    ([{"txt": "hi"}], ValueError, r"unknown keys `txt`"),
+    ([[]], ValueError, r"item 0 .* is an empty list"),
+    ([[5]], TypeError, r"item 0 .*, call 0 is an `int`; a call is"),
+    ([[{"nam": "lookup_order"}]], ValueError, r"call 0 is not a call: it needs a string `name`"),
+    ({"text": "a"}, TypeError, r"not a `dict` \(a dict is one reply\)"),
+    (5, TypeError, r"must be a list of replies"),
+])
+def test_malformed_script_items_are_refused_at_mock_naming_the_index(script, error, message):
+    with pytest.raises(error, match=message):
+        afp.providers.mock(script)
+
+
+def test_every_documented_script_form_is_still_accepted():
+    from afp_dsl.providers.base import Reply, ToolCall
+    script = ["hi", [("lookup_order", {"order_id": "A"})], {"text": "t", "calls": [("x", {})]},
+              {"calls": [{"name": "x", "arguments": {}, "id": "c"}]}, Reply(text="r"),
+              [ToolCall("c", "x", {})], [("x",)]]
+    assert afp.providers.mock(iter(script)).script == script
+    assert PROGRAM.agent(provider=afp.providers.mock(["hello"])).run("hi").answer == "hello"
+
+
+# ---------------------------------------------------------------- agent(model=) (finding 14)
+@pytest.mark.parametrize("model, error", [(5, TypeError), (b"gpt", TypeError), ("", ValueError), (" ", ValueError)])
+def test_agent_model_must_be_a_model_name(model, error):
+    with pytest.raises(error, match="`model=`"):
+        PROGRAM.agent(model=model)
+
+
+# ---------------------------------------------------------------- damaged checkpoints (finding 14)
+def _paused():
+    ran: list = []
+    agent = PROGRAM.agent(
+        provider=afp.providers.mock([[("lookup_order", {"order_id": "CD-7"})],
+                                     [("issue_refund", {"order_id": "CD-7", "amount": 240})], "done"]),
+        tools={"issue_refund": lambda order_id, amount: ran.append(amount) or "ok"})
+    result = agent.run("Order CD-7 was charged twice, please refund it")
+    assert result.paused
+    return agent, result, ran
+
+
+FIELDS = sorted(_paused()[1].checkpoint.data["state"])
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_a_wrong_typed_checkpoint_field_is_refused_before_the_tool_runs(field):
+    from afp_dsl.state import CheckpointError
+    agent, result, ran = _paused()
+    result.checkpoint.data["state"][field] = 2.5 if not field.startswith("tokens") else "2"
+    with pytest.raises(CheckpointError, match=rf"damaged: `state\.{field}` is .*start a new run"):
+        agent.resume(result.checkpoint, afp.approve(result.checkin, by="dana"))
+    assert ran == []  # `executions = []` ran the refund, then crashed
+
+
+def test_an_intact_checkpoint_still_resumes():
+    agent, result, ran = _paused()
+    done = agent.resume(result.checkpoint, afp.approve(result.checkin, by="dana"))
+    assert (done.outcome, done.answer, ran) == ("answered", "done", [240])
