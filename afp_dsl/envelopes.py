@@ -2,9 +2,12 @@
 
 Role:       public helpers (`afp_dsl.absent`, `coverage`, `described`); the interpreter sends the
             model `envelope.to_model()`, records `envelope.to_json()` and routes on `.status`
-            (`read_result`: how the tool pipeline reads any value a host tool returned).
+            (`read_result`: how the tool pipeline reads any value a host tool returned, as JSON
+            data through `json_data`).
 Invariants: envelopes are frozen; `absent` is an answer, not an error (status `absent`); rows with
-            incomplete coverage have status `partial`; `to_model` is compact JSON and never raises.
+            incomplete coverage have status `partial`; `to_model` is compact JSON and never raises;
+            a result with no JSON form (a set, an object, a generator) is a problem named with its
+            type and place, never sent as a repr (which would differ from run to run).
 """
 from __future__ import annotations
 
@@ -157,29 +160,46 @@ def is_envelope(value: Any) -> bool:
 def read_result(value: Any) -> tuple[str, str, Any, str | None]:
     """`(status, text the model reads, value to record, problem)` of what a host tool returned.
     An envelope (anything with `to_model` and `status`) is read through them and recorded as its
-    `to_json()`, so redaction sees the keys inside; any other value as JSON data (`host_data`),
-    sent as compact JSON. `problem` (else None) says why the value cannot be read at all.
+    `to_json()`, so redaction sees the keys inside; any other value as JSON data (`json_data`),
+    sent as compact JSON. `problem` (else None) says why the value cannot be read at all: it,
+    or something in it, has no JSON form (the model is never sent a repr), or host code raised.
 
     Example:
         >>> read_result(absent("none"))[0], read_result({"a": (1,)})[1:]
         ('absent', ('{"a":[1]}', {'a': [1]}, None))
     """
-    if type(value) is str:  # (the common result: as `host_data` would take it)
+    if type(value) is str:  # (the common result: as `json_data` would take it)
         return "success", value, value, None
     status, text = "success", None
     try:
         if hasattr(value, "to_model") and hasattr(value, "status") and not isinstance(value, dict):
             status, model = str(value.status), value.to_model()
-            text = model if isinstance(model, str) else _compact(model)
+            if not isinstance(model, str):
+                model, problem = json_data(model)
+                if problem is not None:
+                    return status, "", None, f"its `to_model()` is not text: {problem}"
+                model = _compact(model)
+            text = model
             value = value.to_json() if callable(getattr(value, "to_json", None)) else text
-    except Exception as exc:  # noqa: BLE001 - host code: an attribute or method that raises
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - host code: a method that raises
         return status, "", None, f"reading it as a result envelope raised {type(exc).__name__}"
-    data, problem = host_data(value)
+    data, problem = json_data(value)
     if problem is not None:
         return status, "", None, problem
     if text is None:
         text = data if isinstance(data, str) else _compact(data)
     return status, text, data, None
+
+
+def json_data(value: Any) -> tuple[Any, str | None]:
+    """What a host tool returned as JSON data, strictly (`frozen.host_data(strict=True)`): a leaf
+    with no JSON form is a problem naming its type, its place and the fix.
+
+    Example:
+        >>> json_data({"a": (1, None)})
+        ({'a': [1, None]}, None)
+    """
+    return host_data(value, strict=True)
 
 
 def _need_text(name: str, value: Any) -> None:

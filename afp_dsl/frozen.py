@@ -2,7 +2,8 @@
 
 Role:       lets literal data (fact maps, schemas, stub results) live inside the frozen IR;
             `plain` copies any JSON-like value to plain shapes; `host_data` turns what host code
-            returned (any Python value) into JSON data, or names why it cannot.
+            returned (any Python value) into JSON data, or names why it cannot (`strict`: a
+            leaf with no JSON form is a problem, never its repr).
 Invariants: `thaw(freeze(x)) == x` for any JSON value; FrozenMap keeps insertion order;
             `host_data` never raises and never returns data nested deeper than `MAX_DEPTH`.
 """
@@ -111,24 +112,58 @@ class _NotData(Exception):
     pass
 
 
-def host_data(value: Any) -> tuple[Any, str | None]:
-    """`(data, None)`: `value` as plain JSON data (`plain`, with any other leaf as its `str`, as the
-    model would read it); or `(None, problem)` when it cannot be: a cycle, nesting deeper than
-    `MAX_DEPTH`, an integer too long to write, a `str()` or an iteration that raises.
+class _NoJSON(_NotData):
+    """A leaf with no JSON form (strict walk); `path` collects where it is, innermost first."""
+
+    def __init__(self, leaf: Any, *, key: bool = False):
+        name = type(leaf).__name__
+        if key:
+            text = f"has a `{name}` as a map key, which JSON cannot write (use str keys)"
+        else:
+            hint = _HINTS.get(name, "its fields as a dict, or a str")
+            text = f"is a `{name}`, which has no JSON form (return {hint} instead)"
+        super().__init__(f"{text}; {JSON_LIKE}")
+        self.child, self.path = leaf, []
+
+
+JSON_LIKE = "return JSON-like data: dict, list, str, number, bool, None"
+_HINTS = {"set": "a sorted list", "frozenset": "a sorted list", "bytes": "a decoded str",
+          "bytearray": "a decoded str", "generator": "a list: `list(...)`",
+          "range": "a list: `list(...)`"}
+# Leaves a strict walk writes as their text, as before: the text is deterministic and means
+# what the value means (a date, a decimal number, an id). Anything else has no JSON form.
+_AS_TEXT = frozenset({("datetime", "datetime"), ("datetime", "date"), ("datetime", "time"),
+                      ("decimal", "Decimal"), ("uuid", "UUID")})
+
+
+def host_data(value: Any, *, strict: bool = False) -> tuple[Any, str | None]:
+    """`(data, None)`: `value` as plain JSON data (`plain`; mappings with str, number, bool or None
+    keys → dicts with str keys, lists and tuples → lists, str and int subclasses as their plain
+    value); or `(None, problem)` when it cannot be: a cycle, nesting deeper than `MAX_DEPTH`, an
+    integer too long to write, an iteration or a `str()` that raises. Any other leaf is written
+    as its `str`, as the model would read it; with `strict`, only dates, times, decimals and UUIDs
+    are, and any other (a set, an object, a generator, bytes) is a problem naming its type, its
+    place and the fix (a repr would differ from run to run).
 
     Example:
         >>> host_data({"a": (1, b"x")})
         ({'a': [1, "b'x'"]}, None)
         >>> loop = []; loop.append(loop); host_data(loop)[1]
         'it contains itself (a cycle)'
+        >>> host_data({"tags": [{"x"}]}, strict=True)[1].split(",")[0]
+        '`tags[0]` is a `set`'
     """
+    leaf, key = (_json_leaf, _json_key) if strict else (_text, _key)
     try:
-        return _data(value, 0, set()), None
+        return _data(value, 0, set(), leaf, key), None
+    except _NoJSON as exc:
+        where = "".join(reversed(exc.path)).removeprefix(".")
+        return None, f"`{where}` {exc}" if where else f"it {exc}"
     except _NotData as exc:
         return None, str(exc)
 
 
-def _data(value: Any, depth: int, path: set[int]) -> Any:
+def _data(value: Any, depth: int, path: set[int], leaf: Any, key: Any) -> Any:
     t = type(value)
     if t is str or t is bool or t is float or value is None:
         return value
@@ -139,7 +174,7 @@ def _data(value: Any, depth: int, path: set[int]) -> Any:
     if isinstance(value, float):
         return float.__float__(value)
     if not isinstance(value, (Mapping, list, tuple)):
-        return _text(value)
+        return leaf(value)
     if depth >= MAX_DEPTH:
         raise _NotData(f"it is nested more than {MAX_DEPTH} levels deep")
     if id(value) in path:
@@ -147,11 +182,15 @@ def _data(value: Any, depth: int, path: set[int]) -> Any:
     path.add(id(value))
     try:
         if isinstance(value, Mapping):
-            return {_key(k): _data(v, depth + 1, path) for k, v in value.items()}
-        return [_data(v, depth + 1, path) for v in value]
+            return {key(k): _data(v, depth + 1, path, leaf, key) for k, v in value.items()}
+        return [_data(v, depth + 1, path, leaf, key) for v in value]
+    except _NoJSON as exc:  # (rare: find where, for the message)
+        exc.path.append(_step(value, exc.child, key))
+        exc.child = value
+        raise
     except _NotData:
         raise
-    except Exception as exc:  # a mapping or sequence whose iteration raises
+    except (Exception, SystemExit) as exc:  # a mapping or sequence whose iteration raises
         raise _NotData(f"reading a `{type(value).__name__}` in it raised {type(exc).__name__}") from None
     finally:
         path.discard(id(value))
@@ -159,6 +198,36 @@ def _data(value: Any, depth: int, path: set[int]) -> Any:
 
 def _key(key: Any) -> str:
     return key if type(key) is str else _text(key)
+
+
+def _json_leaf(value: Any) -> str:
+    if (type(value).__module__, type(value).__name__) in _AS_TEXT:
+        return _text(value)
+    raise _NoJSON(value)
+
+
+def _json_key(key: Any) -> str:
+    if type(key) is str:
+        return key
+    if isinstance(key, str):
+        return str.__str__(key)
+    if key is None or isinstance(key, bool):
+        return str(key)
+    if isinstance(key, (int, float)):  # (as `str()` writes them: "1", "1.5")
+        return str(_int(key) if isinstance(key, int) else float.__float__(key))
+    raise _NoJSON(key, key=True)
+
+
+def _step(container: Any, child: Any, key: Any) -> str:
+    """How `container` holds `child` (`.key` or `[i]`); '' when it holds it as a key."""
+    try:
+        items = container.items() if isinstance(container, Mapping) else enumerate(container)
+        for k, v in items:
+            if v is child:
+                return f".{key(k)}" if isinstance(container, Mapping) else f"[{k}]"
+    except (Exception, SystemExit):  # noqa: BLE001 - (it was read once already)
+        pass
+    return ""
 
 
 def _int(value: int) -> int:

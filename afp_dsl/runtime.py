@@ -6,7 +6,9 @@ Role:       the loop and the tool pipeline are generators that `yield` effect re
             A host tool that declares a `_context` parameter also receives a read-only
             `ToolContext` (run id, tool, call id, `now()` through the Effects clock, `fact(name)`).
 Invariants: the core never performs I/O itself; every recorded payload passes the redactor
-            first; event ids are `<run>:<seq>` and time comes from the logical clock.
+            first; event ids are `<run>:<seq>` and time comes from the logical clock; what an
+            effect raises as an `Exception` is thrown into the core, and so is a host tool's
+            `SystemExit` (as `ToolExit`); any other `BaseException` ends the drive.
 """
 from __future__ import annotations
 
@@ -37,22 +39,43 @@ class LLMCall:
         return await self.provider.acomplete(self.request)
 
 
+class ToolExit(Exception):
+    """A host tool body called `sys.exit` (raised `SystemExit`): a tool may not end the host
+    process, so the drivers deliver this `Exception` to the core, which makes it the tool's
+    failure. `str()` is what the model reads after the tool's name."""
+
+    def __init__(self, code: Any):
+        super().__init__(code)
+        self.code = code
+
+    def __str__(self) -> str:
+        code = "" if self.code is None else repr(self.code)
+        return (f"called sys.exit({code}): a tool cannot end the program, so this counts as the "
+                f"tool failing")
+
+
 @attrs.frozen
 class HostCall:
     fn: Callable[..., Any]
     args: Mapping[str, Any]
 
     def run_sync(self) -> Any:
-        value = self.fn(**self.args)
-        if inspect.isawaitable(value):
-            return asyncio.run(_await(value))
-        return value
+        try:
+            value = self.fn(**self.args)
+            if inspect.isawaitable(value):
+                return asyncio.run(_await(value))
+            return value
+        except SystemExit as exc:  # (KeyboardInterrupt and the rest go on: the run is interrupted)
+            raise ToolExit(exc.code) from None
 
     async def run_async(self) -> Any:
-        value = self.fn(**self.args)
-        if inspect.isawaitable(value):
-            return await value
-        return value
+        try:
+            value = self.fn(**self.args)
+            if inspect.isawaitable(value):
+                return await value
+            return value
+        except SystemExit as exc:
+            raise ToolExit(exc.code) from None
 
 
 async def _await(value: Any) -> Any:

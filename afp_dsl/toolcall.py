@@ -7,7 +7,8 @@ Emits:      tool.called, tool.args_invalid, policy.decided, skill.rejected, step
             step.skipped, tool.returned; AFP501 (tool-not-bound) as a run error.
 Invariants: never echoes argument values in validation messages; an after-deny replaces what
             the model reads while the record keeps the real result; errors never advance steps;
-            whatever host code returns or raises becomes a result or a failure, never a crash.
+            whatever host code returns or raises (`sys.exit` included) becomes a result or a
+            failure, never a crash; a result with no JSON form is a failure, never a repr.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from .envelopes import read_result
 from .frozen import thaw
 from .providers.base import ToolCall
 from . import toolcall_policy as pol
-from .runtime import CONTEXT_PARAM, HostCall, RunCtx, plain, tool_context, wants_context
+from .runtime import (CONTEXT_PARAM, HostCall, RunCtx, ToolExit, plain, tool_context,
+                      wants_context)
 from .trace import dumps
 
 @attrs.frozen
@@ -211,6 +213,8 @@ def _execute(ctx: RunCtx, call: ToolCall, args: dict, info):
         hargs[CONTEXT_PARAM] = tool_context(ctx, call.name, call.id)
     try:  # the host gets its own copy: nothing it mutates can reach the trace or history
         return "ok", (yield HostCall(fn, hargs))
+    except ToolExit as exc:  # `sys.exit` in a tool body: a failure too, named after the tool
+        return "raise", RuntimeError(f"`{call.name}` {exc}")
     except Exception as exc:  # a raising tool is a failure the model reads
         return "raise", exc
 

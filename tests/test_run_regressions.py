@@ -40,7 +40,7 @@ def test_a_resumed_run_relearns_secrets_of_results_holding_nan():
 
 def test_values_no_json_holds_are_refused_with_a_message_naming_the_problem():
     for value, problem in [(10**5000, "integer too long"), (cycle("list"), "a cycle"),
-                           (nested(150), "more than 100 levels"), (Hopeless(), "str() raised"),
+                           (nested(150), "more than 100 levels"), (Hopeless(), "no JSON form"),
                            (described(Hopeless(), description="d"), "result envelope raised")]:
         agent = agent_for([[("lookup", {"id": "AB"})], "done"], {"lookup": lambda id, count=1: value})
         r = agent.run("hi")
