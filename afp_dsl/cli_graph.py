@@ -55,13 +55,8 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
 
 
 def _overlay(run_id: str, store_url: str | None) -> dict:
-    from .store import StoreError, from_url
-    try:
-        store = from_url(store_url)
-    except StoreError as e:
-        click.echo(f"afpc: {e}", err=True)
-        sys.exit(1)
-    from .cli_trace import resolve
+    from .cli_trace import open_store, resolve
+    store = open_store(store_url)  # (a reader: a mistyped path is an error, never a new store)
     run_id = resolve(store, run_id)
     events = store.events(run_id)
     if not events:

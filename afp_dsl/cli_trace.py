@@ -3,16 +3,20 @@
 Role:       thin click commands reading `store.runs()`, `store.run(id)`, `store.events(id)`;
             exports come from `export`, `report_html`, `otel`; explanations from `why`.
             Registered by `cli._register_optional` (names `trace`, `why`).
-Invariants: prints only what the store holds (redacted events); exit 0 done, 1 an unknown
-            run/event or an export that cannot be made, 2 usage or internal error; no
-            traceback for bad input.
+Emits:      `afpc: …` lines on stderr: no store at the path, a store that fails or is damaged
+            (`StoreError`, with the fix), an unknown run.
+Invariants: prints only what the store holds (redacted events); read-only: never creates a
+            store, file or folder (`open_store` opens only an existing one); exit 0 done, 1 an
+            unknown run/event, a missing, failing or damaged store, or an export that cannot be
+            made, 2 usage or internal error; no traceback for bad input.
 """
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -28,12 +32,26 @@ def _fail(message: str, code: int = 1) -> None:
     sys.exit(code)
 
 
-def open_store(url: str | None) -> Any:
+def open_store(url: str | None, *, create: bool = False) -> Any:
+    """The store `--store`/`AFP_STORE` names; a reader (`create=False`) gets only one that
+    exists: a mistyped path is an error naming it, never a new empty store."""
     from .store import StoreError, from_url
     try:
-        return from_url(url)
+        return from_url(url, create=create)
     except StoreError as e:
         _fail(str(e))
+
+
+def store_errors(fn: Callable) -> Callable:
+    """A store that fails or is damaged while read (`StoreError`): its message, exit 1."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        from .store import StoreError
+        try:
+            return fn(*args, **kw)
+        except StoreError as e:
+            _fail(str(e))
+    return wrapper
 
 
 def resolve(store: Any, run_id: str) -> str:
@@ -49,7 +67,11 @@ def load_run(store: Any, run_id: str) -> tuple[dict, list]:
     run_id = resolve(store, run_id)
     row = store.run(run_id)
     events = store.events(run_id) if row is not None else []
-    if row is None or not events:
+    if row is not None and not events:
+        _fail(f"run `{run_id}` in the store `{getattr(store, 'path', '?')}` has no events stored "
+              f"(its process may have ended before its first save); pick another run "
+              f"(`afpc trace list`)")
+    if row is None:
         ids = [r["run_id"] for r in store.runs()]
         close = closest(run_id, ids)
         hint = f"; did you mean `{close}`?" if close else ("; the store has no runs"
@@ -101,6 +123,7 @@ def trace() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @guarded
+@store_errors
 def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
     """List the runs in the store: id, agent, outcome, time, iterations."""
     store = open_store(store_url)
@@ -131,6 +154,7 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
 @click.argument("run_id")
 @_STORE
 @guarded
+@store_errors
 def show(run_id: str, store_url: str | None) -> None:
     """Print a run (RUN, or `last`) as an indented timeline of its iterations."""
     store = open_store(store_url)
@@ -180,6 +204,7 @@ _EXPORTS = ("jsonl", "html", "otlp-json", "thinking")
               help="Write to a file instead of standard output.")
 @_STORE
 @guarded
+@store_errors
 def export(run_id: str, fmt: str, output: str | None, store_url: str | None) -> None:
     """Export a run as JSONL, a self-contained HTML report, OTLP JSON or a thinking trace."""
     store = open_store(store_url)
@@ -220,6 +245,7 @@ def render_export(fmt: str, store: Any, row: dict, events: list) -> str:
               show_default=True)
 @_STORE
 @guarded
+@store_errors
 def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | None,
         edge: str | None, fmt: str, store_url: str | None) -> None:
     """Explain a run's answer (or an event, a skill, an edge) back to its sources.

@@ -3,11 +3,12 @@
 Role:       builds the plan, effects, redactor and store for a run, drives the interpreter core
             synchronously or asynchronously, saves trace and checkpoints, applies decisions.
 Emits:      nothing itself; raises `ResumeDecisionError` for any resume that is not exactly one
-            decision for the call shown.
+            decision for the call shown, and the store's `StoreError` for a new run whose id the
+            store already holds (before anything runs, and again at its first save).
 Invariants: the store gets only redacted events; a store that outlives the process gets them
             as the run goes too (status `running`, before each model call); raw checkpoints are
             stored apart and deleted when the run ends; a check-in is decided once
-            (compare-and-set in the store).
+            (compare-and-set in the store); a new run never writes into another run's id.
 """
 from __future__ import annotations
 
@@ -22,13 +23,13 @@ from .effects import Effects
 from .frozen import thaw
 from .interp import CoreResult, run_core
 from .known_secrets import prime_redactor, relearn
-from .launch_checks import check_agent_args, check_message
+from .launch_checks import check_agent_args, check_message, check_model, no_agent
 from .plan import Plan, find_agent, plan_of
 from .providers.mock import mock
 from .redaction import Redactor
 from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync
 from .state import RunState
-from .store import Store, memory
+from .store import Store, check_new_run, memory, save
 from .toolcall import call_fingerprint, resolve_python
 from .trace import Trace
 
@@ -39,6 +40,15 @@ class ResumeDecisionError(Exception):
 
 class AgentNotFound(ValueError):
     pass
+
+
+@attrs.define
+class _Saves:
+    """How much of one run segment the store holds: `n` events; `new` until the first save of
+    a fresh run (never for a resume), which must not land on an id the store already holds."""
+
+    new: bool
+    n: int = 0
 
 
 @attrs.frozen
@@ -167,11 +177,10 @@ class Agent:
                  spec: str | None = None):
         prog, analysis = _unwrap(program)
         check_agent_args(prog, provider, tools, store, effects)
+        check_model(model)
         found = find_agent(analysis, name)
         if found is None:
-            names = ", ".join(f"`{d.name}`" for d in prog.root_module.decls if isinstance(d, ir.Agent))
-            what = f"no agent `{name}`" if name else "the spec has several agents (or none); name one"
-            raise AgentNotFound(f"{what}; agents: {names or 'none'}")
+            raise AgentNotFound(no_agent(prog, name))
         self.effects = effects or Effects.live()
         self.plan: Plan = plan_of(analysis, *found)
         self.store = store if store is not None else memory()
@@ -195,68 +204,73 @@ class Agent:
         return Conversation(self, f"conv-{self._conversations}")
 
     def run(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
-        ctx = self._start(message, conversation)
-        with self._kept_if_interrupted(ctx):
-            core = drive_sync(run_core(ctx), self._progress(ctx))
-        return self._complete(ctx, core, conversation)
+        ctx, saves = self._start(message, conversation), _Saves(new=True)
+        with self._kept_if_interrupted(ctx, saves):
+            core = drive_sync(run_core(ctx), self._progress(ctx, saves))
+        return self._complete(ctx, core, conversation, saves)
 
     async def arun(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
-        ctx = self._start(message, conversation)
-        with self._kept_if_interrupted(ctx):
-            core = await drive_async(run_core(ctx), self._progress(ctx))
-        return self._complete(ctx, core, conversation)
+        ctx, saves = self._start(message, conversation), _Saves(new=True)
+        with self._kept_if_interrupted(ctx, saves):
+            core = await drive_async(run_core(ctx), self._progress(ctx, saves))
+        return self._complete(ctx, core, conversation, saves)
 
     def resume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
         conv = self._paused.pop(ctx.state.run_id, None)
-        with self._kept_if_interrupted(ctx):
-            core = drive_sync(run_core(ctx, resume), self._progress(ctx))
-        return self._complete(ctx, core, conv)
+        saves = _Saves(new=False, n=len(ctx.rec.trace))  # its earlier events are stored already
+        with self._kept_if_interrupted(ctx, saves):
+            core = drive_sync(run_core(ctx, resume), self._progress(ctx, saves))
+        return self._complete(ctx, core, conv, saves)
 
     async def aresume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
         conv = self._paused.pop(ctx.state.run_id, None)
-        with self._kept_if_interrupted(ctx):
-            core = await drive_async(run_core(ctx, resume), self._progress(ctx))
-        return self._complete(ctx, core, conv)
+        saves = _Saves(new=False, n=len(ctx.rec.trace))
+        with self._kept_if_interrupted(ctx, saves):
+            core = await drive_async(run_core(ctx, resume), self._progress(ctx, saves))
+        return self._complete(ctx, core, conv, saves)
+
+    def _save(self, ctx: RunCtx, saves: _Saves, status: str, outcome: str | None,
+              answer: str | None, error: str | None, events: Any) -> None:
+        """Save the run segment; a fresh run's first save claims its id (`StoreError` when the
+        store already holds it, and nothing is written)."""
+        st = ctx.state
+        save(self.store, saves.new, st.run_id, self.plan.name, self.spec, status, outcome, answer,
+             {"conversation": st.conversation, "error": error}, events)
+        saves.new = False
 
     @contextlib.contextmanager
-    def _kept_if_interrupted(self, ctx: RunCtx) -> Iterator[None]:
+    def _kept_if_interrupted(self, ctx: RunCtx, saves: _Saves) -> Iterator[None]:
         """A run cut short by what the core does not handle (Ctrl-C, a cancelled task, a bug)
         still leaves its evidence: the redacted events so far are saved with status
         `interrupted` and outcome `error`, then the exception goes on."""
         try:
             yield
         except BaseException as exc:
-            st = ctx.state
-            meta = {"conversation": st.conversation,
-                    "error": f"the run was interrupted ({type(exc).__name__}) during iteration {st.iteration}"}
-            try:
-                self.store.save_run(st.run_id, self.plan.name, self.spec, "interrupted", "error", None,
-                                    meta, ctx.rec.trace.events)
+            error = (f"the run was interrupted ({type(exc).__name__}) during iteration "
+                     f"{ctx.state.iteration}")
+            try:  # (a fresh run not saved yet still claims its id: another run's is not touched)
+                self._save(ctx, saves, "interrupted", "error", None, error, ctx.rec.trace.events)
             except Exception:  # noqa: BLE001 - the interruption is what the caller must see
                 pass
             raise
 
-    def _progress(self, ctx: RunCtx) -> Callable[[], None] | None:
+    def _progress(self, ctx: RunCtx, saves: _Saves) -> Callable[[], None] | None:
         """For a store that outlives the process (`durable`): a function saving the events
         recorded since its last call, status `running`, which the driver calls before each model
         call (the long wait of an iteration). A process that dies mid-run (killed, out of
         memory) so leaves its trace up to its last model call. None for an in-process store."""
         if not getattr(self.store, "durable", False):
             return None
-        trace, st, store = ctx.rec.trace, ctx.state, self.store
-        saved = len(trace)  # a resumed run's earlier events are stored already
+        trace = ctx.rec.trace
 
-        def save() -> None:
-            nonlocal saved
+        def progress() -> None:
             n = len(trace)
-            if n > saved:
-                store.save_run(st.run_id, self.plan.name, self.spec, "running", None, None,
-                               {"conversation": st.conversation, "error": None},
-                               trace.tail(n - saved))
-                saved = n
-        return save
+            if n > saves.n:
+                self._save(ctx, saves, "running", None, None, None, trace.tail(n - saves.n))
+                saves.n = n
+        return progress
 
     # ------------------------------------------------------------ internals
     def _redactor(self) -> Redactor:
@@ -271,6 +285,7 @@ class Agent:
     def _start(self, message: str, conv: Conversation | None) -> RunCtx:
         check_message(message)
         run_id = self.effects.new_run_id()
+        check_new_run(self.store, run_id)  # before anything runs (the first save checks again)
         state = RunState(run_id, self.plan.name, str(message),
                          conversation=conv.id if conv else None)
         if conv is not None:
@@ -282,13 +297,12 @@ class Agent:
             relearn(red, state.history)
         return self._ctx(state, Trace(run_id), red)
 
-    def _complete(self, ctx: RunCtx, core: CoreResult, conv: Conversation | None) -> RunResult:
+    def _complete(self, ctx: RunCtx, core: CoreResult, conv: Conversation | None,
+                  saves: _Saves) -> RunResult:
         st, store = ctx.state, self.store
-        events = ctx.rec.trace.events
         answer = ctx.redactor.scrub_text(core.answer) if core.answer is not None else None
         status = "paused" if core.outcome == "paused" else "finished"
-        store.save_run(st.run_id, self.plan.name, self.spec, status, core.outcome, answer,
-                       {"conversation": st.conversation, "error": core.error}, events)
+        self._save(ctx, saves, status, core.outcome, answer, core.error, ctx.rec.trace.events)
         checkin = checkpoint = None
         if core.checkpoint is not None:
             data = {**core.checkpoint, "spec": self.spec, "launch": self.launch}

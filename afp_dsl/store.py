@@ -2,24 +2,31 @@
 
 Role:       runs, redacted events, raw checkpoints and check-in decisions behind one Protocol;
             `SqliteStore` (store_sqlite.py, the default `.afp/runs.db`) and `PostgresStore`
-            (store_postgres.py) implement it and pass one shared test suite.
-Emits:      `StoreError` for a store that cannot be opened or used; `RunDropped` when a bounded
-            memory store is asked for a run it evicted.
+            (store_postgres.py) implement it and pass one shared test suite. Also the stores'
+            error wording (`failed`, `damaged`) and the runner's one-run-per-id save (`save`).
+Emits:      `StoreError` for a store that cannot be opened or used (with the fix), and for a
+            new run saved under an id the store holds; `StoreDamaged` for a store whose rows do
+            not decode or whose tables are missing; `RunDropped` when a bounded memory store is
+            asked for a run it evicted.
 Invariants: events hold only redacted payloads; checkpoints (raw) live apart and are deleted when
             the run ends; a check-in is decided at most once (compare-and-set), across processes
-            for the persistent stores; no wall clock here (a caller may pass `stamp`).
+            for the persistent stores; two runs never share an id (a fresh run's first save
+            refuses a used one); readers get decoded rows or `StoreDamaged`, never a raw decoding
+            error; no wall clock here (a caller may pass `stamp`).
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
+import re
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 import attrs
 
-from .source import Span
 from .trace import Event, Trace
 
 DEFAULT_PATH = ".afp/runs.db"
@@ -33,6 +40,47 @@ class StoreError(Exception):
 
 class RunDropped(StoreError):
     """A bounded in-memory store evicted this run (it still counts it in `dropped`)."""
+
+
+class StoreDamaged(StoreError, ValueError):
+    """A stored row that does not decode, or a missing table (edited or corrupted by hand)."""
+
+
+def damaged(path: str, what: str) -> StoreDamaged:
+    return StoreDamaged(f"the run store `{path}` is damaged: {what}; restore it from a backup, or "
+                        f"move it aside so afp starts a new store")
+
+
+# SQLite's and PostgreSQL's words for a store whose tables or file are damaged
+_DAMAGE = re.compile(r'no such (table|column)|(relation|column) "[^"]*" does not exist|malformed')
+
+
+def failed(text: str, cause: str) -> StoreError:
+    """`text: cause; fix` for a driver's error: `StoreDamaged` when the cause says the store is
+    damaged (a missing table, a corrupt file), else `StoreError`."""
+    low = cause.lower()
+    if _DAMAGE.search(low):
+        return StoreDamaged(f"{text}: {cause}; the store is damaged (a table is missing or the "
+                            f"file is corrupt): restore it from a backup, or move it aside so "
+                            f"afp starts a new store")
+    if "not a database" in low:
+        return StoreDamaged(f"{text}: {cause}; check the path names the run store (not another "
+                            f"file), or restore the store from a backup")
+    if "locked" in low or "busy" in low:
+        fix = "another process holds the store: retry when it is done"
+    elif "full" in low or "readonly" in low or "permission" in low:
+        fix = "free disk space and check the store's file permissions"
+    else:
+        fix = "check that the store is reachable and intact, or choose another one"
+    return StoreError(f"{text}: {cause}; {fix}")
+
+
+def reused_run_id(path: str, run_id: str) -> StoreError:
+    return StoreError(
+        f"the run store `{path}` already holds a run `{run_id}`: saving a new run under the same "
+        f"id would mix the two runs; give every run its own id: `afp.Effects.live()` makes unique "
+        f"ids (the default without `effects=`), or pass `Effects(run_ids=…)` a function that "
+        f"never repeats an id in this store")
 
 
 @runtime_checkable
@@ -56,10 +104,12 @@ class Store(Protocol):
 
     def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
                  outcome: str | None, answer: str | None, meta: dict,
-                 events: Iterable[Event]) -> None:
+                 events: Iterable[Event], *, new_run: bool = False) -> None:
         """Upsert the run's summary and append the events not yet stored (by `seq`), atomically.
         `events` may be all of the run's events or only the newest: the summary's counts cover
-        every event stored."""
+        every event stored. `new_run=True` (a fresh run's first save) raises `StoreError`,
+        writing nothing, when the store already holds `run_id`. (A store without the keyword
+        still works: the runner then asks `run(run_id)` first, outside the save.)"""
 
     def run(self, run_id: str) -> dict | None:
         """The run's summary; None when unknown; `RunDropped` when evicted from memory."""
@@ -97,6 +147,7 @@ class Store(Protocol):
 
 
 # ---------------------------------------------------------------- shared helpers
+# (the row codec both SQL stores share, event batches and JSON columns, is in store_sqlite.py)
 @attrs.frozen
 class Migration:
     """One schema version: its steps (SQL text, or a function given the open connection) run in
@@ -117,75 +168,6 @@ def summarize(events: Iterable[Event]) -> tuple[int, int, int]:
     return n, iterations, time
 
 
-# ASCII-escaped, so any str (even a lone surrogate from a sloppy decoder) can be stored
-_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, default=str)
-try:  # CPython's C encoder, built once: most of a store's cost per iteration is this encoding
-    from json.encoder import c_encode_basestring_ascii, c_make_encoder  # type: ignore
-    _C_JSON = c_make_encoder(None, str, c_encode_basestring_ascii, None, ":", ",", False, False,
-                             True) if c_make_encoder and c_encode_basestring_ascii else None
-except ImportError:  # pragma: no cover - other interpreters
-    _C_JSON = None
-
-
-def _compact(value: Any) -> str:
-    """Compact JSON in the value's own key order; values are JSON trees (no cycle check)."""
-    if _C_JSON is not None:
-        return "".join(_C_JSON(value, 0))
-    return _JSON.encode(value)
-
-
-def batches(run_id: str, events: Iterable[Event], after: int = 0
-            ) -> list[tuple[int, int, int, str]]:
-    """The events with `seq > after` as per-iteration rows `(first_seq, last_seq, iteration,
-    body)`: one row and one encoder call per iteration, which keeps a persistent store's cost
-    per iteration low. `body` is a JSON array of `[seq, kind, time, caused_by, source, payload]`
-    (`source` is `[file, start, end]` or null), plus the event id as a 7th item only when it is
-    not `<run_id>:<seq>`."""
-    rows: list[tuple[int, int, int, str]] = []
-    group: list[Event] = []
-    for e in events:
-        if e.seq <= after:
-            continue
-        if group and e.iteration != group[-1].iteration:
-            rows.append(_batch(run_id + ":", group))
-            group = []
-        group.append(e)
-    if group:
-        rows.append(_batch(run_id + ":", group))
-    return rows
-
-
-def _batch(prefix: str, group: list[Event]) -> tuple[int, int, int, str]:
-    items = []
-    for e in group:
-        s = e.source
-        item = (e.seq, e.kind, e.time, e.caused_by, s and (s.file, s.start, s.end), e.payload)
-        items.append(item if e.id == prefix + str(e.seq) else (*item, e.id))
-    return group[0].seq, group[-1].seq, group[0].iteration, _compact(items)
-
-
-def unbatch(run_id: str, rows: Iterable[tuple[int, str]]) -> list[Event]:
-    """The events of stored `(iteration, body)` batch rows, by `seq`."""
-    out = []
-    for iteration, body in rows:
-        for item in json.loads(body):
-            seq, kind, time, caused_by, src, payload = item[:6]
-            eid = item[6] if len(item) > 6 else f"{run_id}:{seq}"
-            out.append(Event(seq, eid, kind, iteration, time, tuple(caused_by),
-                             Span(*src) if src else None, payload))
-    out.sort(key=lambda e: e.seq)
-    return out
-
-
-def v1_events_to_batches(run_ids: list[str], read: Callable[[str], list[str]],
-                         write: Callable[[str, tuple[int, int, int], list[tuple]], None]) -> None:
-    """Migration 1 -> 2 for any backend: per run, read v1 event bodies (one JSON event per row),
-    write the run's summary `(n_events, iterations, time)` and its batch rows."""
-    for run_id in run_ids:
-        events = [Event.from_dict(json.loads(b)) for b in read(run_id)]
-        write(run_id, summarize(events), [(run_id, *r) for r in batches(run_id, events)])
-
-
 def encode(value: Any) -> str:
     """JSON for a stored column (meta, decisions, raw checkpoints): sorted, ASCII-escaped."""
     return json.dumps(value, sort_keys=True, default=str)
@@ -194,28 +176,42 @@ def encode(value: Any) -> str:
 encode_raw = encode  # raw checkpoints: kept only in the checkpoints table
 
 
-def clean_text(text: str | None) -> str | None:
-    """`text` storable as UTF-8: a lone surrogate becomes U+FFFD instead of failing the write."""
-    if text is None or text.isascii():
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+def check_new_run(store: Any, run_id: str) -> None:
+    """`StoreError` when `store` already holds `run_id` (an evicted memory run does not count)."""
+    try:
+        held = store.run(run_id) is not None
+    except RunDropped:
+        held = False
+    if held:
+        raise reused_run_id(getattr(store, "path", "?"), run_id)
 
 
-RUN_KEYS = ("run_id", "agent", "spec", "status", "outcome", "answer", "meta", "iterations", "time",
-            "events", "started", "updated", "order")
+def save(store: Any, new_run: bool, run_id: str, *rest: Any) -> None:
+    """`store.save_run(run_id, *rest)`; for a fresh run's first save (`new_run`) the store's own
+    transaction refuses a used id, or, for a store without that keyword, it is asked first."""
+    if new_run and "new_run" in _params(store.save_run):
+        store.save_run(run_id, *rest, new_run=True)
+        return
+    if new_run:
+        check_new_run(store, run_id)
+    store.save_run(run_id, *rest)
 
 
-def run_dict(row: Iterable[Any]) -> dict:
-    """A run summary from a row in `RUN_KEYS` order (meta as JSON text)."""
-    d = dict(zip(RUN_KEYS, row))
-    d["meta"] = json.loads(d["meta"] or "{}")
-    return d
+def _params(fn: Callable) -> Any:
+    try:  # (a bound method: its function, cached)
+        return _params_of(getattr(fn, "__func__", fn))
+    except TypeError:  # an unhashable callable: read it every time
+        return _params_of.__wrapped__(fn)
 
 
-def checkin_dict(row: Iterable[Any]) -> dict:
-    cid, run_id, fp, state, decision = row
-    return {"id": cid, "run_id": run_id, "fp": fp, "state": state,
-            "decision": json.loads(decision) if decision else None}
+@functools.lru_cache(maxsize=64)
+def _params_of(fn: Callable) -> Any:
+    # Speed: a run saves several times; reading a signature costs more than the save of a
+    # memory store, and a store class's `save_run` does not change.
+    try:
+        return inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or an odd callable: assume the old signature
+        return {}
 
 
 # ---------------------------------------------------------------- in memory
@@ -252,8 +248,10 @@ class MemoryStore:
     # ------------------------------------------------------------ runs and events
     def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
                  outcome: str | None, answer: str | None, meta: dict,
-                 events: Iterable[Event]) -> None:
+                 events: Iterable[Event], *, new_run: bool = False) -> None:
         with self._lock:
+            if new_run and run_id in self._runs:
+                raise reused_run_id(self.path, run_id)
             stored = self._events.setdefault(run_id, {})
             for e in events:
                 stored.setdefault(e.seq, e)
@@ -367,9 +365,11 @@ def memory(max_runs: int | None = DEFAULT_MAX_RUNS) -> MemoryStore:
     return MemoryStore(max_runs)
 
 
-def sqlite(path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None) -> "SqliteStore":
-    """A SQLite store (WAL; several local processes may share the file; `:memory:` is private)."""
-    return SqliteStore(path, stamp=stamp)
+def sqlite(path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None,
+           create: bool = True) -> "SqliteStore":
+    """A SQLite store (WAL; several local processes may share the file; `:memory:` is private).
+    `create=False`: a file that does not exist (or holds no runs) is a `StoreError`."""
+    return SqliteStore(path, stamp=stamp, create=create)
 
 
 def postgres(url: str, *, stamp: Stamp | None = None, max_size: int = 4) -> Any:
@@ -378,22 +378,34 @@ def postgres(url: str, *, stamp: Stamp | None = None, max_size: int = 4) -> Any:
     return PostgresStore(url, stamp=stamp, max_size=max_size)
 
 
-def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None) -> Any:
+def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None,
+             create: bool = True) -> Any:
     """`--store` / `AFP_STORE`: `postgresql://…` or `postgres://…`, `sqlite:///path`, `memory:`,
-    a plain path, or nothing for `.afp/runs.db`."""
+    a plain path, or nothing for `.afp/runs.db`. `create=False` (readers: `afpc trace`, `why`)
+    opens only a store that exists and holds runs; anything else is a `StoreError` naming it."""
     url = os.fspath(url) if url else (os.environ.get("AFP_STORE") or DEFAULT_PATH)
     if url.startswith(("postgresql://", "postgres://")):
-        return postgres(url, stamp=stamp)
+        from .store_postgres import PostgresStore
+        return PostgresStore(url, stamp=stamp, create=create)
     if url in ("memory:", "memory://"):
+        if not create:
+            raise StoreError(f"`{url}` is a private in-process store: it holds no runs of earlier "
+                             f"commands; name the store the runs were saved to")
         return MemoryStore(stamp=stamp)
     if url.startswith("sqlite:///"):  # SQLAlchemy's form: sqlite:///rel.db, sqlite:////abs.db
         url = url[len("sqlite:///"):]
+        if not url.strip():
+            raise StoreError("`sqlite:///` names no file; write `sqlite:///relative/runs.db` or "
+                             "`sqlite:////absolute/runs.db`")
     elif url in ("sqlite://", "sqlite://:memory:"):
         url = ":memory:"
     elif "://" in url:
         raise StoreError(f"unknown store URL scheme `{url.split('://', 1)[0]}://`; use a SQLite "
                          f"path, `sqlite:///path` or `postgresql://user@host/db`")
-    return SqliteStore(url or DEFAULT_PATH, stamp=stamp)
+    if not url.strip():
+        raise StoreError(f"the store `{url}` is blank; name a SQLite file (`runs.db`), "
+                         f"`sqlite:///path` or `postgresql://user@host/db`")
+    return SqliteStore(url, stamp=stamp, create=create)
 
 
 from .store_sqlite import SqliteStore  # noqa: E402  (the default persistent store)

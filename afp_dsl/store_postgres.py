@@ -3,21 +3,25 @@
 Role:       implements `store.Store` on psycopg 3 with a `psycopg_pool.ConnectionPool` (the
             optional extra `afp-dsl[postgres]`); the schema is versioned like SQLite's and
             migrated under a transaction-scoped advisory lock, so concurrent openers migrate once.
-Emits:      `StoreError` when psycopg is missing, the server cannot be reached, or the schema
-            is newer than this afp.
+Emits:      `StoreError` when psycopg is missing, the server cannot be reached, the schema
+            is newer than this afp, it holds no afp tables when opened with `create=False`, a
+            query fails later (with the fix), or a new run is saved under a used id;
+            `StoreDamaged` for rows that do not decode.
 Invariants: events hold only redacted payloads; raw checkpoints live in their own table and
             are deleted when the run ends; `decide_checkin` is one conditional UPDATE (the row
-            lock makes a concurrent second decider see `decided`): "once" across processes.
+            lock makes a concurrent second decider see `decided`): "once" across processes; a
+            `new_run` save inserts the run's row or fails, in its own transaction.
 """
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from typing import Any, Iterable, Iterator, Sequence
 
-from .store import (Migration, Stamp, StoreError, batches, checkin_dict, clean_text, encode,
-                    encode_raw, run_dict, summarize, unbatch, v1_events_to_batches)
+from .store import (Migration, Stamp, StoreError, encode, encode_raw, failed, reused_run_id,
+                    summarize)
+from .store_rows import (batches, checkin_dict, clean_text, decode, run_dict, unbatch,
+                         v1_events_to_batches)
 from .trace import Event, Trace
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -74,6 +78,7 @@ _UPSERT = (
     "iterations=GREATEST(runs.iterations, EXCLUDED.iterations), "
     "time=GREATEST(runs.time, EXCLUDED.time), n_events=GREATEST(runs.n_events, EXCLUDED.n_events), "
     "updated=EXCLUDED.updated")
+_INSERT_NEW = _UPSERT.split(" ON CONFLICT")[0] + " ON CONFLICT (run_id) DO NOTHING"
 # The summary counts what was appended (a save may pass only the events since the last one).
 _COUNTS = ("UPDATE runs SET n_events=n_events+%s, iterations=GREATEST(iterations, %s), "
            "time=GREATEST(time, %s) WHERE run_id=%s")
@@ -142,20 +147,25 @@ class PostgresStore:
 
     durable = True  # runs outlive the process: the runner saves a run's events as it goes
 
-    def __init__(self, url: str, *, stamp: Stamp | None = None, max_size: int = 4):
+    def __init__(self, url: str, *, stamp: Stamp | None = None, max_size: int = 4,
+                 create: bool = True):
         psycopg, pool_mod = _psycopg()
         self.path = safe_url(url)
         self._stamp = stamp
         self._errors = (psycopg.Error, pool_mod.PoolTimeout)
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                if not create and schema_version(conn) == 0:
+                    raise StoreError(f"no run store in `{self.path}`: the database holds no afp "
+                                     f"tables; check the URL (database, search_path), or run "
+                                     f"`afpc run --store URL` once to create them")
                 self.version = migrate(conn)
             self._pool = pool_mod.ConnectionPool(
                 url, min_size=1, max_size=max(1, max_size), open=True, timeout=30,
                 kwargs={"autocommit": True, "connect_timeout": 10})
         except psycopg.Error as exc:
-            raise StoreError(f"cannot open the PostgreSQL run store `{self.path}`: "
-                             f"{_first_line(exc)}") from None
+            raise failed(f"cannot open the PostgreSQL run store `{self.path}`",
+                         _first_line(exc)) from None
 
     def close(self) -> None:
         self._pool.close()
@@ -167,8 +177,8 @@ class PostgresStore:
             with self._pool.connection() as conn:
                 yield conn
         except self._errors as exc:
-            raise StoreError(f"the PostgreSQL run store `{self.path}` failed: "
-                             f"{_first_line(exc)}") from None
+            raise failed(f"the PostgreSQL run store `{self.path}` failed",
+                         _first_line(exc)) from None
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         with self._conn() as conn:
@@ -181,13 +191,15 @@ class PostgresStore:
     # ------------------------------------------------------------ runs and events
     def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
                  outcome: str | None, answer: str | None, meta: dict,
-                 events: Iterable[Event]) -> None:
+                 events: Iterable[Event], *, new_run: bool = False) -> None:
         events = list(events)
         now = self._stamp() if self._stamp else None
         row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), 0, 0, 0,
                now, now)
         with self._conn() as conn, conn.transaction():
-            conn.execute(_UPSERT, row)  # holds the run's row lock until commit
+            cur = conn.execute(_INSERT_NEW if new_run else _UPSERT, row)  # locks the row
+            if new_run and cur.rowcount == 0:  # till commit; a new run's id was taken
+                raise reused_run_id(self.path, run_id)
             last = conn.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
                                 "WHERE run_id=%s", (run_id,)).fetchone()[0]
             new = [e for e in events if e.seq > last]
@@ -202,7 +214,7 @@ class PostgresStore:
 
     def run(self, run_id: str) -> dict | None:
         rows = self._read(f"SELECT {_RUN_COLS} FROM runs WHERE run_id=%s", (run_id,))
-        return run_dict(rows[0]) if rows else None
+        return run_dict(rows[0], self.path) if rows else None
 
     def runs(self, limit: int | None = None) -> list[dict]:
         if limit:
@@ -210,11 +222,12 @@ class PostgresStore:
                               f"LIMIT %s) t ORDER BY ord", (limit,))
         else:
             rows = self._read(f"SELECT {_RUN_COLS} FROM runs ORDER BY ord")
-        return [run_dict(r) for r in rows]
+        return [run_dict(r, self.path) for r in rows]
 
     def events(self, run_id: str) -> list[Event]:
-        return unbatch(run_id, self._read("SELECT iteration, body FROM event_batches "
-                                          "WHERE run_id=%s ORDER BY first_seq", (run_id,)))
+        return unbatch(run_id, self._read("SELECT first_seq, iteration, body FROM event_batches "
+                                          "WHERE run_id=%s ORDER BY first_seq", (run_id,)),
+                       self.path)
 
     def trace(self, run_id: str) -> Trace:
         return Trace(run_id, self.events(run_id))
@@ -226,7 +239,8 @@ class PostgresStore:
 
     def checkpoint(self, run_id: str) -> dict | None:
         rows = self._read("SELECT body FROM checkpoints WHERE run_id=%s", (run_id,))
-        return json.loads(rows[0][0]) if rows else None
+        return decode(rows[0][0], self.path, f"the checkpoint of run `{run_id}`") if rows \
+            else None
 
     def delete_checkpoint(self, run_id: str) -> None:
         self._write("DELETE FROM checkpoints WHERE run_id=%s", (run_id,))
@@ -239,7 +253,7 @@ class PostgresStore:
     def checkin(self, checkin_id: str) -> dict | None:
         rows = self._read("SELECT checkin_id, run_id, fp, state, decision FROM checkins "
                           "WHERE checkin_id=%s", (checkin_id,))
-        return checkin_dict(rows[0]) if rows else None
+        return checkin_dict(rows[0], self.path) if rows else None
 
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
         return self._write("UPDATE checkins SET state='decided', decision=%s WHERE checkin_id=%s "

@@ -2,25 +2,33 @@
 
 Role:       implements `store.Store` on the stdlib `sqlite3`: WAL journal, busy timeout, every
             write one `BEGIN IMMEDIATE` transaction; the schema is versioned (`schema_version`)
-            and brought up to date by `MIGRATIONS`, applied in order under the write lock.
-Emits:      `StoreError` for a file that cannot be opened or was written by a newer afp.
+            and brought up to date by `MIGRATIONS`, applied in order under the write lock; reads
+            rows through `store_rows`, the codec both SQL stores share.
+Emits:      `StoreError` for a file that cannot be opened, was written by a newer afp, is
+            missing when opened with `create=False`, or fails later (with the fix); for a new
+            run saved under a used id; `StoreDamaged` for rows that do not decode.
 Invariants: events hold only redacted payloads; raw checkpoints live in their own table and
             `secure_delete` zeroes their pages when deleted; `decide_checkin` is a single
-            conditional UPDATE inside a write transaction (compare-and-set across processes).
+            conditional UPDATE inside a write transaction (compare-and-set across processes);
+            a `new_run` save checks the id inside its write transaction; `create=False` never
+            creates a file or folder.
 """
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, batches, checkin_dict,
-                    clean_text, encode, encode_raw, run_dict, summarize, unbatch,
-                    v1_events_to_batches)
+from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, encode, encode_raw, failed,
+                    reused_run_id, summarize)
+from .store_rows import (batches, checkin_dict, clean_text, decode, run_dict, unbatch,
+                         v1_events_to_batches)
 from .trace import Event, Trace
+
+
+# ---------------------------------------------------------------- SQLite
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -116,17 +124,50 @@ def migrate(db: sqlite3.Connection, target: int = LATEST) -> int:
     return max(current, target)
 
 
+def _checked_path(path: Any) -> str:
+    """The store's file as text; `TypeError`/`ValueError` naming `path` for what is no path."""
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
+        raise TypeError(f"`path` must be a file path (str or os.PathLike), not "
+                        f"{type(path).__name__}; `afp.stores.sqlite()` without it opens "
+                        f"`{DEFAULT_PATH}`")
+    if not os.fspath(path).strip():
+        raise ValueError("`path` is empty; name a file such as `runs.db` (or `:memory:` for a "
+                         "private in-process database)")
+    return os.fspath(path)
+
+
+def _must_exist(path: str) -> None:
+    """For readers (`create=False`): a store that is not there is an error, never created."""
+    if path == ":memory:":
+        raise StoreError("`:memory:` is a private in-process database: it holds no runs of "
+                         "earlier commands; name the store the runs were saved to")
+    try:
+        is_file, is_dir = Path(path).is_file(), Path(path).is_dir()
+    except OSError as exc:  # (a name too long, a path through something not a folder...)
+        raise StoreError(f"no run store at `{path[:200]}`: {exc.strerror or exc}; check the "
+                         f"path, or pass --store / AFP_STORE naming the store `afpc run` "
+                         f"wrote") from None
+    if not is_file:
+        what = "is a folder" if is_dir else "does not exist"
+        raise StoreError(f"no run store at `{path}`: it {what}; check the path, or pass "
+                         f"--store / AFP_STORE naming the store `afpc run` wrote (it creates "
+                         f"one on the first run)")
+
+
 class SqliteStore:
     """A SQLite file (or `:memory:`) holding runs; safe to share between processes."""
 
     durable = True  # runs outlive the process: the runner saves a run's events as it goes
 
-    def __init__(self, path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None):
-        self.path = str(path)
+    def __init__(self, path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None,
+                 create: bool = True):
+        self.path = _checked_path(path)
         self._stamp = stamp
         self._lock = threading.Lock()
+        if not create:
+            _must_exist(self.path)
         try:
-            if self.path != ":memory:":
+            if self.path != ":memory:" and create:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
                                        check_same_thread=False)
@@ -137,9 +178,14 @@ class SqliteStore:
                 # WAL + NORMAL: commits survive a crash of any process; decisions (FULL, below)
                 # also survive power loss, and their fsync flushes every earlier commit too
                 self._db.execute("PRAGMA synchronous=NORMAL")
+            if not create and schema_version(self._db) == 0:
+                self._db.close()
+                raise StoreError(f"`{self.path}` is not a run store (it holds no runs table); "
+                                 f"check the path, or pass --store / AFP_STORE naming the store "
+                                 f"`afpc run` wrote")
             self.version = migrate(self._db)
         except (sqlite3.Error, OSError, ValueError) as exc:  # (ValueError: a NUL in the path)
-            raise StoreError(f"cannot open the run store `{self.path}`: {exc}") from None
+            raise failed(f"cannot open the run store `{self.path}`", str(exc)) from None
 
     def close(self) -> None:
         with self._lock:
@@ -165,8 +211,11 @@ class SqliteStore:
                     if full_sync:
                         cur.execute("PRAGMA synchronous=NORMAL")
             except sqlite3.Error as exc:
-                raise StoreError(f"the run store `{self.path}` failed: {exc}") from None
+                raise self._failed(exc) from None
         return out
+
+    def _failed(self, exc: sqlite3.Error) -> StoreError:
+        return failed(f"the run store `{self.path}` failed", str(exc))
 
     def _write(self, sql: str, args: Sequence[Any], *, full_sync: bool = False) -> int:
         """One statement in its own write transaction; returns its rowcount."""
@@ -177,18 +226,20 @@ class SqliteStore:
             try:
                 return self._db.execute(sql, args).fetchall()
             except sqlite3.Error as exc:
-                raise StoreError(f"the run store `{self.path}` failed: {exc}") from None
+                raise self._failed(exc) from None
 
     # ------------------------------------------------------------ runs and events
     def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
                  outcome: str | None, answer: str | None, meta: dict,
-                 events: Iterable[Event]) -> None:
+                 events: Iterable[Event], *, new_run: bool = False) -> None:
         events = list(events)
         now = self._stamp() if self._stamp else None
         row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), 0, 0, 0,
                now, now)
 
         def body(cur: sqlite3.Cursor) -> None:
+            if new_run and cur.execute("SELECT 1 FROM runs WHERE run_id=?", (run_id,)).fetchone():
+                raise reused_run_id(self.path, run_id)  # (inside the write lock: no race)
             cur.execute(_UPSERT, row)
             last = cur.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
                                "WHERE run_id=?", (run_id,)).fetchone()[0]
@@ -201,7 +252,7 @@ class SqliteStore:
 
     def run(self, run_id: str) -> dict | None:
         rows = self._read(f"SELECT {_RUN_COLS} FROM runs WHERE run_id=?", (run_id,))
-        return run_dict(rows[0]) if rows else None
+        return run_dict(rows[0], self.path) if rows else None
 
     def runs(self, limit: int | None = None) -> list[dict]:
         if limit:
@@ -209,11 +260,12 @@ class SqliteStore:
                               f"LIMIT ?) ORDER BY rowid", (limit,))
         else:
             rows = self._read(f"SELECT {_RUN_COLS} FROM runs ORDER BY rowid")
-        return [run_dict(r) for r in rows]
+        return [run_dict(r, self.path) for r in rows]
 
     def events(self, run_id: str) -> list[Event]:
-        return unbatch(run_id, self._read("SELECT iteration, body FROM event_batches "
-                                          "WHERE run_id=? ORDER BY first_seq", (run_id,)))
+        return unbatch(run_id, self._read("SELECT first_seq, iteration, body FROM event_batches "
+                                          "WHERE run_id=? ORDER BY first_seq", (run_id,)),
+                       self.path)
 
     def trace(self, run_id: str) -> Trace:
         return Trace(run_id, self.events(run_id))
@@ -225,7 +277,8 @@ class SqliteStore:
 
     def checkpoint(self, run_id: str) -> dict | None:
         rows = self._read("SELECT body FROM checkpoints WHERE run_id=?", (run_id,))
-        return json.loads(rows[0][0]) if rows else None
+        return decode(rows[0][0], self.path, f"the checkpoint of run `{run_id}`") if rows \
+            else None
 
     def delete_checkpoint(self, run_id: str) -> None:
         self._write("DELETE FROM checkpoints WHERE run_id=?", (run_id,))
@@ -238,7 +291,7 @@ class SqliteStore:
     def checkin(self, checkin_id: str) -> dict | None:
         rows = self._read("SELECT checkin_id, run_id, fp, state, decision FROM checkins "
                           "WHERE checkin_id=?", (checkin_id,))
-        return checkin_dict(rows[0]) if rows else None
+        return checkin_dict(rows[0], self.path) if rows else None
 
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
         return self._write("UPDATE checkins SET state='decided', decision=? WHERE checkin_id=? "

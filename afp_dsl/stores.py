@@ -2,15 +2,16 @@
 
 Role:       the public face of `store`: `memory(max_runs=…)`, `sqlite(path)`, `postgres(url)`,
             `from_url(url)` (what `--store` and `AFP_STORE` take), the `Store` Protocol and its
-            errors. See docs/stores.md.
+            errors (`StoreError`, `RunDropped`, `StoreDamaged`). See docs/stores.md.
 Invariants: importing this needs no optional extra (psycopg is imported when a PostgreSQL store
             is opened).
 """
 from __future__ import annotations
 
 from .store import (DEFAULT_MAX_RUNS, DEFAULT_PATH, MemoryStore, RunDropped, SqliteStore, Store,
-                    StoreError, from_url, memory, postgres, sqlite)
+                    StoreDamaged, StoreError, from_url, memory, postgres, sqlite)
 from .store_postgres import PostgresStore
 
 __all__ = ["DEFAULT_MAX_RUNS", "DEFAULT_PATH", "MemoryStore", "PostgresStore", "RunDropped",
-           "SqliteStore", "Store", "StoreError", "from_url", "memory", "postgres", "sqlite"]
+           "SqliteStore", "Store", "StoreDamaged", "StoreError", "from_url", "memory", "postgres",
+           "sqlite"]
