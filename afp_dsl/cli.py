@@ -3,7 +3,8 @@
 Role:       parses arguments, calls `api`/`render`, maps results to exit codes
             (0 clean, 1 findings or failure, 2 usage or internal error, 3 paused runs).
 Invariants: no traceback ever reaches the user: internal errors print one line (the traceback
-            only with `--debug` or AFPC_DEBUG=1) and exit 2.
+            only with AFPC_DEBUG=1) and exit 2; a failed write to standard output is one line
+            and exit 1 (a closed pipe, `| head`, is quiet: exit 141, as for SIGPIPE).
 """
 from __future__ import annotations
 
@@ -63,6 +64,14 @@ def guarded(fn: Callable) -> Callable:
         except CliError as e:
             click.echo(f"afpc: error: {e}", err=True)
             sys.exit(e.code)
+        except OSError as e:
+            if not _from_stdout(e):
+                _internal_error(e)
+            _drop_stdout()
+            if isinstance(e, BrokenPipeError):  # `afpc ... | head`: the reader left; stay quiet
+                sys.exit(141)
+            click.echo(f"afpc: error: cannot write to standard output: {e.strerror or e}", err=True)
+            sys.exit(1)
         except KeyboardInterrupt:
             click.echo("afpc: interrupted", err=True)
             sys.exit(130)
@@ -70,14 +79,56 @@ def guarded(fn: Callable) -> Callable:
             click.echo("afpc: error: the input is nested too deeply to process", err=True)
             sys.exit(2)
         except Exception as e:  # noqa: BLE001 - the CLI boundary
-            if os.environ.get("AFPC_DEBUG"):
-                import traceback  # (only here: every command would pay for its import)
-                traceback.print_exc()
-            click.echo(f"afpc: internal error: {type(e).__name__}: {e}\n"
-                       "this is a bug in afpc; please file a bug report with the command and the "
-                       "input that caused it (set AFPC_DEBUG=1 to see the traceback)", err=True)
-            sys.exit(2)
+            _internal_error(e)
     return wrapper
+
+
+def _internal_error(e: Exception) -> None:
+    if os.environ.get("AFPC_DEBUG"):
+        import traceback  # (only here: every command would pay for its import)
+        traceback.print_exception(e)
+    click.echo(f"afpc: internal error: {type(e).__name__}: {e}\n"
+               "this is a bug in afpc; please file a bug report with the command and the "
+               "input that caused it (set AFPC_DEBUG=1 to see the traceback)", err=True)
+    sys.exit(2)
+
+
+def _from_stdout(exc: BaseException) -> bool:
+    """Whether `exc` was raised writing standard output: every command prints through
+    `click.echo`, so the failing write is an `echo` frame without `err=True`."""
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code is click.echo.__code__ and not frame.f_locals.get("err"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device, so the interpreter's final flush of what could
+    not be written does not fail again (with a traceback-like "Exception ignored" line)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's buffer)
+        pass
+
+
+def utf8_text(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Option callback: refuse text that is not valid UTF-8 (bytes the shell passed through, which
+    Python keeps as lone surrogates) before anything runs or is stored."""
+    for text in value if isinstance(value, tuple) else (value,):
+        if isinstance(text, str):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise click.BadParameter(
+                    f"is not valid UTF-8 text (a stray byte at character {e.start + 1}); pass UTF-8 "
+                    f"text, e.g. convert it with `iconv -t UTF-8` or fix the terminal's encoding",
+                    ctx, param) from None
+    return value
 
 
 # Commands living in their own modules, imported only when invoked or listed: `afpc check` then

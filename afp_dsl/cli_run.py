@@ -2,9 +2,11 @@
 
 Role:       thin click commands over `runner` and `testing`; the only printing in the run path.
 Emits:      exit codes: run/resume 0 answered (or max_iterations), 1 error or denied, 3 paused,
-            2 usage or internal error; test 0 all pass, 1 a failure.
+            2 usage or internal error; test 0 all pass, 1 a failure, 2 usage (also a `-k` that
+            is malformed or selects no test).
 Invariants: prints only redacted text (answers and check-ins come from the redacted trace);
-            no traceback for bad input (AFPC_DEBUG=1 shows it for internal errors).
+            no traceback for bad input (AFPC_DEBUG=1 shows it for internal errors); text options
+            that are not UTF-8 are refused before anything runs or is stored.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import Any
 
 import click
 
-from .cli import CliError, FilePath, guarded, write_file
+from .cli import CliError, FilePath, guarded, utf8_text, write_file
 from .trace import json_text
 
 EXIT = {"answered": 0, "max_iterations": 0, "paused": 3, "denied": 1, "error": 1}
@@ -29,8 +31,15 @@ def _load(file: str) -> Any:
     from .api import load
     from .diagnostics import CompileError
     from .render import render
-    if not Path(file).is_file():
+    from .loader import not_a_file
+    reason = not_a_file(Path(file))
+    if reason == "no such file":
         raise _Bad(f"no such spec file: {file}", 2)
+    if reason == "it is a folder":
+        raise _Bad(f"cannot run `{file}`: it is a folder; pass one spec file in it "
+                   f"(`{Path(file) / 'NAME.afp'}`)", 2)
+    if reason is not None:
+        raise _Bad(f"cannot run `{file}`: {reason}", 2)
     try:
         return load(file)
     except CompileError as exc:
@@ -41,13 +50,38 @@ def _load(file: str) -> Any:
                 if p.is_file():
                     sources[lab.span.file] = p.read_text(encoding="utf-8", errors="replace")
         click.echo(render(exc.diagnostics, sources, "text"), err=True)
+        if file.endswith(".json"):
+            raise _Bad(f"{file} is not a spec: `afpc run` takes the `.afp` file; an IR written by "
+                       f"`afpc compile` is run from Python with `afp_dsl.load_ir(...)`") from None
         raise _Bad(f"{file} has errors; fix them before running") from None
 
 
-def _store(url: str | None) -> Any:
+def _model_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--model`: UTF-8 and not blank (a blank name would reach the provider as no model)."""
+    value = utf8_text(ctx, param, value)
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty; pass a model name, or leave the option out to use the "
+                                 "spec's `model` (else the provider's default)", ctx, param)
+    return value
+
+
+def _provider_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--provider`/`--fallback` NAME[:MODEL]: UTF-8, and a `:` must be followed by a model."""
+    value = utf8_text(ctx, param, value)
+    if value is not None and ":" in value and not value.split(":", 1)[1].strip():
+        name = value.split(":", 1)[0]
+        raise click.BadParameter(f"`{value}` names no model after the `:`; write `{name}` for "
+                                 f"the default model or `{name}:MODEL`", ctx, param)
+    return value
+
+
+def _store(url: str | None, *, create: bool = True) -> Any:
+    """The run store; `resume` (create=False) only opens one that exists: a mistyped path is
+    an error naming it, never a new empty store."""
     from .store import StoreError, from_url
     try:  # the CLI, not the core, reads the wall clock: it stamps when runs start and change
-        return from_url(url, stamp=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        return from_url(url, create=create,
+                        stamp=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     except StoreError as exc:
         raise _Bad(str(exc)) from None
 
@@ -111,6 +145,17 @@ def _report(result: Any, as_json: bool) -> None:
         c = result.checkin
         out["checkin"] = {"id": c.id, "tool": c.tool, "args": c.args, "question": c.question,
                           "source": c.source, "policy": c.policy}
+    try:
+        _print(out, result, as_json)
+    except OSError:  # standard output failed (`guarded` reports it): still say what was recorded
+        click.echo(f"run {result.run_id}: {result.outcome} (recorded in the store)", err=True)
+        raise
+    if not as_json:
+        click.echo(f"run {result.run_id}: {result.outcome}", err=True)
+    sys.exit(EXIT.get(result.outcome, 1))
+
+
+def _print(out: dict[str, Any], result: Any, as_json: bool) -> None:
     if as_json:
         click.echo(json_text(out, sort_keys=True, ensure_ascii=False))
     elif result.outcome == "paused":
@@ -118,29 +163,30 @@ def _report(result: Any, as_json: bool) -> None:
         click.echo(f"paused: {c['question']}")
         click.echo(f"  tool `{c['tool']}` with {json.dumps(c['args'], ensure_ascii=False)}")
         click.echo(f"  resume with: afpc resume {result.run_id} --approve | --decline")
-    elif error:
-        click.echo(f"error: {error}", err=True)
+    elif out.get("error"):
+        click.echo(f"error: {out['error']}", err=True)
     else:
-        click.echo(answer if answer is not None else "")
-    if not as_json:
-        click.echo(f"run {result.run_id}: {result.outcome}", err=True)
-    sys.exit(EXIT.get(result.outcome, 1))
+        click.echo(out["answer"] if out["answer"] is not None else "")
 
 
 @click.command("run")
 @click.argument("file")
-@click.option("--agent", "agent_name", help="The agent to run (default: the only one).")
-@click.option("-m", "--message", required=True, help="The user's message.")
+@click.option("--agent", "agent_name", callback=utf8_text,
+              help="The agent to run (default: the only one).")
+@click.option("-m", "--message", required=True, callback=utf8_text, help="The user's message.")
 @click.option("--provider", default="mock", show_default=True, metavar="NAME[:MODEL]",
+              callback=_provider_name,
               help="Model provider: mock, ollama, openai, anthropic (NAME:MODEL picks a model).")
-@click.option("--model", help="Model name (default: the spec's `model`).")
+@click.option("--model", callback=_model_name, help="Model name (default: the spec's `model`).")
 @click.option("--retries", type=click.IntRange(0, 10), default=0, show_default=True,
               help="Retry rate limits, 5xx, timeouts and unreachable servers up to N more times.")
-@click.option("--fallback", metavar="NAME[:MODEL]",
+@click.option("--fallback", metavar="NAME[:MODEL]", callback=_provider_name,
               help="Provider to ask when the main one fails, e.g. ollama:llama3.2.")
 @click.option("--stream", is_flag=True, help="Stream replies (chunk counts reach the trace).")
-@click.option("--script", "script", metavar="TEST", help="Use a test block's replies and stubs.")
-@click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
+@click.option("--script", "script", metavar="TEST", callback=utf8_text,
+              help="Use a test block's replies and stubs.")
+@click.option("--store", "store_url", callback=utf8_text,
+              help="Run store (default .afp/runs.db or $AFP_STORE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @guarded
 def run_(file: str, agent_name: str | None, message: str, provider: str, model: str | None,
@@ -158,23 +204,26 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
 
 
 @click.command("resume")
-@click.argument("run_id")
-@click.option("--approve", "decision", flag_value="approve", help="Approve the pending check-in.")
-@click.option("--decline", "decision", flag_value="decline", help="Decline it.")
-@click.option("--by", help="Who decides.")
-@click.option("--note", help="A note the model reads.")
-@click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
+@click.argument("run_id", callback=utf8_text)
+@click.option("--approve", "approve_flag", is_flag=True, help="Approve the pending check-in.")
+@click.option("--decline", "decline_flag", is_flag=True, help="Decline it.")
+@click.option("--by", callback=utf8_text, help="Who decides.")
+@click.option("--note", callback=utf8_text, help="A note the model reads.")
+@click.option("--store", "store_url", callback=utf8_text,
+              help="Run store (default .afp/runs.db or $AFP_STORE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @guarded
-def resume_(run_id: str, decision: str | None, by: str | None, note: str | None,
+def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None, note: str | None,
             store_url: str | None, as_json: bool) -> None:
     """Answer a paused run's check-in and continue it."""
     from .runner import ResumeDecisionError, approve, decline
-    store = _store(store_url)
+    if approve_flag and decline_flag:
+        raise click.UsageError("--approve and --decline are mutually exclusive; pass exactly one")
+    decision = "approve" if approve_flag else "decline" if decline_flag else None
+    store = _store(store_url, create=False)
     data = store.checkpoint(run_id)
     if data is None:
-        raise _Bad(f"run `{run_id}` has nothing to resume (unknown run, finished, or already "
-                   f"resumed)")
+        raise _nothing_to_resume(store, run_id)
     launch = data.get("launch") or {}
     if not data.get("spec"):
         raise _Bad(f"run `{run_id}` was started from the Python API; resume it there with "
@@ -211,19 +260,52 @@ def resume_(run_id: str, decision: str | None, by: str | None, note: str | None,
     _report(result, as_json)
 
 
+def _nothing_to_resume(store: Any, run_id: str) -> CliError:
+    """The error for a run id with no checkpoint; `last` gets its own: a decision names its run."""
+    if run_id != "last":
+        return _Bad(f"run `{run_id}` has nothing to resume (unknown run, finished, or already "
+                    f"resumed)")
+    paused = [r["run_id"] for r in store.runs() if r and r.get("outcome") == "paused"]
+    shown = f"; paused runs: {', '.join(paused[-5:])}" if paused else "; no run is paused"
+    return _Bad("`resume` does not accept `last`: a decision must name the run it answers; pass "
+                f"the run id that `afpc run` printed{shown}", 2)
+
+
 @click.command("test")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("-k", "pattern", help="Only tests whose `file::name` contains this (and/or/not).")
+@click.option("-k", "pattern", callback=utf8_text,
+              help="Only tests whose `file::name` contains this (and/or/not).")
 @click.option("--junit", "junit_file", type=FilePath(),
               help="Also write a JUnit XML report.")
 @guarded
 def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -> None:
     """Run the `test` blocks of spec files or folders."""
     from .cli import collect_files
-    from .testing import junit, report, run_files
+    from .testing import junit, parse_pattern, report, run_files
+    if pattern is not None:
+        try:
+            parse_pattern(pattern)
+        except ValueError as exc:
+            raise click.BadParameter(f"`{pattern}` is malformed: {exc}", param_hint="-k") from None
     files = collect_files(paths)
-    results, problems = run_files(files, pattern)
+    found: list[str] = []
+    results, problems = run_files(files, pattern, found=found)
+    if pattern is not None and not results and not problems:
+        raise _no_match(pattern, found)
     click.echo(report(results, problems))
     if junit_file:
         write_file(junit_file, junit(results, problems))
     sys.exit(1 if problems or any(not r.passed for r in results) else 0)
+
+
+def _no_match(pattern: str, names: list[str]) -> click.BadParameter:
+    """`-k` selected nothing: a usage error (a typo must not pass CI), with the closest names."""
+    from .suggest import closest
+    if not names:
+        return click.BadParameter(f"`{pattern}` selects nothing: the files declare no test",
+                                  param_hint="-k")
+    close = closest(pattern, names)
+    hint = f"did you mean `{close}`? " if close else ""
+    shown = ", ".join(sorted(set(names))[:10]) + (", …" if len(set(names)) > 10 else "")
+    return click.BadParameter(f"`{pattern}` selects none of the {len(names)} tests; {hint}"
+                              f"tests: {shown}", param_hint="-k")

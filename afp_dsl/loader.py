@@ -4,12 +4,14 @@ Role:       the only front-end stage that touches the file system (spec files, `
             the standard library).
 Emits:      AFP006 invalid-input, AFP103 duplicate-name (aliases), AFP107 import-not-found,
             AFP108 import-cycle, plus what `parser` and `lower` emit.
-Invariants: never raises for bad input; each module is loaded once; module keys are display
+Invariants: never raises for bad input; reads only regular files within `MAX_BYTES` (a FIFO
+            or a device is refused unopened); each module is loaded once; module keys are display
             paths (relative to the working directory when possible, `std/NAME.afp` for the stdlib).
 """
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import attrs
@@ -45,26 +47,52 @@ def real_path(path: Path) -> Path:
         return Path(os.path.abspath(path))
 
 
-def read_text(path: Path) -> tuple[str | None, str | None]:
-    """(text, None) or (None, reason)."""
+def not_a_file(path: Path) -> str | None:
+    """Why `path` cannot be a spec file (missing, a folder, a FIFO or a device), or None. Looks
+    only at the file's kind: never opens it, so a FIFO cannot block and a device cannot stream."""
     try:
-        if path.is_dir():
-            return None, "it is a folder"
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except RuntimeError:
+        return "it is a symbolic link that loops"
+    except (OSError, ValueError) as e:
+        return getattr(e, "strerror", None) or str(e)
+    if stat.S_ISDIR(mode):
+        return "it is a folder"
+    if not stat.S_ISREG(mode):
+        kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket or special file")
+        return f"it is {kind}, not a regular file; save the spec to a file and pass that"
+    return None
+
+
+def read_text(path: Path) -> tuple[str | None, str | None]:
+    """(text, None) or (None, reason). Reads regular files only (a FIFO would block, a device
+    like `/dev/zero` never ends), and only when their size is within `MAX_BYTES`."""
+    reason = not_a_file(path)
+    if reason is not None:
+        return None, reason
+    try:
         size = path.stat().st_size
         if size > MAX_BYTES:
-            return None, f"it is {size / 1e6:.1f} MB; specs are limited to {MAX_BYTES // (1024 * 1024)} MiB"
+            return None, _too_large(size)
         data = path.read_bytes()
     except FileNotFoundError:
         return None, "no such file"
-    except RuntimeError:
-        return None, "it is a symbolic link that loops"
     except OSError as e:
         return None, e.strerror or str(e)
+    if len(data) > MAX_BYTES:  # it grew while read
+        return None, _too_large(len(data))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         return None, f"it is not UTF-8 text (byte {e.start})"
     return text.removeprefix("\ufeff"), None
+
+
+def _too_large(size: int) -> str:
+    return f"it is {size / 1e6:.1f} MB; specs are limited to {MAX_BYTES // (1024 * 1024)} MiB"
 
 
 class Loader:

@@ -9,7 +9,6 @@ Invariants: a test never hangs (an exhausted script is a provider error naming t
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
@@ -227,25 +226,50 @@ class FileProblem:
 def collect(program: Any, file: str, pattern: str | None) -> list[ir.Test]:
     tests = [d for d in program.ir.root_module.decls if isinstance(d, ir.Test)]
     if pattern:
-        tests = [t for t in tests if _selected(pattern, f"{file}::{t.name}")]
+        terms = parse_pattern(pattern)
+        tests = [t for t in tests if _selected(terms, f"{file}::{t.name}")]
     return tests
 
 
-def _selected(pattern: str, ident: str) -> bool:
-    """`-k`: substring match; `not X`, `A and B`, `A or B` like pytest's simple forms."""
-    ors = re.split(r"\s+or\s+", pattern)
-    return any(all(_term(t, ident) for t in re.split(r"\s+and\s+", o)) for o in ors)
+def parse_pattern(pattern: str) -> list[list[tuple[bool, str]]]:
+    """`-k`, pytest's simple forms: words joined by `and`/`or` (`and` binds tighter), each word
+    maybe after `not`; a test is selected when its `file::name` contains the words. Returns the
+    alternatives, each a list of (negated, word); raises `ValueError` naming what is malformed."""
+    if "(" in pattern or ")" in pattern:
+        raise ValueError("parentheses are not supported; combine words with `and`, `or`, `not`")
+    alternatives: list[list[tuple[bool, str]]] = [[]]
+    negated, prev = False, None
+    for tok in pattern.split():
+        if tok in ("and", "or"):
+            if prev is None or prev in ("and", "or", "not"):
+                raise ValueError(f"`{tok}` needs a word before it")
+            if tok == "or":
+                alternatives.append([])
+        elif tok == "not":
+            if prev is not None and prev not in ("and", "or", "not"):
+                raise ValueError(f"`not` after `{prev}`: put `and` or `or` between them")
+            negated = not negated
+        elif prev is not None and prev not in ("and", "or", "not"):
+            raise ValueError(f"`{prev}` and `{tok}` need `and` or `or` between them")
+        else:
+            alternatives[-1].append((negated, tok))
+            negated = False
+        prev = tok
+    if prev is None:
+        raise ValueError("the pattern is empty; leave -k out to run every test")
+    if prev in ("and", "or", "not"):
+        raise ValueError(f"the pattern ends with `{prev}`; a word must follow it")
+    return alternatives
 
 
-def _term(term: str, ident: str) -> bool:
-    term = term.strip()
-    if term.startswith("not "):
-        return term[4:].strip() not in ident
-    return term in ident
+def _selected(terms: list[list[tuple[bool, str]]], ident: str) -> bool:
+    return any(all((word in ident) != negated for negated, word in alt) for alt in terms)
 
 
-def run_files(files: Iterable[Path], pattern: str | None = None
+def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[str] | None = None
               ) -> tuple[list[TestResult], list[FileProblem]]:
+    """Run the tests of `files` that `pattern` selects; `found`, if given, receives the names
+    of every test the loaded files declare (selected or not)."""
     from .api import load
     from .diagnostics import CompileError
     results: list[TestResult] = []
@@ -256,6 +280,8 @@ def run_files(files: Iterable[Path], pattern: str | None = None
         except CompileError as exc:
             problems.append(FileProblem(str(f), str(exc)))
             continue
+        if found is not None:
+            found.extend(t.name for t in collect(program, str(f), None))
         for t in collect(program, str(f), pattern):
             results.append(run_test(program, t, str(f)))
     return results, problems

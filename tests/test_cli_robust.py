@@ -1,0 +1,243 @@
+"""`afpc` on broken input: conflicting flags, non-UTF-8 text, `-k` that selects nothing, failed
+writes to standard output, special files (FIFO, devices, folders), `resume last`, empty models.
+
+Each test failed before the fix it guards (robustness findings 4, 6, 8, 9 and 14): the old
+behaviour is named in each docstring. Commands that could hang run in a subprocess with a
+timeout, and the test asserts the process finished.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from afp_dsl.cli import main
+from afp_dsl.store import from_url
+
+SPEC = """
+agent desk { tools = [refund] policies = [guard] }
+tool refund { description = "refund" input { amount: number } impl = returns("refunded") }
+policy guard { before refund { ask when args.amount > 100 because "needs a person" } }
+test small_refund {
+  user "x"
+  model calls refund { amount: 5 }
+  model says "refunded 5"
+}
+test big_refund {
+  user "x"
+  model calls refund { amount: 500 }
+  model says "refunded 500"
+}
+"""
+AFPC = [sys.executable, "-m", "afp_dsl.cli"]
+HANG_LIMIT = 60  # seconds; a hang is the failure, not slowness
+
+
+@pytest.fixture
+def env(tmp_path):
+    spec = tmp_path / "desk.afp"
+    spec.write_text(textwrap.dedent(SPEC), encoding="utf-8")
+    return spec, tmp_path / "runs.db"
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def paused_run(env) -> str:
+    spec, db = env
+    res = cli("run", spec, "-m", "please", "--script", "big_refund", "--store", db, "--json")
+    assert res.exit_code == 3, res.output
+    return json.loads(res.output.strip().splitlines()[-1])["run_id"]
+
+
+def afpc(*args, cwd: Path, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run([*AFPC, *map(str, args)], cwd=cwd, stdout=stdout,
+                              stderr=subprocess.PIPE, timeout=HANG_LIMIT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"afpc {' '.join(map(str, args))} did not finish: it hangs")
+
+
+# ---------------------------------------------------------------- finding 4
+@pytest.mark.parametrize("order", [("--approve", "--decline"), ("--decline", "--approve")])
+def test_approve_and_decline_together_are_refused_and_decide_nothing(env, order):
+    """Before: accepted, the last flag won (exit 0, the check-in decided by flag order)."""
+    _, db = env
+    rid = paused_run(env)
+    res = cli("resume", rid, *order, "--store", db)
+    assert res.exit_code == 2, res.output
+    assert "mutually exclusive" in res.output and "exactly one" in res.output
+    again = cli("resume", rid, "--decline", "--store", db)  # the check-in is still open
+    assert again.exit_code == 0, again.output
+
+
+# ---------------------------------------------------------------- finding 6
+@pytest.mark.parametrize("option", ["-m", "--agent", "--model", "--script", "--store",
+                                    "--provider", "--fallback"])
+def test_run_refuses_text_options_that_are_not_utf8_before_running(env, option):
+    """Before: `-m $'\\xff'` (a lone surrogate in Python) ran and was stored; exporting the
+    trace to a file then failed blaming the folder. The other text options likewise."""
+    spec, db = env
+    args = {"-m": "please", "--store": db}
+    args[option] = "bad \udcff byte"
+    flat = [x for k, v in args.items() for x in (k, v)]
+    res = cli("run", spec, *flat)
+    assert res.exit_code == 2, res.output
+    assert "not valid UTF-8" in res.output and "iconv" in res.output
+    assert not db.exists()  # nothing ran, nothing was stored
+
+
+@pytest.mark.parametrize("option", ["--note", "--by"])
+def test_resume_refuses_a_note_or_name_that_is_not_utf8(env, option):
+    """Before: the surrogate reached the stored `checkin.decided` event."""
+    _, db = env
+    rid = paused_run(env)
+    res = cli("resume", rid, "--approve", option, "\udcff", "--store", db)
+    assert res.exit_code == 2 and "not valid UTF-8" in res.output, res.output
+    assert cli("resume", rid, "--approve", "--store", db).exit_code == 0  # still pending
+
+
+def test_a_raw_non_utf8_byte_on_the_command_line_is_refused(env, tmp_path):
+    """The real shell case: the byte 0xff in argv (before: exit 0, stored)."""
+    spec, db = env
+    done = subprocess.run([*map(os.fsencode, AFPC), b"run", os.fsencode(spec), b"-m", b"\xff",
+                           b"--store", os.fsencode(db)], cwd=tmp_path, capture_output=True,
+                          timeout=HANG_LIMIT)
+    assert done.returncode == 2, done.stderr
+    assert b"not valid UTF-8" in done.stderr and b"Traceback" not in done.stderr
+    assert not db.exists()
+
+
+# ---------------------------------------------------------------- finding 8
+def test_k_that_selects_no_test_is_a_usage_error_naming_the_close_test(env):
+    """Before: "no tests ran", exit 0 (a typo made CI green)."""
+    spec, _ = env
+    res = cli("test", spec, "-k", "smal_refund")
+    assert res.exit_code == 2, res.output
+    assert "selects none" in res.output and "did you mean `small_refund`" in res.output
+
+
+@pytest.mark.parametrize("pattern, problem", [
+    ("(", "parentheses"), ("small and", "ends with `and`"), ("and or not", "needs a word"),
+    ("small refund", "need `and` or `or`"), ("", "empty"), ("refund not big", "`not` after"),
+])
+def test_malformed_k_is_a_usage_error_naming_the_problem(env, pattern, problem):
+    """Before: exit 0 ("no tests ran", or tests run for an expression that made no sense)."""
+    spec, _ = env
+    res = cli("test", spec, "-k", pattern)
+    assert res.exit_code == 2, res.output
+    assert "malformed" in res.output and problem in res.output, res.output
+
+
+# ---------------------------------------------------------------- finding 9
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [("explain", "AFP101"), ("check", "desk.afp", "--format", "json")])
+def test_a_full_standard_output_is_a_clear_error_not_a_bug(env, tmp_path, args):
+    """Before: "internal error: OSError … this is a bug in afpc", exit 2."""
+    with open("/dev/full", "w") as full:
+        done = afpc(*args, cwd=tmp_path, stdout=full)
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert "cannot write to standard output: No space left on device" in err
+    assert "internal error" not in err and "Traceback" not in err and "Exception" not in err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_run_whose_answer_cannot_be_printed_names_the_recorded_run(env, tmp_path):
+    """Before: the run was stored, then "internal error … a bug", exit 2, no run id shown."""
+    spec, db = env
+    with open("/dev/full", "w") as full:
+        done = afpc("run", spec, "-m", "please", "--script", "small_refund", "--store", db,
+                    cwd=tmp_path, stdout=full)
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "cannot write to standard output" in err, err
+    assert "recorded in the store" in err and "internal error" not in err
+    run_id = re.search(r"run (\S+): answered", err).group(1)
+    assert from_url(str(db)).run(run_id) is not None
+
+
+def test_a_closed_pipe_is_quiet(env, tmp_path):
+    """`afpc ... | head` whose reader left. Before: "internal error: BrokenPipeError", exit 2."""
+    proc = subprocess.Popen([*AFPC, "compile", "desk.afp"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # long before the interpreter starts and writes
+    try:
+        _, err = proc.communicate(timeout=HANG_LIMIT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("afpc compile with a closed standard output did not finish")
+    assert proc.returncode == 141 and err == b"", err
+
+
+# ---------------------------------------------------------------- finding 14: special files
+@pytest.mark.parametrize("args", [("check", "/dev/zero"), ("compile", "/dev/zero"),
+                                  ("graph", "/dev/urandom"), ("test", "/dev/zero")])
+def test_devices_are_refused_without_reading_them(tmp_path, args):
+    """Before: each one read the endless device and hung."""
+    if not Path(args[1]).exists():
+        pytest.skip(f"needs {args[1]}")
+    done = afpc(*args, cwd=tmp_path)
+    out = (done.stdout + done.stderr).decode()
+    assert done.returncode == 1, out
+    assert f"`{args[1]}`" in out and "a device, not a regular file" in out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_check_refuses_a_fifo_without_blocking_on_it(tmp_path):
+    """Before: `afpc check fifo.afp` blocked forever opening the FIFO."""
+    os.mkfifo(tmp_path / "fifo.afp")
+    done = afpc("check", "fifo.afp", cwd=tmp_path)
+    out = (done.stdout + done.stderr).decode()
+    assert done.returncode == 1 and "`fifo.afp`" in out and "named pipe (FIFO)" in out, out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_run_gives_the_real_reason_for_a_folder_or_a_fifo(env, tmp_path):
+    """Before: both were "no such spec file"."""
+    _, db = env
+    (tmp_path / "specs").mkdir()
+    os.mkfifo(tmp_path / "pipe.afp")
+    folder = cli("run", tmp_path / "specs", "-m", "x", "--store", db)
+    assert folder.exit_code == 2 and "it is a folder" in folder.output, folder.output
+    assert "no such" not in folder.output
+    fifo = cli("run", tmp_path / "pipe.afp", "-m", "x", "--store", db)
+    assert fifo.exit_code == 2 and "named pipe (FIFO)" in fifo.output, fifo.output
+    assert "no such" not in fifo.output
+
+
+# ---------------------------------------------------------------- finding 14: resume, models
+def test_resume_last_says_it_needs_a_run_id_and_lists_the_paused_runs(env):
+    """Before: "run `last` has nothing to resume (unknown run, …)", exit 1."""
+    _, db = env
+    rid = paused_run(env)
+    res = cli("resume", "last", "--approve", "--store", db)
+    assert res.exit_code == 2, res.output
+    assert "does not accept `last`" in res.output and rid in res.output
+
+
+@pytest.mark.parametrize("option, value", [("--model", ""), ("--model", "  "),
+                                           ("--provider", "mock:"), ("--fallback", "mock:")])
+def test_an_empty_model_name_is_refused(env, option, value):
+    """Before: accepted; the run went ahead with a blank model."""
+    spec, db = env
+    res = cli("run", spec, "-m", "please", option, value, "--store", db)
+    assert res.exit_code == 2, res.output
+    assert ("is empty" in res.output) or ("names no model" in res.output), res.output
+    assert not db.exists()
+
+
+def test_run_on_compiled_ir_points_to_load_ir(env, tmp_path):
+    """Before: only a parse error at `{`, with no hint that IR is loaded with `load_ir`."""
+    spec, db = env
+    ir_file = tmp_path / "desk.ir.json"
+    assert cli("compile", spec, "-o", ir_file).exit_code == 0
+    res = cli("run", ir_file, "-m", "x", "--store", db)
+    assert res.exit_code == 1 and "afp_dsl.load_ir" in res.output, res.output
