@@ -196,6 +196,9 @@ def _run_host_link(policy: ir.Policy, call: _Call) -> PolicyDecision | None:
         row = _run_host(policy, policy.impl, call)
     except Exception as exc:  # law: a link that raises is a denial with the exception's message
         return call.decision(policy, "deny", _exc_text(exc), policy.impl.span)
+    except SystemExit as exc:  # (as a tool body's: a link may not end the host process)
+        reason = f"policy `{policy.name}` called sys.exit({exc.code!r}): a link cannot end the program"
+        return call.decision(policy, "deny", reason, policy.impl.span)
     return _no_pause(policy, row, call)
 
 

@@ -49,6 +49,19 @@ def test_values_no_json_holds_are_refused_with_a_message_naming_the_problem():
         assert_sound(agent, r)
 
 
+def test_a_host_policy_calling_sys_exit_is_a_denial_and_the_run_goes_on():
+    """A host link's SystemExit ended the host process (as a tool body's did), mid-run."""
+    for moment in ("before", "after", "output"):
+        agent = agent_for([[("lookup", {"id": "AB"})], "ok"], host_tools(),
+                          answers={moment: SystemExit(0)})
+        r = agent.run("hi")
+        rows = [e.payload for e in r.trace if e.kind == "policy.decided" and e.payload["policy"] == "host"]
+        assert [row["outcome"] for row in rows] == ["deny"], rows
+        assert "called sys.exit(0)" in rows[0]["reason"]
+        assert r.outcome in ("answered", "denied"), (r.outcome, r.error)
+        assert_sound(agent, r)
+
+
 def test_a_host_policy_whose_answer_or_error_cannot_be_shown_is_a_denial():
     """A host link raising an exception whose `str` raises crashed the run (`policy._exc_text`)."""
     for answers in ({"before": UnprintableError()}, {"after": Hopeless()},
