@@ -24,6 +24,7 @@ _LAZY = {
     "described": ("envelopes", "described"), "Agent": ("runner", "Agent"),
     "CheckIn": ("runner", "CheckIn"), "Checkpoint": ("runner", "Checkpoint"),
     "ResumeDecisionError": ("runner", "ResumeDecisionError"), "RunResult": ("runner", "RunResult"),
+    "IRFormatError": ("serde", "IRFormatError"), "CheckpointError": ("state", "CheckpointError"),
     "approve": ("runner", "approve"), "decline": ("runner", "decline"),
     "to_mermaid": ("graph_export", "to_mermaid"), "to_dot": ("graph_export", "to_dot"),
     "to_json": ("graph_export", "to_json"),
@@ -40,7 +41,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["Agent", "CheckIn", "Checkpoint", "CompileError", "Diagnostic", "Effects", "Label", "Program",
-           "ResumeDecisionError", "RunResult", "Severity", "Span", "absent", "approve", "check",
+__all__ = ["Agent", "CheckIn", "CheckpointError", "Checkpoint", "CompileError", "Diagnostic", "Effects",
+           "IRFormatError", "Label", "Program", "ResumeDecisionError", "RunResult", "Severity", "Span", "absent", "approve", "check",
            "coverage", "decline", "described", "load", "load_ir", "providers", "stores", "to_dot",
            "to_json", "to_mermaid", "__version__"]

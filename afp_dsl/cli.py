@@ -79,8 +79,18 @@ def guarded(fn: Callable) -> Callable:
             click.echo("afpc: error: the input is nested too deeply to process", err=True)
             sys.exit(2)
         except Exception as e:  # noqa: BLE001 - the CLI boundary
+            if _store_error(e):  # a store that fails or is damaged: its message names the fix
+                click.echo(f"afpc: error: {e}", err=True)
+                sys.exit(1)
             _internal_error(e)
     return wrapper
+
+
+def _store_error(e: Exception) -> bool:
+    """Whether `e` is the run store's error (looked up only if a store was loaded: importing
+    the store module here would slow every `afpc check`)."""
+    store = sys.modules.get("afp_dsl.store")
+    return store is not None and isinstance(e, store.StoreError)
 
 
 def _internal_error(e: Exception) -> None:

@@ -28,7 +28,7 @@ from .plan import Plan, find_agent, plan_of
 from .providers.mock import mock
 from .redaction import Redactor
 from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync
-from .state import RunState
+from .state import RunState, check_checkpoint
 from .store import Store, check_new_run, memory, save
 from .toolcall import call_fingerprint, resolve_python
 from .trace import Trace
@@ -347,6 +347,7 @@ class Agent:
         if data is None:
             raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
                                       f"{_why_no_checkpoint(self.store, run_id)}")
+        check_checkpoint(run_id, data)
         if data.get("agent") != self.plan.name:
             raise ResumeDecisionError(f"run `{run_id}` belongs to agent `{data.get('agent')}`, "
                                       f"not `{self.plan.name}`")

@@ -9,6 +9,7 @@ Invariants: owned by one running loop at a time; checkpoints hold raw values and
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -18,6 +19,17 @@ from .providers.base import Message, ToolCall
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be resumed: it was damaged or edited by hand."""
+
+
+def check_checkpoint(run_id: str, data: Any) -> None:
+    """`CheckpointError` for checkpoint data that is not what `interp` writes (version 1)."""
+    if not isinstance(data, Mapping) or "state" not in data:
+        raise CheckpointError(f"the checkpoint of run `{run_id}` is damaged (not a checkpoint "
+                              f"document); it cannot be resumed: start the run again")
+    if data.get("version") != 1:
+        raise CheckpointError(f"the checkpoint of run `{run_id}` has version "
+                              f"{data.get('version')!r}, and this afp resumes version 1: resume "
+                              f"it with the afp that paused it, or start the run again")
 
 
 @attrs.define(slots=True)

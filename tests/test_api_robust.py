@@ -226,3 +226,24 @@ def test_an_intact_checkpoint_still_resumes():
     agent, result, ran = _paused()
     done = agent.resume(result.checkpoint, afp.approve(result.checkin, by="dana"))
     assert (done.outcome, done.answer, ran) == ("answered", "done", [240])
+
+
+@pytest.mark.parametrize("damage, match", [
+    (lambda d: d.pop("state"), "not a checkpoint document"),
+    (lambda d: d.update(version=99), "has version 99"),
+    (lambda d: d.pop("version"), "has version None"),
+])
+def test_a_checkpoint_without_state_or_of_another_version_is_refused(damage, match):
+    """A checkpoint without `state` raised KeyError; one of another version was resumed."""
+    from afp_dsl.state import CheckpointError
+    agent, result, ran = _paused()
+    damage(result.checkpoint.data)
+    with pytest.raises(CheckpointError, match=match):
+        agent.resume(result.checkpoint, afp.approve(result.checkin, by="dana"))
+    assert ran == []
+
+
+def test_the_documents_errors_are_public_names():
+    from afp_dsl.serde import IRFormatError
+    from afp_dsl.state import CheckpointError
+    assert afp.IRFormatError is IRFormatError and afp.CheckpointError is CheckpointError

@@ -241,3 +241,19 @@ def test_run_on_compiled_ir_points_to_load_ir(env, tmp_path):
     assert cli("compile", spec, "-o", ir_file).exit_code == 0
     res = cli("run", ir_file, "-m", "x", "--store", db)
     assert res.exit_code == 1 and "afp_dsl.load_ir" in res.output, res.output
+
+
+def test_a_store_that_fails_during_a_run_is_an_error_not_a_bug(tmp_path) -> None:
+    """A store damaged between runs (a table dropped) made `afpc run` print 'internal error …
+    this is a bug in afpc' (exit 2): it is the store's message, exit 1."""
+    import sqlite3
+    spec = tmp_path / "desk.afp"
+    spec.write_text(SPEC, encoding="utf-8")
+    db = tmp_path / "r.db"
+    args = ["run", str(spec), "-m", "hi", "--script", "small_refund", "--store", str(db)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TABLE event_batches")
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 1, out.output
+    assert "damaged" in out.output and "internal error" not in out.output
