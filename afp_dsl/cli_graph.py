@@ -9,6 +9,7 @@ Invariants: exit 0 drawn, 1 the spec has errors (diagnostics on stderr), no grap
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -43,7 +44,9 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
         raise click.BadParameter("the run overlay is drawn in Mermaid only", param_hint="--run")
     try:
         if run_id is not None:
-            text = graph_export.to_mermaid(program, graph_name, **_overlay(run_id, store_url))
+            run_id, overlay = _overlay(run_id, store_url)
+            _warn_if_foreign(program, graph_name, overlay["visited"], run_id)
+            text = graph_export.to_mermaid(program, graph_name, **overlay)
         else:
             text = _FORMATS[fmt](program, graph_name)
     except ValueError as e:
@@ -54,7 +57,8 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
         click.echo(f"wrote {output}", err=True)
 
 
-def _overlay(run_id: str, store_url: str | None) -> dict:
+def _overlay(run_id: str, store_url: str | None) -> tuple[str, dict]:
+    """The run's id (`last` resolved) and the path it took, for `to_mermaid`."""
     from .cli_trace import open_store, resolve
     store = open_store(store_url)  # (a reader: a mistyped path is an error, never a new store)
     run_id = resolve(store, run_id)
@@ -64,4 +68,17 @@ def _overlay(run_id: str, store_url: str | None) -> dict:
                    err=True)
         sys.exit(1)
     visited, taken, refused = graph_export.run_overlay(events)
-    return {"visited": visited, "taken": taken, "refused": refused}
+    return run_id, {"visited": visited, "taken": taken, "refused": refused}
+
+
+def _warn_if_foreign(program: Any, graph_name: str | None, visited: set, run_id: str) -> None:
+    """A run whose path names no skill of this graph was recorded for another spec or graph:
+    say so (the diagram would show no path at all, silently)."""
+    import json
+    nodes = json.loads(graph_export.to_json(program, graph_name)).get("nodes", [])
+    skills = {n.get("skill") for n in nodes} | {n.get("id", "")[2:] for n in nodes}
+    if visited and not visited & skills:
+        shown = ", ".join(f"`{v}`" for v in sorted(visited)[:5])
+        click.echo(f"afpc: warning: run `{run_id}` went through {shown}, which this graph does "
+                   f"not have: it was recorded for another spec or graph, so no path is drawn",
+                   err=True)

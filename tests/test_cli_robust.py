@@ -257,3 +257,20 @@ def test_a_store_that_fails_during_a_run_is_an_error_not_a_bug(tmp_path) -> None
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 1, out.output
     assert "damaged" in out.output and "internal error" not in out.output
+
+
+def test_graph_run_of_another_spec_is_named_not_drawn_silently(tmp_path) -> None:
+    """`graph --run` with a run recorded for another spec drew the plain graph with no word:
+    a warning names the skills the run went through (the graph of its own spec gets none)."""
+    root = Path(__file__).resolve().parent.parent / "examples"
+    db = str(tmp_path / "g.db")
+    ran = CliRunner().invoke(main, ["run", str(root / "support" / "support.afp"), "-m",
+                                    "Order AB-1 was charged twice", "--store", db])
+    assert ran.exit_code == 0, ran.output
+    other = CliRunner().invoke(main, ["graph", str(root / "incident_triage" / "incident_triage.afp"),
+                                      "--run", "last", "--store", db])
+    assert other.exit_code == 0 and "warning: run `run-" in other.output, other.output
+    assert "this graph does not have" in other.output
+    own = CliRunner().invoke(main, ["graph", str(root / "support" / "support.afp"), "--run",
+                                    "last", "--store", db])
+    assert own.exit_code == 0 and "warning" not in own.output, own.output
