@@ -260,12 +260,41 @@ def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | N
     store = open_store(store_url)
     row, events = load_run(store, run_id)
     run_id = row["run_id"]
+    if edge is not None:
+        _warn_if_no_such_edge(row, edge)
     node, query = why_tree(Trace(run_id, events), event_id, inner=inner_lookup(store),
                            skill=skill, iteration=iteration, edge=edge)
     click.echo(to_json(run_id, query, node) if fmt == "json" else render_text(node),
                nl=fmt != "json")
     if node.kind in ("missing", "empty"):
         sys.exit(1)
+
+
+def _warn_if_no_such_edge(row: dict, edge: str) -> None:
+    """`why --edge A->B` for an edge the run's spec does not declare: say so, with the edges
+    that do leave A (the answer, from the trace alone, would only say it never fired)."""
+    from .why_query import parse_edge
+    parsed = parse_edge(edge)
+    program = spec_program(row) if parsed else None
+    edges = _spec_edges(program) if program is not None else None
+    if not edges or parsed in edges:
+        return
+    a, b = parsed
+    outs = ", ".join(f"`{a} -> {t}`" for t in sorted({t for f, t in edges if f == a}))
+    click.echo(f"afpc: warning: the run's spec `{row.get('spec')}` declares no edge `{a} -> {b}`"
+               + (f"; edges from `{a}`: {outs}" if outs else f"; no edge leaves `{a}`"), err=True)
+
+
+def _spec_edges(program: Any) -> set[tuple[str, str]]:
+    """(from skill, to skill) of every edge of every graph of `program`."""
+    from .graph_export import graph_names, to_json
+    out: set[tuple[str, str]] = set()
+    for name in graph_names(program):
+        doc = json.loads(to_json(program, name))
+        skill = {n["id"]: n.get("skill") for n in doc.get("nodes", [])}
+        out |= {(skill.get(e.get("from")), skill.get(e.get("to"))) for e in doc.get("edges", [])
+                if e.get("from") is not None}
+    return out
 
 
 __all__ = ["trace", "why", "timeline", "render_export"]

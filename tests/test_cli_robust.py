@@ -274,3 +274,18 @@ def test_graph_run_of_another_spec_is_named_not_drawn_silently(tmp_path) -> None
     own = CliRunner().invoke(main, ["graph", str(root / "support" / "support.afp"), "--run",
                                     "last", "--store", db])
     assert own.exit_code == 0 and "warning" not in own.output, own.output
+
+
+def test_why_edge_names_an_edge_the_spec_does_not_declare(tmp_path) -> None:
+    """`why --edge A->B` for an edge the run's spec does not have only said it never fired: a
+    warning says the spec declares no such edge and lists those that leave A."""
+    spec = Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp"
+    db = str(tmp_path / "w.db")
+    ran = CliRunner().invoke(main, ["run", str(spec), "-m", "Order AB-1 was charged twice",
+                                    "--store", db])
+    assert ran.exit_code == 0, ran.output
+    out = CliRunner().invoke(main, ["why", "last", "--edge", "triage->nope", "--store", db])
+    assert "declares no edge `triage -> nope`" in out.output, out.output
+    assert "`triage -> refunds`" in out.output
+    real = CliRunner().invoke(main, ["why", "last", "--edge", "triage->refunds", "--store", db])
+    assert real.exit_code == 0 and "warning" not in real.output, real.output
