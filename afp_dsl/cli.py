@@ -231,6 +231,9 @@ def emit(text: str, output: str | None) -> None:
 @guarded
 def check(paths: tuple[str, ...], fmt: str, strict: bool, output: str | None, reach: str | None) -> None:
     """Parse and check spec files or folders (recursively, *.afp)."""
+    if reach is not None and not reach.strip():
+        raise click.BadParameter("needs a skill name, e.g. `--explain-reach refunds`",
+                                 param_hint="--explain-reach")
     files = collect_files(paths)
     if not files:
         click.echo("afpc: no .afp files found in " + ", ".join(paths), err=True)
@@ -238,7 +241,7 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, output: str | None, re
     diags, sources = check_files(files)
     color = fmt == "text" and not output and use_color(sys.stdout)
     emit(render(diags, sources, fmt, color=color, tool_version=__version__), output)
-    if reach:
+    if reach is not None:
         click.echo(reach_text(files, reach))
     if len(files) > 1 or fmt == "text":
         click.echo(f"checked {len(files)} file{'s' if len(files) != 1 else ''}", err=True)

@@ -289,3 +289,12 @@ def test_why_edge_names_an_edge_the_spec_does_not_declare(tmp_path) -> None:
     assert "`triage -> refunds`" in out.output
     real = CliRunner().invoke(main, ["why", "last", "--edge", "triage->refunds", "--store", db])
     assert real.exit_code == 0 and "warning" not in real.output, real.output
+
+
+def test_explain_reach_suggests_a_skill_and_refuses_an_empty_one(tmp_path) -> None:
+    """`--explain-reach ''` was silently ignored and a misspelt skill got no suggestion."""
+    spec = str(Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp")
+    typo = CliRunner().invoke(main, ["check", spec, "--explain-reach", "refundz"])
+    assert "is in no graph; did you mean `refunds`?" in typo.output, typo.output
+    empty = CliRunner().invoke(main, ["check", spec, "--explain-reach", " "])
+    assert empty.exit_code == 2 and "needs a skill name" in empty.output, empty.output

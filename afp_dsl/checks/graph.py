@@ -19,6 +19,7 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label, Severity
 from ..evaluate import render_expr
+from ..suggest import closest
 from . import graphview as G
 from .graphview import EntryEdge, GraphView, NodeKey, RouteEdge
 
@@ -337,5 +338,8 @@ def reach_report(analysis: Analysis, skill_name: str) -> str:
         else:
             out.append(f"skill `{skill_name}` in {where} is reached by:\n  " + "\n  ".join(hops))
     if not out:
-        return f"skill `{skill_name}` is in no graph"
+        names = sorted({n for v in G.views(analysis) for x in v.nodes.values()
+                        for n in (x.name, x.skill.name)})
+        close = closest(skill_name, names)
+        return f"skill `{skill_name}` is in no graph" + (f"; did you mean `{close}`?" if close else "")
     return "\n".join(out)
