@@ -1,8 +1,9 @@
-"""The run store interface (`Store`), the bounded in-process `MemoryStore`, and store selection.
+"""The run store interface (`Store`), the stores' errors, and store selection.
 
 Role:       runs, redacted events, raw checkpoints and check-in decisions behind one Protocol;
-            `SqliteStore` (store_sqlite.py, the default `.afp/runs.db`) and `PostgresStore`
-            (store_postgres.py) implement it and pass one shared test suite. Also the stores'
+            `MemoryStore` (store_memory.py, the API's default), `SqliteStore` (store_sqlite.py,
+            the default `.afp/runs.db`) and `PostgresStore` (store_postgres.py) implement it and
+            pass one shared test suite. Also the stores'
             error wording (`failed`, `damaged`) and the runner's one-run-per-id save (`save`).
 Emits:      `StoreError` for a store that cannot be opened or used (with the fix), and for a
             new run saved under an id the store holds; `StoreDamaged` for a store whose rows do
@@ -21,8 +22,6 @@ import inspect
 import json
 import os
 import re
-import threading
-from collections import OrderedDict
 from typing import Any, Callable, Iterable, Protocol, runtime_checkable
 
 import attrs
@@ -214,151 +213,6 @@ def _params_of(fn: Callable) -> Any:
         return {}
 
 
-# ---------------------------------------------------------------- in memory
-class MemoryStore:
-    """The API's in-process default: the `Store` interface without encoding cost, bounded.
-
-    Keeps at most `max_runs` runs (LRU: saving or reading a run makes it recent). Finished runs
-    are evicted before paused ones; an evicted run's events, checkpoint and check-ins go, and
-    asking for it raises `RunDropped` naming it. `dropped` counts evictions. `max_runs=None`
-    keeps everything (tests, short scripts). Not `durable`: a run is saved once, when it ends
-    (or pauses)."""
-
-    durable = False
-
-    def __init__(self, max_runs: int | None = DEFAULT_MAX_RUNS, *, stamp: Stamp | None = None):
-        if max_runs is not None and max_runs < 1:
-            raise StoreError(f"`max_runs` must be at least 1 (or None for no bound), "
-                             f"not {max_runs}")
-        self.max_runs = max_runs
-        self.path = ":memory:"
-        self.dropped = 0
-        self._stamp = stamp
-        self._lock = threading.RLock()
-        self._runs: OrderedDict[str, dict] = OrderedDict()
-        self._events: dict[str, dict[int, Event]] = {}
-        self._checkpoints: dict[str, dict] = {}
-        self._checkins: dict[str, dict] = {}
-        self._gone: OrderedDict[str, None] = OrderedDict()  # recently dropped ids (bounded)
-        self._order = 0
-
-    def close(self) -> None:
-        pass
-
-    # ------------------------------------------------------------ runs and events
-    def save_run(self, run_id: str, agent: str, spec: str | None, status: str,
-                 outcome: str | None, answer: str | None, meta: dict,
-                 events: Iterable[Event], *, new_run: bool = False) -> None:
-        with self._lock:
-            if new_run and run_id in self._runs:
-                raise reused_run_id(self.path, run_id)
-            stored = self._events.setdefault(run_id, {})
-            for e in events:
-                stored.setdefault(e.seq, e)
-            n, iterations, time = summarize(stored.values())
-            old = self._runs.get(run_id)
-            if old is None:
-                self._order += 1
-            now = self._stamp() if self._stamp else None
-            self._runs[run_id] = {
-                "run_id": run_id, "agent": agent if old is None else old["agent"],
-                "spec": spec if old is None else old["spec"], "status": status,
-                "outcome": outcome, "answer": answer, "meta": json.loads(encode(meta)),
-                "iterations": iterations, "time": time, "events": n,
-                "started": now if old is None else old["started"], "updated": now,
-                "order": self._order if old is None else old["order"]}
-            self._runs.move_to_end(run_id)
-            self._gone.pop(run_id, None)
-            self._evict()
-
-    def _evict(self) -> None:
-        if self.max_runs is None:
-            return
-        while len(self._runs) > self.max_runs:
-            victim = next((r for r, d in self._runs.items() if d["status"] != "paused"), None)
-            victim = victim or next(iter(self._runs))
-            self._drop(victim)
-
-    def _drop(self, run_id: str) -> None:
-        self._runs.pop(run_id, None)
-        self._events.pop(run_id, None)
-        self._checkpoints.pop(run_id, None)
-        for cid in [c for c, v in self._checkins.items() if v["run_id"] == run_id]:
-            del self._checkins[cid]
-        self.dropped += 1
-        self._gone[run_id] = None
-        while len(self._gone) > 10 * (self.max_runs or 1) + 100:
-            self._gone.popitem(last=False)
-
-    def _known(self, run_id: str) -> bool:
-        """True when held (and now recent); raises `RunDropped` when evicted."""
-        if run_id in self._runs:
-            self._runs.move_to_end(run_id)
-            return True
-        if run_id in self._gone:
-            raise RunDropped(
-                f"run `{run_id}` was dropped from memory: this in-process store keeps the "
-                f"{self.max_runs} most recent runs and has dropped {self.dropped}; use a "
-                f"persistent store (`afp.stores.sqlite(path)` or `afp.stores.postgres(url)`) to "
-                f"keep every run, or raise `max_runs`")
-        return False
-
-    def run(self, run_id: str) -> dict | None:
-        with self._lock:
-            return dict(self._runs[run_id]) if self._known(run_id) else None
-
-    def runs(self, limit: int | None = None) -> list[dict]:
-        with self._lock:
-            out = sorted((dict(r) for r in self._runs.values()), key=lambda r: r["order"])
-        return out[-limit:] if limit else out
-
-    def events(self, run_id: str) -> list[Event]:
-        with self._lock:
-            if not self._known(run_id):
-                return []
-            stored = self._events.get(run_id, {})
-            return [stored[k] for k in sorted(stored)]
-
-    def trace(self, run_id: str) -> Trace:
-        return Trace(run_id, self.events(run_id))
-
-    # ------------------------------------------------------------ checkpoints (raw)
-    def put_checkpoint(self, run_id: str, checkpoint: dict) -> None:
-        with self._lock:
-            self._checkpoints[run_id] = json.loads(encode_raw(checkpoint))
-
-    def checkpoint(self, run_id: str) -> dict | None:
-        with self._lock:
-            c = self._checkpoints.get(run_id)
-            if c is None:
-                self._known(run_id)  # a dropped paused run says so
-                return None
-            return json.loads(json.dumps(c))
-
-    def delete_checkpoint(self, run_id: str) -> None:
-        with self._lock:
-            self._checkpoints.pop(run_id, None)
-
-    # ------------------------------------------------------------ check-ins
-    def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:
-        with self._lock:
-            self._checkins.setdefault(checkin_id, {"id": checkin_id, "run_id": run_id, "fp": fp,
-                                                   "state": "pending", "decision": None})
-
-    def checkin(self, checkin_id: str) -> dict | None:
-        with self._lock:
-            c = self._checkins.get(checkin_id)
-            return dict(c) if c is not None else None
-
-    def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
-        with self._lock:
-            c = self._checkins.get(checkin_id)
-            if c is None or c["state"] != "pending" or c["fp"] != fp:
-                return False
-            c.update(state="decided", decision=json.loads(encode(decision)))
-            return True
-
-
 # ---------------------------------------------------------------- selection
 def memory(max_runs: int | None = DEFAULT_MAX_RUNS) -> MemoryStore:
     """A private in-process store keeping the `max_runs` most recent runs (the API's default)."""
@@ -408,4 +262,5 @@ def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None
     return SqliteStore(url, stamp=stamp, create=create)
 
 
+from .store_memory import MemoryStore  # noqa: E402  (the API's default)
 from .store_sqlite import SqliteStore  # noqa: E402  (the default persistent store)
