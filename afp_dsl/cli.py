@@ -45,7 +45,12 @@ class FilePath(click.Path):
 def write_file(path: str, text: str) -> None:
     """Write a report or an export; a path that cannot be written is a usage error naming it."""
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (recorded by an older afp): kept, escaped
+            Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")
+            click.echo(f"afpc: warning: `{path}`: text that is not valid Unicode (a lone "
+                       f"surrogate) was written as a `\\u` escape", err=True)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise CliError(f"cannot write `{path}`: {reason}; check the folder exists and is "

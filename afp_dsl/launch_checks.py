@@ -59,6 +59,12 @@ def check_model(model: Any) -> None:
 def check_message(message: Any) -> None:
     if not isinstance(message, str):
         raise TypeError(f"the message must be text (a `str`), not {_a(message)}")
+    try:
+        message.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: no model, store or export can take it
+        raise ValueError(f"the message is not valid text: a lone surrogate at position "
+                         f"{exc.start} (bytes decoded with `errors=\"surrogateescape\"`?); "
+                         f"decode the input with its real encoding") from None
 
 
 def _check_tools(program: ir.Program, tools: Any, label: str) -> None:

@@ -247,3 +247,9 @@ def test_the_documents_errors_are_public_names():
     from afp_dsl.serde import IRFormatError
     from afp_dsl.state import CheckpointError
     assert afp.IRFormatError is IRFormatError and afp.CheckpointError is CheckpointError
+
+
+def test_a_message_with_a_lone_surrogate_is_refused_before_anything_runs():
+    """It was run and stored, and broke every UTF-8 export of the run later."""
+    with pytest.raises(ValueError, match="lone surrogate at position 3"):
+        PROGRAM.agent(provider=afp.providers.mock(["ok"])).run("hi \udcff")

@@ -298,3 +298,22 @@ def test_explain_reach_suggests_a_skill_and_refuses_an_empty_one(tmp_path) -> No
     assert "is in no graph; did you mean `refunds`?" in typo.output, typo.output
     empty = CliRunner().invoke(main, ["check", spec, "--explain-reach", " "])
     assert empty.exit_code == 2 and "needs a skill name" in empty.output, empty.output
+
+
+def test_an_export_holding_a_lone_surrogate_is_written_escaped_with_a_warning(tmp_path) -> None:
+    """A run whose tool returned text with a lone surrogate made `trace export -o` fail with
+    'check the folder exists and is writable': the file is written, the surrogate escaped."""
+    import afp_dsl as afp
+    spec = Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp"
+    db = str(tmp_path / "s.db")
+    agent = afp.load(str(spec)).agent(
+        store=afp.stores.sqlite(db), provider=afp.providers.mock(
+            [[("lookup_order", {"order_id": "AB-1"})], "done"]),
+        tools={"lookup_order": lambda order_id: "note \udcff"})
+    assert agent.run("Order AB-1 was charged twice").outcome == "answered"
+    out_file = tmp_path / "t.jsonl"
+    out = CliRunner().invoke(main, ["trace", "export", "last", "--format", "jsonl", "--store", db,
+                                    "-o", str(out_file)])
+    assert out.exit_code == 0 and "lone surrogate" in out.output, out.output
+    lines = [json.loads(line) for line in out_file.read_text(encoding="utf-8").splitlines()]
+    assert any("note \udcff" == e["payload"].get("result") for e in lines)
