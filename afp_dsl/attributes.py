@@ -2,7 +2,8 @@
 
 Role:       the single description of which `key = value` each declaration kind accepts
             (language.md §5), used by `lower` and by the docs.
-Emits:      AFP104 unknown-attribute, AFP106 bad-attribute-value, AFP109 file-not-found.
+Emits:      AFP008 number-out-of-range (in JSON files), AFP104 unknown-attribute, AFP106
+            bad-attribute-value, AFP109 file-not-found.
 Invariants: a converter never raises; on a bad value it reports and returns `BAD`, so the IR
             keeps the attribute's default.
 """
@@ -18,7 +19,7 @@ from . import ir
 from .codes import diag
 from .diagnostics import Diagnostic
 from .frozen import freeze
-from .lower_values import BAD, CallV, MapV, ValueLowerer, to_data
+from .lower_values import BAD, NUMBER_RANGE, CallV, MapV, ValueLowerer, number, shown_number, to_data
 from .source import Span
 from .suggest import closest
 
@@ -90,6 +91,8 @@ class Converter:
 
     def bad(self, value: Any, key_span: Span, want: str, key: str = "") -> Any:
         span = getattr(value, "span", key_span)
+        if span in self.v.out_of_range:  # already reported (AFP008): one diagnostic per cause
+            return BAD
         self.diags.append(diag("AFP106", f"expected {want}" + (f" for `{key}`" if key else ""), span,
                                f"expected {want}"))
         return BAD
@@ -209,14 +212,19 @@ class Converter:
             return ir.Text(value=text, file=rel, span=value.span)
         if isinstance(value, ir.Lit) and isinstance(value.value, str):
             return ir.Text(value=value.value, span=value.span)
-        if isinstance(value, (MapV, ir.ListExpr, ir.Lit)):
+        if isinstance(value, (MapV, ir.ListExpr)):
             data = to_data(value, self.diags)
             return BAD if data is BAD else ir.Data(value=data, span=value.span)
-        return self.bad(value, key_span, 'a string, a map or `file("...")`', spec.field)
+        return self.bad(value, key_span, 'a string, a map, a list or `file("...")`', spec.field)
 
     def json_file(self, rel: str, text: str, span: Span) -> Any:
         try:
-            return freeze(json.loads(text))
+            return freeze(json.loads(text, parse_int=_json_number, parse_float=_json_number,
+                                     parse_constant=_not_json))
+        except _OutOfRange as e:
+            self.diags.append(diag("AFP008", f"file `{rel}` holds the number {shown_number(str(e))}, too "
+                                   "large to represent", span, "out of range", help=NUMBER_RANGE))
+            return BAD
         except (ValueError, RecursionError) as e:
             self.diags.append(diag("AFP109", f"file `{rel}` is not valid JSON: {e}", span, "not JSON"))
             return BAD
@@ -259,6 +267,21 @@ class Converter:
         if isinstance(value, CallV) and value.func == "python":
             return self.c_python(spec, value, key_span)
         return self.bad(value, key_span, '`python("module:attr")`, `returns(value)` or `agent(NAME)`', "impl")
+
+
+class _OutOfRange(ValueError):
+    """A number in a JSON file that `lower_values.number` finds out of range (its text)."""
+
+
+def _json_number(text: str) -> int | float:
+    value = number(text)
+    if value is None:
+        raise _OutOfRange(text)
+    return value
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"`{name}` is not a JSON value")
 
 
 def _valid_target(target: str) -> bool:

@@ -18,7 +18,7 @@ from itertools import accumulate
 # quick repeat instead of one group per character).
 _TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"|#[^\n\r]*'
           r'|->|=>|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
-          r'|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[imsx]*|==|!=|<=|>=|\.\.\.|[^ \t\f\r\n\ufeff])')
+          r'|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*|==|!=|<=|>=|\.\.\.|[^ \t\f\r\n\ufeff])')
 _SPLIT = re.compile(_TOKEN)  # `split`: [space, token, space, token, ..., space]
 _LEX = re.compile(r'([ \t\f\r\n\ufeff]*)' + _TOKEN)  # `findall`: (space, token) pairs
 _PUNCT = frozenset("{ } ( ) [ ] , : = . ? * | < > == != <= >= ... -> =>".split())

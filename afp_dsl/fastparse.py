@@ -44,9 +44,7 @@ class _Parser(ValueParser):
     def import_decl(self) -> Node:
         start = self.s[self.i]
         self.i += 1
-        if self.k[self.i] != "S":
-            raise Bail
-        path = self.take("STRING")
+        path = self.string()
         self.keyword("as")
         alias = self.name()
         return node("import_decl", [path, alias], start, alias.end_pos)
@@ -183,13 +181,11 @@ class _Parser(ValueParser):
     def name_list(self) -> Node:
         start = self.s[self.i]
         self.i += 1
-        names = []
-        if self.k[self.i] != "]":
+        names = [self.name()]  # `status []` is a syntax error: Lark reports it
+        while self.k[self.i] == "," and self.k[self.i + 1] != "]":
+            self.i += 1
             names.append(self.name())
-            while self.k[self.i] == "," and self.k[self.i + 1] != "]":
-                self.i += 1
-                names.append(self.name())
-            self.comma(0)
+        self.comma(0)
         return node("name_list", names, start, self.expect("]"))
 
     def qname(self, pure: bool = True) -> Node:
@@ -231,9 +227,7 @@ class _Parser(ValueParser):
         end = cond.ce
         if self.word() == "because":
             self.i += 1
-            if self.k[self.i] != "S":
-                raise Bail
-            why = self.take("STRING")
+            why = self.string()
             children.append(why)
             end = why.end_pos
         return node("rule", children, at.start_pos, self.comma(end))
@@ -249,9 +243,7 @@ class _Parser(ValueParser):
     def string_stmt(self, data: str) -> Node:
         start = self.s[self.i]
         self.i += 1
-        if self.k[self.i] != "S":
-            raise Bail
-        text = self.take("STRING")
+        text = self.string()
         return node(data, [text], start, text.end_pos)
 
     def user_stmt(self) -> Node:
@@ -272,9 +264,7 @@ class _Parser(ValueParser):
 
     def string_stmt_at(self, data: str, start: int) -> Node:
         self.i += 1
-        if self.k[self.i] != "S":
-            raise Bail
-        text = self.take("STRING")
+        text = self.string()
         return node(data, [text], start, text.end_pos)
 
     def scripted_call(self) -> Node:
@@ -294,9 +284,7 @@ class _Parser(ValueParser):
             value = self.expr()
             return node("returns_stmt", [q, value], start, value.ce)
         self.keyword("fails")
-        if self.k[self.i] != "S":
-            raise Bail
-        msg = self.take("STRING")
+        msg = self.string()
         return node("fails_stmt", [q, msg], start, msg.end_pos)
 
     def decide_stmt(self) -> Node:
@@ -323,9 +311,7 @@ class _Parser(ValueParser):
                 rx = self.take("REGEX")
                 return node("expect_answer_matches", [rx], start, rx.end_pos)
             self.expect("==")
-            if self.k[self.i] != "S":
-                raise Bail
-            text = self.take("STRING")
+            text = self.string()
             return node("expect_answer_equals", [text], start, text.end_pos)
         if w == "called":
             q = self.qname()

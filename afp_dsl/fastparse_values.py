@@ -77,7 +77,15 @@ class ValueParser:
         return end
 
     def label(self) -> Token | None:
-        return self.take("STRING") if self.k[self.i] == "S" else None
+        k = self.k[self.i]
+        return self.take("STRING") if k == "S" else self.take("MLSTRING") if k == "M" else None
+
+    def string(self) -> Token:
+        """The grammar's `_string`: a `"..."` or a `\"\"\"...\"\"\"` string."""
+        lab = self.label()
+        if lab is None:
+            raise Bail
+        return lab
 
     # -------------------------------------------------------------- schema blocks
     def schema_block(self) -> Node:
@@ -137,10 +145,10 @@ class ValueParser:
         k = self.k[i]
         if k == "W":
             w = self.v[i]
-            if w == "null":
+            if w == "null" and self.k[i + 1] != "|":
                 self.i += 1
                 return node("type_null", [], self.s[i], self.e[i])
-            if w not in ("true", "false"):
+            if w not in ("true", "false", "null"):
                 n = self.take("NAME")
                 return node("type_name", [n], n.start_pos, n.end_pos)
         elif k == "[":
@@ -161,9 +169,11 @@ class ValueParser:
         k = self.k[i]
         if k == "S":
             t = self.take("STRING")
+        elif k == "M":
+            t = self.take("MLSTRING")
         elif k == "N":
             t = self.take("NUMBER")
-        elif k == "W" and self.v[i] in ("true", "false"):
+        elif k == "W" and self.v[i] in ("true", "false", "null"):
             t = self.take(self.v[i].upper())
         else:
             raise Bail
@@ -253,12 +263,7 @@ class ValueParser:
             return node("matches", [left, rx], left.cs, rx.end_pos)
         if w == "mentions":
             self.i += 1
-            if self.k[self.i] == "S":
-                right = self.take("STRING")
-            elif self.k[self.i] == "[":
-                right = self.list_()
-            else:
-                raise Bail
+            right = self.list_() if self.k[self.i] == "[" else self.string()
             return node("mentions", [left, right], left.cs, right.ce)
         return left
 
@@ -359,7 +364,7 @@ class ValueParser:
         return node("map", pairs, start, self.expect("}"))
 
     def pair(self) -> Node:
-        key = self.take("STRING") if self.k[self.i] == "S" else self.seg()
+        key = self.label() or self.seg()
         self.expect(":")
         value = self.expr()
         return node("pair", [key, value], key.start_pos, value.ce)

@@ -3,8 +3,9 @@
 Role:       reads `file(...)` through an injected reader. Attribute values are converted by the
             per-kind tables in `attributes`. Trees come from lark or from `fastparse` (same shape:
             a leaf is a `str` subclass with `.type`, a node has `.data`, `.children`, `.meta`).
-Emits:      AFP001 (`=>` for `->`), AFP003 reserved-word, AFP007 nesting-too-deep, AFP104–AFP106,
-            AFP109 file-not-found, AFP110 name-too-long, plus what `lower_values`/`lower_schema` emit.
+Emits:      AFP001 (`=>` for `->`), AFP003 reserved-word, AFP007 nesting-too-deep, AFP104–AFP106
+            (AFP106 as a warning for an attribute that has no effect), AFP109 file-not-found,
+            AFP110 name-too-long, plus what `lower_values`/`lower_schema` emit.
 Invariants: never raises; every Token is turned into str/Span before it reaches the IR.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import ir
 from .attributes import SCHEMAS, Converter
 from .codes import diag
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, Severity
 from .lower_schema import SchemaLowerer
 from .lower_values import BAD, ValueLowerer, to_data
 from .source import Span
@@ -57,20 +58,30 @@ def lower_module(tree: lark.Tree, key: str, source: str, read_file: FileReader,
     return module, diags
 
 
+# The nodes that are one level of nesting (language.md: "lists, maps or expressions nested deeper
+# than 200 levels"); a map's `pair`, a field and the declaration around a value add none.
+_LEVELS = frozenset(("list", "map", "call", "cmp", "in_", "not_in", "matches", "mentions", "not_",
+                     "and_expr", "or_expr", "type_list", "type_object"))
+
+
 def _too_deep(tree: lark.Tree) -> lark.Tree | None:
+    """The first node more than `MAX_DEPTH` levels of nesting deep, or None."""
     stack = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return node
+        if node.data in _LEVELS:
+            depth += 1
+            if depth > MAX_DEPTH:
+                return node
         for c in node.children:
             if not isinstance(c, str):
-                stack.append((c, depth + 1))
+                stack.append((c, depth))
     return None
 
 
 class Lowerer:
     source = ""  # the module's text (set by `lower_module`)
+    key_spans: dict[str, Span] = {}  # the current declaration's attribute keys (set by `attributes`)
 
     def __init__(self, key: str, diags: list[Diagnostic], read_file: FileReader):
         self.key = key
@@ -107,7 +118,7 @@ class Lowerer:
         name = self.name(name_tok)
         common = {"name": name, "span": self.v.span(name_tok), "full_span": self.v.span(node)}
         body = node.children[1:]
-        attrs_ = [c for c in body if not isinstance(c, str) and c.data in ("attr", "attr_graph")]
+        attrs_ = [c for c in body if not isinstance(c, str) and c.data in ("attr", "attr_graph", "schema_attr")]
         fields = self.attributes(kind, attrs_, common["span"], name)
         extra = getattr(self, f"body_{kind}", None)
         if extra is not None:
@@ -131,8 +142,10 @@ class Lowerer:
             spec = table.attrs.get(key)
             if spec is None:
                 self.diags.append(self.convert.unknown(kind, key, key_span, table))
-                continue
-            out[spec.field] = self.convert.run(spec, self.v.value(value_node), key_span)
+            elif node.data == "schema_attr":  # a tool's `input { ... }`: one attribute with `input = ...`
+                out[spec.field] = self.schemas.block(value_node)
+            else:
+                out[spec.field] = self.convert.run(spec, self.v.value(value_node), key_span)
         missing = [req for req in table.required if req not in seen]
         typos = {closest(k, table.attrs) for k in seen if k not in table.attrs} if missing else ()
         for req in missing:
@@ -140,24 +153,29 @@ class Lowerer:
                 self.diags.append(diag("AFP105", f"{kind} `{decl_name}` is missing the required attribute `{req}`",
                                        decl_span, f"`{req}` missing",
                                        help=f"add `{req} = ...` to the {kind}"))
+        self.key_spans = seen
         return out
+
+    def no_effect(self, key: str, fields: dict, why: str, help: str) -> None:
+        """A warning at `key` (given with a good value) for an attribute that cannot take effect."""
+        if key in self.key_spans and fields.get(key, BAD) is not BAD:
+            self.diags.append(diag("AFP106", f"`{key}` has no effect {why}", self.key_spans[key],
+                                   "has no effect", help=help, severity=Severity.WARNING))
 
     # -------------------------------------------------------------- kind-specific bodies
     def body_tool(self, body: list, fields: dict, span: Span) -> dict:
-        out = {}
-        for node in body:
-            if not isinstance(node, str) and node.data == "schema_attr":
-                key = str(node.children[0].children[0])
-                if key in fields or key in out:
-                    self.diags.append(diag("AFP106", f"attribute `{key}` is given twice",
-                                           self.v.span(node.children[0]), "given again here"))
-                    continue
-                out[key] = self.schemas.block(node.children[1])
-        return out
+        impl = fields.get("impl")
+        if impl is not BAD and not isinstance(impl, ir.AgentImpl):
+            self.no_effect("keep_runs", fields, "unless `impl = agent(...)`",
+                           "only a tool that runs another agent keeps inner runs; remove `keep_runs`")
+        return {}
+
 
     def body_skill(self, body: list, fields: dict, span: Span) -> dict:
         blocks = [n for n in body if not isinstance(n, str) and n.data == "steps_block"]
         if not blocks:
+            self.no_effect("on_skip", fields, "without a `steps` block",
+                           "`on_skip` says what `skip_step` does to the steps; remove it or add `steps { ... }`")
             return {}
         for extra in blocks[1:]:
             self.diags.append(diag("AFP106", "a skill has at most one `steps` block", self.v.span(extra),

@@ -141,12 +141,12 @@ class SchemaLowerer:
         values = []
         for lit in node.children:
             tok = lit.children[0]
-            if tok.type == "STRING":
+            if tok.type == "STRING" or tok.type == "MLSTRING":
                 values.append(self.v.string(tok))
             elif tok.type == "NUMBER":
                 values.append(self.v.number(tok))  # what `token` puts in its Lit
             else:
-                values.append(str(tok) == "true")
+                values.append(None if tok.type == "NULL" else str(tok) == "true")
         out: dict[str, Any] = {"enum": values}
         kinds = {json_type(v) for v in values}
         if len(kinds) == 1:

@@ -2,14 +2,16 @@
 
 Role:       used by `lower` and `lower_schema`; turns lark subtrees into IR expressions or the
             surface forms `MapV` / `CallV` that attribute converters interpret.
-Emits:      AFP004 invalid-regex, AFP005 invalid-string.
+Emits:      AFP004 invalid-regex, AFP005 invalid-string, AFP008 number-out-of-range.
 Invariants: never raises; a bad literal yields a diagnostic and a placeholder value.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
@@ -53,6 +55,7 @@ class ValueLowerer:
     def __init__(self, file: str, diags: list[Diagnostic]):
         self.file = file
         self.diags = diags
+        self.out_of_range: set[Span] = set()  # numbers reported as AFP008 (lowered as 0)
         self.handlers: dict[str, Callable[[lark.Tree], Any]] = {
             "path": self.path, "list": self.list_, "map": self.map_, "call": self.call,
             "cmp": self.cmp, "in_": self.in_, "not_in": self.not_in, "matches": self.matches,
@@ -105,10 +108,10 @@ class ValueLowerer:
     # -------------------------------------------------------------- literals
     def number(self, tok: lark.Token) -> int | float:
         value = number(str(tok))
-        if isinstance(value, float) and not math.isfinite(value):
-            self.diags.append(diag("AFP008", f"the number `{tok}` is too large to represent",
-                                   self.span(tok), "out of range",
-                                   help="numbers must fit a 64-bit float (at most about 1.8e308)"))
+        if value is None:
+            self.diags.append(diag("AFP008", f"the number {shown_number(str(tok))} is too large to represent",
+                                   self.span(tok), "out of range", help=NUMBER_RANGE))
+            self.out_of_range.add(self.span(tok))
             return 0
         return value
 
@@ -131,6 +134,11 @@ class ValueLowerer:
         end = text.rindex("/")
         pattern, flags = text[1:end], text[end + 1:]
         span = self.span(tok)
+        unknown = sorted(set(flags) - set(REGEX_FLAGS))
+        if unknown:  # the lexer takes any letters after the slash, so `/x/g` is not read as `/x/` `g`
+            self.diags.append(diag("AFP004", "unknown regex flag " + ", ".join(f"`{f}`" for f in unknown),
+                                   span, "unknown flag", help="flags are `i`, `m`, `s` and `x`"))
+            flags = "".join(f for f in flags if f in REGEX_FLAGS)
         if len(set(flags)) != len(flags):
             self.diags.append(diag("AFP004", f"regex flag repeated in `{flags}`", span, "repeated flag"))
         problem = compile_problem(pattern, flags)
@@ -147,7 +155,7 @@ class ValueLowerer:
         items = []
         for pair in node.children:
             key_tok, val = pair.children[0], pair.children[-1]
-            key = self.string(key_tok) if key_tok.type == "STRING" else str(key_tok)
+            key = self.string(key_tok) if key_tok.type in ("STRING", "MLSTRING") else str(key_tok)
             items.append((key, self.span(key_tok), self.value(val)))
         return MapV(tuple(items), self.span(node))
 
@@ -202,7 +210,7 @@ class ValueLowerer:
                        root_span=self.span(root_tok))
 
     def index(self, tok: lark.Token) -> int:
-        value = number(str(tok))
+        value = self.number(tok)
         if not isinstance(value, int) or value < 0:
             self.diags.append(diag("AFP001", "a path index must be a whole number of at least 0",
                                    self.span(tok), "not a valid index"))
@@ -245,24 +253,47 @@ def _same(new: tuple, old: tuple) -> bool:
 
 
 def multiline(raw: str) -> str:
-    """A `\"\"\"` literal's text: taken verbatim (no escapes), dedented, blank first/last line dropped."""
-    body = raw[3:-3]
-    lines = body.splitlines()
-    if lines and not lines[0].strip():
+    """A `\"\"\"` literal's text: taken verbatim (no escapes), dedented, blank first/last line dropped.
+
+    Lines end only at `\\n`, `\\r\\n` or `\\r` (both read as `\\n`); other characters
+    `str.splitlines` would break at (form feed, U+2028, ...) are text. A line of spaces and tabs
+    only is blank: it becomes empty and does not count for the common indentation."""
+    lines = raw[3:-3].replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(lines) > 1 and _blank(lines[0]):
         lines = lines[1:]
-    if lines and not lines[-1].strip():
+    if len(lines) > 1 and _blank(lines[-1]):
         lines = lines[:-1]
-    import textwrap  # (here: most specs have no such literal, and `afpc check` starts faster)
-    return textwrap.dedent("\n".join(lines))
+    lines = ["" if _blank(line) else line for line in lines]
+    indents = [line[:len(line) - len(line.lstrip(" \t"))] for line in lines if line]
+    cut = len(os.path.commonprefix(indents)) if indents else 0
+    return "\n".join(line[cut:] for line in lines)
 
 
-def number(text: str) -> int | float:
-    if text.isascii() and (text.isdigit() or (text[:1] == "-" and text[1:].isdigit())):
-        return int(text)  # what json.loads returns for an integer literal, without the decoder
+def _blank(line: str) -> bool:
+    return not line.strip(" \t")
+
+
+NUMBER_RANGE = "numbers must fit a 64-bit float (at most about 1.8e308)"
+_MAX_DIGITS = len(str(int(sys.float_info.max)))  # 309: a longer integer is beyond any float
+
+
+def number(text: str) -> int | float | None:
+    """A JSON number's value (an int without fraction or exponent), or None when it is out of
+    range: beyond a 64-bit float, as `1e999` or an integer of over 309 digits (which `int()`
+    would also refuse past 4,300 digits)."""
+    digits = text[1:] if text[:1] == "-" else text
+    if digits.isascii() and digits.isdigit():
+        if len(digits) > _MAX_DIGITS:
+            return None
+        value = int(text)  # what json.loads returns for an integer literal, without the decoder
+        return value if abs(value) <= sys.float_info.max else None
     value = json.loads(text)
-    if isinstance(value, float) and value.is_integer() and "." not in text and "e" not in text.lower():
-        return int(value)  # pragma: no cover - json already returns int for such text
-    return value
+    return value if math.isfinite(value) else None
+
+
+def shown_number(text: str) -> str:
+    """A number's text in backticks for a message; a long one shortened, with its length."""
+    return f"`{text}`" if len(text) <= 24 else f"`{text[:10]}…{text[-4:]}` ({len(text)} characters)"
 
 
 def compile_problem(pattern: str, flags: str) -> str | None:

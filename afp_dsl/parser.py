@@ -338,5 +338,13 @@ def _missing_name(tok, expected, prev):
     return None
 
 
+def _empty_status(tok, expected, prev):
+    if expected == {"NAME"} and tok.type in ("RSQB", "_COMMA") and prev is not None and prev.type == "LSQB":
+        return ("a status list names no status", "expected a status name",
+                "a route with `status [...]` fires only on the statuses listed; name at least one, "
+                "like `status [failure]`, or drop `status`")
+    return None
+
+
 _MISTAKES = (_unknown_decl_kind, _missing_name, _unclosed_before_decl, _colon_for_equals, _equals_for_colon, _single_equals,
-             _missing_equals, _missing_comma)
+             _missing_equals, _missing_comma, _empty_status)

@@ -327,7 +327,9 @@ def _stype(s: Any) -> str | None:
 def _union(values: Any, t: Any) -> str | None:
     if not isinstance(values, (tuple, list)) or not values:
         return None
-    if not all(isinstance(v, (str, int, float)) for v in values):  # bool is an int
+    if not all(v is None or isinstance(v, (str, int, float)) for v in values):  # bool is an int
+        return None
+    if list(values) == [None]:  # `null` alone is the type `null`, not a union
         return None
     kinds = {json_type(v) for v in values}
     if (t is _MISSING) != (len(kinds) > 1) or (t is not _MISSING and {t} != kinds):

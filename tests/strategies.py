@@ -202,14 +202,16 @@ def tools(name: st.SearchStrategy, calls: bool) -> st.SearchStrategy:
     return st.builds(
         ir.Tool, name=name, description=texts, input=opt(schemas), output=opt(schemas), impl=opt(impls),
         keep_runs=st.integers(0, 10**6), check_in=opt(expressions(calls)),
-        max_result_chars=opt(st.integers(1, 10**9)))
+        max_result_chars=opt(st.integers(1, 10**9))).map(  # `keep_runs` only with `agent(...)` (else a warning)
+            lambda t: t if isinstance(t.impl, ir.AgentImpl) else attrs.evolve(t, keep_runs=20))
 
 
 def skills(name: st.SearchStrategy) -> st.SearchStrategy:
     steps = st.builds(ir.Step, tool=refs(), note=texts)
     return st.builds(
         ir.Skill, name=name, description=texts, body=opt(_text()), tools=ref_tuples,
-        steps=st.lists(steps, max_size=3).map(tuple), on_skip=st.sampled_from(["advance", "hold"]))
+        steps=st.lists(steps, max_size=3).map(tuple), on_skip=st.sampled_from(["advance", "hold"])).map(
+            lambda s: s if s.steps else attrs.evolve(s, on_skip="advance"))  # `on_skip` only with steps
 
 
 def graphs(name: st.SearchStrategy, calls: bool) -> st.SearchStrategy:
@@ -225,7 +227,7 @@ def graphs(name: st.SearchStrategy, calls: bool) -> st.SearchStrategy:
 
 
 def contexts(name: st.SearchStrategy, calls: bool) -> st.SearchStrategy:
-    facts_data = st.one_of(_text(), st.builds(ir.Data, value=data(6).filter(lambda v: not isinstance(v, str))))
+    facts_data = st.one_of(_text(), st.builds(ir.Data, value=data(6).filter(lambda v: isinstance(v, (tuple, FrozenMap)))))
     return st.one_of(
         st.builds(ir.Steering, name=name, prompt=_text()),
         st.builds(ir.Fact, name=name, data=facts_data, when=opt(expressions(calls))),

@@ -122,7 +122,7 @@ def test_the_language_example_round_trips():
 ])
 def test_expressions_get_the_fewest_parentheses(expr, want):
     assert print_expr(expr) == want
-    when = reparse(f"fact f {{ data = 1, when = {want} }}").decls[0].when
+    when = reparse(f"fact f {{ data = \"d\", when = {want} }}").decls[0].when
     if "/" in want:  # a bare `/` comes back escaped: same regex, other text
         assert when.right.pattern == "a\\/b"
     else:
