@@ -6,7 +6,8 @@ Role:       `plainly_valid` answers "valid" for schemas in `schema_quick`'s subs
             call is not executed.
 Invariants: `plainly_valid` says "valid" only when JSON Schema would; at most 10 problems;
             argument values are never echoed (field names may be); NaN and infinities are
-            refused anywhere in the arguments (`non_finite`).
+            refused anywhere in the arguments (`non_finite`); a schema whose `$ref` does not
+            resolve is a problem, never a crash.
 """
 from __future__ import annotations
 
@@ -25,15 +26,32 @@ def invalid_text(tool: str, problems: list[str]) -> str:
 
 
 def arg_problems(validator, args: Any) -> list[str]:
-    """Up to 10 problems as `path: what was expected`; never the values themselves."""
-    errors = sorted(validator.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)),
-                                                               e.validator))
+    """Up to 10 problems as `path: what was expected`; never the values themselves. A schema
+    whose `$ref` does not resolve (the checker reports it as AFP301) is one problem, not a crash."""
+    from referencing.exceptions import Unresolvable  # (loaded with jsonschema, which built `validator`)
+    try:
+        errors = sorted(validator.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)),
+                                                                   e.validator))
+    except Unresolvable as exc:
+        return [f"arguments: cannot be checked: the tool's input schema has a `$ref` that does not "
+                f"resolve{_ref_of(exc)}; the tool's declaration must be fixed, not the arguments"]
     out = []
     for e in errors:
         out.extend(_describe(e))
         if len(out) >= MAX_PROBLEMS:
             break
     return out[:MAX_PROBLEMS]
+
+
+def _ref_of(exc: Exception) -> str:
+    """` (`#/$defs/x`)`: the reference that did not resolve, as written where it can be told."""
+    wrapped = getattr(exc, "_wrapped", exc)
+    anchor, ref = getattr(wrapped, "anchor", None), getattr(wrapped, "ref", None)
+    if isinstance(anchor, str):
+        return f" (`#{anchor}`)"
+    if isinstance(ref, str) and ref:
+        return f" (`#{ref}`)" if type(wrapped).__name__ == "PointerToNowhere" else f" (`{ref}`)"
+    return ""
 
 
 def non_finite(args: Any) -> list[str]:

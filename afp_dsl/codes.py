@@ -122,7 +122,10 @@ _ALL = [
        "`impl = agent(NAME)` runs another agent; a cycle would never end.\n\nFix: break the cycle."),
     _c("AFP301", "invalid-schema", E, "a schema is not valid JSON Schema 2020-12",
        "Schema blocks, raw maps and schema files are validated against the 2020-12 metaschema;\n"
-       "schema-block constraints must fit their type.\n\nFix: correct the schema."),
+       "schema-block constraints must fit their type. Every `$ref` must resolve within the schema\n"
+       "itself (`#/$defs/NAME`, an `$anchor`, or a sub-schema's `$id`): nothing is fetched, so a\n"
+       "dangling or remote reference would leave the tool's arguments uncheckable at run time.\n\n"
+       "Fix: correct the schema; copy a referenced schema under `$defs`."),
     _c("AFP302", "default-violates-schema", E, "a default value does not satisfy its own schema",
        "Example: `days: integer(min: 1) = 0`.\n\nFix: change the default or the constraint."),
     _c("AFP303", "unknown-root", E, "an expression uses a root not allowed in its place",
@@ -131,7 +134,11 @@ _ALL = [
     _c("AFP304", "unknown-field", E, "a path names a field the declared schema does not have",
        "Fix: correct the field name, or declare it in the tool's schema."),
     _c("AFP305", "type-mismatch", E, "a comparison can never be true",
-       "Fix: compare values of the same type."),
+       "The comparison is false whatever the run holds: an ordered comparison with a boolean,\n"
+       "null or list; a literal of a type or value the field cannot have; `mentions` with no\n"
+       "keyword, or with one that is not a non-empty string. A regex literal anywhere but after\n"
+       "`matches` is reported too: it is not a value, so the condition cannot be evaluated.\n\n"
+       "Fix: compare values of the same type; test a pattern with `matches`."),
     _c("AFP306", "status-not-in-vocabulary", E, "an unknown status name",
        "Statuses are success, failure, denied, invalid, partial, pending, absent.\n\nFix: use one of them."),
     _c("AFP401", "policy-rule-never-matches", W, "a policy rule can never match",

@@ -37,6 +37,7 @@ def run_checks(analysis: Analysis, rules: tuple[Rule, ...] = CHECKS) -> list[Dia
     finally:
         atoms.clear_cache()
         routes.clear_cache()
+        schemas.clear_cache()
         sites.clear_cache()
         solver.clear_cache()
     return out

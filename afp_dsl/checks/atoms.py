@@ -9,6 +9,7 @@ Invariants: an atom never claims more than `evaluate` would decide (negations of
 from __future__ import annotations
 
 import math
+from itertools import chain, product
 from typing import Any, Callable, Iterable
 
 import attrs
@@ -124,6 +125,8 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     text = render_expr(c)
     shown = f"not ({text})" if neg else text
     base = dict(expr=c, neg=neg, text=shown, positive=not neg)
+    if _always_false(c):
+        return Atom("const", truth=neg, **base)
     if _constant(c.left) and _constant(c.right):
         return Atom("const", truth=evaluate(c, Env(roots={})).holds != neg, **base)
     key, right, op = key_of(c.left), c.right, c.op
@@ -153,6 +156,32 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     if op in ("matches", "mentions"):
         return Atom("text", key, **base)
     return _opaque(c, neg, f"the `{op}` operator")
+
+
+def _always_false(c: ir.Compare) -> bool:
+    """False whatever the paths hold, as `evaluate` decides: an ordered comparison with a list,
+    or `mentions` without keywords or with one that is not a non-empty string (a regex operand
+    is not a value at all: the expression checks report it)."""
+    if _has_regex(c.left) or _has_regex(c.right):
+        return False
+    if c.op in FLIP:
+        return isinstance(c.left, ir.ListExpr) or isinstance(c.right, ir.ListExpr)
+    if c.op == "mentions":
+        items = c.right.items if isinstance(c.right, ir.ListExpr) else (c.right,)
+        return not items or any(_not_keyword(i) for i in items)
+    return False
+
+
+def _not_keyword(e: Any) -> bool:
+    if isinstance(e, ir.Lit):
+        return not (isinstance(e.value, str) and e.value)
+    return isinstance(e, (ir.ListExpr, ir.Call))  # a list, a boolean (a path may hold a string)
+
+
+def _has_regex(e: Any) -> bool:
+    if isinstance(e, ir.ListExpr):
+        return any(_has_regex(i) for i in e.items)
+    return isinstance(e, ir.Regex)
 
 
 def _opaque(c: Any, neg: bool, note: str) -> Atom:
@@ -205,10 +234,9 @@ def _dnf(node: Any) -> list[tuple[Atom, ...]]:
     parts = [_dnf(c) for c in node[1]]
     if node[0] == "or":
         return [case for p in parts for case in p]
-    cases: list[tuple[Atom, ...]] = [()]
-    for p in parts:
-        cases = [a + b for a in cases for b in p]
-    return cases
+    # each case chained once from its parts (growing tuples part by part copied i atoms at
+    # step i: quadratic in the width of an `and`); `product` keeps the nested loops' order
+    return [tuple(chain.from_iterable(combo)) for combo in product(*parts)]
 
 
 def dnf(exprs: Iterable[Any]) -> list[tuple[Atom, ...]] | None:

@@ -2,10 +2,13 @@
 
 Role:       checks layer; walks every expression site (`sites.sites`).
 Emits:      AFP101/AFP102 for `returned(t)` / `active(s)` arguments, AFP303 unknown-root,
-            AFP304 unknown-field, AFP305 type-mismatch, AFP306 status-not-in-vocabulary.
-Invariants: AFP305 is claimed exactly when `solver.self_impossible` proves a comparison false
-            under its key's schema facts, so `guards` can skip guards whose only flaw is one of
-            these; an unknown field is claimed only where the schema forbids other properties.
+            AFP304 unknown-field, AFP305 type-mismatch (also a regex literal anywhere but after
+            `matches`), AFP306 status-not-in-vocabulary.
+Invariants: a comparison's AFP305 is claimed exactly when `solver.self_impossible` proves it
+            false under its key's schema facts, so `guards` can skip guards whose only flaw is
+            one of these (a misplaced regex is an opaque atom there, never a proof); an unknown
+            field is claimed only where the schema forbids other properties, and only for paths
+            the place types (`sites.schema_view`).
 """
 from __future__ import annotations
 
@@ -16,9 +19,11 @@ from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
-from ..evaluate import json_equal
+from ..evaluate import json_equal, render_expr
 from ..suggest import closest
 from . import sites as S
+from .names import duplicated_as
+from .schemas import FieldProblem, walk_schema
 from .solver import Atom, compare_atom, key_of, key_text, self_impossible
 
 
@@ -35,6 +40,9 @@ def check_site(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
     bad: set[int] = set()  # ids of operands already reported
     nodes = walk(site.expr)
     for node, d in _operand_problems(analysis, site, nodes):
+        bad.add(id(node))
+        yield d
+    for node, d in _misplaced_regexes(site.expr, nodes):
         bad.add(id(node))
         yield d
     facts = S.facts(site)
@@ -110,7 +118,7 @@ def _call_arg(analysis: Analysis, module: str, call: ir.Call) -> Diagnostic | No
         return diag("AFP101", f"unknown {what} `{call.arg}`", call.arg.span,
                     f"`{call.func}(...)` needs a {what}",
                     help=f"did you mean `{close}`?" if close else None)
-    if not isinstance(r.decl, kind):
+    if not isinstance(r.decl, kind) and not duplicated_as(analysis, r.module, call.arg.name, kind):
         return diag("AFP102", f"`{call.arg}` is {ir.a_kind(r.decl)}, but `{call.func}(...)` "
                     f"needs a {what}", call.arg.span, f"expected a {what}")
     return None
@@ -128,13 +136,13 @@ def _path(site: S.Site, p: ir.Path) -> Diagnostic | None:
             return _no_field(p, 0, "`last` has the fields `tool`, `status` and `result`",
                              ("tool", "status", "result"))
         return None
-    if p.root not in ("args", "result") or site.tool is None:
+    if p.root not in ("args", "result"):
         return None
-    schema = site.tool.input if p.root == "args" else site.tool.output
-    if schema is None:
-        return None
-    found = S.walk_schema(schema.json, p.segments)
-    if isinstance(found, S.FieldProblem):
+    view = S.schema_view(site, p.root)
+    if view is None or (view.loose and p.segments[0] in view.keys):
+        return None  # not typed here, or read from a failure's or an envelope's own fields
+    found = walk_schema(view.schema.json, p.segments)
+    if isinstance(found, FieldProblem):
         side = "input" if p.root == "args" else "output"
         prefix = key_text(("path", p.root, *p.segments[:found.index]))
         if found.message == "has no field":
@@ -158,6 +166,41 @@ def _seg(s: Any) -> str:
     return f"[{s}]" if isinstance(s, int) else str(s)
 
 
+# ---------------------------------------------------------------- regexes
+def _misplaced_regexes(expr: Any, nodes: list[Any]) -> Iterator[tuple[Any, Diagnostic]]:
+    """A regex literal anywhere but after `matches` (one per comparison): it is not a value, so
+    the condition cannot be evaluated at run time (a policy denies, a route does not fire)."""
+    if isinstance(expr, ir.Regex):
+        yield expr, _bare_regex(expr)
+    for node in nodes:
+        if isinstance(node, ir.Compare):
+            operands = (node.left,) if node.op == "matches" else (node.left, node.right)
+            found = [x for o in operands for x in walk(o) if isinstance(x, ir.Regex)]
+            if found:
+                yield node, _regex_operand(node, found[0])
+        elif isinstance(node, (ir.And, ir.Or, ir.Not)):
+            items = (node.item,) if isinstance(node, ir.Not) else node.items
+            yield from ((i, _bare_regex(i)) for i in items if isinstance(i, ir.Regex))
+
+
+_REGEX_NOTE = ("a regex literal stands only after `matches`; anywhere else the condition cannot "
+               "be evaluated at run time",)
+
+
+def _regex_operand(c: ir.Compare, rx: ir.Regex) -> Diagnostic:
+    text = next((o for o in (c.left, c.right) if isinstance(o, (ir.Path, ir.Lit))), None)
+    subject = render_expr(text) if text is not None else "PATH"
+    test = f"{subject} matches {rx}"
+    hint = f"not ({test})" if c.op in ("!=", "not in") else test
+    return diag("AFP305", f"a regular expression cannot be an operand of `{c.op}`", rx.span,
+                "not a value", notes=_REGEX_NOTE, help=f"to test a pattern, use `matches`: `{hint}`")
+
+
+def _bare_regex(rx: ir.Regex) -> Diagnostic:
+    return diag("AFP305", "a regular expression is not a condition", rx.span, "not a value",
+                notes=_REGEX_NOTE, help=f"to test a pattern, use `matches`: `message matches {rx}`")
+
+
 # ---------------------------------------------------------------- comparisons
 def _compare(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
     literal_diags = list(_literal_values(site, c, facts))
@@ -178,6 +221,8 @@ def why_impossible(atom: Atom, conflict: tuple[Atom, ...]) -> str:
         c = atom.expr
         if isinstance(c, ir.Compare) and c.op in ("<", "<=", ">", ">="):
             return f"`{c.op}` needs two numbers or two strings"
+        if isinstance(c, ir.Compare) and c.op == "mentions":
+            return "`mentions` needs at least one keyword, and every keyword must be a non-empty string"
         return "it compares two fixed values"
     known = [f.text for f in conflict if f is not atom and f.text]
     if known:

@@ -2,7 +2,9 @@
 
 Role:       checks layer; the first rule, so later rules can skip unresolved references.
 Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name, AFP111 ambiguous-agent.
-Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404, AFP406).
+Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404, AFP406); a
+            reference to a name declared twice is not also of the wrong kind when one of its
+            declarations has the kind expected (`duplicated_as`).
 """
 from __future__ import annotations
 
@@ -84,11 +86,18 @@ def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], w
         where = f" in module `{ref.alias}`" if ref.alias else ""
         return diag("AFP101", f"unknown {what[2:] if what.startswith('a ') else what[3:]} `{ref}`", ref.span,
                     f"nothing named `{ref.name}` is declared{where}", help=hint)
-    if not isinstance(resolved.decl, kinds):
+    if not isinstance(resolved.decl, kinds) and not duplicated_as(a, resolved.module, ref.name, kinds):
         return diag("AFP102", f"`{ref}` is {ir.a_kind(resolved.decl)}, but {what} is expected here", ref.span,
                     f"expected {what}", secondary=(Label(resolved.decl.span, f"`{ref.name}` is declared here",
                                                          False),) if resolved.module == module else ())
     return None
+
+
+def duplicated_as(a: Analysis, module: str, name: str, kinds: type | tuple[type, ...]) -> bool:
+    """Is `name` declared twice in `module` (AFP103), once as one of `kinds`? A reference to it
+    is then not also of the wrong kind: one root cause, one diagnostic."""
+    m = a.modules.get(module)
+    return m is not None and any(d.name == name and isinstance(d, kinds) for d in m.decls)
 
 
 def _did_you_mean(name: str, candidates: list[str]) -> str | None:

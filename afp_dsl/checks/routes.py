@@ -7,7 +7,8 @@ Emits:      AFP205 ambiguous-routes (the earlier route shadows the later one, or
             could not be proved disjoint), AFP210 overlapping-guards (a result satisfying both
             guards was found; the message shows it).
 Invariants: routes to the same target never compete; guards proved disjoint are silent; each
-            later route gets at most one diagnostic (against the first earlier competitor).
+            later route gets at most one diagnostic (against the first earlier competitor); a
+            route proved never to fire (AFP209 as an error, or shadowed here) competes with none.
 """
 from __future__ import annotations
 
@@ -28,16 +29,40 @@ from .solver import Verdict, dnf, key_text, read_key, refute, solve
 
 def check_routes(analysis: Analysis) -> Iterable[Diagnostic]:
     for v in G.views(analysis):
+        dead = _cannot_fire(analysis, v)
         for src, edges in v.out_edges().items():
-            det = [e for e in edges if e.deterministic]
+            det = [e for e in edges if e.deterministic and e.index not in dead]
+            shadowed: set[int] = set()
             for j, later in enumerate(det):
                 for earlier in det[:j]:
-                    if earlier.dst == later.dst:
+                    if earlier.dst == later.dst or earlier.index in shadowed:
                         continue
                     d = _pair(analysis, v, earlier, later)
                     if d is not None:
+                        if d.primary is not None and d.primary.message == _SHADOWED:
+                            shadowed.add(later.index)  # it never fires: it competes with none
                         yield d
                         break
+
+
+def _cannot_fire(analysis: Analysis, v: G.GraphView) -> set[int]:
+    """The routes (by index) waiting for a tool that neither their source skill nor any agent
+    using the graph can call (AFP209 as an error, reported by `graph`): they never fire, so they
+    compete with nothing. As for AFP209, misspelt tools and graphs no agent uses decide nothing."""
+    agents = G.agents_of_graph(analysis, v.module, v.graph)
+    if not agents or any(G.has_unresolved(analysis, m, a.tools) for m, a in agents):
+        return set()
+    baseline = set.union(*(G.tool_keys(analysis, m, a.tools) for m, a in agents))
+    dead = set()
+    for e in v.routes:
+        r = analysis.resolve(v.module, e.route.on) if e.route.on is not None else None
+        if r is None or not isinstance(r.decl, ir.Tool) or (r.module, r.decl.name) in baseline:
+            continue
+        skill = v.nodes[e.src].skill
+        if not G.has_unresolved(analysis, e.src[0], skill.tools) and (
+                r.module, r.decl.name) not in G.tool_keys(analysis, e.src[0], skill.tools):
+            dead.add(e.index)
+    return dead
 
 
 @attrs.frozen
@@ -121,9 +146,12 @@ def _earlier(a: G.RouteEdge) -> tuple[Label, ...]:
     return (Label(a.route.span, "this earlier route wins", False),)
 
 
+_SHADOWED = "shadowed"  # the label of AFP205 on a route that never fires
+
+
 def _shadowed(a: G.RouteEdge, b: G.RouteEdge, trigger: str) -> Diagnostic:
     return diag("AFP205", f"route {_title(b)} never fires: the earlier route {_title(a)} takes "
-                f"every result it would", b.route.span, "shadowed", secondary=_earlier(a),
+                f"every result it would", b.route.span, _SHADOWED, secondary=_earlier(a),
                 notes=(f"{_title(a)} fires {trigger}, with no further condition, and routes are "
                        "tried in declaration order",),
                 help=f"move {_title(b)} before {_title(a)}, or give {_title(a)} a guard")

@@ -1,20 +1,27 @@
-"""Schema checks: raw and file schemas against the 2020-12 metaschema, defaults against their schema.
+"""Schema checks (raw and file schemas against the 2020-12 metaschema, every `$ref` resolved,
+defaults against their schema), and what a schema says about a path (`walk_schema`).
 
 Role:       checks layer; schema blocks are valid by construction (`lower_schema` reports their
-            problems), so this rule looks at raw maps and `file(...)` schemas.
-Emits:      AFP301 invalid-schema, AFP302 default-violates-schema.
-Invariants: never fetches anything: validators use an empty local `referencing.Registry`.
+            problems), so this rule looks at raw maps and `file(...)` schemas. `walk_schema` is
+            shared by the expression checks (AFP304) and the schema facts of `sites`.
+Emits:      AFP301 invalid-schema (also for a `$ref` that does not resolve within the schema),
+            AFP302 default-violates-schema.
+Invariants: never fetches anything: validators use an empty local `referencing.Registry`, so a
+            remote `$ref` does not resolve (the run would fail to validate with it).
 """
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any, Iterable, Iterator
+
+import attrs
 
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
-from ..frozen import thaw
+from ..frozen import is_mapping, thaw
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -61,7 +68,80 @@ def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnos
     if which == "input" and doc.get("type", "object") != "object":
         yield diag("AFP301", f"{where} must describe an object (tool arguments are a JSON object)",
                    schema.span, "not an object schema", help='use `{ type: "object", properties: { ... } }`')
+    yield from _dangling_refs(doc, where, schema)
     yield from _defaults(doc, "", tool, which, schema)
+
+
+# ---------------------------------------------------------------- $ref resolution
+def _dangling_refs(doc: dict, where: str, schema: ir.Schema) -> Iterator[Diagnostic]:
+    """AFP301 for each distinct `$ref` / `$dynamicRef` that does not resolve within the schema,
+    resolved as the run's validator would (base URIs from `$id`, anchors, JSON pointers)."""
+    seen: set[str] = set()
+    for ref, pointer, local in _unresolved(doc):
+        if ref in seen:
+            continue
+        seen.add(ref)
+        at = f" (at `{pointer or '/'}`)"
+        if local:
+            yield diag("AFP301", f"{where} has a `$ref` that points nowhere: `{ref}`{at}", schema.span,
+                       "unresolvable `$ref`", help="point it at a definition the schema declares "
+                       "(such as `#/$defs/NAME`), or declare one")
+        else:
+            yield diag("AFP301", f"{where} has a `$ref` to `{ref}`, which is not part of the "
+                       f"schema{at}", schema.span, "unresolvable `$ref`",
+                       notes=("schemas must be self-contained: a `$ref` is resolved within the "
+                              "schema only, and nothing is fetched",),
+                       help="copy the referenced schema under `$defs` and use `#/$defs/NAME`")
+
+
+def _unresolved(doc: dict) -> Iterator[tuple[str, str, bool]]:
+    """(ref, JSON pointer of the schema holding it, is the ref local to this document)."""
+    import referencing
+    import referencing.exceptions
+    from referencing.jsonschema import DRAFT202012
+    try:
+        root = DRAFT202012.create_resource(doc)
+        base = root.id() or ""
+        stack = [(referencing.Registry().with_resource(base, root).resolver(base_uri=base), root)]
+        where = _pointers(doc)
+        while stack:
+            resolver, res = stack.pop()
+            yield from _node_refs(resolver, res.contents, where, referencing.exceptions)
+            stack.extend((resolver.in_subresource(sub), sub) for sub in res.subresources())
+    except Exception:  # noqa: BLE001 - a shape the metaschema let through but `referencing`
+        return  # cannot walk is not judged: a check never raises on bad input
+
+
+def _node_refs(resolver, node: Any, where: dict[int, str], errors) -> Iterator[tuple[str, str, bool]]:
+    if not isinstance(node, dict):
+        return
+    for keyword in ("$ref", "$dynamicRef"):
+        ref = node.get(keyword)
+        if not isinstance(ref, str):
+            continue
+        try:
+            resolver.lookup(ref)
+        except errors.Unresolvable as e:
+            local = isinstance(e, (errors.PointerToNowhere, errors.NoSuchAnchor, errors.InvalidAnchor))
+            yield ref, where.get(id(node), ""), local
+
+
+def _pointers(doc: Any) -> dict[int, str]:
+    """The JSON pointer of every object in `doc`, by identity."""
+    out: dict[int, str] = {}
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, dict):
+            out[id(node)] = pointer
+            stack.extend((v, f"{pointer}/{_escape(str(k))}") for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{pointer}/{i}") for i, v in enumerate(node))
+    return out
+
+
+def _escape(part: str) -> str:
+    return part.replace("~", "~0").replace("/", "~1")
 
 
 def _defaults(node: Any, pointer: str, tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnostic]:
@@ -86,3 +166,133 @@ def _defaults(node: Any, pointer: str, tool: ir.Tool, which: str, schema: ir.Sch
     for key, value in node.items():
         if key not in ("default", "const", "enum", "examples"):
             yield from _defaults(value, f"{pointer}/{key}", tool, which, schema)
+
+
+# ---------------------------------------------------------------- what a schema says about a path
+@attrs.frozen
+class Field:
+    """What a schema says about one path: the sub-schema and whether it may be absent."""
+
+    schema: Any
+    optional: bool
+
+
+@attrs.frozen
+class FieldProblem:
+    index: int  # the segment that has no field
+    message: str
+    candidates: tuple[str, ...] = ()
+
+
+# Speed: a set, so one `isdisjoint` pass over a node's keys replaces seven lookups.
+_COMPOSED = frozenset({"anyOf", "oneOf", "allOf", "not", "if", "$dynamicRef", "unevaluatedProperties"})
+
+
+def schema_types(node: Any) -> frozenset[str] | None:
+    t = node.get("type") if is_mapping(node) else None
+    if isinstance(t, str):
+        return frozenset({t})
+    if isinstance(t, (list, tuple)) and all(isinstance(x, str) for x in t):
+        return frozenset(t)
+    return None
+
+
+_FIELDS: dict[tuple[int, tuple], tuple[Any, Field | FieldProblem | None]] = {}
+
+
+def clear_cache() -> None:
+    _FIELDS.clear()
+
+
+def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
+    """Follow `segments` into a JSON Schema; None when the schema does not say.
+
+    Speed: cached per (schema, segments): the path checks and the schema facts both walk every
+    path a guard reads. The entry keeps `root` alive, so its id is not reused while cached."""
+    hit = _FIELDS.get((id(root), segments))
+    if hit is None or hit[0] is not root:
+        if len(_FIELDS) > 100_000:
+            _FIELDS.clear()
+        hit = _FIELDS[(id(root), segments)] = (root, _walk_schema(root, segments))
+    return hit[1]
+
+
+def _walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
+    node, optional = root, False
+    for i, seg in enumerate(segments):
+        node = _deref(root, node)
+        if not is_mapping(node) or not _COMPOSED.isdisjoint(node):
+            return None
+        step = _step_field(node, seg) if isinstance(seg, str) else _step_item(node, seg)
+        if isinstance(step, str):
+            return FieldProblem(i, step, _candidates(node) if isinstance(seg, str) else ())
+        if step is None:
+            return None
+        node, optional = step[0], optional or step[1]
+    node = _deref(root, node)
+    return Field(node, optional) if is_mapping(node) else None
+
+
+def _step_field(node: Mapping, seg: str) -> tuple | str | None:
+    props = node.get("properties")
+    if is_mapping(props) and seg in props:
+        required = node.get("required")
+        return props[seg], not (isinstance(required, (list, tuple)) and seg in required)
+    types = schema_types(node)  # (only needed, so only read, when the field is not declared)
+    if types is not None and "object" not in types:
+        return f"is {type_names(types)}, which has no fields"
+    if node.get("additionalProperties") is False and "patternProperties" not in node:
+        return "has no field"
+    extra = node.get("additionalProperties")
+    if is_mapping(extra) and "patternProperties" not in node:
+        return extra, True
+    return None
+
+
+def _step_item(node: Mapping, seg: int) -> tuple | str | None:
+    types = schema_types(node)
+    if types is not None and "array" not in types:
+        return f"is {type_names(types)}, not a list"
+    prefix = node.get("prefixItems")
+    if isinstance(prefix, (list, tuple)) and seg < len(prefix):
+        return prefix[seg], True
+    items = node.get("items")
+    if is_mapping(items):
+        return items, True
+    return None
+
+
+_TYPE_NAMES = {"object": "an object", "array": "a list", "integer": "an integer", "null": "null"}
+
+
+def type_names(types: frozenset) -> str:
+    """`a string or null`: JSON types as words."""
+    return " or ".join(_TYPE_NAMES.get(t, f"a {t}") for t in sorted(types))
+
+
+def _candidates(node: Mapping) -> tuple[str, ...]:
+    props = node.get("properties")
+    return tuple(props) if is_mapping(props) else ()
+
+
+def _deref(root: Any, node: Any) -> Any:
+    for _ in range(32):
+        if not (is_mapping(node) and isinstance(node.get("$ref"), str)):
+            return node
+        ref = node["$ref"]
+        if not ref.startswith("#"):
+            return None
+        node = _pointer(root, ref[1:])
+    return None
+
+
+def _pointer(doc: Any, pointer: str) -> Any:
+    for part in [p for p in pointer.split("/") if p]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if is_mapping(doc):
+            doc = doc.get(part)
+        elif isinstance(doc, (list, tuple)) and part.isdigit() and int(part) < len(doc):
+            doc = doc[int(part)]
+        else:
+            return None
+    return doc

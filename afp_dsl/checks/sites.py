@@ -4,7 +4,9 @@ Role:       shared by exprs (AFP303–306), guards (AFP208), graph (AFP205/AFP21
             (AFP401): `sites(analysis)` lists every expression with its place, and
             `facts(analysis, site)` says what the place and the tool's schemas tell about each key.
 Invariants: pure; a schema the walker does not understand (composition, remote `$ref`) yields
-            no facts rather than a guess.
+            no facts rather than a guess; `result` is the output schema only where the site sees
+            nothing but `success` results, and `args` the input schema only where the call passed
+            argument validation (`schema_view`), as at run time.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import attrs
 
 from .. import ir
 from ..analysis import Analysis
-from ..frozen import is_mapping
+from .schemas import Field, schema_types, type_names, walk_schema
 from .solver import Atom, Facts, Key, key_text
 
 STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
@@ -125,129 +127,72 @@ def policy_sites(analysis: Analysis, module: str, p: ir.Policy) -> Iterator[Site
                        tool=tool, on=tool.name if tool else None)
 
 
-# ---------------------------------------------------------------- schemas
+# ---------------------------------------------------------------- what a status lets through
+# A result that is not a success is not the tool's own value (toolcall, envelopes): a failure's is
+# `{error}`, an absence's and a partial result's are envelopes, an invalid or pending call has none
+# (null); a denied call keeps what it had (an `after` deny keeps the real result).
+_ENVELOPE_KEYS = {"failure": ("error",), "absent": ("absent", "reason", "searched", "note"),
+                  "partial": ("rows", "coverage", "source")}
+_ENVELOPE_KEYS["denied"] = _ENVELOPE_KEYS["absent"] + _ENVELOPE_KEYS["partial"]
+_VALIDATED = frozenset({"success", "failure", "partial", "absent"})  # the arguments passed the schema
+_AFTER = ("success", "failure", "partial", "absent")  # results of calls that ran
+
+
 @attrs.frozen
-class Field:
-    """What a schema says about one path: the sub-schema and whether it may be absent."""
+class SchemaView:
+    """How a tool schema types `args`/`result` at a site: exactly (`loose` False), or only for a
+    success with null otherwise (`loose`), paths under `keys` being read from the envelope."""
 
-    schema: Any
-    optional: bool
-
-
-@attrs.frozen
-class FieldProblem:
-    index: int  # the segment that has no field
-    message: str
-    candidates: tuple[str, ...] = ()
+    schema: ir.Schema
+    loose: bool = False
+    keys: frozenset = frozenset()
 
 
-# Speed: a set, so one `isdisjoint` pass over a node's keys replaces seven lookups.
-_COMPOSED = frozenset({"anyOf", "oneOf", "allOf", "not", "if", "$dynamicRef", "unevaluatedProperties"})
+def schema_view(site: Site, root: str) -> SchemaView | None:
+    """The schema `root` (`args`/`result`) is read against at `site`; None: not typed there."""
+    tool = site.tool
+    schema = None if tool is None else (tool.input if root == "args" else tool.output)
+    if schema is None:
+        return None
+    if site.place not in ("route", "after"):  # a `before` rule, a `check_in`: no result yet
+        return SchemaView(schema)
+    seen = seen_statuses(site)
+    if root == "args":
+        return SchemaView(schema) if seen <= _VALIDATED else None
+    if seen <= {"success"}:
+        return SchemaView(schema)
+    keys = frozenset(k for s in seen for k in _ENVELOPE_KEYS.get(s, ()))
+    return SchemaView(schema, loose=True, keys=keys)
 
 
-def schema_types(node: Any) -> frozenset[str] | None:
-    t = node.get("type") if is_mapping(node) else None
-    if isinstance(t, str):
-        return frozenset({t})
-    if isinstance(t, (list, tuple)) and all(isinstance(x, str) for x in t):
-        return frozenset(t)
-    return None
+def seen_statuses(site: Site) -> frozenset[str]:
+    """The statuses of the results a route or `after` rule can see: its place's, narrowed by a
+    route's `status` set and by top-level `status == "…"` / `status in [...]` conditions."""
+    seen = frozenset(site.statuses or (STATUSES if site.place == "route" else _AFTER))
+    items = site.expr.items if isinstance(site.expr, ir.And) else (site.expr,)
+    for c in items:
+        named = _status_condition(c)
+        if named is not None:
+            seen &= named
+    return seen
 
 
-_FIELDS: dict[tuple[int, tuple], tuple[Any, Field | FieldProblem | None]] = {}
+def _status_condition(c: ir.Expr) -> frozenset[str] | None:
+    if not isinstance(c, ir.Compare) or c.op not in ("==", "in"):
+        return None
+    left, right = c.left, c.right
+    if c.op == "==" and not _is_status(left):
+        left, right = right, left
+    if not _is_status(left):
+        return None
+    values = (right,) if c.op == "==" else right.items if isinstance(right, ir.ListExpr) else None
+    if values is None or not all(isinstance(v, ir.Lit) for v in values):
+        return None
+    return frozenset(v.value for v in values if isinstance(v.value, str))
 
 
-def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
-    """Follow `segments` into a JSON Schema; None when the schema does not say.
-
-    Speed: cached per (schema, segments): the path checks and the schema facts both walk every
-    path a guard reads. The entry keeps `root` alive, so its id is not reused while cached."""
-    hit = _FIELDS.get((id(root), segments))
-    if hit is None or hit[0] is not root:
-        if len(_FIELDS) > 100_000:
-            _FIELDS.clear()
-        hit = _FIELDS[(id(root), segments)] = (root, _walk_schema(root, segments))
-    return hit[1]
-
-
-def _walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
-    node, optional = root, False
-    for i, seg in enumerate(segments):
-        node = _deref(root, node)
-        if not is_mapping(node) or not _COMPOSED.isdisjoint(node):
-            return None
-        step = _step_field(node, seg) if isinstance(seg, str) else _step_item(node, seg)
-        if isinstance(step, str):
-            return FieldProblem(i, step, _candidates(node) if isinstance(seg, str) else ())
-        if step is None:
-            return None
-        node, optional = step[0], optional or step[1]
-    node = _deref(root, node)
-    return Field(node, optional) if is_mapping(node) else None
-
-
-def _step_field(node: Mapping, seg: str) -> tuple | str | None:
-    props = node.get("properties")
-    if is_mapping(props) and seg in props:
-        required = node.get("required")
-        return props[seg], not (isinstance(required, (list, tuple)) and seg in required)
-    types = schema_types(node)  # (only needed, so only read, when the field is not declared)
-    if types is not None and "object" not in types:
-        return f"is {_a(types)}, which has no fields"
-    if node.get("additionalProperties") is False and "patternProperties" not in node:
-        return "has no field"
-    extra = node.get("additionalProperties")
-    if is_mapping(extra) and "patternProperties" not in node:
-        return extra, True
-    return None
-
-
-def _step_item(node: Mapping, seg: int) -> tuple | str | None:
-    types = schema_types(node)
-    if types is not None and "array" not in types:
-        return f"is {_a(types)}, not a list"
-    prefix = node.get("prefixItems")
-    if isinstance(prefix, (list, tuple)) and seg < len(prefix):
-        return prefix[seg], True
-    items = node.get("items")
-    if is_mapping(items):
-        return items, True
-    return None
-
-
-_TYPE_NAMES = {"object": "an object", "array": "a list", "integer": "an integer", "null": "null"}
-
-
-def _a(types: frozenset) -> str:
-    return " or ".join(_TYPE_NAMES.get(t, f"a {t}") for t in sorted(types))
-
-
-def _candidates(node: Mapping) -> tuple[str, ...]:
-    props = node.get("properties")
-    return tuple(props) if is_mapping(props) else ()
-
-
-def _deref(root: Any, node: Any) -> Any:
-    for _ in range(32):
-        if not (is_mapping(node) and isinstance(node.get("$ref"), str)):
-            return node
-        ref = node["$ref"]
-        if not ref.startswith("#"):
-            return None
-        node = _pointer(root, ref[1:])
-    return None
-
-
-def _pointer(doc: Any, pointer: str) -> Any:
-    for part in [p for p in pointer.split("/") if p]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if is_mapping(doc):
-            doc = doc.get(part)
-        elif isinstance(doc, (list, tuple)) and part.isdigit() and int(part) < len(doc):
-            doc = doc[int(part)]
-        else:
-            return None
-    return doc
+def _is_status(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Path) and e.root == "status" and not e.segments
 
 
 # ---------------------------------------------------------------- facts
@@ -272,7 +217,10 @@ def _facts(site: Site, key: Key) -> tuple[Atom, ...]:
     if key[0] != "path":
         return ()
     if key[1] in ("args", "result"):
-        return _schema_facts(site, key) if site.tool is not None else ()
+        view = schema_view(site, key[1])
+        if view is None or (view.loose and len(key) > 2 and key[2] in view.keys):
+            return ()
+        return _schema_facts(site.tool, view, key)
     return tuple(_place_facts(site, key))
 
 
@@ -309,49 +257,46 @@ def _place_facts(site: Site, key: Key) -> Iterator[Atom]:
             yield _type(key, {"string", "null"}, "`last.tool` is a tool name or null")
 
 
-_FACTS: dict[tuple[int, Key], tuple[Any, tuple[Atom, ...]]] = {}
+_FACTS: dict[tuple[int, bool, Key], tuple[Any, tuple[Atom, ...]]] = {}
 
 
 def clear_cache() -> None:
     _FACTS.clear()
-    _FIELDS.clear()
 
 
-def _schema_facts(site: Site, key: Key) -> tuple[Atom, ...]:
-    """What a tool's schema says about `key`; cached per (schema, key), since the same tool's
-    paths are asked about from every route and rule that mentions them."""
-    tool = site.tool
-    schema = tool.input if key[1] == "args" else tool.output
-    if schema is None:
-        return ()
-    hit = _FACTS.get((id(schema), key))
+def _schema_facts(tool: ir.Tool, view: SchemaView, key: Key) -> tuple[Atom, ...]:
+    """What a tool's schema says about `key`; cached per (schema, view, key), since the same
+    tool's paths are asked about from every route and rule that mentions them."""
+    schema = view.schema
+    hit = _FACTS.get((id(schema), view.loose, key))
     if hit is None or hit[0] is not schema:
         if len(_FACTS) > 100_000:
             _FACTS.clear()
-        hit = _FACTS[(id(schema), key)] = (schema, tuple(_compute_schema_facts(tool, schema, key)))
+        atoms = tuple(_compute_schema_facts(tool, schema, key, view.loose))
+        hit = _FACTS[(id(schema), view.loose, key)] = (schema, atoms)
     return hit[1]
 
 
-def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key) -> Iterator[Atom]:
+def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: bool) -> Iterator[Atom]:
     field = walk_schema(schema.json, key[2:])
     if not isinstance(field, Field):
         return
     where = f"{'input' if key[1] == 'args' else 'output'} schema of `{tool.name}`"
+    otherwise = ", or null when the status is not `success`" if loose else ""
     node, name = field.schema, key_text(key)
     values = _enum(node)
     if values is not None:
-        if field.optional:
-            values += (None,)
+        values += (None,) if field.optional else ()
         shown = ", ".join([_show(v) for v in values])
-        yield Atom("eq", key, values=values, level="schema",
-                   text=f"`{name}` is one of {shown} ({where})")
+        yield Atom("eq", key, values=values + ((None,) if loose else ()), level="schema",
+                   text=f"`{name}` is one of {shown} ({where}){otherwise}")
     types = schema_types(node)
     if types is not None and types <= _KNOWN_TYPES:
-        mapped = {_JSON_TYPES[t] for t in types} | ({"null"} if field.optional else set())
+        mapped = {_JSON_TYPES[t] for t in types} | ({"null"} if field.optional or loose else set())
         integer = types in _INTEGER
-        shown = _a(types) + (" or absent" if field.optional else "")
+        shown = type_names(types) + (" or absent" if field.optional else "")
         yield Atom("type", key, types=frozenset(mapped), integer=integer, level="schema",
-                   text=f"`{name}` is {shown} ({where})")
+                   text=f"`{name}` is {shown} ({where}){otherwise}")
 
 
 def _enum(node: Mapping) -> tuple | None:

@@ -6,7 +6,8 @@ Role:       the reasoning behind AFP208 (guards), AFP205/AFP210 (graph), AFP305/
             only the "unsat" verdicts (no witness is built).
 Invariants: "unsat" is claimed only from conditions on one key (a path or a call), never across
             keys; "sat" only with a witness that `evaluate` accepts; everything else is "unknown"
-            with a note naming what was not analysed; the DNF is capped at `MAX_CASES`.
+            with a note naming what was not analysed; the DNF is capped at `MAX_CASES`, and the
+            value tests of one guard at `MAX_WORK` (past it: "unknown", never a claim).
 """
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ from .witness import Builder, read_key, witness_env
 __all__ = ["Atom", "Facts", "Key", "Verdict", "accepts", "compare_atom", "dnf", "key_of",
            "key_text", "no_facts", "read_key", "refute", "self_impossible", "solve", "solve_key"]
 _NEG_ORD = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+# The value tests one guard may spend: a test costs 1, a regex or `mentions` test `_TEXT_COST`
+# (it runs `evaluate`), an `eq`/`ne` test 1 more per value listed. Past it: "unknown".
+MAX_WORK = 50_000
+_TEXT_COST = 10
 
 
 @attrs.frozen
@@ -33,6 +38,31 @@ class Verdict:
     reasons: tuple[tuple[Atom, ...], ...] = ()  # unsat: the conflicting atoms of each case
     notes: tuple[str, ...] = ()
     cases: tuple[tuple[Atom, ...], ...] = ()
+
+
+class _OutOfWork(Exception):
+    pass
+
+
+class Work:
+    """The value tests one guard may still spend: solving stops, undecided, once they run out."""
+
+    def __init__(self, left: int = MAX_WORK):
+        self.left = left
+
+    def holds(self, atoms: Iterable[Atom], v: Any) -> bool:
+        """Whether `v` satisfies every atom (stops at the first that fails)."""
+        for a in atoms:
+            self.left -= (_TEXT_COST if a.kind == "text" else 1) + len(a.values)
+            if self.left < 0:
+                raise _OutOfWork
+            if not accepts(a, v):
+                return False
+        return True
+
+    def first(self, cands: Iterable[Any], atoms: tuple[Atom, ...]) -> list:
+        """The first candidate satisfying every atom, as a list of at most one value."""
+        return next(([v] for v in cands if self.holds(atoms, v)), [])
 
 
 # ---------------------------------------------------------------- one value against atoms
@@ -80,6 +110,7 @@ def _env_for(key: Key, v: Any) -> Env:
 class _KeyResult:
     status: str  # sat | unsat | unknown
     witnesses: tuple = ()
+    out_of_work: bool = False  # unknown because the guard spent `MAX_WORK`
 
 
 _SOLVED: dict[tuple, tuple[tuple[Atom, ...], _KeyResult]] = {}
@@ -89,20 +120,40 @@ def clear_cache() -> None:
     _SOLVED.clear()
 
 
-def solve_key(atoms: tuple[Atom, ...], key: Key = ()) -> _KeyResult:
-    """Satisfiability of the atoms of one key; exact except for strings under regex conditions.
+def solve_key(atoms: tuple[Atom, ...], key: Key = (), work: Work | None = None) -> _KeyResult:
+    """Satisfiability of the atoms of one key; exact except for strings under regex conditions,
+    and "unknown" once `work` (a fresh `MAX_WORK` by default) runs out.
     Speed: cached per (key, atom ids), as the expression and guard checks solve the same atoms;
-    the entry keeps the (frozen) atoms alive, so their ids are not reused while cached."""
+    the entry keeps the (frozen) atoms alive, so their ids are not reused while cached. A result
+    cut short by the budget is not cached (a guard with work left may still decide it)."""
     ids = (key, tuple(map(id, atoms)))
     hit = _SOLVED.get(ids)
     if hit is None:
+        try:
+            result = _solve_key(atoms, key, work or Work())
+        except _OutOfWork:
+            return _KeyResult("unknown", out_of_work=True)
         if len(_SOLVED) > 100_000:
             _SOLVED.clear()
-        hit = _SOLVED[ids] = (atoms, _solve_key(atoms, key))
+        hit = _SOLVED[ids] = (atoms, result)
     return hit[1]
 
 
-def _solve_key(atoms: tuple[Atom, ...], key: Key) -> _KeyResult:
+def _unique(atoms: tuple[Atom, ...]) -> tuple[Atom, ...]:
+    """The atoms without repeats, first occurrences kept in order. Atoms are equal when their
+    fields are, with values told apart by type (`true` is not `1`) and text conditions by their
+    whole comparison (`Atom` equality leaves the expression out)."""
+    seen: set = set()
+    out = []
+    for a in atoms:
+        ident = (a, repr(a.values), repr(a.bound), repr(a.expr) if a.kind == "text" else None)
+        if ident not in seen:
+            seen.add(ident)
+            out.append(a)
+    return tuple(out) if len(out) < len(atoms) else atoms
+
+
+def _solve_key(atoms: tuple[Atom, ...], key: Key, work: Work) -> _KeyResult:
     if key and key[0] == "call":
         atoms = atoms + (Atom("type", key, types=frozenset({"boolean"}), level="schema"),)
     if any(a.kind == "const" and not a.truth for a in atoms):
@@ -110,16 +161,17 @@ def _solve_key(atoms: tuple[Atom, ...], key: Key) -> _KeyResult:
     finite = None
     for a in atoms:
         if a.kind == "eq":  # (a filtered list stays deduplicated)
-            finite = _dedupe(list(a.values)) if finite is None else [v for v in finite if accepts(a, v)]
+            finite = _dedupe(list(a.values)) if finite is None else [
+                v for v in finite if work.holds((a,), v)]
     if finite is not None:
-        good = [v for v in finite if all(accepts(a, v) for a in atoms)]
+        good = [v for v in finite if work.holds(atoms, v)]
         return _KeyResult("sat", tuple(good)) if good else _KeyResult("unsat")
     types = _types(atoms)
     witnesses, unknown = [], False
     for t in ("compound", "number", "string", "boolean", "null"):
         if t not in types:
             continue
-        status, found = _solve_type(t, atoms)
+        status, found = _solve_type(t, atoms, work)
         witnesses += found
         unknown |= status == "unknown"
     if witnesses:
@@ -128,9 +180,17 @@ def _solve_key(atoms: tuple[Atom, ...], key: Key) -> _KeyResult:
 
 
 def _dedupe(vals: list) -> list:
+    """`vals` without JSON-equal repeats of one type. Speed: scalars are compared by hash (a
+    long `in` list), compound values one by one."""
     out: list = []
+    seen: set = set()
     for v in vals:
-        if not any(json_equal(v, o) and type_of(v) == type_of(o) for o in out):
+        t = type_of(v)
+        if t != "compound":
+            if (t, v) not in seen:
+                seen.add((t, v))
+                out.append(v)
+        elif not any(json_equal(v, o) and type_of(o) == t for o in out):
             out.append(v)
     return out
 
@@ -147,10 +207,10 @@ def _types(atoms: tuple[Atom, ...]) -> frozenset:
     return types
 
 
-def _solve_type(t: str, atoms: tuple[Atom, ...]) -> tuple[str, list]:
+def _solve_type(t: str, atoms: tuple[Atom, ...], work: Work) -> tuple[str, list]:
     if t in ("null", "boolean", "compound"):
         cands = {"null": [None], "boolean": [True, False], "compound": [{}]}[t]
-        return "exact", [v for v in cands if all(accepts(a, v) for a in atoms)]
+        return "exact", [v for v in cands if work.holds(atoms, v)]
     lo, hi = _bounds(t, atoms)
     if _empty(lo, hi):
         return "exact", []
@@ -158,13 +218,12 @@ def _solve_type(t: str, atoms: tuple[Atom, ...]) -> tuple[str, list]:
     integer = t == "number" and any(a.kind == "type" and a.integer for a in atoms)
     if lo is not None and hi is not None and lo[0] == hi[0]:  # a single point
         v = lo[0]
-        ok = all(accepts(a, v) for a in atoms)
-        return "exact", [v] if ok else []
+        return "exact", [v] if work.holds(atoms, v) else []
     cands = _number_candidates(lo, hi, excluded, integer) if t == "number" else \
         _string_candidates(lo, hi, atoms)
-    found = [v for v in cands if all(accepts(a, v) for a in atoms)]
+    found = work.first(cands, atoms)
     if found:
-        return "exact", found[:1]
+        return "exact", found
     if integer and lo is not None and hi is not None:
         return "exact", []  # every integer of the bounded range was tried
     return "unknown", []
@@ -233,10 +292,10 @@ def solve(exprs: Iterable[Any], facts: Facts = no_facts, extra: Iterable[Atom] =
     if cases is None:
         return Verdict("unknown", notes=(f"the condition has more than {MAX_CASES} cases in "
                                          "disjunctive form and was not analysed",))
-    extra = tuple(extra)
+    extra, work = tuple(extra), Work()
     reasons, notes, witness = [], [], None
     for case in cases:
-        status, detail = solve_case(case + extra, facts)
+        status, detail = solve_case(case + extra, facts, work)
         if status == "sat":
             return Verdict("sat", witness=detail, cases=tuple(cases))
         if status == "unsat":
@@ -254,20 +313,24 @@ def refute(exprs: Iterable[Any], facts: Facts = no_facts) -> Verdict | None:
     cases = dnf(exprs)
     if cases is None:
         return None
-    reasons = []
+    reasons, work = [], Work()
     for case in cases:
-        conflict = _conflict(case, facts)[0]
+        conflict = _conflict(case, facts, work)[0]
         if conflict is None:
             return None
         reasons.append(conflict)
     return Verdict("unsat", reasons=tuple(reasons), cases=tuple(cases))
 
 
-def solve_case(case: tuple[Atom, ...], facts: Facts) -> tuple[str, Any]:
+def solve_case(case: tuple[Atom, ...], facts: Facts, work: Work | None = None) -> tuple[str, Any]:
     """("sat", Env) | ("unsat", conflicting atoms) | ("unknown", notes)."""
-    conflict, results = _conflict(case, facts)
+    conflict, results = _conflict(case, facts, work or Work())
     if conflict is not None:
         return "unsat", conflict
+    big = [key_text(k) for k, r in results.items() if r.out_of_work]
+    if big:
+        return "unknown", [f"conditions on `{big[0]}` too many to decide (more than {MAX_WORK} "
+                           "value tests)"]
     notes = ["regular expressions and `mentions` (conditions on "
              f"`{key_text(key)}`)" for key, r in results.items() if r.status == "unknown"]
     if notes:
@@ -279,9 +342,9 @@ def solve_case(case: tuple[Atom, ...], facts: Facts) -> tuple[str, Any]:
     return "unknown", notes or ["paths that read into one another (such as `result` and `result.x`)"]
 
 
-def _conflict(case: tuple[Atom, ...], facts: Facts) -> tuple[tuple[Atom, ...] | None, dict]:
+def _conflict(case: tuple[Atom, ...], facts: Facts, work: Work) -> tuple[tuple[Atom, ...] | None, dict]:
     """The conflicting atoms of the first key whose conditions contradict (None if none does),
-    and the `_KeyResult` of each key solved."""
+    and the `_KeyResult` of each key solved. Repeated atoms are solved once (`_unique`)."""
     for a in case:
         if a.kind == "const" and not a.truth:
             return (a,), {}
@@ -294,8 +357,8 @@ def _conflict(case: tuple[Atom, ...], facts: Facts) -> tuple[tuple[Atom, ...] | 
             by_key.setdefault(a.key, []).append(a)
     results: dict[Key, _KeyResult] = {}
     for key, atoms in by_key.items():
-        full = tuple(atoms) + tuple(facts(key))
-        r = solve_key(full, key)
+        full = _unique(tuple(atoms) + tuple(facts(key)))
+        r = solve_key(full, key, work)
         if r.status == "unsat":
             return minimize(full, key), results
         results[key] = r

@@ -3,10 +3,11 @@
 Role:       checks layer; resolves each test's agent (its `agent`, or the module's only one)
             and the tools it can reach, including those of agents it runs as tools (their
             LLM calls consume the same script).
-Emits:      AFP101 (unknown skill in `expect cursor`), AFP404 test-unknown-tool,
+Emits:      AFP101/AFP102 (`expect cursor` naming no skill), AFP404 test-unknown-tool,
             AFP405 test-args-invalid (warning), AFP406 test-unknown-edge.
 Invariants: argument validation is local (a `referencing.Registry` with nothing to fetch);
-            a test whose agent cannot be decided is left to AFP111 (names.py).
+            a test whose agent cannot be decided is left to AFP111 (names.py); what depends on
+            an agent's misspelt tool, skill or graph (AFP101) is not reported again here.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..frozen import thaw
 from ..schema_quick import surely_valid
 from ..suggest import closest
 from . import graphview as G
+from .names import duplicated_as
 
 BUILTINS = ("read_skill", "skip_step")
 _TOOL_STMTS = (ir.ToolReturns, ir.ToolFails, ir.ExpectCalled)
@@ -48,7 +50,7 @@ class _Scope:
         self.tools: set[tuple[str, str]] = set()
         self.skills: list[str] = []
         self.has_steps = False
-        self.incomplete = False  # some tool or skill of the agents is misspelt (reported as AFP101)
+        self.incomplete = False  # some tool, skill or graph of the agents is misspelt (AFP101)
         seen: set[tuple[str, str]] = set()
         todo = [(module, agent)]
         while todo:
@@ -77,7 +79,8 @@ class _Scope:
         self.skills += [s.name for s in skills if s.name not in self.skills]
         self.incomplete |= G.has_unresolved(self.analysis, m, a.tools) or G.has_unresolved(
             self.analysis, m, a.skills, ir.Skill) or any(
-            G.has_unresolved(self.analysis, m, s.tools) for s in skills)
+            G.has_unresolved(self.analysis, m, s.tools) for s in skills) or (
+            a.graph is not None and g is None)  # a misspelt graph hides its skills and tools
         self.has_steps |= any(s.steps for s in skills)
 
 
@@ -98,9 +101,21 @@ def _test(analysis: Analysis, module: str, t: ir.Test, am: str, agent: ir.Agent)
         elif isinstance(stmt, ir.ExpectRoute):
             yield from _edge(analysis, module, stmt, scope, agent)
         elif isinstance(stmt, ir.ExpectCursor) and analysis.lookup(module, stmt.skill, ir.Skill) is None:
-            if analysis.resolve(module, stmt.skill) is None:
-                yield diag("AFP101", f"unknown skill `{stmt.skill}`", stmt.skill.span,
-                           "not declared", help=_did_you_mean(stmt.skill.name, scope.skills))
+            d = _cursor(analysis, module, stmt.skill, scope)
+            if d is not None:
+                yield d
+
+
+def _cursor(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope) -> Diagnostic | None:
+    """`expect cursor X` where X is not a skill: unknown (AFP101) or of another kind (AFP102)."""
+    r = analysis.resolve(module, ref)
+    if r is None:
+        return diag("AFP101", f"unknown skill `{ref}`", ref.span, "not declared",
+                    help=_did_you_mean(ref.name, scope.skills))
+    if duplicated_as(analysis, r.module, ref.name, ir.Skill):
+        return None  # the name is declared twice (AFP103)
+    return diag("AFP102", f"`{ref}` is {ir.a_kind(r.decl)}, but `expect cursor` needs a skill",
+                ref.span, "expected a skill", help=_did_you_mean(ref.name, scope.skills))
 
 
 def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir.Agent,
@@ -113,7 +128,7 @@ def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir
     r = analysis.resolve(module, ref)
     if r is None and ref.alias is None and ref.name in BUILTINS:
         offered = scope.skills if ref.name == "read_skill" else scope.has_steps
-        if stubbing or not offered:
+        if stubbing or not (offered or scope.incomplete):
             why = "is built in and cannot be stubbed" if stubbing else (
                 "is only offered to agents with skills" if ref.name == "read_skill"
                 else "is only offered while a skill with `steps` is active")
@@ -122,6 +137,9 @@ def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir
     if r is not None and isinstance(r.decl, ir.Tool) and ((r.module, r.decl.name) in scope.tools
                                                           or scope.incomplete):
         return r.decl, None
+    if r is not None and not isinstance(r.decl, ir.Tool) and duplicated_as(analysis, r.module,
+                                                                           ref.name, ir.Tool):
+        return None, None  # the name is declared twice (AFP103)
     if r is not None and isinstance(r.decl, ir.Tool):
         msg = f"agent `{agent.name}` has no tool `{ref}`"
         label = "declared, but not given to this agent"
@@ -141,8 +159,9 @@ def _did_you_mean(name: str, names: list[str]) -> str | None:
 def _input_schema(tool: ir.Tool | None, name: str, scope: _Scope) -> Any:
     if tool is not None:
         return thaw(tool.input.json) if tool.input is not None else None
-    if name == "read_skill":
-        return {"type": "object", "properties": {"id": {"enum": list(scope.skills)}},
+    if name == "read_skill":  # (with a misspelt skill or graph, the ids known are not all)
+        ids = {"type": "string"} if scope.incomplete else {"enum": list(scope.skills)}
+        return {"type": "object", "properties": {"id": ids},
                 "required": ["id"], "additionalProperties": False}
     return {"type": "object", "properties": {"reason": {"type": "string"}},
             "required": ["reason"], "additionalProperties": False}
@@ -196,6 +215,8 @@ def _edge(analysis: Analysis, module: str, stmt: ir.ExpectRoute, scope: _Scope,
     v = scope.view
     if v is not None and any((e.src, e.dst) == tuple(ends) for e in v.routes):
         return
+    if v is None and agent.graph is not None:
+        return  # the agent's graph is misspelt (AFP101), so its routes are unknown
     if v is None:
         note = f"agent `{agent.name}` has no graph"
     else:

@@ -1,0 +1,215 @@
+"""Conformance: what the checker claims (spec/language.md §6-§7, spec/tooling.md §3).
+
+Each case is a finding of the conformance audit: a false error (a claim the run contradicts), a
+program the checker passed that then fails or crashes at run time, or a cascade.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+import afp_dsl
+from afp_dsl.argcheck import arg_problems
+from afp_dsl.testing import run_files
+
+
+def diags(text: str):
+    return afp_dsl.check(textwrap.dedent(text))
+
+
+def codes(text: str) -> list[str]:
+    return [d.code for d in diags(text)]
+
+
+def errors(text: str) -> list[str]:
+    return [d.code for d in diags(text) if d.severity.name == "ERROR"]
+
+
+# ---------------------------------------------------------------- #1 result/args by status
+GRAPH = """
+agent a {{ graph = g }}
+tool t {{ description = "x" {schemas} }}
+skill s1 {{ description = "x" tools = [t] }}
+skill s2 {{ description = "x" }}
+graph g {{
+  entry s1
+  {route}
+}}
+"""
+
+
+def graph(route: str, schemas: str = "output { n: number }") -> str:
+    return GRAPH.format(route=route, schemas=schemas)
+
+
+FAILURE_ROUTE = ("route s1 -> s2 on t status failure when result.n == null "
+                 "and result.error matches /timeout/")
+
+
+def test_a_failure_route_may_read_the_error_and_test_absence():
+    assert codes(graph(FAILURE_ROUTE)) == []
+
+
+def test_the_failure_route_holds_at_run_time(tmp_path):
+    spec = tmp_path / "f.afp"
+    spec.write_text(graph(FAILURE_ROUTE) + textwrap.dedent("""
+    test x {
+      user "hi"
+      model calls t
+      tool t fails "timeout after 3s"
+      model says "sorry"
+      expect route s1 -> s2
+      expect cursor s2
+    }
+    """))
+    results, problems = run_files([spec], None)
+    assert problems == []
+    assert [r.passed for r in results] == [True]
+
+
+@pytest.mark.parametrize("route", [
+    "route s1 -> s2 on t when result.n == null",              # any status: null unless success
+    "route s1 -> s2 on t when result.error == \"boom\"",      # a failure's result is {error}
+    "route s1 -> s2 on t status [success, failure] when result.n == null",
+    "route s1 -> s2 on t status absent when result.reason == \"none\"",
+    "route s1 -> s2 on t status partial when result.rows[0] == 1",
+])
+def test_a_result_that_may_not_be_a_success_is_not_the_output_schema(route):
+    assert errors(graph(route)) == []
+
+
+def test_an_invalid_call_may_have_any_arguments():
+    text = graph('route s1 -> s2 on t status invalid when args.n == "oops" and args.other == 1',
+                 "input { n: integer }")
+    assert errors(text) == []
+
+
+def test_an_after_rule_may_see_a_result_that_is_not_a_success():
+    text = """
+    agent a { tools = [t] policies = [p] }
+    tool t { description = "x" output { n: number } }
+    policy p { after t { deny when status == "absent" and result.n == null because "nothing" } }
+    """
+    assert codes(text) == []
+
+
+@pytest.mark.parametrize("route, code", [
+    ("route s1 -> s2 on t status success when result.n == null", "AFP305"),
+    ('route s1 -> s2 on t when status == "success" and result.n == null', "AFP305"),
+    ('route s1 -> s2 on t when result.n == "lots"', "AFP305"),   # a number or null: never a string
+    ("route s1 -> s2 on t when result.nn > 1", "AFP304"),       # in no result of any status
+    ("route s1 -> s2 on t status success when result.error == 1", "AFP304"),
+])
+def test_what_holds_for_every_status_is_still_claimed(route, code):
+    assert code in codes(graph(route))
+
+
+def test_arguments_of_a_validated_call_are_still_typed():
+    text = graph('route s1 -> s2 on t status success when args.n == "oops"', "input { n: integer }")
+    assert "AFP305" in codes(text)
+
+
+# ---------------------------------------------------------------- #2 unresolvable $ref
+DANGLING = """
+agent a { tools = [t] }
+tool t { description = "x" input = { type: "object", properties: { a: { "$ref": "%s" } } } impl = returns("ok") }
+"""
+
+
+@pytest.mark.parametrize("ref", ["#/$defs/nope", "https://example.com/s.json", "other.json",
+                                 "#nowhere"])
+def test_a_ref_that_does_not_resolve_is_an_invalid_schema(ref):
+    found = [d for d in diags(DANGLING % ref) if d.code == "AFP301"]
+    assert len(found) == 1
+    assert ref in found[0].message
+
+
+@pytest.mark.parametrize("schema", [
+    '{ type: "object", "$defs": { n: { type: "integer" } }, properties: { a: { "$ref": "#/$defs/n" } } }',
+    '{ type: "object", "$defs": { n: { "$anchor": "num", type: "integer" } }, properties: { a: { "$ref": "#num" } } }',
+    '{ "$id": "https://example.com/t", type: "object", "$defs": { n: { type: "integer" } }, '
+    'properties: { a: { "$ref": "https://example.com/t#/$defs/n" } } }',
+    '{ type: "object", properties: { "$ref": { type: "string" } } }',
+])
+def test_refs_that_resolve_are_clean(schema):
+    text = f'agent a {{ tools = [t] }}\ntool t {{ description = "x" input = {schema} }}\n'
+    assert codes(text) == []
+
+
+def test_a_dangling_ref_is_a_problem_at_run_time_not_a_crash():
+    from jsonschema import Draft202012Validator
+    validator = Draft202012Validator({"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}})
+    problems = arg_problems(validator, {"a": 1})
+    assert len(problems) == 1 and "$ref" in problems[0]
+
+
+def test_a_remote_ref_that_cannot_be_fetched_is_a_problem_at_run_time():
+    from jsonschema import Draft202012Validator
+    validator = Draft202012Validator({"type": "object", "properties": {"a": {"$ref": "https://example.invalid/s.json"}}})
+    problems = arg_problems(validator, {"a": 1})
+    assert len(problems) == 1 and "$ref" in problems[0]
+
+
+# ---------------------------------------------------------------- #4 regex as an operand
+@pytest.mark.parametrize("cond", ["message == /never/", "message in [/a/]", "/x/ == message",
+                                  'message != /x/', "message in [\"a\", /b/]"])
+def test_a_regex_is_only_a_matches_operand(cond):
+    text = f'policy p {{ input {{ deny when {cond} because "blocked" }} }}'
+    found = [d for d in diags(text) if d.code == "AFP305"]
+    assert len(found) == 1
+    assert "matches" in (found[0].help or "")
+
+
+def test_matches_with_a_regex_is_clean():
+    assert codes('policy p { input { deny when message matches /never/ because "blocked" } }') == []
+
+
+# ---------------------------------------------------------------- #9 expect cursor TOOL
+def test_expect_cursor_naming_a_tool_is_a_wrong_kind():
+    text = """
+    agent a { tools = [t] }
+    tool t { description = "x" }
+    test x { user "hi" model says "x" expect cursor t }
+    """
+    assert codes(text) == ["AFP102"]
+
+
+# ---------------------------------------------------------------- #10 ordered with a list
+@pytest.mark.parametrize("cond", ["iteration < [1]", 'message > ["a"]', "last.result < [1]",
+                                  "iteration >= []", "[1] > iteration"])
+def test_an_ordered_comparison_with_a_list_is_a_type_mismatch(cond):
+    assert codes(f'instruction i {{ prompt = "x" when = {cond} }}') == ["AFP305"]
+
+
+def test_a_negated_ordered_comparison_with_a_list_always_holds():
+    assert "AFP208" not in codes('instruction i { prompt = "x" when = not (iteration < [1]) }')
+
+
+# ---------------------------------------------------------------- #17 mentions keywords
+@pytest.mark.parametrize("keywords", ["[]", '""', "[1, true]", '["refund", ""]', "[null]"])
+def test_mentions_needs_non_empty_keyword_strings(keywords):
+    found = codes(f'instruction i {{ prompt = "x" when = message mentions {keywords} }}')
+    assert found == ["AFP305"]
+
+
+def test_mentions_with_keywords_is_clean():
+    assert codes('instruction i { prompt = "x" when = message mentions ["refund", "money"] }') == []
+
+
+# ---------------------------------------------------------------- #18 duplicate names
+def test_a_duplicate_name_is_one_diagnostic():
+    text = """
+    agent a { tools = [a] }
+    tool a { description = "x" }
+    """
+    assert codes(text) == ["AFP103"]
+
+
+def test_a_duplicate_of_yet_another_kind_is_still_a_wrong_kind():
+    text = """
+    agent a { tools = [s] }
+    skill s { description = "x" }
+    graph s { entry s }
+    """
+    assert "AFP102" in codes(text)
