@@ -3,7 +3,8 @@
 Role:       pure; reads the plan and the run state, returns what the LLM call is given plus
             the provenance the `context.composed` event records.
 Invariants: composed from scratch each iteration; a failing `when` is false with its reason,
-            never an exception; pieces keep the agent's declaration order.
+            never an exception; pieces keep the agent's declaration order; every running
+            procedure (an active skill with steps left) offers only its current step's tool.
 """
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ class Composition:
     skipped: tuple[dict, ...]
     offered: tuple[Offered, ...]
     active: tuple[str, ...]
-    procedure: tuple[Any, int] | None
+    procedures: tuple[tuple[Any, int], ...]  # every running procedure, the cursor's first
+    names: frozenset[str]  # of the offered tools: what a call may name
 
     @property
     def tools(self) -> tuple[ToolSpec, ...]:
@@ -94,7 +96,7 @@ def compose(plan: Plan, state: RunState) -> Composition:
             pieces.append(Piece(c.kind, c.decl.name, c.decl.span, "always", c.text))
             continue
         env = env or _env(plan, state, names)
-        ev = evaluate(c.when, env)
+        ev = evaluate(c.when, env, clip=False)  # (shortened after redaction: `clip_evidence`)
         detail = [{"text": x.text, "actual": x.actual, "passed": x.passed} for x in ev.conditions]
         if ev.holds:
             pieces.append(Piece(c.kind, c.decl.name, c.decl.span, "when", c.text, detail))
@@ -105,16 +107,16 @@ def compose(plan: Plan, state: RunState) -> Composition:
     for name, reason, cause in ordered:
         info = plan.skills[name]
         pieces.append(Piece("skill", name, info.decl.span, reason, info.body, None, cause))
-    proc = sk.procedure(plan, [n for n, _, _ in _proc_order(state, active)], state.steps)
-    if proc is not None:
-        skill, k = proc
+    procs = sk.procedures(plan, [n for n, _, _ in _proc_order(state, active)], state.steps)
+    for skill, k in procs:
         pieces.append(Piece("step", skill.name, skill.steps[k].span, "step",
                             f"{sk.banner(skill, k)} Run `{skill.steps[k].tool}` next."))
     pieces = [p for p in pieces if p.text]
     system = "\n\n".join(p.text for p in pieces)
-    offered = _tools(plan, state, names, proc)
+    offered = _tools(plan, state, names, procs)
     return Composition(system, tuple(pieces), tuple(skipped), offered,
-                       tuple(n for n, _, _ in active), proc)
+                       tuple(n for n, _, _ in active), procs,
+                       frozenset(o.spec.name for o in offered))
 
 
 def _skill_order(state: RunState, active: list) -> list:
@@ -130,9 +132,10 @@ def _proc_order(state: RunState, active: list) -> list:
     return cur + [a for a in active if a[0] != state.cursor]
 
 
-def _tools(plan: Plan, state: RunState, active: frozenset[str], proc) -> tuple[Offered, ...]:
+def _tools(plan: Plan, state: RunState, active: frozenset[str], procs) -> tuple[Offered, ...]:
     out: list[Offered] = []
     seen: set[str] = set()
+    at_step = {skill.name: k for skill, k in procs}  # a running procedure offers its step's tool
 
     def add(spec: ToolSpec, origin: str, skill: str | None = None) -> None:
         if spec.name not in seen:
@@ -145,13 +148,13 @@ def _tools(plan: Plan, state: RunState, active: frozenset[str], proc) -> tuple[O
         info = plan.skills[name]
         if info.scoped and name not in active:
             continue
-        if proc is not None and proc[0] is info:
-            add(sk.step_tool_spec(plan, info, proc[1]), "step", name)
+        if name in at_step:
+            add(sk.step_tool_spec(plan, info, at_step[name]), "step", name)
             continue
         for t in info.tools:
             add(plan.tools[t].spec(), "skill", name)
     if plan.skills:
         add(sk.read_skill_spec(plan, state.cursor), "builtin")
-    if proc is not None:
-        add(sk.skip_step_spec(), "builtin")
+    if procs:
+        add(sk.skip_step_spec(procs), "builtin")
     return tuple(out)

@@ -69,7 +69,7 @@ def cold_start(graph: GraphInfo, message: str, iteration: int) -> CursorDecision
     for entry in graph.entries:
         if entry.when is None:
             return CursorDecision(None, entry.skill, "entry", entry=entry)
-        ev = evaluate(entry.when, env)
+        ev = evaluate(entry.when, env, clip=False)
         if ev.holds:
             return CursorDecision(None, entry.skill, "entry", entry=entry, witness=ev.conditions)
     return CursorDecision(None, None, "none")
@@ -77,6 +77,8 @@ def cold_start(graph: GraphInfo, message: str, iteration: int) -> CursorDecision
 
 def _check(route: RouteInfo, res: ToolResult, roots: dict) -> EdgeEvidence | None:
     if route.on is not None and route.on != res.tool:
+        return None
+    if route.on is None and res.tool not in route.src_tools:  # "any tool of FROM" (language §5)
         return None
     base = dict(call_id=res.call_id, tool=res.tool, status=res.status, result_event=res.event)
     if route.statuses and res.status not in route.statuses:
@@ -86,7 +88,7 @@ def _check(route: RouteInfo, res: ToolResult, roots: dict) -> EdgeEvidence | Non
         return EdgeEvidence(route, fired=True, **base)
     env = Env({**roots, "tool": res.tool, "status": res.status, "result": res.result,
                "args": res.args})
-    ev = evaluate(route.when, env)
+    ev = evaluate(route.when, env, clip=False)
     return EdgeEvidence(route, fired=ev.holds, conditions=ev.conditions, reason=ev.error, **base)
 
 

@@ -22,9 +22,8 @@ import attrs
 
 from . import ir
 from .source import Span
-from .frozen import plain as _plain
+from .evidence import _compact_json, shorten  # noqa: F401 - (`shorten` is imported from here too)
 
-SHORT = 80
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 _ORDERED = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
             ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
@@ -129,22 +128,6 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def shorten(value: Any, limit: int = SHORT) -> Any:
-    """Evidence form of a value: strings and structured JSON become text of at most `limit` chars."""
-    if type(value) is not str and isinstance(value, (Mapping, list, tuple)):
-        value = _compact_json(value)
-    if isinstance(value, str) and len(value) > limit:
-        return value[: limit - 1] + "…"
-    return value
-
-
-def _compact_json(value: Any) -> str:
-    try:
-        return json.dumps(_plain(value), separators=(",", ":"), ensure_ascii=False, default=str)
-    except (ValueError, RecursionError):
-        return str(value)
-
-
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -170,9 +153,11 @@ def _type_name(v: Any) -> str:
 
 
 # ---------------------------------------------------------------- evaluation
-def evaluate(expr: ir.Expr, env: Env) -> Evaluation:
-    """Evaluate `expr` as a condition: it holds only when its value is exactly `true`."""
-    ev = _Evaluator(env)
+def evaluate(expr: ir.Expr, env: Env, *, clip: bool = True) -> Evaluation:
+    """Evaluate `expr` as a condition: it holds only when its value is exactly `true`.
+    `clip=False` keeps each condition's `actual` whole (the interpreter's evidence: the recorder
+    redacts it first and shortens it after, `clip_evidence`, so no cut can split a secret)."""
+    ev = _Evaluator(env, clip)
     try:
         holds = ev.holds(expr)
     except _EvalError as exc:
@@ -183,8 +168,9 @@ def evaluate(expr: ir.Expr, env: Env) -> Evaluation:
 
 
 class _Evaluator:
-    def __init__(self, env: Env):
+    def __init__(self, env: Env, clip: bool = True):
         self.env = env
+        self.clip = clip
         self.conditions: list[Condition] = []
 
     def holds(self, expr: ir.Expr) -> bool:
@@ -264,7 +250,8 @@ class _Evaluator:
         return _keywords_regex(keywords).search(left) is not None, None
 
     def _record(self, expr: Any, actual: Any, passed: bool, reason: str | None) -> None:
-        self.conditions.append(Condition(_rendered(expr), shorten(actual), passed, expr.span, reason))
+        self.conditions.append(Condition(_rendered(expr), shorten(actual) if self.clip else actual,
+                                         passed, expr.span, reason))
 
 
 # Speed: a condition's text is rendered once per expression node, not at every evaluation. Keyed

@@ -1,13 +1,14 @@
 """The run loop: cursor → context → LLM call → tools, until an answer (semantics §1, §4, §6).
 
 Role:       a generator core (`run_core`) yielding effect requests; `runner` drives it. Handles
-            input/output policies, the iteration budget and wrap-up, steps nudges, pauses for
-            check-ins and resumption of a paused batch.
+            input/output policies, the budget and wrap-up, steps nudges, pauses for check-ins,
+            resumption of a paused batch, retries of a failed iteration or wrap-up call.
 Emits:      run.started, cursor.moved, route.evaluated, route.conflict, context.composed,
             llm.called, llm.replied, steps.unfinished, budget.exhausted, checkin.requested,
-            run.paused, run.resumed, checkin.decided, redaction.applied, run.finished.
+            run.paused, run.resumed, checkin.decided; run.finished through `endings`.
 Invariants: at most `max_iterations` LLM calls (+1 wrap-up call); tools run only for calls
-            1..max-1; the core never performs I/O and never reads the clock.
+            1..max-1; one cursor decision per iteration, retries included; every `caused_by`
+            chain leads back to `run.started`; no I/O, no clock.
 """
 from __future__ import annotations
 
@@ -16,25 +17,18 @@ import attrs
 from . import skills as sk
 from .context import active_skills, compose
 from .cursor import CursorDecision, advance, cold_start
+from .endings import (CoreResult, checkpoint, finish, host_failed, provider_failed,
+                      redaction_report)
 from .evaluate import Env
 from .providers.base import HistoryView, Message, Request, checked_reply
 from .runtime import LLMCall, RunCtx
 from .state import Pending, ToolResult
-from .toolcall import dispatch, exception_text
+from .toolcall import dispatch
 from .toolcall_policy import record_decisions
 
 WRAP_UP = ("Your action budget for this run is spent. Do not request tools. Give your best final "
            "answer from what you have: what you completed, what remains undone, and anything the "
            "person should know.")
-
-
-@attrs.frozen
-class CoreResult:
-    outcome: str  # answered | paused | max_iterations | denied | error
-    answer: str | None = None
-    checkin: dict | None = None
-    error: str | None = None
-    checkpoint: dict | None = None
 
 
 # ---------------------------------------------------------------- start / resume
@@ -45,14 +39,18 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
             "agent": ctx.plan.name, "message": st.message, "run_id": st.run_id,
             "conversation": st.conversation, "model": _model(ctx)},
             source=ctx.plan.agent.span)
+        st.turn = [st.start_event]
         denied, rows = _message_policy(ctx, "input", {"message": st.message,
                                                       "iteration": st.iteration})
         if denied is not None:
-            return _finish(ctx, "denied", f"I can't help with that: {denied}", causes=rows)
+            return finish(ctx, "denied", f"I can't help with that: {denied}", causes=rows)
         st.history.append(Message("user", st.message))
     elif resume.get("decision") is None:
         _recompose(ctx)
-        ctx.emit("run.resumed", {"retry": True})
+        ended = [e.id for e in ctx.rec.trace.tail(2) if e.kind == "run.finished"]
+        ctx.emit("run.resumed", {"retry": True}, caused_by=ended[-1:])
+        if st.wrapping is not None:
+            return (yield from _wrap_up(ctx, st.wrapping))
         resume = None
     else:
         _recompose(ctx)
@@ -68,6 +66,7 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
         if out is not None:
             return out
         st.pending = None
+        st.turn = [r.event for r in st.last_batch]
         st.iteration += 1
 
 
@@ -89,10 +88,12 @@ def _record_resume(ctx: RunCtx, resume: dict) -> dict:
 # ---------------------------------------------------------------- one iteration
 def _iteration(ctx: RunCtx):
     st, plan = ctx.state, ctx.plan
-    if plan.graph is not None:
+    if plan.graph is not None and st.decided != st.iteration:  # (a retry reuses its decision)
         _cursor_step(ctx)
+    st.decided = st.iteration
+    st.set_mark()
     comp = _recompose(ctx)
-    causes = tuple(dict.fromkeys([st.cursor_event or ""] +
+    causes = tuple(dict.fromkeys([st.cursor_event or ""] + st.turn +
                                  [c for p in comp.pieces for c in p.caused_by]))
     composed = ctx.emit("context.composed", _composition_payload(comp), caused_by=causes)
     last_call = st.iteration >= plan.agent.max_iterations
@@ -157,7 +158,7 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str):
         reply = checked_reply((yield LLMCall(session.provider, request)))
     except Exception as exc:  # provider failure: the run ends with `error`
         _provider_events(ctx, called)
-        return None, _provider_failed(ctx, exc)
+        return None, provider_failed(ctx, exc, called)
     chunks = _provider_events(ctx, called)
     st.tokens_in += reply.usage.input_tokens
     st.tokens_out += reply.usage.output_tokens
@@ -182,18 +183,6 @@ def _provider_events(ctx: RunCtx, called: str) -> int:
     return chunks
 
 
-def _provider_failed(ctx: RunCtx, exc: Exception) -> CoreResult:
-    st = ctx.state
-    message = ctx.redactor.scrub_text(f"AFP502 provider error on LLM call "
-                                      f"#{ctx.session.llm_calls}: {exception_text(exc)}")
-    resumable = st.iteration > 1 and st.pending is None
-    if resumable:
-        st.llm_calls -= 1
-    result = _finish(ctx, "error", None, error=message)
-    # (the checkpoint comes after `run.finished`: a retry's events follow it, never reuse its seq)
-    return attrs.evolve(result, checkpoint=_checkpoint(ctx)) if resumable else result
-
-
 # ---------------------------------------------------------------- cursor
 def _cursor_step(ctx: RunCtx) -> None:
     st = ctx.state
@@ -206,7 +195,7 @@ def _cursor_step(ctx: RunCtx) -> None:
     elif pick_event:
         cause = (pick_event,)
     else:
-        cause = tuple(evaluated)
+        cause = tuple(evaluated) or _quiet_cause(ctx, d)
     if d.losers:
         ctx.emit("route.conflict", {
             "from": d.src, "winner": {"edge": d.edge.text, "call_id": d.fired_by.call_id,
@@ -219,6 +208,15 @@ def _cursor_step(ctx: RunCtx) -> None:
             if name is not None:
                 st.steps[name] = 0  # a cursor move resets the procedure
         st.cursor, st.cursor_cause, st.cursor_event = d.to, d.cause, eid
+
+
+def _quiet_cause(ctx: RunCtx, d: CursorDecision) -> tuple[str, ...]:
+    """What decided a move no edge or pick explains: the message, for a cold start (or a cursor
+    carried over); else the results that fired nothing, or the move the cursor stays on."""
+    st = ctx.state
+    if d.src is None:
+        return (st.start_event,)
+    return tuple(r.event for r in st.last_batch) or (st.cursor_event or st.start_event,)
 
 
 def _decide_cursor(ctx: RunCtx) -> CursorDecision:
@@ -270,7 +268,7 @@ def _batch(ctx: RunCtx, resume: dict | None):
             p.checkin = out.pause
             return _pause(ctx, call, out.pause)
         if out.fatal is not None:
-            return _finish(ctx, "error", None, error=ctx.redactor.scrub_text(out.fatal))
+            return host_failed(ctx, call, out.fatal)
         p.checkin = None
         st.history.append(Message("tool", out.text, (), call.id, call.name))
         from .evaluate import parse_result
@@ -293,17 +291,11 @@ def _pause(ctx: RunCtx, call, checkin: dict) -> CoreResult:
         "question": checkin["question"],
         "source": checkin["source"], "policy": checkin.get("policy")},
         source=source, caused_by=(ctx.state.pending.reply_event,))
-    _redaction_report(ctx)
+    redaction_report(ctx, (req,))
     ctx.emit("run.paused", {"checkin": checkin["id"]}, caused_by=(req,))
     args = checkin["args"] if checkin["source"] == "inner" else dict(call.arguments)
     public = {**checkin, "args": ctx.redactor.scrub(args)}
-    return CoreResult("paused", None, checkin=public, checkpoint=_checkpoint(ctx))
-
-
-def _checkpoint(ctx: RunCtx) -> dict:
-    st = ctx.state
-    st.seq, st.time = ctx.rec.seq, ctx.rec.time
-    return {"version": 1, "agent": ctx.plan.name, "state": st.to_checkpoint()}
+    return CoreResult("paused", None, checkin=public, checkpoint=checkpoint(ctx))
 
 
 # ---------------------------------------------------------------- endings
@@ -315,11 +307,11 @@ def _final(ctx: RunCtx, text: str, replied: str):
         info = {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool}
         if not st.nudged and st.iteration < ctx.plan.agent.max_iterations:
             st.nudged = True
-            ctx.emit("steps.unfinished", {**info, "action": "nudged"},
-                     source=skill.steps[k].span, caused_by=(replied,))
+            nudge = ctx.emit("steps.unfinished", {**info, "action": "nudged"},
+                             source=skill.steps[k].span, caused_by=(replied,))
             st.history.append(Message("assistant", text))
             st.history.append(Message("user", sk.nudge_text(skill, k)))
-            st.last_batch = []
+            st.last_batch, st.turn = [], [nudge]
             st.iteration += 1
             return None
         ctx.emit("steps.unfinished", {**info, "action": "accepted"},
@@ -335,9 +327,9 @@ def _answer(ctx: RunCtx, outcome: str, text: str, cause: str) -> CoreResult:
     if denied is not None:
         refusal = f"I can't give that answer: {denied}"
         st.history.append(Message("assistant", refusal))  # a follow-up sees what the user saw
-        return _finish(ctx, "denied", refusal, causes=(cause,) + rows)
+        return finish(ctx, "denied", refusal, causes=(cause,) + rows)
     st.history.append(Message("assistant", text))
-    return _finish(ctx, outcome, text, causes=(cause,) + rows)
+    return finish(ctx, outcome, text, causes=(cause,) + rows)
 
 
 def _budget(ctx: RunCtx, reply, replied: str):
@@ -351,10 +343,19 @@ def _budget(ctx: RunCtx, reply, replied: str):
     if reply.text:
         st.history.append(Message("assistant", reply.text))
     st.history.append(Message("user", WRAP_UP))
-    final, replied2 = yield from _call_llm(ctx, ctx.comp.system, (), replied)
+    return (yield from _wrap_up(ctx, replied))
+
+
+def _wrap_up(ctx: RunCtx, cause: str):
+    """The one call with no tools after the budget (`cause`: the reply that used it up); while
+    it is due, `wrapping` says so, and a retry after its failure makes this call again."""
+    st = ctx.state
+    st.wrapping = cause
+    final, replied = yield from _call_llm(ctx, ctx.comp.system, (), cause)
     if final is None:
-        return replied2
-    return _answer(ctx, "max_iterations", final.text, replied2)
+        return replied
+    st.wrapping = None
+    return _answer(ctx, "max_iterations", final.text, replied)
 
 
 def _message_policy(ctx: RunCtx, moment: str, roots: dict,
@@ -372,28 +373,6 @@ def _message_policy(ctx: RunCtx, moment: str, roots: dict,
         return None, rows
     d = result.deciding
     return (getattr(d, "reason", None) or f"refused by policy `{getattr(d, 'policy', '?')}`"), rows
-
-
-def _finish(ctx: RunCtx, outcome: str, answer: str | None, *, error: str | None = None,
-            checkpoint: dict | None = None, causes: tuple[str, ...] = ()) -> CoreResult:
-    st = ctx.state
-    payload = {"outcome": outcome, "answer": answer, "iterations": st.iteration,
-               "llm_calls": st.llm_calls, "tool_calls": st.tool_calls,
-               "tokens": [st.tokens_in, st.tokens_out], "executions": dict(st.executions),
-               "cursor": st.cursor}
-    if error:
-        payload["error"] = error
-    _redaction_report(ctx)
-    ctx.emit("run.finished", payload, caused_by=causes)
-    return CoreResult(outcome, answer, error=error, checkpoint=checkpoint)
-
-
-def _redaction_report(ctx: RunCtx) -> None:
-    """Record that redaction happened (counts per rule, paths), never what was redacted."""
-    report = ctx.redactor.report()
-    if report.total:
-        ctx.emit("redaction.applied", {"counts": dict(report.counts), "paths": list(report.paths),
-                                       "paths_dropped": report.paths_dropped})
 
 
 __all__ = ["CoreResult", "WRAP_UP", "run_core"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 from jsonschema import Draft202012Validator
+from referencing import Registry
 
 from . import ir
 from .analysis import Analysis
@@ -36,7 +37,9 @@ class ToolInfo:
     def validator(self) -> Draft202012Validator:
         v = self._cache.get("v")
         if v is None:
-            v = self._cache["v"] = Draft202012Validator(self.schema)
+            # an empty registry: a `$ref` to another document is never fetched (the checker
+            # reports it, AFP301); one that does not resolve is a problem of the call's check
+            v = self._cache["v"] = Draft202012Validator(self.schema, registry=Registry())
         return v
 
     def spec(self, description: str | None = None) -> ToolSpec:
@@ -83,6 +86,7 @@ class RouteInfo:
     label: str | None
     span: Span
     deterministic: bool
+    src_tools: frozenset[str] = frozenset()  # the tools of `src`: a route without `on` hears these
 
     @property
     def text(self) -> str:
@@ -197,6 +201,8 @@ def build_plan(analysis: Analysis, agent: ir.Agent, module: str) -> Plan:
         scoped = scoped_all or (graph is not None and name in graph_skills and _scope(analysis, agent, module))
         body = decl.body.value if decl.body is not None else ""
         skills[name] = SkillInfo(name, decl, mod, own, steps, scoped, body)
+    if graph is not None:  # (the skills' tools are known only now)
+        graph = _with_source_tools(graph, skills)
     context = []
     for ref in agent.context:
         r = analysis.resolve(module, ref)
@@ -215,6 +221,14 @@ def build_plan(analysis: Analysis, agent: ir.Agent, module: str) -> Plan:
     return Plan(agent, module, analysis.program, analysis, tools, baseline, skills, order,
                 tuple(n for n in open_names if n in skills), graph, tuple(context), policies,
                 redact)
+
+
+def _with_source_tools(graph: GraphInfo, skills: dict[str, SkillInfo]) -> GraphInfo:
+    """`graph` with each route knowing its source skill's tools: a route without `on` fires on
+    "any tool of FROM" (language §5), not on a baseline tool or a built-in."""
+    routes = tuple(attrs.evolve(r, src_tools=frozenset(skills[r.src].tools) if r.src in skills
+                                else frozenset()) for r in graph.routes)
+    return attrs.evolve(graph, routes=routes)
 
 
 def _scope(analysis: Analysis, agent: ir.Agent, module: str) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from . import ir
-from .evaluate import Condition, Env, shorten
+from .evaluate import Condition, Env
 from .rules_compiled import Compiled, compiled
 from .source import Span
 
@@ -105,9 +105,14 @@ def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, *, tool: str | Non
     call: Any = None  # made for a host link or a rule evaluated in full (most walks: none)
     rows: list[PolicyDecision] = []
     answered = -1  # the link that gave its answer: its later rules do not run
+    quiet: Any = None  # a rule link whose rules so far all did not hold: (index, policy)
     for index, policy, rule, cond in walk:
         if index < start_after or index == answered:
             continue
+        if quiet is not None and quiet[0] != index:  # its rules are done, none held: it allows
+            rows.append(PolicyDecision("allow", quiet[1].name, None, None, moment, tool, call_id,
+                                       iteration))
+            quiet = None
         if rule is None:
             call = call or _Call(moment, env, tool, call_id, iteration, can_pause, host)
             row = _run_host_link(policy, call)
@@ -121,6 +126,7 @@ def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, *, tool: str | Non
             except Exception:
                 verdict = None
             if verdict is False:
+                quiet = (index, policy)
                 continue
             if verdict is True and not evidence and (can_pause or rule.action != "ask"):
                 # the row `_run_rule` would make for a rule that holds, without its evidence
@@ -130,13 +136,17 @@ def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, *, tool: str | Non
                 call = call or _Call(moment, env, tool, call_id, iteration, can_pause, host)
                 row = _run_rule(policy, rule, cond, call, evidence)
                 if row is None:
+                    quiet = (index, policy)
                     continue
-        answered = index
+        answered, quiet = index, None
         if row is None:
             continue
         rows.append(row)
         if row.outcome != "allow":
             return ChainResult(row.outcome, tuple(rows), row, index)
+    if quiet is not None:
+        rows.append(PolicyDecision("allow", quiet[1].name, None, None, moment, tool, call_id,
+                                   iteration))
     return ChainResult("allow", tuple(rows), None) if rows else ALLOWED
 
 
@@ -255,7 +265,7 @@ def _run_host(policy: ir.Policy, impl: ir.PythonImpl, call: _Call) -> PolicyDeci
     if parsed is None:
         if inspect.iscoroutine(answer):
             answer.close()
-        reason = f"policy `{policy.name}` answered something it may not: {shorten(repr(answer))}"
+        reason = f"policy `{policy.name}` answered something it may not: {_answer_text(answer)}"
         return call.decision(policy, "deny", reason, impl.span)
     outcome, reason = parsed
     return call.decision(policy, outcome, reason, impl.span)
@@ -288,6 +298,19 @@ def _copy(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_copy(v) for v in value]
     return value
+
+
+def _answer_text(answer: Any, limit: int = 2000) -> str:
+    """An answer a link may not give, for the denial's reason: its `repr` whole (the reason is
+    redacted when recorded, and a cut could split a secret so that what is left no longer
+    matches), or only its type when the `repr` is long or cannot be made."""
+    try:
+        text = repr(answer)
+    except Exception:  # noqa: BLE001 - host code: a `__repr__` that raises
+        text = ""
+    if not text or len(text) > limit:
+        return f"a value of type {type(answer).__name__}"
+    return text
 
 
 def _exc_text(exc: BaseException) -> str:

@@ -1,4 +1,4 @@
-"""The public run API: `Agent(...).run(message)`, `arun`, `resume`, conversations, `RunResult`.
+"""The public run API: `Agent(...).run(message)`, `arun`, `resume`, conversations.
 
 Role:       builds the plan, effects, redactor and store for a run, drives the interpreter core
             synchronously or asynchronously, saves trace and checkpoints, applies decisions.
@@ -8,7 +8,8 @@ Emits:      nothing itself; raises `ResumeDecisionError` for any resume that is 
 Invariants: the store gets only redacted events; a store that outlives the process gets them
             as the run goes too (status `running`, before each model call); raw checkpoints are
             stored apart and deleted when the run ends; a check-in is decided once
-            (compare-and-set in the store); a new run never writes into another run's id.
+            (compare-and-set in the store); a new run never writes into another run's id; a
+            `Checkpoint` object resumes its run only while it is the store's latest.
 """
 from __future__ import annotations
 
@@ -27,19 +28,14 @@ from .launch_checks import check_agent_args, check_message, check_model, no_agen
 from .plan import Plan, find_agent, plan_of
 from .providers.mock import mock
 from .redaction import Redactor
+from .results import (AgentNotFound, CheckIn, Checkpoint, Conversation, Decision,  # noqa: F401
+                      ResumeDecisionError, RunResult, approve, decline)
 from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync
+from .source import Span
 from .state import RunState, check_checkpoint
 from .store import Store, check_new_run, memory, save
 from .toolcall import call_fingerprint, resolve_python
 from .trace import Trace
-
-
-class ResumeDecisionError(Exception):
-    """A resume that is not exactly one decision for the check-in the run waits on."""
-
-
-class AgentNotFound(ValueError):
-    pass
 
 
 @attrs.define
@@ -51,97 +47,21 @@ class _Saves:
     n: int = 0
 
 
-@attrs.frozen
-class Decision:
-    checkin: str
-    approved: bool
-    by: str | None = None
-    note: str | None = None
-
-
-def _checkin_id(checkin: Any) -> str:
-    return checkin.id if isinstance(checkin, CheckIn) else str(checkin)
-
-
-def approve(checkin: Any, by: str | None = None, note: str | None = None) -> Decision:
-    """A person's approval of `checkin` (a `CheckIn` or its id)."""
-    return Decision(_checkin_id(checkin), True, by, note)
-
-
-def decline(checkin: Any, by: str | None = None, note: str | None = None) -> Decision:
-    return Decision(_checkin_id(checkin), False, by, note)
-
-
-@attrs.frozen
-class CheckIn:
-    """What a paused run asks: the tool, its (redacted) arguments, the question, who asked."""
-
-    id: str
-    run_id: str
-    tool: str
-    call_id: str
-    args: Any
-    question: str
-    source: str  # policy | tool
-    policy: str | None = None
-
-
-@attrs.frozen(repr=False)
-class Checkpoint:
-    """A handle on a resumable run; `data` is the raw state (kept in memory and the store only)."""
-
-    run_id: str
-    checkin: str | None = None
-    data: Any = attrs.field(default=None, eq=False)
-
-    def __repr__(self) -> str:
-        return f"Checkpoint(run_id={self.run_id!r}, checkin={self.checkin!r})"
-
-
-@attrs.frozen
-class RunResult:
-    outcome: str
-    answer: str | None
-    run_id: str
-    trace: Trace
-    checkin: CheckIn | None = None
-    checkpoint: Checkpoint | None = None
-    error: str | None = None
-    inner: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
-    program: Any = attrs.field(default=None, repr=False, eq=False)
-
-    @property
-    def paused(self) -> bool:
-        return self.outcome == "paused"
-
-    def why(self, event: str | None = None, **kw: Any) -> str:
-        """The explanation tree as text: of the answer, or of `event`; `skill=`, `iteration=`,
-        `edge="a->b"` and `format="json"` ask the other questions of `afpc why`."""
-        from .why import explain
-        return explain(self.trace, event, inner=self.inner, program=self.program, **kw)
-
-
-@attrs.define
-class Conversation:
-    """A sequence of runs sharing history (and, with `continuity = "conversation"`, the cursor)."""
-
-    agent: "Agent"
-    id: str
-    history: list = attrs.field(factory=list)
-    cursor: str | None = None
-    runs: list[str] = attrs.field(factory=list)
-
-    def run(self, message: str) -> RunResult:
-        return self.agent.run(message, conversation=self)
-
-    async def arun(self, message: str) -> RunResult:
-        return await self.agent.arun(message, conversation=self)
-
-
 def _unwrap(program: Any) -> tuple[ir.Program, Analysis]:
     if isinstance(program, ir.Program):
         return program, Analysis(program)
     return program.ir, program.analysis
+
+
+def _span(value: Any) -> Span | None:
+    """A check-in's `[file, start, end]` as a `Span` (None when it has none)."""
+    return Span(*value) if isinstance(value, (list, tuple)) and len(value) == 3 else None
+
+
+def _seq_of(data: Any) -> Any:
+    """Where a checkpoint was taken: the number of events its run had recorded."""
+    state = data.get("state") if isinstance(data, dict) else None
+    return state.get("seq") if isinstance(state, dict) else None
 
 
 def _why_no_checkpoint(store: Store, run_id: str) -> str:
@@ -153,7 +73,7 @@ def _why_no_checkpoint(store: Store, run_id: str) -> str:
     status = row.get("status") if isinstance(row, dict) else None
     if status == "running":
         return ("it is still running (or its process ended without finishing it); only a paused "
-                "run, or one ended by a provider error, can be resumed")
+                "run, or one ended by a provider or host failure, can be resumed")
     if status is None:
         return "this store holds no such run"
     return "it finished, or it was already resumed"
@@ -311,7 +231,8 @@ class Agent:
             if ci is not None:
                 store.open_checkin(ci["id"], st.run_id, ci["fp"])
                 checkin = CheckIn(ci["id"], st.run_id, ci["tool"], ci["call_id"], ci["args"],
-                                  ci["question"], ci["source"], ci.get("policy"))
+                                  ci["question"], ci["source"], ci.get("policy"),
+                                  _span(ci.get("span")))
             checkpoint = Checkpoint(st.run_id, ci["id"] if ci else None, data)
         else:
             store.delete_checkpoint(st.run_id)
@@ -339,11 +260,33 @@ class Agent:
                                         fin[0].payload.get("answer") if fin else None,
                                         {"outer": run_id}, trace.events)
 
+    def _current_checkpoint(self, run_id: str, given: dict | None) -> dict | None:
+        """The checkpoint to resume from: the store's, or `given` (a `Checkpoint`'s data) when it
+        is the store's latest. A checkpoint object kept from before the run went on (it finished,
+        or was resumed and paused or failed again) is refused: resuming it would run its
+        iterations twice under the same event ids. One the store has never heard of (carried to
+        another store) is taken as it is."""
+        stored = self.store.checkpoint(run_id)
+        if given is None:
+            return stored
+        check_checkpoint(run_id, given)  # (a damaged one is named as such, not as out of date)
+        if stored is None:
+            if self.store.run(run_id) is None:
+                return given
+            raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
+                                      f"{_why_no_checkpoint(self.store, run_id)}")
+        now, then = _seq_of(stored), _seq_of(given)
+        if type(now) is int and type(then) is int and now != then:  # (else: damaged, see below)
+            raise ResumeDecisionError(
+                f"this checkpoint of run `{run_id}` is out of date: the run went on after it was "
+                f"taken; resume with the run id (`resume(\"{run_id}\")`) to continue from where "
+                f"it is now")
+        return given
+
     def _prepare_resume(self, checkpoint: Any, decision: Any) -> tuple[RunCtx, dict]:
         run_id = checkpoint.run_id if isinstance(checkpoint, Checkpoint) else str(checkpoint)
         data = checkpoint.data if isinstance(checkpoint, Checkpoint) else None
-        if data is None:
-            data = self.store.checkpoint(run_id)
+        data = self._current_checkpoint(run_id, data)
         if data is None:
             raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
                                       f"{_why_no_checkpoint(self.store, run_id)}")

@@ -20,6 +20,7 @@ from typing import Any, Callable, Generator
 
 import attrs
 
+from .evidence import EVIDENCE_KINDS, clip_evidence
 from .frozen import plain, thaw
 from .redaction import Redactor
 from .source import Span
@@ -144,6 +145,8 @@ class Recorder:
         if payload and not red.inert and not red.is_clean(payload):
             payload = red.scrub(payload, at=kind)  # (a clean payload is kept as is, as it is
             # with no rules at all: scrubbing would only copy it)
+        if kind in EVIDENCE_KINDS:  # evidence is shortened after it is redacted, never before
+            payload = clip_evidence(kind, payload)
         self.trace.append(Event(self.seq, eid, kind, iteration, self.time,
                                 tuple(filter(None, caused_by)), source, payload))
         return eid

@@ -1,9 +1,10 @@
 """`read_skill` (menu, gate, teaching sentences) and step procedures (semantics §3, §5).
 
-Role:       pure helpers the context composer and the tool pipeline call; no recording here.
+Role:       pure helpers the context composer and the tool pipeline call; no recording here;
+            also the sentence for a call to a tool that was not offered.
 Invariants: the `read_skill` enum always lists every skill; a refusal moves nothing; only a
             successful result of the current step's tool (or `skip_step` with `advance`)
-            advances a procedure.
+            advances a procedure; every active skill with steps left runs its own procedure.
 """
 from __future__ import annotations
 
@@ -92,13 +93,22 @@ def refusal(requested: str, cursor: str | None, ok: tuple[str, ...]) -> str:
 
 
 # ---------------------------------------------------------------- steps
-def procedure(plan: Plan, active: list[str], steps: dict[str, int]) -> tuple[SkillInfo, int] | None:
-    """The running procedure: the first active skill with steps left, and its pointer."""
+def procedures(plan: Plan, active: list[str],
+               steps: dict[str, int]) -> tuple[tuple[SkillInfo, int], ...]:
+    """The running procedures: each active skill with steps left and its pointer, in `active`
+    order (the cursor first)."""
+    out = []
     for name in active:
         skill = plan.skills.get(name)
         if skill is not None and skill.steps and steps.get(name, 0) < len(skill.steps):
-            return skill, steps.get(name, 0)
-    return None
+            out.append((skill, steps.get(name, 0)))
+    return tuple(out)
+
+
+def procedure(plan: Plan, active: list[str], steps: dict[str, int]) -> tuple[SkillInfo, int] | None:
+    """The first running procedure (the cursor's, if it runs one), and its pointer."""
+    running = procedures(plan, active, steps)
+    return running[0] if running else None
 
 
 def banner(skill: SkillInfo, k: int) -> str:
@@ -110,9 +120,29 @@ def step_tool_spec(plan: Plan, skill: SkillInfo, k: int) -> ToolSpec:
     return tool.spec(f"{banner(skill, k)} {tool.decl.description}")
 
 
-def skip_step_spec() -> ToolSpec:
-    return ToolSpec(SKIP_STEP, "Skip the current step of the running procedure; give the reason.",
-                    SKIP_SCHEMA)
+def skip_step_spec(running: tuple = ()) -> ToolSpec:
+    """`skip_step { reason }`; with several procedures running, also an optional `skill`."""
+    text = "Skip the current step of the running procedure; give the reason."
+    if len(running) < 2:
+        return ToolSpec(SKIP_STEP, text, SKIP_SCHEMA)
+    names = [skill.name for skill, _ in running]
+    skill = {"type": "string", "enum": names,
+             "description": f"Whose step to skip (default: `{names[0]}`)."}
+    schema = {**SKIP_SCHEMA, "properties": {**SKIP_SCHEMA["properties"], "skill": skill}}
+    return ToolSpec(SKIP_STEP, f"{text} Several procedures are running: name the skill whose "
+                               f"step to skip (default: `{names[0]}`).", schema)
+
+
+def skip_target(running: tuple, wanted) -> tuple[SkillInfo, int] | str:
+    """The procedure `skip_step` skips: the one named by `skill`, else the first; or a refusal."""
+    if wanted is None:
+        return running[0]
+    for skill, k in running:
+        if skill.name == wanted:
+            return skill, k
+    names = ", ".join(skill.name for skill, _ in running)  # (the argument is not echoed)
+    return (f"skip_step's `skill` must name a running procedure: {names}. Nothing was skipped; "
+            f"call it again with one of these, or without `skill` for the first.")
 
 
 def _next(skill: SkillInfo, k: int) -> str:
@@ -136,6 +166,32 @@ def skip_text(skill: SkillInfo, k: int, reason: str) -> str:
 
 
 NO_PROCEDURE = "There is no step to skip: no procedure is running."
+
+
+def not_offered(plan: Plan, tool: str, active: tuple[str, ...], running: tuple,
+                offered: list[str]) -> str:
+    """What the model reads for a call to a tool of the agent that was not offered to it."""
+    why = _step_reason(tool, running) or _inactive_reason(plan, tool, active)
+    return (f"Tool `{tool}` is not available now: {why}. "
+            f"Your tools now are: {', '.join(offered) or 'none'}.")
+
+
+def _step_reason(tool: str, running: tuple) -> str | None:
+    for skill, k in running:
+        if tool in skill.tools and skill.steps[k].tool != tool:
+            return (f"skill `{skill.name}` is on step {k + 1} of {len(skill.steps)}, whose tool "
+                    f"is `{skill.steps[k].tool}`")
+    return None
+
+
+def _inactive_reason(plan: Plan, tool: str, active: tuple[str, ...]) -> str:
+    owners = [n for n in plan.skill_order if tool in plan.skills[n].tools and n not in active]
+    if not owners:
+        return "it is not offered in this iteration"
+    listed = ", ".join(f"`{n}`" for n in owners)
+    if len(owners) == 1:
+        return f"skill {listed} is not active"
+    return f"skills {listed} are not active"
 
 
 def nudge_text(skill: SkillInfo, k: int) -> str:

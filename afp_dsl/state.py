@@ -1,11 +1,12 @@
 """The mutable state of one run, and its raw (unredacted) checkpoint form.
 
 Role:       what the loop carries from iteration to iteration; `to_checkpoint` / `from_checkpoint`
-            make a paused or failed run resumable in another process.
+            make a paused or failed run resumable in another process; `Mark` / `rewind` take a
+            failed run back to the start of its iteration (the last completed one's state).
 Invariants: owned by one running loop at a time; checkpoints hold raw values and are therefore
             stored apart from the (redacted) trace and deleted when the run ends; a damaged
             checkpoint (a field missing or of the wrong type) is a `CheckpointError` from
-            `from_checkpoint`, before anything of the run is resumed.
+            `from_checkpoint`, before anything of the run is resumed; version 1 still resumes.
 """
 from __future__ import annotations
 
@@ -17,19 +18,23 @@ import attrs
 from .providers.base import Message, ToolCall
 
 
+CHECKPOINT_VERSION = 2  # 2 added `decided`, `wrapping`, `mark`, `turn`; 1 lacks them
+_READS = (1, 2)
+
+
 class CheckpointError(ValueError):
     """A checkpoint that cannot be resumed: it was damaged or edited by hand."""
 
 
 def check_checkpoint(run_id: str, data: Any) -> None:
-    """`CheckpointError` for checkpoint data that is not what `interp` writes (version 1)."""
+    """`CheckpointError` for checkpoint data that is not what `interp` writes (version 1 or 2)."""
     if not isinstance(data, Mapping) or "state" not in data:
         raise CheckpointError(f"the checkpoint of run `{run_id}` is damaged (not a checkpoint "
                               f"document); it cannot be resumed: start the run again")
-    if data.get("version") != 1:
+    if data.get("version") not in _READS:
         raise CheckpointError(f"the checkpoint of run `{run_id}` has version "
-                              f"{data.get('version')!r}, and this afp resumes version 1: resume "
-                              f"it with the afp that paused it, or start the run again")
+                              f"{data.get('version')!r}, and this afp resumes versions 1 and 2: "
+                              f"resume it with the afp that paused it, or start the run again")
 
 
 @attrs.define(slots=True)
@@ -56,6 +61,33 @@ class Pending:
     reply_event: str
     checkin: dict | None = None  # {id, tool, call_id, args_fp, link, source, question, ...}
     inner: dict | None = None  # checkpoint of an inner agent run paused inside the call
+
+
+@attrs.frozen
+class Mark:
+    """What an iteration starts from, once its cursor is decided: what its model call and tools
+    change (the history grows; results, steps, opened skills, picks), as it was before them."""
+
+    history: int
+    last_batch: tuple[ToolResult, ...]
+    returned: frozenset[str]
+    steps: dict[str, int]
+    opened: tuple[str, ...]
+    pick: str | None
+    pick_event: str | None
+
+    def to_dict(self) -> dict:
+        return {"history": self.history, "last_batch": [r.to_dict() for r in self.last_batch],
+                "returned": sorted(self.returned), "steps": dict(self.steps),
+                "opened": list(self.opened), "pick": self.pick, "pick_event": self.pick_event}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Mark":
+        if type(d["history"]) is not int or not isinstance(d["steps"], dict):
+            raise ValueError("`state.mark` is not a mark")
+        return cls(d["history"], tuple(ToolResult(**r) for r in d["last_batch"]),
+                   frozenset(d["returned"]), dict(d["steps"]), tuple(d["opened"]), d["pick"],
+                   d["pick_event"])
 
 
 @attrs.define
@@ -85,6 +117,27 @@ class RunState:
     start_event: str = ""
     seq: int = 0
     time: int = 0
+    decided: int = 0  # the iteration whose cursor decision is made (a retry reuses it)
+    wrapping: str | None = None  # while the wrap-up call is due: the id of the event it follows
+    turn: list[str] = attrs.field(factory=list)  # the events this iteration follows from
+    mark: Mark | None = None
+
+    def set_mark(self) -> None:
+        """Remember the start of this iteration (its cursor decided): `rewind` goes back to it."""
+        self.mark = Mark(len(self.history), tuple(self.last_batch), frozenset(self.returned),
+                         dict(self.steps), tuple(self.opened), self.pick, self.pick_event)
+
+    def rewind(self) -> bool:
+        """Back to the mark: the state the last completed iteration left, with this iteration's
+        cursor decision kept; totals stay (what ran was counted). False when there is no mark."""
+        m = self.mark
+        if m is None:
+            return False
+        del self.history[m.history:]
+        self.pending, self.last_batch, self.returned = None, list(m.last_batch), set(m.returned)
+        self.steps, self.opened = dict(m.steps), list(m.opened)
+        self.pick, self.pick_event = m.pick, m.pick_event
+        return True
 
     def to_checkpoint(self) -> dict:
         d = attrs.asdict(self, recurse=False)
@@ -95,6 +148,8 @@ class RunState:
             "calls": [_call_to(c) for c in self.pending.calls], "index": self.pending.index,
             "reply_event": self.pending.reply_event, "checkin": self.pending.checkin,
             "inner": self.pending.inner}
+        d["turn"] = list(self.turn)
+        d["mark"] = None if self.mark is None else self.mark.to_dict()
         return d
 
     @classmethod
@@ -110,6 +165,8 @@ class RunState:
         d["history"] = [_msg_from(m) for m in d["history"]]
         d["last_batch"] = [ToolResult(**r) for r in d["last_batch"]]
         d["returned"] = set(d["returned"])
+        d.setdefault("decided", d.get("iteration", 1))  # (version 1: that cursor was decided)
+        d["mark"] = None if d.get("mark") is None else Mark.from_dict(d["mark"])
         p = d.get("pending")
         d["pending"] = None if p is None else Pending(
             [_call_from(c) for c in p["calls"]], p["index"], p["reply_event"], p.get("checkin"),
@@ -125,6 +182,7 @@ _FIELDS: dict[str, Any] = {
     "returned": list, "steps": "counts", "nudged": bool, "executions": "counts",
     "llm_calls": int, "tokens_in": "number", "tokens_out": "number", "tool_calls": int,
     "pending": (dict, type(None)), "start_event": str, "seq": int, "time": int,
+    "decided": int, "wrapping": _OPT_STR, "turn": list, "mark": (dict, type(None)),
 }
 
 

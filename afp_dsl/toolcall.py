@@ -1,12 +1,14 @@
 """The tool pipeline, one call at a time, in the order of semantics §7.
 
-Role:       unknown tool → before-policies → argument validation → check-in → execute (stub,
-            host binding, `returns`, `python(...)`, inner agent) → envelopes → read_skill gate
-            and steps → after-policies (reverse) → `tool.returned`.
+Role:       unknown or not-offered tool → before-policies → argument validation → check-in →
+            execute (stub, host binding, `returns`, `python(...)`, inner agent) → envelopes →
+            read_skill gate and steps → after-policies (reverse) → `tool.returned`.
 Emits:      tool.called, tool.args_invalid, policy.decided, skill.rejected, step.advanced,
             step.skipped, tool.returned; AFP501 (tool-not-bound) as a run error.
-Invariants: never echoes argument values in validation messages; an after-deny replaces what
-            the model reads while the record keeps the real result; errors never advance steps;
+Invariants: never runs a tool not offered to the reply that called it; never echoes argument
+            values in validation messages; `after` runs for every executed call (failures too),
+            and an after-deny replaces what the model reads while the record keeps the real
+            result; errors never advance steps;
             whatever host code returns or raises (`sys.exit` included) becomes a result or a
             failure, never a crash; a result with no JSON form is a failure, never a repr.
 """
@@ -71,15 +73,37 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
         text = (f"Unknown tool `{call.name}`: there is no tool with that name. "
                 f"Your tools are: {names or 'none'}.")
         return _finish(ctx, call, args, CallOutcome("invalid", text), called)
+    if resume is None and ctx.comp is not None and call.name not in ctx.comp.names:
+        return _finish(ctx, call, args, _not_offered(ctx, call), called)
     if resume is not None:
+        _restore_offered(ctx, resume["checkin"])
         out = yield from _resumed(ctx, call, args, info, resume, called)
     else:
         out = yield from _fresh(ctx, call, args, info, called)
     if out.pause is not None:
-        return attrs.evolve(out, pause={**out.pause, "called": called})
+        offered = sorted(ctx.comp.names) if ctx.comp is not None else None
+        return attrs.evolve(out, pause={**out.pause, "called": called, "offered": offered})
     if out.fatal is not None:
         return out
     return _finish(ctx, call, args, out, called)
+
+
+def _not_offered(ctx: RunCtx, call: ToolCall) -> CallOutcome:
+    """A tool of the agent that the reply's iteration did not offer (an inactive skill's, a
+    later step's): refused unexecuted. (A resumed call was checked before it paused.)"""
+    comp = ctx.comp
+    text = sk.not_offered(ctx.plan, call.name, comp.active, comp.procedures,
+                          [o.spec.name for o in comp.offered])
+    return CallOutcome("invalid", text)
+
+
+def _restore_offered(ctx: RunCtx, checkin: dict) -> None:
+    """On resume, the rest of the batch is judged by the tools offered to the reply that made it,
+    not by the recomposed ones (earlier calls of the batch may have opened a skill or advanced a
+    step); kept in the check-in, which the checkpoint holds."""
+    offered = checkin.get("offered")
+    if ctx.comp is not None and isinstance(offered, list):
+        ctx.comp = attrs.evolve(ctx.comp, names=frozenset(offered))
 
 
 def _fresh(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
@@ -157,6 +181,11 @@ def _outcome(ctx: RunCtx, call: ToolCall, args: dict, info, called: str, kind: s
     if kind == "pause":
         return CallOutcome("pending", "", pause=value)
     ctx.state.executions[call.name] = ctx.state.executions.get(call.name, 0) + 1
+    return _after(ctx, call, args, _executed(call, info, kind, value), called)
+
+
+def _executed(call: ToolCall, info, kind: str, value: Any) -> CallOutcome:
+    """The outcome of a call that ran: its result, or a failure, or a refused oversize result."""
     if kind == "raise":
         return _failure(exception_text(value))
     status, text, value, problem = read_result(value)
@@ -169,8 +198,7 @@ def _outcome(ctx: RunCtx, call: ToolCall, args: dict, info, called: str, kind: s
             f"Result too large: `{call.name}` returned {len(text)} characters, over its "
             f"declared {limit}-character limit. Narrow the request and call again. No data was "
             f"returned."), executed=True, result=None)
-    out = CallOutcome(status, text, executed=True, result=value)
-    return _after(ctx, call, args, out, called)
+    return CallOutcome(status, text, executed=True, result=value)
 
 
 def _failure(text: str) -> CallOutcome:
@@ -248,7 +276,7 @@ def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: st
     roots = {"tool": call.name, "args": args, "message": ctx.state.message,
              "iteration": ctx.state.iteration, "skill": ctx.state.cursor,
              "result": parse_result(out.result), "status": out.status}  # (`pol.roots` and these two)
-    chain = pol.walk(ctx, walk, "after", call, roots, called)
+    chain = pol.walk(ctx, walk, "after", call, roots, called, can_pause=False)  # no pause here
     if chain.outcome == "allow":
         return out
     return attrs.evolve(out, status="denied", text=pol.reason(chain))
@@ -289,10 +317,14 @@ def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutc
 
 
 def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
-    proc = sk.procedure(ctx.plan, ctx.active_order, ctx.state.steps)
-    if proc is None:
+    running = sk.procedures(ctx.plan, ctx.active_order, ctx.state.steps)
+    if not running:
         return CallOutcome("invalid", sk.NO_PROCEDURE)
-    reason = args.get("reason") if isinstance(args, dict) else None
+    args = args if isinstance(args, dict) else {}
+    proc = sk.skip_target(running, args.get("skill"))
+    if isinstance(proc, str):
+        return CallOutcome("invalid", proc)
+    reason = args.get("reason")
     skill, k = proc
     if not isinstance(reason, str) or not reason.strip():
         return CallOutcome("invalid", f"skip_step needs a reason: say why step {k + 1} cannot run, "
@@ -346,12 +378,14 @@ def _decisions_since(ctx: RunCtx, called: str) -> tuple[str, ...]:
 
 
 def _step_advance(ctx: RunCtx, call: ToolCall, called: str) -> str:
-    proc = sk.procedure(ctx.plan, ctx.active_order, ctx.state.steps)
-    if proc is None:
-        return ""
-    skill, k = proc
-    if skill.steps[k].tool != call.name:
-        return ""
+    """Advance the first running procedure (the cursor's first) whose current step is this tool."""
+    for skill, k in sk.procedures(ctx.plan, ctx.active_order, ctx.state.steps):
+        if skill.steps[k].tool == call.name:
+            return _advance(ctx, skill, k, called)
+    return ""
+
+
+def _advance(ctx: RunCtx, skill, k: int, called: str) -> str:
     ctx.state.steps[skill.name] = k + 1
     nxt = skill.steps[k + 1].tool if k + 1 < len(skill.steps) else None
     ctx.emit("step.advanced", {"skill": skill.name, "step": k + 1, "of": len(skill.steps),

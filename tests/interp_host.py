@@ -22,3 +22,10 @@ def allow_all(ctx: dict):
 
 
 not_callable = 42
+
+
+def ask_after(ctx: dict):
+    """Asks only at `after`, where no pause can carry the ask."""
+    if ctx.get("moment") == "after":
+        return ("ask", "check the result?")
+    return None

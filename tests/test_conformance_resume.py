@@ -53,7 +53,10 @@ def test_approve_continues_the_chain_after_the_asking_link_then_runs():
     r2 = agent.resume(r.checkpoint, approve(r.checkin, by="maya", note="fine"))
     assert r2.outcome == "answered" and ran == [200]
     rows = payloads(r2, "policy.decided")
-    assert [x["policy"] for x in rows] == ["guard"]  # `later` allowed silently (no rule held)
+    # `later` has a rule for the moment and none held: the link allows, and that is a decision
+    assert [(x["policy"], x["outcome"], x["rule"]) for x in rows] == [
+        ("guard", "ask", rows[0]["rule"]), ("later", "allow", None)]
+    assert rows[0]["rule"] is not None
     (dec,) = payloads(r2, "checkin.decided")
     assert dec["decision"] == "approve" and dec["by"] == "maya"
     assert r2.run_id == r.run_id and "run.resumed" in kinds(r2)

@@ -203,11 +203,12 @@ def _plain_chain(policies, moment, env, *, tool, call_id, iteration, can_pause, 
         return PolicyDecision(outcome, p.name, span, reason, moment, tool, call_id, iteration, conds)
 
     for index in range(max(0, start_after), len(chain)):
-        p, row = chain[index], None
+        p, row, had_rule = chain[index], None, False
         for block in p.blocks:
             if not pol._block_applies(block, moment, tool):
                 continue
             for rule in block.rules:
+                had_rule = True
                 out = evaluate(rule.when, env)
                 if out.error is not None:
                     row = decision(p, "deny", f"policy `{p.name}`: the condition could not be "
@@ -222,6 +223,8 @@ def _plain_chain(policies, moment, env, *, tool, call_id, iteration, can_pause, 
             row = row._replace(outcome="deny", reason=(
                 f"policy `{p.name}` asked a person to decide, and there is no pause here to "
                 f"carry that ask: {row.reason or 'no question given'}"))
+        if row is None and had_rule:  # its rules for the moment ran, none held: it allows
+            row = decision(p, "allow", None, None)
         if row is None:
             continue
         rows.append(row)

@@ -105,7 +105,8 @@ def test_ask_during_a_resumed_dispatch_is_a_denial_and_resume_skips_the_asker():
 def test_resume_continues_after_the_asker_to_allow():
     chain = [guard("four_eyes", "ask", 100), guard("ceiling", "deny", 500)]
     out = run(chain, can_pause=False, start_after=1)
-    assert out.outcome == "allow" and out.decisions == ()
+    assert out.outcome == "allow" and [(d.policy, d.outcome) for d in out.decisions] == [
+        ("ceiling", "allow")]  # its rule does not hold: the link allows, a decision too
 
 
 def test_after_walks_the_chain_in_reverse():
@@ -138,12 +139,14 @@ def test_allow_rule_decides_and_is_recorded_then_the_chain_goes_on():
     assert out.outcome == "deny"
 
 
-def test_no_matching_rule_records_nothing():
+def test_a_link_whose_rules_do_not_hold_records_its_allow_and_one_without_rules_nothing():
     chain = [guard("other", "deny", 1000),
              policy("elsewhere", block("before", rule("deny", TRUE, "x"), tool="lookup")),
              policy("output_only", block("output", rule("deny", TRUE, "x")))]
     out = run(chain)
-    assert out.outcome == "allow" and out.decisions == () and out.deciding is None
+    assert out.outcome == "allow" and out.deciding is None
+    assert [(d.policy, d.outcome, d.rule_span, d.reason) for d in out.decisions] == [
+        ("other", "allow", None, None)]
 
 
 # ---------------------------------------------------------------- rule details

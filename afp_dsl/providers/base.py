@@ -120,14 +120,41 @@ def checked_reply(reply: Any) -> Reply:
     surrogate), or arguments that are not a JSON object (JSON data nested at most
     `frozen.MAX_DEPTH` deep)."""
     if type(reply) is Reply and type(reply.text) is str and type(reply.tool_calls) is tuple \
-            and all(_plain_call(c) for c in reply.tool_calls):
+            and all(_plain_call(c) for c in reply.tool_calls) and _distinct(reply.tool_calls):
         return reply  # (the common reply: nothing to copy, so no copy; same answer as below)
     text, calls = getattr(reply, "text", None), getattr(reply, "tool_calls", None)
     text = "" if text is None else text
     if not (isinstance(reply, Reply) and isinstance(text, str) and isinstance(calls, (tuple, list))):
         raise ProviderError(f"malformed reply: the provider returned a `{type(reply).__name__}`, "
                             f"not a `Reply` with text and a tuple of tool calls")
-    return attrs.evolve(reply, text=text, tool_calls=tuple(_checked_call(c) for c in calls))
+    checked = _renumbered(tuple(_checked_call(c) for c in calls))
+    return attrs.evolve(reply, text=text, tool_calls=checked)
+
+
+def _distinct(calls: tuple) -> bool:
+    return len(calls) < 2 or len({c.id for c in calls}) == len(calls)
+
+
+def _renumbered(calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+    """`calls` with every id unique: a later call repeating an earlier id (some servers number
+    each reply's calls from 0 again, or repeat one) gets `<id>~2`, `<id>~3`, … Call results,
+    check-ins and trace events are keyed by the id, so two calls under one id would answer, or
+    decide, each other."""
+    if _distinct(calls):
+        return calls
+    seen = {c.id for c in calls}
+    used: set[str] = set()
+    out = []
+    for c in calls:
+        if c.id in used:
+            k = 2
+            while f"{c.id}~{k}" in seen:
+                k += 1
+            seen.add(f"{c.id}~{k}")
+            c = attrs.evolve(c, id=f"{c.id}~{k}")
+        used.add(c.id)
+        out.append(c)
+    return tuple(out)
 
 
 def _checked_call(call: Any) -> ToolCall:

@@ -50,12 +50,19 @@ def _args(args: Any) -> Any:
     return dict(args) if type(args) is dict or isinstance(args, Mapping) else args
 
 
+QUOTE = 2000  # longest message the "no reply" error quotes
+
+
 def _asked(request: Request) -> str:
+    """The last message, quoted whole: the error is redacted when it is recorded, and a quote cut
+    short could split a secret so that what is left no longer matches (semantics §9). A longer
+    message is named by its length only."""
     for m in reversed(list(request.messages)):
         if m.content:
             who = "a tool result" if m.role == "tool" else f"the {m.role} message"
-            text = m.content if len(m.content) <= 120 else m.content[:117] + "..."
-            return f"{who} {text!r}"
+            if len(m.content) > QUOTE:
+                return f"{who} ({len(m.content)} characters)"
+            return f"{who} {m.content!r}"
     return "nothing (no messages)"
 
 

@@ -1,0 +1,228 @@
+"""Conformance: what the tool pipeline runs (§2 tools, §5 steps, §7 pipeline, §8 policies).
+
+Each test pins one finding of the runtime audit: a call to a tool that was not offered (F04),
+several procedures at once (F08), an `ask` at `after` (F09), `after` on failures (F11); the last
+test pins the documented exemption of built-ins from `before *` / `after *` (F12).
+"""
+from __future__ import annotations
+
+from interp_support import call, make, payloads, tool_texts
+
+from afp_dsl import approve
+
+SCOPED = """
+agent g { graph = flow tool_scope = "active" }
+tool secret_op { description = "dangerous" impl = returns("did it") }
+tool go { description = "go" impl = returns("ok") }
+skill a { description = "A." tools = [go] }
+skill admin { description = "Admin." tools = [secret_op] }
+graph flow { entry a  route a -> admin on go when result == "never" }
+"""
+
+STEPS = """
+agent g { graph = flow }
+tool s1 { description = "first" impl = returns("r1") }
+tool s2 { description = "second" impl = returns("r2") }
+skill p { description = "P." tools = [s1, s2] steps { s1 "one" s2 "two" } }
+graph flow { entry p }
+"""
+
+TWO = """
+agent g { skills = [p1, p2] }
+tool a1 { description = "a1" impl = returns("x") }
+tool a2 { description = "a2" impl = returns("x") }
+tool b1 { description = "b1" impl = returns("x") }
+tool b2 { description = "b2" impl = returns("x") }
+skill p1 { description = "P1." tools = [a1, a2] steps { a1 "s a1" a2 "s a2" } }
+skill p2 { description = "P2." tools = [b1, b2] steps { b1 "s b1" b2 "s b2" } }
+"""
+
+OPEN_BOTH = [("read_skill", {"id": "p1"}), ("read_skill", {"id": "p2"})]
+
+
+def names(request):
+    return [t.name for t in request.tools]
+
+
+# ---------------------------------------------------------------- F04: not offered → refused
+def test_a_tool_of_an_inactive_skill_is_refused_without_running():
+    agent, prov = make(SCOPED, [call("secret_op"), "done"])
+    r = agent.run("hi")
+    assert names(prov.requests[0]) == ["go", "read_skill"]
+    (ret,) = payloads(r, "tool.returned")
+    assert ret["status"] == "invalid" and ret["executed"] is False
+    assert tool_texts(prov.requests[1]) == [
+        "Tool `secret_op` is not available now: skill `admin` is not active. "
+        "Your tools now are: go, read_skill."]
+    assert payloads(r, "tool.called")[0]["tool"] == "secret_op"
+    assert r.trace.events[-1].payload["executions"] == {}
+
+
+def test_a_later_step_tool_is_refused_and_the_current_step_is_named():
+    agent, prov = make(STEPS, [call("s2"), "done", "done"])
+    r = agent.run("hi")
+    (ret,) = payloads(r, "tool.returned")[:1]
+    assert ret["status"] == "invalid" and ret["executed"] is False
+    assert tool_texts(prov.requests[1]) == [
+        "Tool `s2` is not available now: skill `p` is on step 1 of 2, whose tool is `s1`. "
+        "Your tools now are: s1, read_skill, skip_step."]
+    assert payloads(r, "step.advanced") == []
+    assert "s1" in names(prov.requests[1]) and "s2" not in names(prov.requests[1])
+
+
+def test_a_tool_becomes_callable_once_its_skill_is_active():
+    spec = SCOPED.replace("graph = flow ", "skills = [admin] graph = flow ")
+    agent, prov = make(spec, [call("read_skill", id="admin"), call("secret_op"), "done"])
+    r = agent.run("hi")
+    rets = payloads(r, "tool.returned")
+    assert [(x["tool"], x["status"], x["executed"]) for x in rets] == [
+        ("read_skill", "success", False), ("secret_op", "success", True)]
+
+
+def test_a_call_is_judged_by_the_tools_of_the_iteration_that_produced_it():
+    # `s1` advances the procedure inside the batch, but `s2` was not offered to that reply
+    agent, prov = make(STEPS, [[("s1", {}), ("s2", {})], "done", "done"])
+    r = agent.run("hi")
+    assert [(x["tool"], x["status"]) for x in payloads(r, "tool.returned")] == [
+        ("s1", "success"), ("s2", "invalid")]
+    assert "Tool `s2` is not available now" in tool_texts(prov.requests[1])[1]
+
+
+def test_a_resumed_batch_is_judged_by_the_tools_offered_to_its_reply():
+    spec = """
+    agent g { tools = [t] skills = [admin] tool_scope = "active" }
+    tool t { description = "t" check_in = true impl = returns("ok") }
+    tool secret_op { description = "dangerous" impl = returns("did it") }
+    skill admin { description = "Admin." tools = [secret_op] }
+    """
+    batch = [("read_skill", {"id": "admin"}), ("t", {}), ("secret_op", {})]
+    agent, prov = make(spec, [batch, "done"])
+    r = agent.run("hi")
+    assert r.outcome == "paused"
+    r2 = agent.resume(r.checkpoint, approve(r.checkin, by="maya"))
+    assert [(p["tool"], p["status"]) for p in payloads(r2, "tool.returned")] == [
+        ("read_skill", "success"), ("t", "success"), ("secret_op", "invalid")]
+
+
+# ---------------------------------------------------------------- F08: every procedure restricted
+def test_every_running_procedure_offers_only_its_current_step():
+    agent, prov = make(TWO, [OPEN_BOTH, "done", "done"])
+    agent.run("hi")
+    tools = {t.name: t.description for t in prov.requests[1].tools}
+    assert list(tools) == ["a1", "b1", "read_skill", "skip_step"]
+    assert tools["a1"] == "[Step 1 of 2 — s a1] a1"
+    assert tools["b1"] == "[Step 1 of 2 — s b1] b1"
+    system = prov.requests[1].system
+    assert "Run `a1` next." in system and "Run `b1` next." in system
+
+
+def test_the_second_procedure_advances_on_its_own_step_tool():
+    agent, prov = make(TWO, [OPEN_BOTH, call("b1"), call("b2"), "done", "done"])
+    r = agent.run("hi")
+    assert [(p["skill"], p["step"]) for p in payloads(r, "step.advanced")] == [
+        ("p2", 1), ("p2", 2)]
+    assert tool_texts(prov.requests[2])[-1].endswith(
+        "Step 1 of 2 done. Now on step 2 of 2: s b2 (tool: `b2`).")
+    assert "b2" in names(prov.requests[2]) and "a1" in names(prov.requests[2])
+
+
+def test_skip_step_skips_the_first_procedure_unless_a_skill_is_named():
+    agent, prov = make(TWO, [OPEN_BOTH, call("skip_step", reason="not needed"),
+                             call("skip_step", reason="no", skill="p2"), "done", "done"])
+    r = agent.run("hi")
+    assert [(p["skill"], p["step"]) for p in payloads(r, "step.skipped")] == [
+        ("p1", 1), ("p2", 1)]
+    skip = {t.name: t for t in prov.requests[1].tools}["skip_step"]
+    assert skip.schema["properties"]["skill"]["enum"] == ["p1", "p2"]
+
+
+def test_skip_step_naming_no_running_procedure_is_refused_without_echoing_it():
+    agent, prov = make(TWO, [OPEN_BOTH, call("skip_step", reason="x", skill="nope"), "done",
+                             "done"])
+    r = agent.run("hi")
+    text = tool_texts(prov.requests[2])[-1]
+    assert text.startswith("skip_step's `skill` must name a running procedure: p1, p2.")
+    assert "nope" not in text
+    assert payloads(r, "step.skipped") == []
+
+
+def test_skip_step_keeps_its_schema_with_one_procedure():
+    agent, prov = make(STEPS, ["done", "done"])
+    agent.run("hi")
+    skip = {t.name: t for t in prov.requests[0].tools}["skip_step"]
+    assert list(skip.schema["properties"]) == ["reason"]
+
+
+# ---------------------------------------------------------------- F09: ask at `after` is a denial
+HOST = """
+agent g { tools = [t] policies = [hp] }
+tool t { description = "t" impl = returns("r") }
+policy hp { impl = python("interp_host:ask_after") }
+"""
+
+
+def test_an_ask_at_after_is_a_denial_with_the_law_text():
+    agent, prov = make(HOST, [call("t"), "done"])
+    r = agent.run("hi")
+    (row,) = payloads(r, "policy.decided")
+    assert row["moment"] == "after" and row["outcome"] == "deny"
+    assert "no pause here to carry that ask: check the result?" in row["reason"]
+    assert r.outcome == "answered"
+    assert tool_texts(prov.requests[1])[0].startswith("Denied by policy `hp`: ")
+
+
+# ---------------------------------------------------------------- F11: `after` on every execution
+FAILS = """
+agent g { tools = [t, big] policies = [p] }
+tool t { description = "t" }
+tool big { description = "big" max_result_chars = 3 impl = returns("0123456789") }
+policy p {
+  after t { deny when status == "failure" because "failures are hidden" }
+  after big { deny when status == "invalid" because "too big is hidden" }
+}
+"""
+
+
+def _boom():
+    raise RuntimeError("internal detail")
+
+
+def test_after_policies_run_when_the_tool_raised():
+    agent, prov = make(FAILS, [call("t"), "done"], tools={"t": _boom})
+    r = agent.run("hi")
+    (row,) = payloads(r, "policy.decided")
+    assert (row["moment"], row["outcome"]) == ("after", "deny")
+    assert tool_texts(prov.requests[1]) == ["Denied by policy `p`: failures are hidden"]
+    (ret,) = payloads(r, "tool.returned")
+    assert ret["executed"] is True and ret["result"] == {"error": "internal detail"}
+
+
+def test_after_policies_run_when_the_result_was_too_large():
+    agent, prov = make(FAILS, [call("big"), "done"])
+    r = agent.run("hi")
+    (row,) = payloads(r, "policy.decided")
+    assert (row["moment"], row["outcome"], row["tool"]) == ("after", "deny", "big")
+    assert tool_texts(prov.requests[1]) == ["Denied by policy `p`: too big is hidden"]
+    assert payloads(r, "tool.returned")[0]["executed"] is True
+
+
+def test_an_allowing_after_chain_leaves_a_failure_as_it_was():
+    spec = FAILS.replace('status == "failure"', 'status == "success"')
+    agent, prov = make(spec, [call("t"), "done"], tools={"t": _boom})
+    r = agent.run("hi")
+    assert tool_texts(prov.requests[1]) == ["internal detail"]
+    assert payloads(r, "tool.returned")[0]["status"] == "failure"
+
+
+# ---------------------------------------------------------------- F12: built-ins are exempt
+def test_built_ins_are_not_walked_by_star_policies():
+    spec = """
+    agent g { skills = [s] policies = [p] }
+    skill s { description = "S." body = "S BODY" }
+    policy p { before * { deny when true because "nothing runs" } }
+    """
+    agent, prov = make(spec, [call("read_skill", id="s"), "done"])
+    r = agent.run("hi")
+    assert payloads(r, "policy.decided") == []
+    assert payloads(r, "tool.returned")[0]["status"] == "success"
+    assert "S BODY" in prov.requests[1].system
