@@ -22,10 +22,10 @@ _LAZY = {
     "providers": ("providers", None), "stores": ("stores", None), "Effects": ("effects", "Effects"),
     "absent": ("envelopes", "absent"), "coverage": ("envelopes", "coverage"),
     "described": ("envelopes", "described"), "Agent": ("runner", "Agent"),
-    "CheckIn": ("runner", "CheckIn"), "Checkpoint": ("runner", "Checkpoint"),
-    "ResumeDecisionError": ("runner", "ResumeDecisionError"), "RunResult": ("runner", "RunResult"),
+    "CheckIn": ("results", "CheckIn"), "Checkpoint": ("results", "Checkpoint"),
+    "ResumeDecisionError": ("results", "ResumeDecisionError"), "RunResult": ("results", "RunResult"),
     "IRFormatError": ("serde", "IRFormatError"), "CheckpointError": ("state", "CheckpointError"),
-    "approve": ("runner", "approve"), "decline": ("runner", "decline"),
+    "approve": ("results", "approve"), "decline": ("results", "decline"),
     "to_mermaid": ("graph_export", "to_mermaid"), "to_dot": ("graph_export", "to_dot"),
     "to_json": ("graph_export", "to_json"),
 }
@@ -39,6 +39,11 @@ def __getattr__(name: str) -> Any:
     value = mod if attr is None else getattr(mod, attr)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The public names (`__all__`), not the helpers this module imports."""
+    return sorted(__all__)
 
 
 __all__ = ["Agent", "CheckIn", "CheckpointError", "Checkpoint", "CompileError", "Diagnostic", "Effects",

@@ -14,7 +14,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import ir
 from .analysis import Analysis
@@ -25,6 +25,13 @@ from .launch_checks import _a, check_model
 from .loader import load as load_files
 from .source import Span
 
+if TYPE_CHECKING:  # (imported lazily at run time: `afpc check` never loads the interpreter)
+    from .effects import Effects
+    from .providers.base import Provider
+    from .runner import Agent
+    from .runtime import Stubs
+    from .store import Store
+
 
 class Program:
     """A checked program: the IR, its analysis and any warnings. Run agents with `.agent()`."""
@@ -34,10 +41,15 @@ class Program:
         self.analysis = Analysis(program)
         self.warnings = list(warnings or [])
 
-    def agent(self, name: str | None = None, **kw: Any) -> Any:
+    def agent(self, name: str | None = None, *, provider: Provider | None = None,
+              tools: Mapping[str, Callable[..., Any]] | None = None, store: Store | None = None,
+              effects: Effects | None = None, model: str | None = None,
+              stubs: Stubs | None = None, spec: str | None = None) -> Agent:
+        """An agent of this program (`name`: the only one when omitted), ready to `run`."""
         from .runner import Agent
-        check_model(kw.get("model"))
-        return Agent(self, name, **kw)
+        check_model(model)
+        return Agent(self, name, provider=provider, tools=tools, store=store, effects=effects,
+                     model=model, stubs=stubs, spec=spec)
 
     def __repr__(self) -> str:
         return f"<afp Program {self.ir.root}>"

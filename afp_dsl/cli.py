@@ -102,10 +102,31 @@ def _internal_error(e: Exception) -> None:
     if os.environ.get("AFPC_DEBUG"):
         import traceback  # (only here: every command would pay for its import)
         traceback.print_exception(e)
+    tracker = bug_tracker()
+    where = f"at {tracker}" if tracker else "to the afpc maintainers"
     click.echo(f"afpc: internal error: {type(e).__name__}: {e}\n"
-               "this is a bug in afpc; please file a bug report with the command and the "
-               "input that caused it (set AFPC_DEBUG=1 to see the traceback)", err=True)
+               f"this is a bug in afpc {__version__}; please file a bug report {where} with the "
+               f"command line, the spec files it read, and the traceback AFPC_DEBUG=1 prints",
+               err=True)
     sys.exit(2)
+
+
+_TRACKER_LABELS = ("issues", "bug tracker", "bugs", "tracker", "issue tracker")
+
+
+def bug_tracker() -> str | None:
+    """The issue tracker URL of the installed package's metadata (pyproject `[project.urls]`,
+    label `Issues` or `Bug Tracker`), or None (not installed, or no such URL)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, metadata
+        urls = metadata("afp-dsl").get_all("Project-URL") or []
+    except (ImportError, PackageNotFoundError, OSError, ValueError):
+        return None
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in _TRACKER_LABELS and url.strip():
+            return url.strip()
+    return None
 
 
 def _from_stdout(exc: BaseException) -> bool:

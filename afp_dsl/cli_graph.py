@@ -1,8 +1,9 @@
 """`afpc graph FILE [--graph G] [--format mermaid|dot|json] [--run RUN] [-o OUT]`: draw a graph.
 
 Role:       a thin click command over `graph_export`; registered by `cli._register_optional`.
-            `--run RUN` (Mermaid) overlays a recorded run: visited skills and taken edges
-            styled, edges whose guards refused annotated with the failing condition.
+            `--run RUN` overlays a recorded run: visited skills and taken edges styled, edges
+            whose guards refused annotated with the failing condition (Mermaid and DOT); the
+            JSON gains `visited` (nodes) and `taken`/`refused` (edges) fields.
 Invariants: exit 0 drawn, 1 the spec has errors (diagnostics on stderr), no graph to draw or
             an unknown run, 2 usage (a missing file, an unknown `--graph`) or internal error.
 """
@@ -14,7 +15,7 @@ from typing import Any
 import click
 
 from . import graph_export
-from .cli import FilePath, checked_program, emit, guarded
+from .cli import FilePath, checked_program, emit, guarded, utf8_text
 
 _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "json": graph_export.to_json}
 
@@ -26,7 +27,7 @@ _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "jso
               show_default=True, help="Output format.")
 @click.option("-o", "--output", type=FilePath(writable=True),
               help="Write the diagram to a file instead of standard output.")
-@click.option("--run", "run_id", metavar="RUN",
+@click.option("--run", "run_id", metavar="RUN", callback=utf8_text,
               help="Overlay the path a recorded run took (a run id, or `last`).")
 @click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
 @guarded
@@ -40,13 +41,11 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
         shown = ", ".join(names) or "none"
         raise click.BadParameter(f"no graph named `{graph_name}`; graphs: {shown}",
                                  param_hint="--graph")
-    if run_id is not None and fmt != "mermaid":
-        raise click.BadParameter("the run overlay is drawn in Mermaid only", param_hint="--run")
     try:
         if run_id is not None:
             run_id, overlay = _overlay(run_id, store_url)
             _warn_if_foreign(program, graph_name, overlay["visited"], run_id)
-            text = graph_export.to_mermaid(program, graph_name, **overlay)
+            text = _FORMATS[fmt](program, graph_name, **overlay)
         else:
             text = _FORMATS[fmt](program, graph_name)
     except ValueError as e:
@@ -58,7 +57,7 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
 
 
 def _overlay(run_id: str, store_url: str | None) -> tuple[str, dict]:
-    """The run's id (`last` resolved) and the path it took, for `to_mermaid`."""
+    """The run's id (`last` resolved) and the path it took, for `to_mermaid|dot|json`."""
     from .cli_trace import open_store, resolve
     store = open_store(store_url)  # (a reader: a mistyped path is an error, never a new store)
     run_id = resolve(store, run_id)

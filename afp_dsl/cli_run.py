@@ -3,7 +3,9 @@
 Role:       thin click commands over `runner` and `testing`; the only printing in the run path.
 Emits:      exit codes: run/resume 0 answered (or max_iterations), 1 error or denied, 3 paused,
             2 usage or internal error; test 0 all pass, 1 a failure, 2 usage (also a `-k` that
-            is malformed or selects no test).
+            is malformed or selects no test). `test` prints one line per test and the failures
+            on stdout; its tally and its progress (a live line on a terminal, a line per file
+            when several files go to a log) on stderr.
 Invariants: prints only redacted text (answers and check-ins come from the redacted trace);
             no traceback for bad input (AFPC_DEBUG=1 shows it for internal errors); text options
             that are not UTF-8 are refused before anything runs or is stored.
@@ -14,7 +16,7 @@ import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -281,7 +283,7 @@ def _nothing_to_resume(store: Any, run_id: str) -> CliError:
 def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -> None:
     """Run the `test` blocks of spec files or folders."""
     from .cli import collect_files
-    from .testing import junit, parse_pattern, report, run_files
+    from .testing import junit, parse_pattern, report, run_files, summary
     if pattern is not None:
         try:
             parse_pattern(pattern)
@@ -289,13 +291,37 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
             raise click.BadParameter(f"`{pattern}` is malformed: {exc}", param_hint="-k") from None
     files = collect_files(paths)
     found: list[str] = []
-    results, problems = run_files(files, pattern, found=found)
+    tty = _stderr_tty()
+    results, problems = run_files(files, pattern, found=found, progress=_progress(tty, len(files)))
+    if tty:
+        click.echo("\r\x1b[K", err=True, nl=False)  # clear the live progress line
     if pattern is not None and not results and not problems:
         raise _no_match(pattern, found)
-    click.echo(report(results, problems))
+    text = report(results, problems, with_summary=False)
+    if text:
+        click.echo(text)
+    click.echo(summary(results, problems), err=True)
     if junit_file:
         write_file(junit_file, junit(results, problems))
     sys.exit(1 if problems or any(not r.passed for r in results) else 0)
+
+
+def _stderr_tty() -> bool:
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def _progress(tty: bool, n: int) -> Callable[[int, int, Path], None] | None:
+    """Progress on standard error (tooling.md §2): one live line on a terminal; a line per file
+    when several files run into a log; nothing for a single file into a log."""
+    if not tty and n < 2:
+        return None
+
+    def show(i: int, total: int, f: Path) -> None:
+        if tty:
+            click.echo(f"\r\x1b[K[{i}/{total}] {f}", err=True, nl=False)
+        else:
+            click.echo(f"[{i}/{total}] {f}", err=True)
+    return show
 
 
 def _no_match(pattern: str, names: list[str]) -> click.BadParameter:

@@ -4,7 +4,8 @@ Role:       thin click commands reading `store.runs()`, `store.run(id)`, `store.
             exports come from `export`, `report_html`, `otel`; explanations from `why`.
             Registered by `cli._register_optional` (names `trace`, `why`).
 Emits:      `afpc: …` lines on stderr: no store at the path, a store that fails or is damaged
-            (`StoreError`, with the fix), an unknown run.
+            (`StoreError`, with the fix), an unknown run, or (`why`) an unknown event, skill
+            iteration or edge.
 Invariants: prints only what the store holds (redacted events); read-only: never creates a
             store, file or folder (`open_store` opens only an existing one); exit 0 done, 1 an
             unknown run/event, a missing, failing or damaged store, or an export that cannot be
@@ -20,7 +21,7 @@ from typing import Any, Callable
 
 import click
 
-from .cli import FilePath, emit, guarded
+from .cli import FilePath, emit, guarded, utf8_text
 from .suggest import closest
 
 _STORE = click.option("--store", "store_url",
@@ -151,7 +152,7 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
 
 
 @trace.command(name="show")
-@click.argument("run_id")
+@click.argument("run_id", callback=utf8_text)
 @_STORE
 @guarded
 @store_errors
@@ -197,7 +198,7 @@ _EXPORTS = ("jsonl", "html", "otlp-json", "thinking")
 
 
 @trace.command(name="export")
-@click.argument("run_id")
+@click.argument("run_id", callback=utf8_text)
 @click.option("--format", "fmt", type=click.Choice(_EXPORTS), required=True,
               help="jsonl (event schema), html (report), otlp-json (OpenTelemetry), thinking.")
 @click.option("-o", "--output", type=FilePath(writable=True),
@@ -235,12 +236,15 @@ def render_export(fmt: str, store: Any, row: dict, events: list) -> str:
 
 # ---------------------------------------------------------------- why
 @click.command(name="why")
-@click.argument("run_id")
-@click.option("--event", "event_id", metavar="ID", help="Explain this event (id or seq number).")
-@click.option("--skill", metavar="S", help="Why was skill S active or not?")
+@click.argument("run_id", callback=utf8_text)
+@click.option("--event", "event_id", metavar="ID", callback=utf8_text,
+              help="Explain this event (id or seq number).")
+@click.option("--skill", metavar="S", callback=utf8_text,
+              help="Why was skill S active or not?")
 @click.option("--iteration", type=click.IntRange(min=1), metavar="K",
               help="With --skill: at iteration K (default: the last one).")
-@click.option("--edge", metavar="A->B", help="Why did (or didn't) this edge fire?")
+@click.option("--edge", metavar="A->B", callback=utf8_text,
+              help="Why did (or didn't) this edge fire?")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @_STORE
@@ -255,6 +259,9 @@ def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | N
         raise click.UsageError("give at most one of --event, --skill, --edge")
     if iteration is not None and skill is None:
         raise click.UsageError("--iteration goes with --skill")
+    if event_id is not None and not event_id.strip():
+        raise click.BadParameter("needs an event id or seq number, e.g. `--event 12`",
+                                 param_hint="--event")
     from .trace import Trace
     from .why import why_tree, render_text, to_json
     store = open_store(store_url)
@@ -264,10 +271,10 @@ def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | N
         _warn_if_no_such_edge(row, edge)
     node, query = why_tree(Trace(run_id, events), event_id, inner=inner_lookup(store),
                            skill=skill, iteration=iteration, edge=edge)
+    if node.kind in ("missing", "empty"):
+        _fail(node.text)
     click.echo(to_json(run_id, query, node) if fmt == "json" else render_text(node),
                nl=fmt != "json")
-    if node.kind in ("missing", "empty"):
-        sys.exit(1)
 
 
 def _warn_if_no_such_edge(row: dict, edge: str) -> None:

@@ -4,6 +4,8 @@ Role:       pure side branch of the pipeline: a checked program → diagram text
 Invariants: deterministic; nodes in skill declaration order (tooling.md §4); entry edges first, then routes in declaration order; every
             Mermaid caption is entity-escaped (`#`, `|`, `"`, `<`, `>`), so any label parses.
             Statements whose skills do not resolve are left out (the checker reports them).
+            A run overlay (`run_overlay`) is drawn in every format: Mermaid classes and link
+            styles, DOT colours and pen widths, JSON `visited`/`taken`/`refused` fields.
 """
 from __future__ import annotations
 
@@ -264,31 +266,85 @@ def _dot_str(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def to_dot(program: Any, graph: str | None = None) -> str:
-    """Graphviz DOT text of a graph (bare routes dashed)."""
+@attrs.frozen
+class Marks:
+    """A run overlaid on a diagram: visited node ids; per edge (in order) taken, refused note."""
+
+    visited: frozenset[str]
+    taken: tuple[bool, ...]
+    refused: tuple[str | None, ...]
+
+
+def marks(d: Diagram, visited: Iterable[str] | None, taken: Iterable[tuple] | None,
+          refused: Mapping[tuple, str] | None) -> Marks | None:
+    """The overlay of `run_overlay`'s sets on `d` (keyed like `to_mermaid`), or None without
+    a run."""
+    if visited is None and taken is None and refused is None:
+        return None
+    by_name = {label: nid for nid, label, _ in d.nodes}
+    by_name.update({n.skill.name: nid for nid, _, n in d.nodes})
+    ids = {nid: label for nid, label, _ in d.nodes}
+    keys = [((ids.get(e.src) if e.src else None), ids[e.dst]) for e in d.edges]
+    took = set(taken or ())
+    notes = {k: v for k, v in (refused or {}).items() if k not in took}
+    return Marks(frozenset(by_name[s] for s in visited or () if s in by_name),
+                 tuple(k in took for k in keys), tuple(notes.get(k) for k in keys))
+
+
+def to_dot(program: Any, graph: str | None = None, *, visited: Iterable[str] | None = None,
+           taken: Iterable[tuple] | None = None, refused: Mapping[tuple, str] | None = None
+           ) -> str:
+    """Graphviz DOT text of a graph (bare routes dashed); with a run (`run_overlay`'s sets),
+    visited skills filled green, taken edges thick green, refused edges red with the note."""
     d = diagram(program, graph)
+    m = marks(d, visited, taken, refused)
     lines = [f"digraph {_dot_str(d.graph.name)} {{", "  rankdir=TB;",
              "  node [shape=box, style=rounded];",
              '  "__start__" [label="▶ start", shape=oval];']
-    lines += [f"  {_dot_str(nid)} [label={_dot_str(label)}];" for nid, label, _ in d.nodes]
-    for e in d.edges:
-        attrs_ = [f"label={_dot_str(e.caption)}"] if e.caption else []
-        if not e.deterministic:
-            attrs_.append("style=dashed")
-        tail = f" [{', '.join(attrs_)}]" if attrs_ else ""
-        lines.append(f"  {_dot_str(e.src or '__start__')} -> {_dot_str(e.dst)}{tail};")
+    for nid, label, _ in d.nodes:
+        on = m is not None and nid in m.visited
+        lines.append(f"  {_dot_str(nid)} [label={_dot_str(label)}{_DOT_VISITED if on else ''}];")
+    for i, e in enumerate(d.edges):
+        lines.append(f"  {_dot_str(e.src or '__start__')} -> {_dot_str(e.dst)}"
+                     f"{_dot_edge_attrs(e, m, i)};")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def to_json(program: Any, graph: str | None = None) -> str:
-    """Nodes and edges with captions and source spans, as indented JSON."""
+_DOT_VISITED = ', style="rounded,filled", fillcolor="#e6f4ea", color="#1e8e3e", penwidth=2'
+
+
+def _dot_edge_attrs(e: Edge, m: Marks | None, i: int) -> str:
+    note = m.refused[i] if m is not None else None
+    caption = f"{e.caption} ✗ refused: {note}" if note and e.caption else \
+        (f"✗ refused: {note}" if note else e.caption)
+    out = [f"label={_dot_str(caption)}"] if caption else []
+    if not e.deterministic or note:
+        out.append("style=dashed")
+    if m is not None and m.taken[i]:
+        out += ['color="#1e8e3e"', "penwidth=3"]
+    elif note:
+        out += ['color="#d93025"', 'fontcolor="#d93025"']
+    return f" [{', '.join(out)}]" if out else ""
+
+
+def to_json(program: Any, graph: str | None = None, *, visited: Iterable[str] | None = None,
+            taken: Iterable[tuple] | None = None, refused: Mapping[tuple, str] | None = None
+            ) -> str:
+    """Nodes and edges with captions and source spans, as indented JSON; with a run, every
+    node also has `visited` and every edge `taken` and `refused` (the note, or null)."""
     d = diagram(program, graph)
+    m = marks(d, visited, taken, refused)
     a = _analysis(program)
-    files = {m.key: SourceFile.of(m.key, m.source) for m in a.program.modules}
+    files = {m_.key: SourceFile.of(m_.key, m_.source) for m_ in a.program.modules}
     nodes = [{"id": nid, "skill": label, "module": n.key[0], "span": _span(files, n.ref.span)}
              for nid, label, n in d.nodes]
     edges = [_edge_json(files, e) for e in d.edges]
+    if m is not None:
+        for node in nodes:
+            node["visited"] = node["id"] in m.visited
+        for i, edge in enumerate(edges):
+            edge["taken"], edge["refused"] = m.taken[i], m.refused[i]
     doc = {"graph": d.graph.name, "module": d.module, "nodes": nodes, "edges": edges}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 

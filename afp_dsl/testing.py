@@ -266,15 +266,20 @@ def _selected(terms: list[list[tuple[bool, str]]], ident: str) -> bool:
     return any(all((word in ident) != negated for negated, word in alt) for alt in terms)
 
 
-def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[str] | None = None
+def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[str] | None = None,
+              progress: Callable[[int, int, Path], None] | None = None
               ) -> tuple[list[TestResult], list[FileProblem]]:
     """Run the tests of `files` that `pattern` selects; `found`, if given, receives the names
-    of every test the loaded files declare (selected or not)."""
+    of every test the loaded files declare (selected or not); `progress(i, n, file)` is called
+    before the i-th (1-based) of the n files is loaded."""
     from .api import load
     from .diagnostics import CompileError
     results: list[TestResult] = []
     problems: list[FileProblem] = []
-    for f in files:
+    files = list(files)
+    for i, f in enumerate(files, 1):
+        if progress is not None:
+            progress(i, len(files), f)
         try:
             program = load(f)
         except CompileError as exc:
@@ -287,7 +292,9 @@ def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[
     return results, problems
 
 
-def report(results: list[TestResult], problems: list[FileProblem]) -> str:
+def report(results: list[TestResult], problems: list[FileProblem], *, with_summary: bool = True
+           ) -> str:
+    """One line per test, then the failures and file errors, then (`with_summary`) the tally."""
     lines = [f"{r.id} {'PASSED' if r.passed else 'FAILED'}" for r in results]
     failed = [r for r in results if not r.passed]
     if failed or problems:
@@ -300,20 +307,24 @@ def report(results: list[TestResult], problems: list[FileProblem]) -> str:
         if r.error:
             lines.append(f"  {r.error}")
         lines += [f"  {x}" for x in r.failures]
-    passed = len(results) - len(failed)
-    summary = f"{passed} passed, {len(failed)} failed"
-    if problems:
-        summary += f", {len(problems)} file error{'s' if len(problems) != 1 else ''}"
-    if not results and not problems:
-        summary = "no tests ran"
-    lines += ["", summary]
+    if with_summary:
+        lines += ["", summary(results, problems)]
     return "\n".join(lines)
+
+
+def summary(results: list[TestResult], problems: list[FileProblem]) -> str:
+    """`N passed, M failed[, K file errors]`, or `no tests ran`."""
+    failed = sum(1 for r in results if not r.passed)
+    text = f"{len(results) - failed} passed, {failed} failed"
+    if problems:
+        text += f", {len(problems)} file error{'s' if len(problems) != 1 else ''}"
+    return text if results or problems else "no tests ran"
 
 
 def junit(results: list[TestResult], problems: list[FileProblem]) -> str:
     failed = sum(1 for r in results if not r.passed)
     out = ['<?xml version="1.0" encoding="utf-8"?>',
-           f'<testsuite name="afpc" tests="{len(results)}" failures="{failed}" '
+           f'<testsuite name="afpc" tests="{len(results) + len(problems)}" failures="{failed}" '
            f'errors="{len(problems)}">']
     for r in results:
         out.append(f"  <testcase classname={quoteattr(r.file)} name={quoteattr(r.name)}>")

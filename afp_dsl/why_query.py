@@ -59,7 +59,7 @@ def skill_tree(w: Walker, skill: str, iteration: int | None = None) -> WhyNode:
     if composed is None:
         its = ", ".join(str(i) for i in sorted(by_iter))
         return WhyNode("missing", f"run `{ix.run_id}` has no iteration {k} (iterations: {its})")
-    active_at = [i for i, e in sorted(by_iter.items()) if _piece(e, skill) is not None]
+    active_at = [i for i, e in sorted(by_iter.items()) if _active(e, skill)]
     summary = WhyNode("summary", "active at iterations: " + (", ".join(map(str, active_at))
                                                             or "none"),
                       data={"active_at": active_at})
@@ -70,6 +70,8 @@ def skill_tree(w: Walker, skill: str, iteration: int | None = None) -> WhyNode:
         return WhyNode("skill", text, composed.id, node.at,
                        {"skill": skill, "iteration": k, "active": True, **node.data},
                        node.children + (summary,))
+    if _active(composed, skill):
+        return _active_without_piece(w, composed, skill, k, summary)
     kids = _not_active(w, composed, skill, k)
     known = _all_names(ix)
     hint = "" if skill in known else f" (the trace never mentions `{skill}`{_hint(skill, known)})"
@@ -83,6 +85,27 @@ def _piece(composed: Event, name: str) -> dict | None:
                                                        "steering", "context", "system"):
             return x
     return None
+
+
+def _active(composed: Event, name: str) -> bool:
+    """Active at that composition: a piece of it, or listed in `active` (the cursor's skill and
+    the persistent unconditional entries, even when they have no body to contribute)."""
+    listed = payload(composed).get("active")
+    return _piece(composed, name) is not None or (isinstance(listed, list) and name in listed)
+
+
+def _active_without_piece(w: Walker, composed: Event, skill: str, k: int,
+                          summary: WhyNode) -> WhyNode:
+    """An active skill that contributed no body piece: the cursor was on it, or it is a
+    persistent entry; with the cursor move behind it."""
+    move = w.ix.last_before(composed.seq, "cursor.moved")
+    on_it = move is not None and payload(move).get("to") == skill
+    how = "the cursor was on it" if on_it else "a persistent (unconditional) entry"
+    kids = tuple(w._why_skill_active(composed, skill, "route"))
+    return WhyNode("skill", f"`{skill}` was active at iteration {k}: {how} (it has no body, so "
+                   f"it added no context piece)", composed.id, None,
+                   {"skill": skill, "iteration": k, "active": True,
+                    "reason": "cursor" if on_it else "persistent"}, kids + (summary,))
 
 
 def _not_active(w: Walker, composed: Event, skill: str, k: int) -> list[WhyNode]:

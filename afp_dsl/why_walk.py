@@ -145,9 +145,19 @@ class Walker:
             causes = [last] if last is not None else []
         notes = [x for x in self.ix.events if x.kind in ("budget.exhausted", "steps.unfinished",
                                                          "route.conflict")]
-        kids = tuple(self.node(c) for c in causes) + tuple(self.node(n) for n in notes)
+        kids = tuple(self.node(c) for c in causes) + self._requesters(causes)
+        kids += tuple(self.node(n) for n in notes)
         data = {k: p.get(k) for k in ("outcome", "answer", "iterations", "llm_calls", "tool_calls")}
         return WhyNode("answer", text, e.id, at, data, kids)
+
+    def _requesters(self, causes: list[Event]) -> tuple[WhyNode, ...]:
+        """The replies that asked for the tool calls behind `causes` (a failed call ends an
+        `error` run), when the causes' own nodes did not show them."""
+        calls = [c for c in causes if c.kind == "tool.called"]
+        calls += [x for c in causes if c.kind == "tool.returned" for x in self.ix.parents(c)
+                  if x.kind == "tool.called"]
+        replies = [x for c in calls for x in self.ix.parents(c) if x.kind == "llm.replied"]
+        return self._causes([r for r in replies if r.id not in self.seen])
 
     def _replied(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
@@ -169,7 +179,7 @@ class Walker:
         self.seen.add(called.id)
         kids: list[WhyNode] = []
         for c in self.ix.parents(called):
-            if c.kind in ("context.composed", "llm.replied"):
+            if c.kind in ("context.composed", "llm.replied", "run.started"):
                 kids.append(self.node(c))
         results = self.ix.before(called.seq, "tool.returned")
         if results:
@@ -181,11 +191,13 @@ class Walker:
     # ------------------------------------------------------------ context
     def _context(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
+        before = set(self.seen)
         pieces = [self._piece(e, x) for x in items(p, "pieces")]
         skipped = [self._skipped(x) for x in items(p, "skipped")]
         tools = ", ".join(f"{t.get('name')}" for t in items(p, "tools")) or "none"
         kids = pieces + skipped + [WhyNode("tools", f"tools offered: {tools}",
                                            data={"tools": items(p, "tools")})]
+        kids += self._causes([x for x in self.ix.parents(e) if x.kind == "run.started"], before)
         plural = "s" if len(pieces) != 1 else ""
         text = f"context of iteration {e.iteration}: {len(pieces)} piece{plural}"
         return WhyNode("context", text, e.id, at, {"active": p.get("active") or []}, tuple(kids))
@@ -295,14 +307,45 @@ class Walker:
     def _policy(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
         data = {k: p.get(k) for k in ("policy", "moment", "outcome", "reason", "tool", "call_id")}
-        return WhyNode("policy", describe(e), e.id, at, data)
+        return WhyNode("policy", describe(e), e.id, at, data, self._causes(self.ix.parents(e)))
 
     def _checkin(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
         keys = ("checkin", "tool", "call_id", "decision", "by", "note", "question", "policy")
+        causes = self.ix.parents(e)
+        if e.kind == "checkin.requested":  # (ones shown elsewhere are not repeated as refs)
+            causes += [x for x in self._asked_on(e, p.get("call_id")) if x.id not in self.seen]
         return WhyNode("checkin", describe(e), e.id, at, {k: p[k] for k in keys if k in p},
-                       tuple(self.node(c) for c in self.ix.parents(e)
-                             if c.kind.startswith(("checkin", "run.")) ))
+                       self._causes(causes))
+
+    def _asked_on(self, e: Event, call_id: Any) -> list[Event]:
+        """The call a check-in asks about and the policy decisions on it (a trace that cites only
+        the reply still shows them)."""
+        if not call_id:
+            return []
+        return self.ix.before(e.seq, "tool.called", lambda p: p.get("call_id") == call_id) + \
+            self.ix.before(e.seq, "policy.decided", lambda p: p.get("call_id") == call_id)
+
+    def _causes(self, causes: list[Event], before: set[str] | None = None
+                ) -> tuple[WhyNode, ...]:
+        """The nodes of `causes`, latest first; a cause expanded since `before` (default: now),
+        by an earlier sibling's subtree, is left out (it is shown just above); one shown before
+        that is a reference."""
+        before = set(self.seen) if before is None else before
+        kids: list[WhyNode] = []
+        done: set[str] = set()
+        for c in sorted(causes, key=lambda x: -x.seq):
+            if c.id in done or (c.id in self.seen and c.id not in before):
+                continue
+            done.add(c.id)
+            kids.append(self.node(c))
+        return tuple(kids)
+
+    def _started(self, e: Event, at: str | None) -> WhyNode:
+        p = payload(e)
+        data = {k: p.get(k) for k in ("agent", "message", "conversation")}
+        text = f"user message to `{p.get('agent')}`: {short(p.get('message'))}"
+        return WhyNode("user", text, e.id, at, data, self._causes(self.ix.parents(e)))
 
 
 _BUILD: dict[str, Callable[[Walker, Event, Any], WhyNode]] = {
@@ -310,5 +353,5 @@ _BUILD: dict[str, Callable[[Walker, Event, Any], WhyNode]] = {
     "context.composed": Walker._context, "cursor.moved": Walker._moved,
     "route.evaluated": Walker._route, "tool.returned": Walker._returned,
     "policy.decided": Walker._policy, "checkin.requested": Walker._checkin,
-    "checkin.decided": Walker._checkin,
+    "checkin.decided": Walker._checkin, "run.started": Walker._started,
 }
