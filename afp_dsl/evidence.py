@@ -75,7 +75,6 @@ _EVIDENCE = {
     "cursor.moved": ((None, "witness"),),
     "context.composed": (("pieces", "detail"), ("skipped", "conditions")),
 }
-EVIDENCE_KINDS = frozenset(_EVIDENCE)
 
 
 def _compact_json(value: Any) -> str:

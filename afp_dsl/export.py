@@ -15,7 +15,7 @@ from .trace import Event, dumps, json_text
 from .why import items, payload, short
 
 SCHEMA_VERSION = 1
-THINKING_ZERO = {"ms": 0, "tokens": 0}
+THINKING_ZERO = {"ms": 0, "tokens": 0, "tokensIn": 0, "tokensOut": 0}  # (every step: the same keys)
 
 
 def schema() -> dict:

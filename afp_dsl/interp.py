@@ -95,7 +95,9 @@ def _iteration(ctx: RunCtx):
     comp = _recompose(ctx)
     causes = tuple(dict.fromkeys([st.cursor_event or ""] + st.turn +
                                  [c for p in comp.pieces for c in p.caused_by]))
-    composed = ctx.emit("context.composed", _composition_payload(comp), caused_by=causes)
+    payload = _composition_payload(comp)
+    composed = ctx.emit("context.composed", payload, caused_by=causes,
+                        clip="skipped" in payload or any(p.detail for p in comp.pieces))
     last_call = st.iteration >= plan.agent.max_iterations
     reply, replied = yield from _call_llm(ctx, comp.system, comp.tools, composed)
     if reply is None:
@@ -234,7 +236,7 @@ def _record_evidence(ctx: RunCtx, ev) -> str:
         "edge": ev.route.text, "from": ev.route.src, "to": ev.route.dst, "call_id": ev.call_id,
         "tool": ev.tool, "status": ev.status, "fired": ev.fired, "reason": ev.reason,
         "conditions": [_cond(c) for c in ev.conditions]},
-        source=ev.route.span, caused_by=(ev.result_event,))
+        source=ev.route.span, caused_by=(ev.result_event,), clip=True)
 
 
 def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
@@ -246,7 +248,7 @@ def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
         payload["witness"] = [_cond(c) for c in d.witness]
     if d.superseded:
         payload["superseded_pick"] = d.superseded
-    return ctx.emit("cursor.moved", payload, source=source, caused_by=cause)
+    return ctx.emit("cursor.moved", payload, source=source, caused_by=cause, clip="witness" in payload)
 
 
 def _cond(c) -> dict:

@@ -17,7 +17,7 @@ from .attributes import SCHEMAS, Converter
 from .codes import diag
 from .diagnostics import Diagnostic, Severity
 from .lower_schema import SchemaLowerer
-from .lower_values import BAD, ValueLowerer, to_data
+from .lower_values import BAD, MAX_NAME, ValueLowerer, to_data
 from .source import Span
 from .suggest import closest
 
@@ -29,7 +29,6 @@ RESERVED = frozenset(
     "status when and or not in matches mentions true false null before after input output deny ask "
     "allow because user model calls says returns approve decline by expect called cursor answer".split())
 MAX_DEPTH = 200
-MAX_NAME = 64
 
 FileReader = Callable[[str], "str | None"]
 

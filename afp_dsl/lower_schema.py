@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import ir
 from .codes import diag
 from .frozen import FrozenMap, freeze, thaw
-from .lower_values import BAD, ValueLowerer, compile_problem, to_data
+from .lower_values import BAD, MAX_NAME, ValueLowerer, compile_problem, to_data
 from .source import Span
 from .suggest import closest
 
@@ -85,6 +85,11 @@ class SchemaLowerer:
         name = str(name_tok)
         span = self.v.span(name_tok)
         here = f"{pointer}/properties/{name}"
+        if len(name) > MAX_NAME:  # an identifier like any other (language §2)
+            self.diags.append(diag("AFP110", f"the field name is {len(name)} characters long; at "
+                                   f"most {MAX_NAME} are allowed", span, "name too long",
+                                   notes=("field names are identifiers, and the model sees them "
+                                          "in the tool's schema",)))
         if name in seen:
             self.diags.append(diag("AFP301", f"field `{name}` is declared twice", span, "declared again here"))
             return None, {}, False

@@ -273,6 +273,7 @@ def _blank(line: str) -> bool:
     return not line.strip(" \t")
 
 
+MAX_NAME = 64  # the longest identifier (language §2: names are what the model sees)
 NUMBER_RANGE = "numbers must fit a 64-bit float (at most about 1.8e308)"
 _MAX_DIGITS = len(str(int(sys.float_info.max)))  # 309: a longer integer is beyond any float
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Generator
 
 import attrs
 
-from .evidence import EVIDENCE_KINDS, clip_evidence
+from .evidence import clip_evidence
 from .frozen import plain, thaw
 from .redaction import Redactor
 from .source import Span
@@ -137,7 +137,9 @@ class Recorder:
         self.time = time
 
     def emit(self, kind: str, payload: Any, *, iteration: int, source: Span | None = None,
-             caused_by: tuple[str, ...] | list[str] = ()) -> str:
+             caused_by: tuple[str, ...] | list[str] = (), clip: bool = False) -> str:
+        """Record one event; `clip`: its payload holds conditions, whose evidence is shortened
+        after the payload is redacted, never before (`evidence.clip_evidence`)."""
         self.seq += 1
         self.time += 1
         eid = f"{self.trace.run_id}:{self.seq}"
@@ -145,7 +147,7 @@ class Recorder:
         if payload and not red.inert and not red.is_clean(payload):
             payload = red.scrub(payload, at=kind)  # (a clean payload is kept as is, as it is
             # with no rules at all: scrubbing would only copy it)
-        if kind in EVIDENCE_KINDS:  # evidence is shortened after it is redacted, never before
+        if clip:
             payload = clip_evidence(kind, payload)
         self.trace.append(Event(self.seq, eid, kind, iteration, self.time,
                                 tuple(filter(None, caused_by)), source, payload))
@@ -335,6 +337,6 @@ class RunCtx:
     parent: Any = None  # outer RunCtx for inner agents
 
     def emit(self, kind: str, payload: Any, *, source: Span | None = None,
-             caused_by: tuple[str, ...] | list[str] = ()) -> str:
+             caused_by: tuple[str, ...] | list[str] = (), clip: bool = False) -> str:
         return self.rec.emit(kind, payload, iteration=self.state.iteration, source=source,
-                             caused_by=caused_by)
+                             caused_by=caused_by, clip=clip)

@@ -11,7 +11,7 @@ Invariants: owned by one running loop at a time; checkpoints hold raw values and
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -63,10 +63,10 @@ class Pending:
     inner: dict | None = None  # checkpoint of an inner agent run paused inside the call
 
 
-@attrs.frozen
-class Mark:
+class Mark(NamedTuple):
     """What an iteration starts from, once its cursor is decided: what its model call and tools
-    change (the history grows; results, steps, opened skills, picks), as it was before them."""
+    change (the history grows; results, steps, opened skills, picks), as it was before them.
+    Speed: a named tuple (built in one C call): one is made at every iteration."""
 
     history: int
     last_batch: tuple[ToolResult, ...]

@@ -291,3 +291,12 @@ def test_a_word_after_a_step_label_is_still_a_step_name(label: str) -> None:
            '  steps {\n    steps %s\n    steps\n  }\n}\n' % label
     assert codes(text) == []
     assert assert_same(text) == "same"
+
+
+def test_a_schema_field_name_over_64_characters_is_afp110():
+    """language §2: the checker reports an identifier over 64 characters; field names too."""
+    import afp_dsl
+    spec = 'tool t {{ description = "t" input {{ {name}: string }} }}'
+    long = afp_dsl.check(spec.format(name="f" * 65))
+    assert [d.code for d in long] == ["AFP110"]
+    assert afp_dsl.check(spec.format(name="f" * 64)) == []

@@ -276,3 +276,23 @@ def test_graph_run_overlay_is_drawn_in_dot_and_json(paused):
     assert all("refused" in e for e in doc["edges"])
     plain = json.loads(cli("graph", SUPPORT, "--format", "json").stdout)
     assert "visited" not in plain["nodes"][0] and "taken" not in plain["edges"][0]
+
+
+def test_every_thinking_step_has_the_same_cost_keys():
+    from afp_dsl.export import thinking_json
+    import json
+    program = afp_dsl.load('agent g { tools = [t] }\ntool t { description = "t" impl = returns("ok") }')
+    agent = program.agent(provider=afp_dsl.providers.mock([[("t", {})], "done"]))
+    steps = json.loads(thinking_json(agent.run("hi").trace))
+    costs = [s["cost"] for s in _steps_of(steps)]
+    assert costs and all(set(c) == {"ms", "tokens", "tokensIn", "tokensOut"} for c in costs)
+
+
+def _steps_of(doc):
+    """Every dict with a `cost` in a thinking export, however it nests them."""
+    if isinstance(doc, dict):
+        found = [doc] if "cost" in doc else []
+        return found + [s for v in doc.values() for s in _steps_of(v)]
+    if isinstance(doc, list):
+        return [s for v in doc for s in _steps_of(v)]
+    return []
