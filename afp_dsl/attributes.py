@@ -78,8 +78,8 @@ class Converter:
         self.read_file = read_file
 
     def unknown(self, kind: str, key: str, span: Span, table: KindSchema) -> Diagnostic:
-        known = sorted(table.attrs) + (["input", "output"] if kind == "tool" else []) + (
-            ["steps"] if kind == "skill" else [])
+        known = sorted(set(table.attrs) | ({"input", "output"} if kind == "tool" else set()) | (
+            {"steps"} if kind == "skill" else set()))  # (a schema attribute is in both)
         close = closest(key, known)
         help = f"did you mean `{close}`?" if close else (
             f"{kind} attributes are: " + ", ".join(f"`{k}`" for k in known) if known else

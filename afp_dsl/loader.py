@@ -184,6 +184,13 @@ class Loader:
                 help=f'did you mean `"std/{close}"`?' if close else
                 "standard modules: " + ", ".join(f"`std/{n}`" for n in names)))
             return None
+        if Path(imp.path).is_absolute():  # language §4: `std/NAME` or relative to the file
+            self.diags.append(diag("AFP107", f"cannot import `{imp.path}`: an import path is "
+                                   "`std/NAME` or a path relative to the importing file",
+                                   imp.span, "absolute path",
+                                   help="write it relative to this file's folder, as "
+                                        "`\"./common.afp\"`"))
+            return None
         folder = base if base is not None else Path.cwd()
         path = real_path(folder / imp.path)
         if not path.is_file():
@@ -195,6 +202,11 @@ class Loader:
                                        "no such file", notes=(f"looked for `{display_key(path)}`",),
                                        help="relative imports are resolved from the importing file's folder"))
                 return None
+        if path.suffix != ".afp":  # (a Markdown or JSON file would be parsed as a module)
+            self.diags.append(diag("AFP107", f"cannot import `{imp.path}`: modules are `.afp` "
+                                   "files", imp.span, "not a `.afp` file",
+                                   help="import the spec module; read data with `file(...)`"))
+            return None
         return display_key(path), path
 
 

@@ -176,6 +176,11 @@ class SchemaLowerer:
     def constraint(self, key_tok: lark.Token, val_node: Any, raw: Any, is_lit: bool, schema: dict) -> None:
         """Constraint `key_tok: val_node`, whose lowered value is a `Lit` holding `raw` if `is_lit`."""
         key = str(key_tok)
+        if key in CONSTRAINTS and CONSTRAINTS[key][0] in schema:  # the first value is kept
+            self.diags.append(diag("AFP301", f"constraint `{key}` is given twice",
+                                   self.v.span(key_tok), "given again here",
+                                   help="keep one of the two values"))
+            return
         problem = _constraint_problem(key, raw, is_lit, schema)
         if problem is None:
             schema[CONSTRAINTS[key][0]] = raw

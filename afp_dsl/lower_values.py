@@ -153,9 +153,16 @@ class ValueLowerer:
 
     def map_(self, node: lark.Tree) -> MapV:
         items = []
+        seen: set[str] = set()
         for pair in node.children:
             key_tok, val = pair.children[0], pair.children[-1]
             key = self.string(key_tok) if key_tok.type in ("STRING", "MLSTRING") else str(key_tok)
+            if key in seen:  # the first value is kept, as for a repeated attribute
+                self.diags.append(diag("AFP106", f"key `{key}` is given twice in this map",
+                                       self.span(key_tok), "given again here",
+                                       help="keep one of the two values"))
+                continue
+            seen.add(key)
             items.append((key, self.span(key_tok), self.value(val)))
         return MapV(tuple(items), self.span(node))
 

@@ -300,3 +300,37 @@ def test_a_schema_field_name_over_64_characters_is_afp110():
     long = afp_dsl.check(spec.format(name="f" * 65))
     assert [d.code for d in long] == ["AFP110"]
     assert afp_dsl.check(spec.format(name="f" * 64)) == []
+
+
+def test_a_map_key_given_twice_is_reported_and_the_first_value_kept():
+    import afp_dsl
+    diags = afp_dsl.check("fact f { data = {a: 1, a: 2} }")
+    assert [(d.code, d.message) for d in diags] == [("AFP106", "key `a` is given twice in this map")]
+
+
+def test_a_constraint_given_twice_is_reported():
+    import afp_dsl
+    for field in ['string(pattern: "a", pattern: "b")', "[string](min_items: 1, min_items: 2)"]:
+        diags = afp_dsl.check(f'tool t {{ description = "t" input {{ s: {field} }} }}')
+        assert [d.code for d in diags] == ["AFP301"] and "given twice" in diags[0].message
+
+
+def test_the_unknown_attribute_help_names_each_attribute_once():
+    import afp_dsl
+    (d,) = afp_dsl.check('tool t { description = "t" zzzzzzz = 1 }')
+    names = [w.strip("`") for w in d.help.split(": ", 1)[1].split(", ")]
+    assert d.code == "AFP104" and len(names) == len(set(names)) and "input" in names
+
+
+def test_imports_are_std_or_relative_and_name_afp_modules(tmp_path):
+    import afp_dsl
+    (tmp_path / "common.afp").write_text('agent a { system = "x" }\n', encoding="utf-8")
+    (tmp_path / "notes.md").write_text("# notes\n", encoding="utf-8")
+    cases = {"abs.afp": f'import "{tmp_path / "common.afp"}" as c\n',
+             "md.afp": 'import "./notes.md" as m\n',
+             "ok.afp": 'import "./common" as c\n'}
+    found = {}
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text + 'agent b { system = "y" }\n', encoding="utf-8")
+        found[name] = [d.code for d in afp_dsl.check(tmp_path / name)]
+    assert found == {"abs.afp": ["AFP107"], "md.afp": ["AFP107"], "ok.afp": []}

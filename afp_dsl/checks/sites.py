@@ -149,7 +149,24 @@ class SchemaView:
 
 
 def schema_view(site: Site, root: str) -> SchemaView | None:
-    """The schema `root` (`args`/`result`) is read against at `site`; None: not typed there."""
+    """The schema `root` (`args`/`result`) is read against at `site`; None: not typed there.
+    Speed: settled once per site and root (the facts and the expression checks both ask, once
+    per path); keyed by identity, the entry keeping the site alive. Bounded."""
+    key = (id(site), root)
+    hit = _VIEWS.get(key)
+    if hit is not None and hit[0] is site:
+        return hit[1]
+    if len(_VIEWS) >= 65536:
+        _VIEWS.clear()
+    view = _schema_view(site, root)
+    _VIEWS[key] = (site, view)
+    return view
+
+
+_VIEWS: dict[tuple[int, str], tuple[Any, "SchemaView | None"]] = {}
+
+
+def _schema_view(site: Site, root: str) -> SchemaView | None:
     tool = site.tool
     schema = None if tool is None else (tool.input if root == "args" else tool.output)
     if schema is None:

@@ -143,6 +143,8 @@ def _unique(atoms: tuple[Atom, ...]) -> tuple[Atom, ...]:
     """The atoms without repeats, first occurrences kept in order. Atoms are equal when their
     fields are, with values told apart by type (`true` is not `1`) and text conditions by their
     whole comparison (`Atom` equality leaves the expression out)."""
+    if len(atoms) < 2 or len({a.text for a in atoms}) == len(atoms):
+        return atoms  # (repeats render alike; atoms that all read differently repeat nothing)
     seen: set = set()
     out = []
     for a in atoms:
