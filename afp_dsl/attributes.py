@@ -71,6 +71,18 @@ SCHEMAS: dict[str, KindSchema] = {
 }
 
 
+def unknown_attribute(kind: str, key: str, span: Span, table: KindSchema | None = None) -> Diagnostic:
+    """AFP104 for `key` in a `kind` declaration, with the closest known attribute."""
+    table = table if table is not None else SCHEMAS.get(kind, KindSchema({}, ()))
+    known = sorted(set(table.attrs) | ({"input", "output"} if kind == "tool" else set()) | (
+        {"steps"} if kind == "skill" else set()))  # (a schema attribute is in both)
+    close = closest(key, known)
+    help = f"did you mean `{close}`?" if close else (
+        f"{kind} attributes are: " + ", ".join(f"`{k}`" for k in known) if known else
+        f"a {kind} takes no attributes")
+    return diag("AFP104", f"unknown attribute `{key}` for {kind}", span, "unknown attribute", help=help)
+
+
 class Converter:
     def __init__(self, values: ValueLowerer, diags: list[Diagnostic], read_file: Callable[[str], str | None]):
         self.v = values
@@ -78,13 +90,7 @@ class Converter:
         self.read_file = read_file
 
     def unknown(self, kind: str, key: str, span: Span, table: KindSchema) -> Diagnostic:
-        known = sorted(set(table.attrs) | ({"input", "output"} if kind == "tool" else set()) | (
-            {"steps"} if kind == "skill" else set()))  # (a schema attribute is in both)
-        close = closest(key, known)
-        help = f"did you mean `{close}`?" if close else (
-            f"{kind} attributes are: " + ", ".join(f"`{k}`" for k in known) if known else
-            f"a {kind} takes no attributes")
-        return diag("AFP104", f"unknown attribute `{key}` for {kind}", span, "unknown attribute", help=help)
+        return unknown_attribute(kind, key, span, table)
 
     def run(self, spec: Attr, value: Any, key_span: Span) -> Any:
         return getattr(self, "c_" + spec.kind)(spec, value, key_span)

@@ -206,6 +206,9 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
     start = tok.start_pos if tok.start_pos is not None else len(src.text)
     span = Span(src.name, start, tok.end_pos if tok.end_pos is not None else start)
     found = _found(tok)
+    keyword_key = _keyword_as_key(src, tok, e)
+    if keyword_key is not None:
+        return keyword_key
     prev = _prev_token(e)
     for rule in _MISTAKES:
         hit = rule(tok, expected, prev)
@@ -214,6 +217,34 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
             return diag("AFP001", message, span, label, help=help,
                         notes=(f"expected {_expected_words(expected)}",))
     return diag("AFP001", f"unexpected {found}", span, f"expected {_expected_words(expected)}")
+
+
+def _keyword_as_key(src: SourceFile, tok: lark.Token, e: UnexpectedToken) -> Diagnostic | None:
+    """AFP104 for a reserved word written as an attribute key (`answer = 1`) where the parser
+    could not take it as one (after a value, the LALR state admits only some keywords): the
+    same diagnostic, with the same suggestion, as for any other unknown key."""
+    word = str(tok)
+    if not word.isidentifier() or tok.type != word.upper():  # (keywords are their own type)
+        return None
+    rest = src.text[tok.end_pos:tok.end_pos + 64].lstrip(" \t")
+    if not rest.startswith("=") or rest.startswith("=="):
+        return None
+    kind = _enclosing_kind(e)
+    if kind is None:
+        return None
+    from .attributes import unknown_attribute  # (the error path only)
+    return unknown_attribute(kind, word, Span(src.name, tok.start_pos, tok.end_pos))
+
+
+def _enclosing_kind(e: UnexpectedToken) -> str | None:
+    """The kind of the declaration whose body the parser is in (its keyword on the stack)."""
+    import lark
+    ip = getattr(e, "interactive_parser", None)
+    stack = getattr(getattr(ip, "parser_state", None), "value_stack", None) or []
+    for v in reversed(stack):
+        if isinstance(v, lark.Token) and str(v) in DECL_KEYWORDS and v.type == str(v).upper():
+            return str(v)
+    return None
 
 
 def _unexpected_eof(src: SourceFile, expected: set[str], col: _Collector) -> Diagnostic:

@@ -334,3 +334,18 @@ def test_imports_are_std_or_relative_and_name_afp_modules(tmp_path):
         (tmp_path / name).write_text(text + 'agent b { system = "y" }\n', encoding="utf-8")
         found[name] = [d.code for d in afp_dsl.check(tmp_path / name)]
     assert found == {"abs.afp": ["AFP107"], "md.afp": ["AFP107"], "ok.afp": []}
+
+
+@pytest.mark.parametrize("text, kind, key", [
+    ('agent a { system = "x" answer = 1 }', "agent", "answer"),
+    ('agent a { answer = 1 }', "agent", "answer"),
+    ('tool t { description = "x" on = 1 }', "tool", "on"),
+    ('skill s { description = "x" expect = 1 }', "skill", "expect"),
+    ('fact f { data = [1] answer = 2 }', "fact", "answer"),
+])
+def test_a_reserved_word_as_an_attribute_key_is_an_unknown_attribute(text, kind, key):
+    """language §2: reserved words remain usable as attribute keys; an unknown one is AFP104
+    wherever it stands (after a value the parser used to report AFP001)."""
+    import afp_dsl
+    diags = afp_dsl.check(text)
+    assert [(d.code, d.message) for d in diags] == [("AFP104", f"unknown attribute `{key}` for {kind}")]
