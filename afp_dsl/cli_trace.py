@@ -104,12 +104,33 @@ def overlay_mermaid(program: Any, events: list) -> str | None:
     from . import graph_export
     if program is None or not graph_export.graph_names(program):
         return None
+    graph = _run_graph(program, events)
+    if graph is None:
+        return None
     visited, taken, refused = graph_export.run_overlay(events)
     try:
-        return graph_export.to_mermaid(program, None, visited=visited, taken=taken,
+        return graph_export.to_mermaid(program, graph or None, visited=visited, taken=taken,
                                        refused=refused)
     except ValueError:
         return None
+
+
+def _run_graph(program: Any, events: list) -> str | None:
+    """The graph of the agent the run ran (as `graph --graph` names it): None when that agent
+    has no graph (no diagram), "" when the run does not say which agent (the only graph)."""
+    from . import ir
+    from .graph_export import graph_names
+    started = next((e.payload for e in events if e.kind == "run.started"), None)
+    name = started.get("agent") if isinstance(started, dict) else None
+    agent = next((d for d in getattr(program, "ir", program).root_module.decls
+                  if isinstance(d, ir.Agent) and d.name == name), None) if name else None
+    if agent is None:
+        return ""
+    if agent.graph is None:
+        return None
+    ref = agent.graph
+    wanted = f"{ref.alias}.{ref.name}" if ref.alias else ref.name
+    return wanted if wanted in graph_names(program) else ""
 
 
 # ---------------------------------------------------------------- trace

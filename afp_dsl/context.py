@@ -97,7 +97,8 @@ def compose(plan: Plan, state: RunState) -> Composition:
             continue
         env = env or _env(plan, state, names)
         ev = evaluate(c.when, env, clip=False)  # (shortened after redaction: `clip_evidence`)
-        detail = [{"text": x.text, "actual": x.actual, "passed": x.passed} for x in ev.conditions]
+        detail = [{"text": x.text, "actual": x.actual, "passed": x.passed,
+                   **({"reason": x.reason} if x.reason else {})} for x in ev.conditions]
         if ev.holds:
             pieces.append(Piece(c.kind, c.decl.name, c.decl.span, "when", c.text, detail))
         else:
@@ -148,8 +149,13 @@ def _tools(plan: Plan, state: RunState, active: frozenset[str], procs) -> tuple[
         info = plan.skills[name]
         if info.scoped and name not in active:
             continue
-        if name in at_step:
-            add(sk.step_tool_spec(plan, info, at_step[name]), "step", name)
+        if name in at_step:  # the step's banner wins over a plain offer of the same tool
+            step = Offered(sk.step_tool_spec(plan, info, at_step[name]), "step", name)
+            if step.spec.name in seen:
+                out[:] = [step if o.spec.name == step.spec.name and o.origin != "step" else o
+                          for o in out]
+            else:
+                add(step.spec, "step", name)
             continue
         for t in info.tools:
             add(plan.tools[t].spec(), "skill", name)

@@ -110,6 +110,8 @@ class _Exporter:
         for e in events:
             p = payload(e)
             if e.kind == "llm.called":
+                if called is not None:  # the one before never replied (failed, then retried)
+                    self._failed_chat(called, ctx, model)
                 called = e
             elif e.kind == "llm.replied" and called is not None:
                 self._chat(called, e, ctx, model)
@@ -119,10 +121,14 @@ class _Exporter:
             elif e.kind in _DECISIONS:
                 root.add_event(f"afp.{e.kind}", _flat(p), timestamp=self.ns(e))
         if called is not None:  # a provider failure: the call never replied
-            span = self._chat_span(called, ctx, model)
-            span.set_attribute("error.type", "_OTHER")
-            span.set_status(self.api.Status(self.api.StatusCode.ERROR))
-            span.end(end_time=self.ns(called) + 1)
+            self._failed_chat(called, ctx, model)
+
+    def _failed_chat(self, called: Event, ctx, model) -> None:
+        """The span of a model call that never replied (a provider failure), as an error."""
+        span = self._chat_span(called, ctx, model)
+        span.set_attribute("error.type", "_OTHER")
+        span.set_status(self.api.Status(self.api.StatusCode.ERROR))
+        span.end(end_time=self.ns(called) + 1)
 
     def _chat_span(self, called: Event, ctx, model):
         p = payload(called)

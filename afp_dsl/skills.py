@@ -50,7 +50,8 @@ def read_skill_description(plan: Plan, cursor: str | None) -> str:
         return f"{head} Available skills:\n{menu}\n\n{_TAIL}"
     ok = allowed(plan, cursor)
     refused = [n for n in plan.skill_order if n not in ok and n != cursor]
-    parts = [head]
+    parts = [head] + ([f"You are in `{cursor}` (its body is in the system prompt already; "
+                       f"read_skill for it will be refused)."] if cursor in plan.skills else [])
     if ok:
         parts.append("Reachable from here:\n" + "\n".join(_line(plan, n) for n in ok))
     else:
@@ -87,6 +88,9 @@ def gate(plan: Plan, cursor: str | None, requested: str, pointer: int = 0) -> Ga
 def refusal(requested: str, cursor: str | None, ok: tuple[str, ...]) -> str:
     where = f"the current skill `{cursor}`" if cursor else "here (no skill is current yet)"
     head = f'read_skill("{requested}") is not reachable from {where}.'
+    if requested == cursor:
+        head = (f'read_skill("{requested}"): `{requested}` is the current skill already; its body '
+                f'is in the system prompt.')
     if ok:
         return f"{head} Reachable skills: {', '.join(ok)}. Pick one of these, or finish."
     return f"{head} No skills are reachable from here — answer with what you have, or finish."

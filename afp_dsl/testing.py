@@ -70,11 +70,17 @@ class _Case:
         self.result: Any = None
         self.failures: list[str] = []
         self.observe = observe
+        self.ran_out_told = False
 
     def record(self, result: Any) -> None:
         self.result = result
         if self.observe is not None:
             self.observe(result)
+        n = self.provider.ran_out
+        if n is not None and not self.ran_out_told:  # (language §5: a failure, whatever `expect` says)
+            self.ran_out_told = True
+            self.failures.append(f"the script has no model reply for LLM call #{n}; the run "
+                                 f"ended with: {result.error or result.outcome}" + self.context())
 
     def fail(self, what: str, expected: Any, actual: Any) -> None:
         self.failures.append(f"{what}\n    expected: {expected}\n    actual:   {actual}"
@@ -176,9 +182,17 @@ def _recorded_answer(result: Any, raw: Any) -> Any:
     return None if raw is None else "[answer not recorded]"
 
 
+def _ran(payload: dict) -> bool:
+    """An execution as `expect called` counts it: the tool's body or stub ran; for a built-in
+    (`read_skill`, `skip_step`, which have no body), the call was accepted."""
+    if payload.get("tool") in ("read_skill", "skip_step"):
+        return payload.get("status") == "success"
+    return bool(payload.get("executed"))
+
+
 def _called(case: _Case, st: ir.ExpectCalled) -> None:
     n = sum(1 for e in _events(case, "tool.returned", deep=True)
-            if e.payload.get("tool") == st.tool.name and e.payload.get("executed"))
+            if e.payload.get("tool") == st.tool.name and _ran(e.payload))
     if n != st.count:
         what = f"`{st.tool.name}` ran {n} time(s)"
         case.fail(what, f"{st.count} execution(s)", f"{n} execution(s)")

@@ -127,14 +127,14 @@ def _fresh(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
 
 def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called: str):
     checkin = resume["checkin"]
+    if checkin["source"] == "inner":  # the inner run takes the decision, approve or decline
+        from .inner import resume_inner
+        kind, value = yield from resume_inner(ctx, call, info, checkin, resume)
+        return _outcome(ctx, call, args, info, called, kind, value)
     if resume["decision"] != "approve":
         note = resume.get("note")
         text = "declined by a person" + (f": {note}" if note else "")
         return CallOutcome("denied", f"Not executed: {text}.")
-    if checkin["source"] == "inner":
-        from .inner import resume_inner
-        kind, value = yield from resume_inner(ctx, call, info, checkin, resume)
-        return _outcome(ctx, call, args, info, called, kind, value)
     if checkin["source"] == "policy":
         chain = pol.chain(ctx, "before", call, args, called, start_after=checkin["link"] + 1,
                        can_pause=False)

@@ -94,8 +94,9 @@ def _test(analysis: Analysis, module: str, t: ir.Test, am: str, agent: ir.Agent)
                     yield d
                 elif tool is not None or call.tool.name in BUILTINS:
                     yield from _args(call, _input_schema(tool, call.tool.name, scope))
-        elif isinstance(stmt, _TOOL_STMTS):
-            _, d = _tool(analysis, module, stmt.tool, scope, agent, stubbing=True)
+        elif isinstance(stmt, _TOOL_STMTS):  # (a built-in can be counted, not stubbed)
+            stubbing = not isinstance(stmt, ir.ExpectCalled)
+            _, d = _tool(analysis, module, stmt.tool, scope, agent, stubbing=stubbing)
             if d is not None:
                 yield d
         elif isinstance(stmt, ir.ExpectRoute):

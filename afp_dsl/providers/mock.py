@@ -8,6 +8,7 @@ Invariants: replies are consumed one per LLM call in order (one counter per inst
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -81,6 +82,7 @@ class MockProvider(Provider):
     def __init__(self, script: Iterable[Any] | None = None):
         self.script = None if script is None else checked_script(script)
         self.calls = 0
+        self.ran_out: int | None = None  # the LLM call the script had no reply for (`afpc test`)
 
     @property
     def remaining(self) -> int:
@@ -91,6 +93,7 @@ class MockProvider(Provider):
         if self.script is None:
             return _demo(request, self.calls)
         if self.calls > len(self.script):
+            self.ran_out = self.ran_out or self.calls
             raise ProviderError(
                 f"the mock script has no reply for LLM call #{self.calls} (it scripted "
                 f"{len(self.script)}); the model was asked: {_asked(request)}")
@@ -232,14 +235,33 @@ def _min_string(s: Mapping) -> str:
     return "x" * max(n, 1)
 
 
-def _min_number(s: Mapping) -> Any:
-    if "minimum" in s:
-        return s["minimum"]
-    if "exclusiveMinimum" in s:
-        return s["exclusiveMinimum"] + 1
-    if "maximum" in s and s["maximum"] < 0:
-        return s["maximum"]
-    return 0
+def _min_number(s: Mapping, integer: bool = False) -> Any:
+    """The number nearest 0 from the lower bound (or 0) that the bounds allow: for an
+    exclusive bound the next whole number, or the middle of a range too narrow for it."""
+    lo, lo_x = _bound(s, "minimum", "exclusiveMinimum", max)
+    hi, hi_x = _bound(s, "maximum", "exclusiveMaximum", min)
+    if lo is None:
+        v = 0 if hi is None or 0 < hi or (0 == hi and not hi_x) else (hi if not hi_x else hi - 1)
+    else:
+        v = (math.floor(lo) + 1 if lo_x else math.ceil(lo)) if integer else (lo + 1 if lo_x else lo)
+    if hi is not None and lo is not None and (v > hi or (hi_x and v >= hi)) and not integer:
+        v = (lo + hi) / 2
+    return int(v) if integer else v
+
+
+def _bound(s: Mapping, inclusive: str, exclusive: str, pick: Any) -> tuple[Any, bool]:
+    """The tighter of a schema's inclusive and exclusive bound (`pick`: max for a lower bound,
+    min for an upper), and whether it is exclusive (on a tie, the exclusive one is tighter)."""
+    a, b = _num(s.get(inclusive)), _num(s.get(exclusive))
+    if b is None:
+        return a, False
+    if a is None or pick(a, b) == b:
+        return b, True
+    return a, False
+
+
+def _num(x: Any) -> Any:
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
 def _min_array(s: Mapping) -> list:
@@ -253,7 +275,7 @@ def _min_object(s: Mapping) -> dict:
 
 
 _MINIMAL = {
-    "string": _min_string, "integer": _min_number, "number": _min_number,
+    "string": _min_string, "integer": lambda s: _min_number(s, True), "number": _min_number,
     "boolean": lambda s: False, "null": lambda s: None, "array": _min_array,
     "object": _min_object,
 }
