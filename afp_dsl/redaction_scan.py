@@ -30,6 +30,7 @@ class CleanCheck:
         self._clean: set[str] = set()
         self._clean_keys: set[str] = set()
         self._clean_ints: set[int] = set()
+        self._clean_shapes: set[tuple] = set()
         self._clean_version = -1
         self._screen: Any = False
         self._short = 0  # strings shorter than this hold no match (`_least_width`)
@@ -45,6 +46,25 @@ class CleanCheck:
             return self._clean_map(value) if type(value) is dict else self._clean_walk(value)
         except RecursionError:  # too deep to walk: `scrub` replaces it whole
             return False
+
+    def is_clean_shaped(self, payload: dict, shape: tuple, tail: Any) -> bool:
+        """`is_clean(payload)` for a payload that is a function of `shape` (a hashable tuple of
+        its other values, their types included where they could vary) and one value `tail`.
+        Speed: a ledger row's payload repeats its shape at every tool call and differs only in
+        the call id, so a shape found clean (since the last remembered secret) needs only its
+        tail checked: a string lookup instead of a walk of the whole payload."""
+        if self._clean_version != self._memory.version:
+            self._check_clean()
+        if shape in self._clean_shapes and type(tail) is str and (
+                tail in self._clean or self._clean_str(tail)):
+            return True
+        if not self.is_clean(payload):
+            return False
+        shapes = self._clean_shapes
+        if len(shapes) >= CACHE_SIZE:
+            shapes.clear()
+        shapes.add(shape)
+        return True
 
     # ------------------------------------------------------------ clean check
     # Speed: `is_clean` runs on every recorded payload, so it walks with three per-run caches of
@@ -165,6 +185,7 @@ class CleanCheck:
             self._clean = set()
             self._clean_keys = self._shared_keys if self._memory.version == 0 else set()
             self._clean_ints = set()
+            self._clean_shapes = set()
             self._screen = self._make_screen()
             self._short = short = self._least_width()
             self._int_bound = 10 ** (short - 1) if short > 1 else 0

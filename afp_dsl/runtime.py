@@ -128,10 +128,11 @@ async def drive_async(gen: Core, before_model: Callable[[], None] | None = None)
 class Recorder:
     """Appends redacted events to a trace with logical time."""
 
-    __slots__ = ("trace", "redactor", "seq", "time")
+    __slots__ = ("trace", "redactor", "seq", "time", "_append")
 
     def __init__(self, trace: Trace, redactor: Redactor, seq: int = 0, time: int = 0):
         self.trace = trace
+        self._append = trace.appender()
         self.redactor = redactor
         self.seq = seq
         self.time = time
@@ -149,8 +150,21 @@ class Recorder:
             # with no rules at all: scrubbing would only copy it)
         if clip:
             payload = clip_evidence(kind, payload)
-        self.trace.append(Event(self.seq, eid, kind, iteration, self.time,
-                                tuple(filter(None, caused_by)), source, payload))
+        self._append(Event(self.seq, eid, kind, iteration, self.time,
+                           tuple(filter(None, caused_by)), source, payload))
+        return eid
+
+    def emit_shaped(self, kind: str, payload: dict, shape: tuple, tail: Any, *, iteration: int,
+                    source: Span | None, cause: str) -> str:
+        """`emit` for a payload that is a function of `shape` and `tail` (`is_clean_shaped`),
+        caused by one event: a ledger row."""
+        self.seq += 1
+        self.time += 1
+        eid = f"{self.trace.run_id}:{self.seq}"
+        red = self.redactor
+        if not red.inert and not red.is_clean_shaped(payload, shape, tail):
+            payload = red.scrub(payload, at=kind)
+        self._append(Event(self.seq, eid, kind, iteration, self.time, (cause,), source, payload))
         return eid
 
 

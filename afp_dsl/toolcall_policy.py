@@ -66,14 +66,16 @@ def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict
 
 def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
     """One `policy.decided` ledger row per decision; returns their event ids."""
-    rec, iteration, out = ctx.rec, ctx.state.iteration, []
-    for d in decisions:  # (`ctx.emit`, inlined: a row per tool call is the common case)
-        span = d.rule_span
-        out.append(rec.emit("policy.decided", {
-            "policy": d.policy, "moment": d.moment, "tool": d.tool, "call_id": d.call_id,
-            "outcome": d.outcome, "reason": d.reason,
+    emit, iteration = ctx.rec.emit_shaped, ctx.state.iteration
+    out = []
+    for d in decisions:  # a row is a function of the decision's first six fields and its call id
+        outcome, policy, span, reason, moment, tool, call_id = d[:7]  # (one unpacking, in C)
+        out.append(emit("policy.decided", {
+            "policy": policy, "moment": moment, "tool": tool, "call_id": call_id,
+            "outcome": outcome, "reason": reason,
             "rule": None if span is None else {"file": span.file, "start": span.start, "end": span.end}},
-            iteration=iteration, source=span, caused_by=(cause,)))
+            (outcome, policy, span, reason, moment, tool, type(tool)), call_id,
+            iteration=iteration, source=span, cause=cause))
     return tuple(out)
 
 

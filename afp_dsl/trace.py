@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 from itertools import islice
-from typing import Any, Iterable, Iterator
-
-import attrs
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from .source import Span
 
@@ -27,8 +25,12 @@ KINDS = (
 )
 
 
-@attrs.frozen(slots=True)
-class Event:
+# Speed: a named tuple, not a frozen attrs class. The interpreter makes one per recorded event
+# (5 to 8 per tool-calling iteration); a named tuple is built in one C call, where a frozen attrs
+# instance sets each of its 8 fields through `object.__setattr__` (≈ 6,500 instructions more per
+# event, measured with bench.instructions). It is as immutable, and equal, hashed and printed by
+# its fields as before.
+class Event(NamedTuple):
     """One trace event. `caused_by` holds ids of earlier events this one depends on."""
 
     seq: int
@@ -123,6 +125,11 @@ class Trace:
     def append(self, event: Event) -> Event:
         self._events.append(event)
         return event
+
+    def appender(self) -> Any:
+        """The list's own `append` for this trace's events: what the recorder calls (one C call
+        per event instead of a method call and then the list's)."""
+        return self._events.append
 
     @property
     def next_seq(self) -> int:

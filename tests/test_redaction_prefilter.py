@@ -258,3 +258,51 @@ def test_the_least_width_bounds_the_shortcut_exactly() -> None:
     assert not wide.is_clean(["abcd"]) and not wide.is_clean({"n": "xabcdx"})
     wide.remember(1234)
     assert not wide.is_clean([1234]) and wide.is_clean([123, -123])
+
+
+# ---------------------------------------------------------------- ledger rows (shaped check)
+def _row(policy, moment, tool, call_id, outcome, reason, span):
+    """A `policy.decided` payload as `toolcall_policy.record_decisions` builds it, with its shape."""
+    payload = {"policy": policy, "moment": moment, "tool": tool, "call_id": call_id,
+               "outcome": outcome, "reason": reason,
+               "rule": None if span is None else {"file": span[0], "start": span[1], "end": span[2]}}
+    return payload, (outcome, policy, span, reason, moment, tool, type(tool))
+
+
+row_texts = st.sampled_from(["screen", "echo", "hunter22", "xhunter22y", "sk-abcdefghijklmnop",
+                             "123-45-6789", "call-2-1", "note", "token"])
+rows = st.tuples(row_texts, st.sampled_from(["before", "after"]),
+                 st.one_of(row_texts, row_texts.map(Tagged)),
+                 st.one_of(row_texts, row_texts.map(Tagged), st.sampled_from([None, 7])),
+                 st.sampled_from(["allow", "deny"]), st.one_of(st.none(), row_texts),
+                 st.sampled_from([None, ("<text>", 4, 9), ("sk-abcdefghijklmnop.afp", 1, 2)]))
+row_ops = st.one_of(st.tuples(st.just("row"), rows), ops)
+
+
+@SETTINGS
+@given(st.sampled_from(RULE_SETS), st.lists(row_ops, min_size=1, max_size=10))
+def test_a_ledger_rows_shaped_check_is_the_plain_walk(rules, seq) -> None:
+    """`is_clean_shaped` (a shape found clean needs only its call id checked) answers as the plain
+    walk for any row, whatever rows, scrubs and remembered secrets came before."""
+    red = Redactor(rules)
+    for op, value in seq:
+        if op != "row":
+            _apply(red, op, value)
+            continue
+        payload, shape = _row(*value)
+        red._check_clean()
+        expected = _clean_walk_plain(red, payload)
+        assert red.is_clean_shaped(payload, shape, payload["call_id"]) == expected
+        assert red.is_clean_shaped(payload, shape, payload["call_id"]) == expected  # cached
+
+
+def test_a_shape_found_clean_is_forgotten_when_a_secret_is_remembered() -> None:
+    red = Redactor(PLAIN_RULES)
+    payload, shape = _row("screen_args", "before", "echo", "call-1-1", "allow", None, None)
+    assert red.is_clean_shaped(payload, shape, "call-1-1")
+    later, _ = _row("screen_args", "before", "echo", "call-2-1", "allow", None, None)
+    assert red.is_clean_shaped(later, shape, "call-2-1")
+    secret, _ = _row("screen_args", "before", "echo", "sk-abcdefghijklmnop", "allow", None, None)
+    assert not red.is_clean_shaped(secret, shape, "sk-abcdefghijklmnop")  # the call id is checked
+    red.learn({"token": "screen_args"})  # the policy's name is now a secret
+    assert not red.is_clean_shaped(later, shape, "call-2-1")
