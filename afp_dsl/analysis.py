@@ -42,6 +42,7 @@ class Analysis:
             self.aliases[m.key] = {i.alias: i.module for i in m.imports if i.module}
         self._resolved: dict[tuple, Resolved | None] = {}
         self._memo: dict[Hashable, Any] = {}
+        self._by_kind: dict[type | None, list[tuple[str, ir.Decl]]] = {}
 
     def memo(self, key: Hashable, make: Callable[[], T]) -> T:
         """`make()`, computed once per analysis for `key` (callers must not mutate the value)."""
@@ -73,11 +74,15 @@ class Analysis:
         return r.decl if r is not None and isinstance(r.decl, kind) else None
 
     def decls(self, kind: type | None = None) -> Iterator[tuple[str, ir.Decl]]:
-        """(module key, declaration) for every declaration, optionally of one class."""
-        for m in self.program.modules:
-            for d in m.decls:
-                if kind is None or isinstance(d, kind):
-                    yield m.key, d
+        """(module key, declaration) for every declaration, optionally of one class.
+        Speed: each class's list is built once (checks ask for the same classes again and
+        again, each time scanning every declaration); the IR is frozen, so it stays valid."""
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = self._by_kind[kind] = [
+                (m.key, d) for m in self.program.modules for d in m.decls
+                if kind is None or isinstance(d, kind)]
+        return iter(found)
 
     def root_decls(self, kind: type) -> list[ir.Decl]:
         return [d for d in self.program.root_module.decls if isinstance(d, kind)]

@@ -55,6 +55,14 @@ class Atom:
 Facts = Callable[[Key], Iterable[Atom]]
 
 
+def shape(a: Atom) -> tuple:
+    """Everything the solver reads of an atom: atoms of one shape are solved alike. Values and
+    bounds by `repr` (`true` is not `1`); a text condition by its expression's identity (its
+    entry must keep the atom alive); `text`, `level` and `note` only explain."""
+    return (a.kind, a.key, repr(a.values), a.op, repr(a.bound), a.neg, a.types, a.integer,
+            a.truth, id(a.expr) if a.kind == "text" else None)
+
+
 def no_facts(key: Key) -> tuple[Atom, ...]:
     return ()
 

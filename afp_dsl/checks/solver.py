@@ -19,7 +19,7 @@ import attrs
 from .. import ir
 from ..evaluate import Env, _compare_values, evaluate, json_equal
 from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, dnf, key_of, key_text,
-                    no_facts)
+                    no_facts, shape)
 from .witness import Builder, read_key, witness_env
 
 __all__ = ["Atom", "Facts", "Key", "Verdict", "accepts", "compare_atom", "dnf", "key_of",
@@ -118,6 +118,7 @@ _SOLVED: dict[tuple, tuple[tuple[Atom, ...], _KeyResult]] = {}
 
 def clear_cache() -> None:
     _SOLVED.clear()
+    _SHAPED.clear()
 
 
 def solve_key(atoms: tuple[Atom, ...], key: Key = (), work: Work | None = None) -> _KeyResult:
@@ -130,12 +131,28 @@ def solve_key(atoms: tuple[Atom, ...], key: Key = (), work: Work | None = None) 
     hit = _SOLVED.get(ids)
     if hit is None:
         try:
-            result = _solve_key(atoms, key, work or Work())
+            result = _solve_fresh(atoms, key) if work is None else _solve_key(atoms, key, work)
         except _OutOfWork:
             return _KeyResult("unknown", out_of_work=True)
         if len(_SOLVED) > 100_000:
             _SOLVED.clear()
         hit = _SOLVED[ids] = (atoms, result)
+    return hit[1]
+
+
+_SHAPED: dict[tuple, tuple[tuple[Atom, ...], _KeyResult]] = {}
+
+
+def _solve_fresh(atoms: tuple[Atom, ...], key: Key) -> _KeyResult:
+    """`_solve_key` with a fresh budget. Speed: its verdict then depends only on the atoms'
+    shapes, so it is kept per shape (the same comparison against the same schema, tool after
+    tool); the entry keeps the atoms alive, as a shape may hold an id."""
+    shaped = (key, tuple(map(shape, atoms)))
+    hit = _SHAPED.get(shaped)
+    if hit is None:
+        if len(_SHAPED) > 100_000:
+            _SHAPED.clear()
+        hit = _SHAPED[shaped] = (atoms, _solve_key(atoms, key, Work()))
     return hit[1]
 
 
