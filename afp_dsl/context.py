@@ -121,11 +121,10 @@ def compose(plan: Plan, state: RunState) -> Composition:
 
 
 def _skill_order(state: RunState, active: list) -> list:
-    """Bodies: persistent bases first, then the current skill, then opened skills."""
-    bases = [a for a in active if a[1] == "entry" and a[0] != state.cursor]
-    cur = [a for a in active if a[0] == state.cursor]
-    rest = [a for a in active if a not in bases and a not in cur]
-    return bases + cur + rest
+    """Bodies: persistent bases first, then the current skill, then opened skills: the order
+    `active_skills` gives. The bases keep their declaration order whichever of them is the
+    cursor, so the prompt does not reorder itself when the cursor moves off a base."""
+    return list(active)
 
 
 def _proc_order(state: RunState, active: list) -> list:

@@ -75,12 +75,16 @@ def cold_start(graph: GraphInfo, message: str, iteration: int) -> CursorDecision
     return CursorDecision(None, None, "none")
 
 
-def _check(route: RouteInfo, res: ToolResult, roots: dict) -> EdgeEvidence | None:
-    if route.on is not None and route.on != res.tool:
-        return None
-    if route.on is None and res.tool not in route.src_tools:  # "any tool of FROM" (language §5)
-        return None
+def _check(route: RouteInfo, res: ToolResult, roots: dict) -> EdgeEvidence:
+    """The edge's verdict on one result, with its evidence: an edge that does not hear the
+    result's tool is refused too ("why didn't my edge fire?" must be a lookup, semantics §4)."""
     base = dict(call_id=res.call_id, tool=res.tool, status=res.status, result_event=res.event)
+    if route.on is not None and route.on != res.tool:
+        return EdgeEvidence(route, fired=False, reason=f"the result is from `{res.tool}`, not "
+                            f"`{route.on}`", **base)
+    if route.on is None and res.tool not in route.src_tools:  # "any tool of FROM" (language §5)
+        return EdgeEvidence(route, fired=False, reason=f"the result is from `{res.tool}`, which "
+                            f"is not a tool of `{route.src}`", **base)
     if route.statuses and res.status not in route.statuses:
         reason = f"status `{res.status}` is not {' or '.join(route.statuses)}"
         return EdgeEvidence(route, fired=False, reason=reason, **base)
@@ -96,8 +100,6 @@ def _first_match(routes: Sequence[RouteInfo], res: ToolResult, roots: dict,
                  evidence: list) -> RouteInfo | None:
     for route in routes:
         ev = _check(route, res, roots)
-        if ev is None:
-            continue
         evidence.append(ev)
         if ev.fired:
             return route

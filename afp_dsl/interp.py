@@ -296,7 +296,9 @@ def _pause(ctx: RunCtx, call, checkin: dict) -> CoreResult:
     redaction_report(ctx, (req,))
     ctx.emit("run.paused", {"checkin": checkin["id"]}, caused_by=(req,))
     args = checkin["args"] if checkin["source"] == "inner" else dict(call.arguments)
-    public = {**checkin, "args": ctx.redactor.scrub(args)}
+    question = checkin.get("question")  # (a host policy may quote the arguments in it)
+    public = {**checkin, "args": ctx.redactor.scrub(args),
+              "question": ctx.redactor.scrub_text(question) if isinstance(question, str) else question}
     return CoreResult("paused", None, checkin=public, checkpoint=checkpoint(ctx))
 
 
@@ -321,6 +323,17 @@ def _final(ctx: RunCtx, text: str, replied: str):
     return _answer(ctx, "answered", text, replied)
 
 
+def _cut_short(ctx: RunCtx, cause: str) -> None:
+    """An answer at the end of the budget with a procedure unfinished: recorded as
+    `steps.unfinished` (action `cut-short`; there is no turn left for a nudge)."""
+    proc = sk.procedure(ctx.plan, ctx.active_order, ctx.state.steps)
+    if proc is not None:
+        skill, k = proc
+        ctx.emit("steps.unfinished", {"skill": skill.name, "step": k + 1,
+                                      "tool": skill.steps[k].tool, "action": "cut-short"},
+                 source=skill.steps[k].span, caused_by=(cause,))
+
+
 def _answer(ctx: RunCtx, outcome: str, text: str, cause: str) -> CoreResult:
     st = ctx.state
     denied, rows = _message_policy(ctx, "output", {"text": text, "message": st.message,
@@ -341,6 +354,7 @@ def _budget(ctx: RunCtx, reply, replied: str):
                                   "pending": [c.name for c in reply.tool_calls]},
              source=agent.span, caused_by=(replied,))
     if not agent.wrap_up:
+        _cut_short(ctx, replied)
         return _answer(ctx, "max_iterations", reply.text, replied)
     if reply.text:
         st.history.append(Message("assistant", reply.text))
@@ -357,6 +371,7 @@ def _wrap_up(ctx: RunCtx, cause: str):
     if final is None:
         return replied
     st.wrapping = None
+    _cut_short(ctx, replied)
     return _answer(ctx, "max_iterations", final.text, replied)
 
 

@@ -13,6 +13,8 @@ from . import ir
 from .codes import diag
 from .frozen import FrozenMap
 from .lower_values import BAD, to_data
+from .suggest import closest
+from .trace import KINDS
 
 if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
     import lark
@@ -107,8 +109,10 @@ def _outcome(lw, node):
     tok = node.children[-1]
     outcome = str(tok)
     if outcome not in OUTCOMES:
+        close = closest(outcome, list(OUTCOMES))
         lw.diags.append(diag("AFP106", f"unknown outcome `{outcome}`", lw.v.span(tok), "not an outcome",
-                             help="outcomes are " + ", ".join(OUTCOMES)))
+                             help=(f"did you mean `{close}`? " if close else "") +
+                             "outcomes are " + ", ".join(OUTCOMES)))
         return None
     return ir.ExpectOutcome(outcome=outcome, span=lw.v.span(node))
 
@@ -116,6 +120,13 @@ def _outcome(lw, node):
 def _trace(lw, node):
     dotted = node.children[-1]
     kind = ".".join(str(t) for t in dotted.children)
+    if kind not in KINDS:  # no run ever records it: the expectation could never hold
+        close = closest(kind, list(KINDS))
+        lw.diags.append(diag("AFP106", f"unknown event kind `{kind}`", lw.v.span(dotted),
+                             "no run records this kind",
+                             help=f"did you mean `{close}`?" if close else
+                             "the event kinds are listed in docs/trace.md"))
+        return None
     return ir.ExpectTrace(kind=kind, span=lw.v.span(node))
 
 

@@ -93,8 +93,8 @@ class _Loc:
 
 def _locate(span: Span, files: Mapping[str, SourceFile]) -> _Loc:
     sf = files.get(span.file)
-    if sf is None:
-        return _Loc(span.file)
+    if sf is None:  # (the text is unknown, e.g. unreadable; its start is still line 1, column 1)
+        return _Loc(span.file, 1, 1, 1, 1, 1, 1, 1) if span.start == span.end == 0 else _Loc(span.file)
     n = len(sf.text)
     start = max(0, min(span.start, n))
     end = max(start, min(span.end, n))
@@ -216,7 +216,8 @@ def _groups(d: Diagnostic, files: Mapping[str, SourceFile]) -> list[tuple[list, 
         by_file.setdefault(lab.span.file, []).append((lab, _locate(lab.span, files)))
     groups = []
     for locs in by_file.values():
-        rows = sorted({loc.line for _, loc in locs if loc.line is not None})
+        known = locs[0][1].file in files  # (no excerpt of a file whose text is unknown)
+        rows = sorted({loc.line for _, loc in locs if loc.line is not None}) if known else []
         groups.append((locs, rows))
     return groups
 

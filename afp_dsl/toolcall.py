@@ -66,13 +66,10 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
     else:
         called = ctx.emit("tool.called", {"tool": call.name, "call_id": call.id, "args": args},
                           source=source, caused_by=(cause,))
-    if call.name in sk.BUILTINS and call.name not in ctx.plan.tools:
+    if call.name in sk.BUILTINS and call.name not in ctx.plan.tools and _has_builtin(ctx, call.name):
         return _finish(ctx, call, args, _builtin(ctx, call, args, called), called)
     if info is None:
-        names = ", ".join(o.spec.name for o in ctx.comp.offered) if ctx.comp else ""
-        text = (f"Unknown tool `{call.name}`: there is no tool with that name. "
-                f"Your tools are: {names or 'none'}.")
-        return _finish(ctx, call, args, CallOutcome("invalid", text), called)
+        return _finish(ctx, call, args, _unknown(ctx, call), called)
     if resume is None and ctx.comp is not None and call.name not in ctx.comp.names:
         return _finish(ctx, call, args, _not_offered(ctx, call), called)
     if resume is not None:
@@ -86,6 +83,22 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
     if out.fatal is not None:
         return out
     return _finish(ctx, call, args, out, called)
+
+
+def _has_builtin(ctx: RunCtx, name: str) -> bool:
+    """`read_skill` exists for an agent with skills, `skip_step` for one with a procedure."""
+    skills = ctx.plan.skills
+    if name == sk.READ_SKILL:
+        return bool(skills)
+    return any(info.steps for info in skills.values())
+
+
+def _unknown(ctx: RunCtx, call: ToolCall) -> CallOutcome:
+    """Pipeline stage 1: a tool the agent does not have; the model reads the tools it has."""
+    names = ", ".join(o.spec.name for o in ctx.comp.offered) if ctx.comp else ""
+    why = {sk.READ_SKILL: "this agent has no skills",
+           sk.SKIP_STEP: "this agent has no procedure"}.get(call.name, "there is no tool with that name")
+    return CallOutcome("invalid", f"Unknown tool `{call.name}`: {why}. Your tools are: {names or 'none'}.")
 
 
 def _not_offered(ctx: RunCtx, call: ToolCall) -> CallOutcome:
@@ -117,12 +130,24 @@ def _fresh(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
     bad = _validate(ctx, call, args, info, called)
     if bad is not None:
         return bad
-    if info.decl.check_in is not None:
-        ev = evaluate(info.decl.check_in, Env(pol.roots(ctx, call, args)))
-        if ev.holds or ev.error:
-            return _pause(ctx, call, args, "tool", f"`{call.name}` asks for a decision before it runs",
-                          span=info.decl.span)
+    asks = _tool_check_in(ctx, call, args, info)
+    if asks is not None:
+        return asks
     return (yield from _run(ctx, call, args, info, called))
+
+
+def _tool_check_in(ctx: RunCtx, call: ToolCall, args: dict, info,
+                   suffix: str = "") -> CallOutcome | None:
+    """Stage 4 of the pipeline: the tool's own `check_in` pauses the call when it holds (or
+    cannot be evaluated). `suffix` tells its check-in apart from a policy's `ask`, approved
+    already for the same call."""
+    if info.decl.check_in is None:
+        return None
+    ev = evaluate(info.decl.check_in, Env(pol.roots(ctx, call, args)))
+    if not (ev.holds or ev.error):
+        return None
+    return _pause(ctx, call, args, "tool", f"`{call.name}` asks for a decision before it runs",
+                  span=info.decl.span, suffix=suffix)
 
 
 def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called: str):
@@ -143,12 +168,15 @@ def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called
         bad = _validate(ctx, call, args, info, called)
         if bad is not None:
             return bad
+        asks = _tool_check_in(ctx, call, args, info, suffix=":tool")  # its own gate, stage 4
+        if asks is not None:
+            return asks
     return (yield from _run(ctx, call, args, info, called))
 
 
 def _pause(ctx: RunCtx, call: ToolCall, args: dict, source: str, question: str, *,
-           policy: str | None = None, span=None, link: int = -1) -> CallOutcome:
-    checkin = {"id": f"{ctx.state.run_id}:{ctx.state.iteration}:{call.id}", "tool": call.name,
+           policy: str | None = None, span=None, link: int = -1, suffix: str = "") -> CallOutcome:
+    checkin = {"id": f"{ctx.state.run_id}:{ctx.state.iteration}:{call.id}{suffix}", "tool": call.name,
                "call_id": call.id, "source": source, "question": question, "policy": policy,
                "link": link, "fp": call_fingerprint(call.name, call.id, args),
                "span": None if span is None else [span.file, span.start, span.end]}
@@ -291,8 +319,6 @@ def _builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcom
 
 def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
     plan = ctx.plan
-    if not plan.skills:
-        return CallOutcome("invalid", "Unknown tool `read_skill`: this agent has no skills.")
     spec = sk.read_skill_spec(plan, ctx.state.cursor)
     from jsonschema import Draft202012Validator
     problems = arg_problems(Draft202012Validator(spec.schema), args)

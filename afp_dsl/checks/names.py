@@ -41,6 +41,14 @@ def _duplicates(m: ir.Module) -> Iterator[Diagnostic]:
                        help="names live in one namespace per module, whatever their kinds: rename one")
         else:
             first[d.name] = d
+    for imp in m.imports:  # an alias is a name of the module too
+        d = first.get(imp.alias)
+        if d is not None:
+            yield diag("AFP103", f"the name `{d.name}` is both an import alias and a declaration",
+                       d.span, f"{ir.kind_of(d)} `{d.name}` declared here",
+                       secondary=(Label(imp.alias_span, "the import's alias", False),),
+                       help="names live in one namespace per module: rename the declaration or "
+                            "the alias")
 
 
 def _refs(decl: ir.Decl) -> Iterator[tuple[ir.Ref, tuple[type, ...], str]]:

@@ -69,11 +69,29 @@ def _missing_tool(analysis: Analysis, module: str, block: ir.PolicyBlock,
     key = (r.module, r.decl.name)
     if any(key in G.agent_tools(analysis, m, a) for m, a in users):
         return None
+    if any(_tools_unresolved(analysis, m, a) for m, a in users):
+        return None  # a misspelt tool or skill of the agent is the one root cause (AFP101)
     names = ", ".join(f"`{a.name}`" for _, a in users)
     return diag("AFP401", f"the `{block.moment} {block.tool}` rules can never match", block.tool.span,
                 "no agent using this policy has this tool",
                 notes=(f"the policy is used by {names}, and none of them can call `{block.tool}`",),
                 help=f"give the agent the tool `{block.tool}`, or remove the block")
+
+
+def _tools_unresolved(analysis: Analysis, module: str, agent: ir.Agent) -> bool:
+    """True when the agent names a tool, skill or graph that does not resolve (reported by the
+    name checks): which tools it has is then unknown."""
+    if G.has_unresolved(analysis, module, agent.tools) or \
+            G.has_unresolved(analysis, module, agent.skills, ir.Skill):
+        return True
+    g = G.agent_graph(analysis, module, agent)
+    if agent.graph is not None and g is None:
+        return True
+    found = (analysis.resolve(module, ref) for ref in agent.skills)
+    skills = [(r.module, r.decl) for r in found if r is not None]
+    if g is not None:
+        skills += [(n.key[0], n.skill) for n in G.view(analysis, g[0], g[1]).nodes.values()]
+    return any(G.has_unresolved(analysis, m, s.tools) for m, s in skills)
 
 
 def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyBlock) -> Iterator[Diagnostic]:

@@ -32,6 +32,26 @@ def check_tests(analysis: Analysis) -> Iterable[Diagnostic]:
         found = test_agent(analysis, module, t)
         if found is not None:
             yield from _test(analysis, module, t, found[0], found[1])
+        else:
+            yield from _agentless(analysis, module, t)
+
+
+def _agentless(analysis: Analysis, module: str, t: ir.Test) -> Iterator[Diagnostic]:
+    """A test whose agent is unknown (AFP101) or cannot be decided (AFP111): which tools and
+    skills it has is unknown, but a name declared nowhere is a mistake of its own."""
+    decls = analysis.modules[module].decls
+    tools = sorted(d.name for d in decls if isinstance(d, ir.Tool))
+    skills = sorted(d.name for d in decls if isinstance(d, ir.Skill))
+    for stmt in t.statements:
+        refs = [c.tool for c in stmt.calls] if isinstance(stmt, ir.ModelCalls) else (
+            [stmt.tool] if isinstance(stmt, _TOOL_STMTS) else [])
+        for ref in refs:
+            if ref.name not in BUILTINS and analysis.resolve(module, ref) is None:
+                yield diag("AFP404", f"unknown tool `{ref}`", ref.span, "declared nowhere",
+                           help=_did_you_mean(ref.name, tools + list(BUILTINS)))
+        if isinstance(stmt, ir.ExpectCursor) and analysis.resolve(module, stmt.skill) is None:
+            yield diag("AFP101", f"unknown skill `{stmt.skill}`", stmt.skill.span, "not declared",
+                       help=_did_you_mean(stmt.skill.name, skills))
 
 
 def test_agent(analysis: Analysis, module: str, t: ir.Test) -> tuple[str, ir.Agent] | None:

@@ -192,7 +192,7 @@ def _short(value: Any) -> str:
 # ---------------------------------------------------------------- demo mode
 def _demo(request: Request, number: int) -> Reply:
     ran = any(m.role == "tool" for m in request.messages)
-    offered = [t for t in request.tools if t.name not in ("read_skill", "skip_step")]
+    offered = list(request.tools)  # (built-ins are offered last: a real tool comes first)
     if offered and not ran:
         tool = offered[0]
         call = ToolCall(f"call-{tool.name}-1", tool.name, minimal_args(tool.schema))

@@ -1,0 +1,124 @@
+"""Conformance, third pass (language.md §4, §7; tooling.md §3): names, cascades, test scripts and
+the place of a diagnostic in a file whose text is unknown.
+
+Each test pins a deviation a checker audit found and failed before its fix, except the two
+marked as guards (they keep a fix from overreaching).
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+
+from click.testing import CliRunner
+
+import afp_dsl
+from afp_dsl import cli
+
+
+def diags(text: str):
+    return afp_dsl.check(textwrap.dedent(text))
+
+
+def codes(text: str) -> list[str]:
+    return [d.code for d in diags(text)]
+
+
+# ---------------------------------------------------------------- one root cause, one diagnostic
+def test_a_misspelt_tool_of_the_agent_does_not_also_make_its_policy_block_dead():
+    spec = """
+    agent a { tools = [lookp] policies = [p] }
+    tool lookup { description = "x" }
+    policy p { before lookup { deny when true because "x" } }
+    """
+    assert codes(spec) == ["AFP101"]
+
+
+def test_a_policy_block_for_a_tool_no_agent_has_is_still_reported():
+    """A guard: with every name resolved, the dead block is still a warning."""
+    spec = """
+    agent a { tools = [lookup2] policies = [p] }
+    tool lookup { description = "x" }
+    tool lookup2 { description = "x" }
+    policy p { before lookup { deny when true because "x" } }
+    """
+    assert codes(spec) == ["AFP401"]
+
+
+# ---------------------------------------------------------------- §4: one namespace per module
+def test_an_import_alias_and_a_declaration_cannot_share_a_name():
+    spec = """
+    import "std/redact" as r
+    fact r { data = "x" }
+    agent a { redact = [r.secrets] context = [r] }
+    """
+    found = diags(spec)
+    assert [d.code for d in found] == ["AFP103"]
+    assert "both an import alias and a declaration" in found[0].message
+
+
+# ---------------------------------------------------------------- tests whose agent is unknown
+def test_a_misspelt_test_agent_does_not_hide_names_declared_nowhere():
+    spec = """
+    agent support { tools = [lookup] }
+    tool lookup { description = "x" }
+    skill refunds { description = "x" }
+    test t1 {
+      agent = suport
+      user "x"
+      model calls lokup {}
+      tool lokup2 returns 1
+      model says "y"
+      expect cursor refnds
+      expect called lookpu 1
+    }
+    """
+    found = diags(spec)
+    assert [d.code for d in found] == ["AFP101", "AFP404", "AFP404", "AFP101", "AFP404"]
+    assert [d.help for d in found[1:]] == ["did you mean `lookup`?"] * 2 + [
+        "did you mean `refunds`?", "did you mean `lookup`?"]
+
+
+def test_names_declared_somewhere_are_not_claimed_when_the_agent_is_unknown():
+    """A guard: whether the unknown agent has `other` cannot be decided, so it is not claimed."""
+    spec = """
+    agent support { tools = [lookup] }
+    tool lookup { description = "x" }
+    tool other { description = "x" }
+    test t1 { agent = suport user "x" model calls other {} model says "y" }
+    """
+    assert codes(spec) == ["AFP101"]
+
+
+def test_a_misspelt_event_kind_in_expect_trace_is_caught_by_the_checker():
+    spec = """
+    agent a { tools = [t] }
+    tool t { description = "x" }
+    test tt { user "x" model says "y" expect trace tool.caled }
+    """
+    found = diags(spec)
+    assert [d.code for d in found] == ["AFP106"]
+    assert found[0].help == "did you mean `tool.called`?"
+
+
+def test_a_misspelt_outcome_gets_a_did_you_mean():
+    spec = """
+    agent a { tools = [t] }
+    tool t { description = "x" }
+    test tt { user "x" model says "y" expect outcome answerd }
+    """
+    (found,) = diags(spec)
+    assert found.code == "AFP106" and found.help.startswith("did you mean `answered`?")
+
+
+# ---------------------------------------------------------------- §3: short and JSON places
+def test_an_unreadable_file_is_reported_at_line_1_column_1(tmp_path):
+    bad = tmp_path / "x.afp"
+    bad.write_bytes(b"\xff\xfe agent")
+    runner = CliRunner()
+    short = runner.invoke(cli.main, ["check", str(bad), "--format", "short"])
+    assert short.exit_code == 1
+    assert short.output.startswith(f"{bad}:1:1: error[AFP006]")
+    doc = json.loads(runner.invoke(cli.main, ["check", str(bad), "--format", "json"]).stdout)
+    assert (doc[0]["line"], doc[0]["column"], doc[0]["end_line"], doc[0]["end_column"]) == (1, 1, 1, 1)
+    human = runner.invoke(cli.main, ["check", str(bad)])
+    assert f"--> {bad}:1:1" in human.output and "internal error" not in human.output
