@@ -122,3 +122,33 @@ def test_an_unreadable_file_is_reported_at_line_1_column_1(tmp_path):
     assert (doc[0]["line"], doc[0]["column"], doc[0]["end_line"], doc[0]["end_column"]) == (1, 1, 1, 1)
     human = runner.invoke(cli.main, ["check", str(bad)])
     assert f"--> {bad}:1:1" in human.output and "internal error" not in human.output
+
+
+# ---------------------------------------------------------------- §7: rules that never match
+def test_a_rule_covered_by_earlier_rules_of_its_block_can_never_match():
+    spec = """
+    agent a { tools = [t] policies = [p] }
+    tool t { description = "x" input { n: integer } }
+    policy p { before t {
+      deny when args.n > 1 because "a"
+      deny when args.n > 5 because "covered"
+      allow when args.n == 0
+    } }
+    """
+    found = diags(spec)
+    assert [(d.code, d.primary.span.start) for d in found] == [
+        ("AFP401", textwrap.dedent(spec).index("deny when args.n > 5"))]
+
+
+def test_a_rule_that_can_still_decide_is_not_claimed():
+    """A guard: `n > 1` does not cover `n < 0`, nor `n == 0` once `n > 1` and `n < 0` are out."""
+    spec = """
+    agent a { tools = [t] policies = [p] }
+    tool t { description = "x" input { n: integer } }
+    policy p { before t {
+      deny when args.n > 1 because "a"
+      deny when args.n < 0 because "b"
+      allow when args.n == 0
+    } }
+    """
+    assert codes(spec) == []

@@ -21,6 +21,7 @@ from ..evaluate import regex_flags
 from . import graphview as G
 from . import sites as S
 from .guards import unsatisfiable
+from .solver import refute
 
 _PROBES = ("", "a", "ab", " ", "\n", "0", "sk-", "A b")
 
@@ -98,6 +99,7 @@ def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyB
     site_list = [s for s in S.policy_sites(analysis, module, p)]
     by_rule = {id(s.expr): s for s in site_list}
     always: ir.Rule | None = None
+    earlier: list[ir.Rule] = []
     for rule in block.rules:
         if always is not None:
             yield diag("AFP401", f"this `{rule.action}` rule can never match", rule.span,
@@ -109,10 +111,29 @@ def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyB
         site = by_rule.get(id(rule.when))
         if site is not None:
             d = unsatisfiable(site, "AFP401", f"the condition of this `{rule.action}` rule")
+            if d is None:
+                d = _shadowed(rule, earlier, site)
             if d is not None:
                 yield d
+        earlier.append(rule)
         if isinstance(rule.when, ir.Lit) and rule.when.value is True:
             always = rule
+
+
+def _shadowed(rule: ir.Rule, earlier: list[ir.Rule], site: S.Site) -> Diagnostic | None:
+    """A rule that can hold only where an earlier rule of the block holds (or fails, which is a
+    denial) never decides: its `when` and the negation of every earlier `when` cannot all hold."""
+    if not earlier:
+        return None
+    negated = [ir.Not(item=r.when, span=r.when.span) for r in earlier]
+    if refute([rule.when] + negated, S.facts(site)) is None:
+        return None
+    return diag("AFP401", f"this `{rule.action}` rule can never match", rule.span,
+                "earlier rules of the block always decide first",
+                secondary=tuple(Label(r.span, "decides first", False) for r in earlier),
+                notes=("wherever this rule's condition holds, an earlier rule's holds too; the "
+                       "first rule whose `when` holds decides",),
+                help="move this rule before the ones that cover it, or narrow their conditions")
 
 
 def _patterns(r: ir.Redact) -> Iterator[Diagnostic]:
