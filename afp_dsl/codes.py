@@ -60,7 +60,8 @@ _ALL = [
        "Each position expects one kind: `tools = [...]` takes tools, `graph = ...` a graph, `context`\n"
        "steering, facts and instructions.\n\nFix: reference a declaration of the expected kind."),
     _c("AFP103", "duplicate-name", E, "two declarations of one module share a name",
-       "Names live in one namespace per module, whatever their kinds.\n\nFix: rename one of them."),
+       "Names live in one namespace per module, whatever their kinds; an import's alias is one\n"
+       "of them, and an alias used twice is reported too.\n\nFix: rename one of them."),
     _c("AFP104", "unknown-attribute", E, "an attribute is not defined for this declaration kind",
        "Each declaration kind has a fixed set of attributes (see docs/language.md).\n\n"
        "Fix: correct the key (the message suggests close ones) or remove it."),
@@ -95,8 +96,10 @@ _ALL = [
        "The only edges into the skill are bare routes, which fire only through `read_skill`.\n\n"
        "Fix: add a deterministic route if the skill must be reached by itself."),
     _c("AFP204", "dead-entry", W, "an entry can never be where a run starts",
-       "Entries are tried in order and the first unconditional one always fires, so later entries\n"
-       "never start a run.\n\nFix: move the entry before the unconditional one, or give it a route in."),
+       "Entries are tried in order and the first unconditional one always fires, so a conditional\n"
+       "entry after it never starts a run. (A later unconditional entry is not dead: it is a\n"
+       "persistent base, active every iteration.)\n\n"
+       "Fix: move the entry before the unconditional one, or give it a route in."),
     _c("AFP205", "ambiguous-routes", W, "two routes can fire on the same result; order decides",
        "When two deterministic edges from one skill can hold for one tool result, the first in\n"
        "declaration order wins.\n\nFix: make the guards disjoint, or accept the order explicitly."),
@@ -110,7 +113,9 @@ _ALL = [
        "literals, a value outside an enum).\n\nFix: correct the guard."),
     _c("AFP209", "route-tool-not-in-skill", E, "a route waits for a tool its source skill cannot call",
        "An `on TOOL` route fires when TOOL returns while the source is current; the tool must be\n"
-       "one of the source skill's tools or a baseline tool.\n\nFix: add the tool to the skill."),
+       "one of the source skill's tools or a baseline tool. A route without `on` hears only the\n"
+       "source skill's own tools: out of a skill with no tools it never fires (a warning; the\n"
+       "model can still move the cursor along it with `read_skill`).\n\nFix: add the tool to the skill."),
     _c("AFP210", "overlapping-guards", W, "two routes on one trigger can both hold",
        "Declaration order decides which fires.\n\nFix: make the guards disjoint."),
     _c("AFP211", "step-tool-not-in-skill", E, "a step names a tool the skill does not have",
@@ -142,7 +147,9 @@ _ALL = [
     _c("AFP306", "status-not-in-vocabulary", E, "an unknown status name",
        "Statuses are success, failure, denied, invalid, partial, pending, absent.\n\nFix: use one of them."),
     _c("AFP401", "policy-rule-never-matches", W, "a policy rule can never match",
-       "Fix: correct the tool name or the condition."),
+       "A block for a tool no agent using the policy has, a rule whose condition can never hold,\n"
+       "or a rule that can hold only where earlier rules of its block hold (the first rule that\n"
+       "holds decides).\n\nFix: correct the tool name or the condition, or reorder the rules."),
     _c("AFP402", "ask-outside-before", E, "`ask` is used outside a `before` block",
        "Only a `before` block can pause for a person; `input`, `after` and `output` cannot.\n\n"
        "Fix: use `deny`, or move the rule to `before`."),

@@ -20,6 +20,7 @@ from afp_dsl.lower import RESERVED
 from afp_dsl.lower_schema import CONSTRAINTS, json_type
 from afp_dsl.lower_tests import OUTCOMES
 from afp_dsl.resources import stdlib_names
+from afp_dsl.trace import KINDS
 
 KEYWORDS = sorted(RESERVED)
 # Plain names that are also words of the grammar or of the schema language: soft keywords.
@@ -259,7 +260,7 @@ def policies(name: st.SearchStrategy, calls: bool) -> st.SearchStrategy:
 
 def statements() -> st.SearchStrategy:
     local = refs()
-    trace_kinds = st.lists(segments, min_size=1, max_size=3).map(".".join)
+    trace_kinds = st.sampled_from(KINDS)  # (a kind no run records is AFP106)
     return st.one_of(
         st.builds(ir.UserSays, text=texts),
         st.builds(ir.ModelCalls, calls=st.lists(st.builds(ir.ScriptedCall, tool=local, args=maps),

@@ -8,7 +8,11 @@ Emits:      AFP201 no-entry, AFP202 unreachable-skill, AFP203 model-edge-only, A
 Invariants: linear in the size of the program (BFS, Tarjan); one diagnostic per unreachable
             region (its first skill, naming the skills behind it). AFP207 claims only: a cycle of
             ≥2 skills that no route leaves, each of whose skills has tools and a deterministic
-            route onward inside the cycle (none is a tool-free answering step).
+            route onward inside the cycle that can fire (none is a tool-free answering step).
+            A route proved never to fire (`GraphView.dead`) still lets the model pick its target
+            (AFP202 counts it, as the run's `read_skill` does) but is no witness of a
+            deterministic way in: `explain_reach` prefers routes that can fire and marks it.
+            AFP204 is only for conditional entries after the first unconditional one.
 """
 from __future__ import annotations
 
@@ -125,11 +129,13 @@ def _names(v: GraphView, keys: list[NodeKey], limit: int = 6) -> str:
 
 
 def _dead_entries(v: GraphView) -> Iterator[Diagnostic]:
+    """Conditional entries after the first unconditional one: the cold start never gets to them.
+    A later unconditional entry is not dead: it is a persistent base, active every iteration."""
     first = next((e for e in v.entries if e.entry.when is None), None)
     if first is None:
         return
     for e in v.entries:
-        if e.index > first.index:
+        if e.index > first.index and e.entry.when is not None:
             yield diag("AFP204", f"entry `{v.name(e.dst)}` can never start a run", e.entry.span,
                        "after an unconditional entry",
                        secondary=(Label(first.entry.span, "this entry always fires first", False),),
@@ -158,7 +164,7 @@ def _no_way_out(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
         inside = set(comp)
         if any(e.dst not in inside for k in comp for e in out[k]):
             continue
-        if all(v.nodes[k].skill.tools and any(e.deterministic and e.dst != k for e in out[k])
+        if all(v.nodes[k].skill.tools and any(v.fires(e) and e.dst != k for e in out[k])
                for k in comp):
             order = {k: i for i, k in enumerate(v.nodes)}
             comp = sorted(comp, key=order.get)
@@ -177,8 +183,14 @@ def _route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
     agents = G.agents_of_graph(analysis, v.module, v.graph)
     baselines = [(a, G.tool_keys(analysis, m, a.tools)) for m, a in agents]
     own: dict[NodeKey, set[NodeKey]] = {}  # Speed: each source skill's tools, resolved once
+    deaf: dict[NodeKey, list[RouteEdge]] = {}  # no `on`, and the source skill has no tools to hear
+    for e in v.routes:
+        if e.route.on is None and e.index in v.dead:
+            deaf.setdefault(e.src, []).append(e)
     for e in v.routes:
         if e.route.on is None:
+            if deaf.get(e.src, [None])[0] is e:  # one root cause (the skill has no tools): once
+                yield _no_tools(deaf[e.src])
             continue
         r = analysis.resolve(v.module, e.route.on)
         if r is None or not isinstance(r.decl, ir.Tool):
@@ -215,10 +227,31 @@ def _route_tool(v: GraphView, e: RouteEdge, skill: ir.Skill, lacking, baselines)
                 notes=notes, help=f"add `{on}` to the `tools` of `{skill.name}`", severity=sev)
 
 
+def _no_tools(edges: list[RouteEdge]) -> Diagnostic:
+    """AFP209 as a warning, like a shadowed route (AFP205) or a dead entry (AFP204): the routes
+    without `on` out of a skill with no tools are dead, though the model can still move the
+    cursor along them, as along bare routes. One diagnostic per source skill, at its first."""
+    e = edges[0]
+    src, dst = e.route.src, e.route.dst
+    what = f"route `{src} -> {dst}` waits" if len(edges) == 1 else \
+        f"{len(edges)} routes out of `{src}` without `on` wait"
+    targets = list(dict.fromkeys(f"`{x.route.dst}`" for x in edges))
+    shown = targets[0] if len(targets) == 1 else ", ".join(targets[:-1]) + " and " + targets[-1]
+    return diag("AFP209", f"{what} for a result of a tool of `{src}`, which has no tools",
+                e.route.span, "never fires",
+                secondary=tuple(Label(x.route.span, "never fires either", False) for x in edges[1:]),
+                notes=("a route without `on` hears only the results of its source skill's own "
+                       "tools; a baseline tool or a built-in (`read_skill`, `skip_step`) never "
+                       "fires it",
+                       f"the model can still move the cursor to {shown} with `read_skill`"),
+                help=f"add the tools whose results should move the cursor to the `tools` of "
+                     f"`{src}`, or name one with `on TOOL`", severity=Severity.WARNING)
+
+
 def _step_tools(analysis: Analysis) -> Iterator[Diagnostic]:
     for module, s in analysis.decls(ir.Skill):
-        if not s.steps:
-            continue
+        if not s.steps or G.has_unresolved(analysis, module, s.tools):
+            continue  # a misspelt tool name is the root cause, reported as AFP101
         own = G.tool_keys(analysis, module, s.tools)
         for step in s.steps:
             r = analysis.resolve(module, step.tool)
@@ -307,11 +340,15 @@ def hop_text(v: GraphView, e: EntryEdge | RouteEdge) -> str:
         parts.append(f"when {render_expr(r.when)}")
     if not r.deterministic:
         parts.append("(bare route: when the model picks it)")
+    elif e.index in v.dead:
+        why = f"`{r.src}` has no tools" if r.on is None else f"`{r.src}` cannot call `{r.on}`"
+        parts.append(f"(never fires: {why}; only when the model picks it)")
     return " ".join(parts)
 
 
 def explain_reach(analysis: Analysis, graph_module: str, graph: ir.Graph, skill: str) -> list[str] | None:
-    """The hops of a shortest path from an entry to `skill` (deterministic edges preferred).
+    """The hops of a shortest path from an entry to `skill` (preferring routes that can fire by
+    themselves: a route proved never to fire counts, like a bare route, only as a model pick).
 
     Joined with spaces they read `entry triage → refunds on lookup_order when …`; None when the
     skill is not in the graph or no path reaches it.
@@ -320,7 +357,7 @@ def explain_reach(analysis: Analysis, graph_module: str, graph: ir.Graph, skill:
     key = next((k for k, n in v.nodes.items() if skill in (n.name, n.skill.name)), None)
     if key is None:
         return None
-    path = v.path_to(key, True) or v.path_to(key, False)
+    path = v.path_to(key, True, live=True) or v.path_to(key, False)
     return [hop_text(v, e) for e in path] if path else None
 
 

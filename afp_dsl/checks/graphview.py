@@ -4,6 +4,9 @@ Role:       shared by the graph checks, test checks, `explain_reach` and graph e
 Invariants: a statement whose skill reference does not resolve is left out (names.py reports it);
             node order is the order of first mention: entries in order, then routes (source,
             then target) in order; reachability is breadth-first, linear in the graph's size.
+            `dead` holds the deterministic routes proved never to fire (`dead_routes`): they
+            still widen what `read_skill` accepts (any edge does), like a bare route, so only
+            the `live` reachability (routes that move the cursor by themselves) leaves them out.
 """
 from __future__ import annotations
 
@@ -52,6 +55,7 @@ class GraphView:
     nodes: dict[NodeKey, Node]
     entries: list[EntryEdge]
     routes: list[RouteEdge]
+    dead: frozenset[int] = frozenset()  # indices of deterministic routes that can never fire
     # Speed: the graph checks ask for the out-edges and each reachability several times per
     # view; a view is read-only once built, so both are computed once (callers never mutate them).
     _out: dict | None = attrs.field(default=None, init=False, repr=False, eq=False)
@@ -69,13 +73,22 @@ class GraphView:
             self._out = out
         return self._out
 
-    def reach(self, deterministic_only: bool) -> dict[NodeKey, EntryEdge | RouteEdge]:
-        """Every reachable node with the edge that first reached it (breadth-first; read-only)."""
-        if deterministic_only not in self._reached:
-            self._reached[deterministic_only] = self._reach(deterministic_only)
-        return self._reached[deterministic_only]
+    def fires(self, e: RouteEdge) -> bool:
+        """Can the route move the cursor by itself (deterministic, and not proved dead)?"""
+        return e.deterministic and e.index not in self.dead
 
-    def _reach(self, deterministic_only: bool) -> dict[NodeKey, EntryEdge | RouteEdge]:
+    def reach(self, deterministic_only: bool, live: bool = False) -> dict[NodeKey, EntryEdge | RouteEdge]:
+        """Every reachable node with the edge that first reached it (breadth-first; read-only).
+
+        Over every route (`deterministic_only` False: what the model may pick), over the
+        deterministic ones (True), or over the routes that can fire by themselves (`live`: the
+        deterministic ones minus `dead`)."""
+        mode = "live" if live else deterministic_only
+        if mode not in self._reached:
+            self._reached[mode] = self._reach(deterministic_only, live)
+        return self._reached[mode]
+
+    def _reach(self, deterministic_only: bool, live: bool = False) -> dict[NodeKey, EntryEdge | RouteEdge]:
         out = self.out_edges()
         parent: dict[NodeKey, EntryEdge | RouteEdge] = {}
         queue: deque[NodeKey] = deque()
@@ -83,15 +96,18 @@ class GraphView:
             if e.dst not in parent:
                 parent[e.dst] = e
                 queue.append(e.dst)
+        dead = self.dead if live else frozenset()
+        only_det = deterministic_only or live
         while queue:
             for e in out[queue.popleft()]:
-                if e.dst not in parent and (e.deterministic or not deterministic_only):
+                if e.dst not in parent and (e.deterministic or not only_det) and e.index not in dead:
                     parent[e.dst] = e
                     queue.append(e.dst)
         return parent
 
-    def path_to(self, key: NodeKey, deterministic_only: bool) -> list[EntryEdge | RouteEdge] | None:
-        parent = self.reach(deterministic_only)
+    def path_to(self, key: NodeKey, deterministic_only: bool,
+                live: bool = False) -> list[EntryEdge | RouteEdge] | None:
+        parent = self.reach(deterministic_only, live)
         if key not in parent:
             return None
         path: list[EntryEdge | RouteEdge] = []
@@ -129,7 +145,46 @@ def _view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
         s, d = node(r.src), node(r.dst)
         if s is not None and d is not None:
             routes.append(RouteEdge(r, s, d, i))
-    return GraphView(module, graph, nodes, entries, routes)
+    dead = dead_routes(analysis, module, graph, nodes, routes)
+    return GraphView(module, graph, nodes, entries, routes, dead)
+
+
+def dead_routes(analysis: Analysis, module: str, graph: ir.Graph, nodes: dict[NodeKey, Node],
+                routes: list[RouteEdge]) -> frozenset[int]:
+    """The deterministic routes (by index) proved never to fire. Either a route has no `on` and
+    its source skill has no tools (such a route hears only the results of the source's own tools,
+    never a baseline tool's or a built-in's), or its `on` tool is neither a tool of the source
+    skill nor a baseline tool of any agent using the graph (AFP209 as an error). A misspelt tool
+    name, and for `on` a graph no agent uses, decide nothing."""
+    baseline: list[set[NodeKey] | None] = []  # Speed: the agents' baseline, resolved once
+
+    def base() -> set[NodeKey] | None:
+        if not baseline:
+            agents = agents_of_graph(analysis, module, graph)
+            known = agents and not any(has_unresolved(analysis, m, a.tools) for m, a in agents)
+            baseline.append(set().union(*(tool_keys(analysis, m, a.tools) for m, a in agents))
+                            if known else None)
+        return baseline[0]
+    dead = set()
+    for e in routes:
+        if not e.deterministic:
+            continue
+        skill = nodes[e.src].skill
+        if e.route.on is None:
+            if not skill.tools:
+                dead.add(e.index)
+            continue
+        r = analysis.resolve(module, e.route.on)
+        if r is None or not isinstance(r.decl, ir.Tool):
+            continue
+        tool = (r.module, r.decl.name)
+        own = tool_keys(analysis, e.src[0], skill.tools)
+        if tool in own or has_unresolved(analysis, e.src[0], skill.tools):
+            continue
+        known = base()
+        if known is not None and tool not in known:
+            dead.add(e.index)
+    return frozenset(dead)
 
 
 def views(analysis: Analysis) -> Iterable[GraphView]:

@@ -1,33 +1,42 @@
-"""Guard satisfiability: entry, route and context conditions that can never hold.
+"""Guard satisfiability: entry, route, context and `check_in` conditions that can never hold.
 
 Role:       checks layer; runs `solver.refute` on every entry, route and fact/instruction `when`
-            with the facts of its place (a route's `on` tool and `status` set, the source skill,
-            the tool's output schema).
+            and every tool `check_in`, with the facts of its place (a route's `on` tool and
+            `status` set, the source skill, the tool's output schema; a `check_in`'s own tool's
+            input schema).
 Emits:      AFP208 guard-unsatisfiable (error).
 Invariants: claimed only when every case of the guard's DNF is contradictory on one key;
             a guard whose every contradictory case holds a comparison already reported as
             AFP305/AFP306 (impossible on its own) is skipped; regexes, `mentions`, comparisons
-            between paths and host code are never used to claim anything.
+            between paths and host code are never used to claim anything. A `check_in` written
+            as the literal `false` is the explicit "never ask" and is not reported.
 """
 from __future__ import annotations
 
 from typing import Iterable
 
+from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
 from . import sites as S
 from .solver import Atom, Facts, Verdict, refute, self_impossible
 
-GUARDED_PLACES = ("entry", "route", "context")
+GUARDED_PLACES = ("entry", "route", "context", "check_in")
 
 
 def check_guards(analysis: Analysis) -> Iterable[Diagnostic]:
     for site in S.sites(analysis):
-        if site.place in GUARDED_PLACES:
+        if site.place not in GUARDED_PLACES:
+            continue
+        if site.place == "check_in":
+            if isinstance(site.expr, ir.Lit) and site.expr.value is False:
+                continue  # `check_in = false`: the check-in switched off, on purpose
+            d = unsatisfiable(site, what=site.owner)
+        else:
             d = unsatisfiable(site)
-            if d is not None:
-                yield d
+        if d is not None:
+            yield d
 
 
 def unsatisfiable(site: S.Site, code: str = "AFP208", what: str | None = None) -> Diagnostic | None:

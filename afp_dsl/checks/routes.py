@@ -8,7 +8,8 @@ Emits:      AFP205 ambiguous-routes (the earlier route shadows the later one, or
             guards was found; the message shows it).
 Invariants: routes to the same target never compete; guards proved disjoint are silent; each
             later route gets at most one diagnostic (against the first earlier competitor); a
-            route proved never to fire (AFP209 as an error, or shadowed here) competes with none.
+            route proved never to fire (AFP209 as an error, a route without `on` out of a skill
+            with no tools, or shadowed here) competes with none.
 """
 from __future__ import annotations
 
@@ -46,23 +47,11 @@ def check_routes(analysis: Analysis) -> Iterable[Diagnostic]:
 
 
 def _cannot_fire(analysis: Analysis, v: G.GraphView) -> set[int]:
-    """The routes (by index) waiting for a tool that neither their source skill nor any agent
-    using the graph can call (AFP209 as an error, reported by `graph`): they never fire, so they
-    compete with nothing. As for AFP209, misspelt tools and graphs no agent uses decide nothing."""
-    agents = G.agents_of_graph(analysis, v.module, v.graph)
-    if not agents or any(G.has_unresolved(analysis, m, a.tools) for m, a in agents):
-        return set()
-    baseline = set.union(*(G.tool_keys(analysis, m, a.tools) for m, a in agents))
-    dead = set()
-    for e in v.routes:
-        r = analysis.resolve(v.module, e.route.on) if e.route.on is not None else None
-        if r is None or not isinstance(r.decl, ir.Tool) or (r.module, r.decl.name) in baseline:
-            continue
-        skill = v.nodes[e.src].skill
-        if not G.has_unresolved(analysis, e.src[0], skill.tools) and (
-                r.module, r.decl.name) not in G.tool_keys(analysis, e.src[0], skill.tools):
-            dead.add(e.index)
-    return dead
+    """The routes (by index) proved never to fire (`GraphView.dead`, reported as AFP209 by
+    `graph`): an `on` tool that neither the source skill nor any agent using the graph can call,
+    or no `on` out of a skill with no tools. They compete with nothing. As for AFP209, misspelt
+    tools and (for `on`) graphs no agent uses decide nothing."""
+    return set(v.dead)
 
 
 @attrs.frozen
