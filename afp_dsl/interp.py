@@ -37,7 +37,8 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
     if resume is None:
         st.start_event = ctx.emit("run.started", {
             "agent": ctx.plan.name, "message": st.message, "run_id": st.run_id,
-            "conversation": st.conversation, "model": _model(ctx)},
+            "conversation": st.conversation, "model": _model(ctx),
+            "provider": getattr(ctx.session.provider, "name", None)},
             source=ctx.plan.agent.span)
         st.turn = [st.start_event]
         denied, rows = _message_policy(ctx, "input", {"message": st.message,
@@ -350,20 +351,20 @@ def _answer(ctx: RunCtx, outcome: str, text: str, cause: str) -> CoreResult:
 def _budget(ctx: RunCtx, reply, replied: str):
     st, agent = ctx.state, ctx.plan.agent
     action = "wrapped-up" if agent.wrap_up else "cut-short"
-    ctx.emit("budget.exhausted", {"limit": agent.max_iterations, "action": action,
-                                  "pending": [c.name for c in reply.tool_calls]},
-             source=agent.span, caused_by=(replied,))
+    spent = ctx.emit("budget.exhausted", {"limit": agent.max_iterations, "action": action,
+                                          "pending": [c.name for c in reply.tool_calls]},
+                     source=agent.span, caused_by=(replied,))
     if not agent.wrap_up:
         _cut_short(ctx, replied)
         return _answer(ctx, "max_iterations", reply.text, replied)
     if reply.text:
         st.history.append(Message("assistant", reply.text))
     st.history.append(Message("user", WRAP_UP))
-    return (yield from _wrap_up(ctx, replied))
+    return (yield from _wrap_up(ctx, spent))  # (the call exists because the budget is spent)
 
 
 def _wrap_up(ctx: RunCtx, cause: str):
-    """The one call with no tools after the budget (`cause`: the reply that used it up); while
+    """The one call with no tools after the budget (`cause`: its `budget.exhausted`); while
     it is due, `wrapping` says so, and a retry after its failure makes this call again."""
     st = ctx.state
     st.wrapping = cause

@@ -23,6 +23,9 @@ OP, PROVIDER, AGENT, MODEL = ("gen_ai.operation.name", "gen_ai.provider.name",
 USAGE_IN, USAGE_OUT = "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"
 TOOL_NAME, TOOL_CALL_ID, TOOL_TYPE = "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.tool.type"
 FINISH = {"stop": "stop", "tool_use": "tool_calls", "length": "length"}
+# Tool statuses that are answers (semantics §7): an absence and a partial result are not
+# failures, so their spans carry no `error.type` and no ERROR status.
+ANSWERS = ("success", "absent", "partial")
 _DECISIONS = ("cursor.moved", "route.evaluated", "route.conflict", "skill.rejected",
               "budget.exhausted", "steps.unfinished", "redaction.applied", "run.paused",
               "run.resumed")
@@ -79,6 +82,8 @@ class _Exporter:
         if not events:
             return
         started = payload(events[0])
+        if isinstance(started.get("provider"), str):  # the provider the run used (semantics §12)
+            self.provider = started["provider"]
         fin = next((e for e in reversed(events) if e.kind == "run.finished"), None)
         fp = payload(fin) if fin else {}
         agent, model = started.get("agent") or "agent", started.get("model")
@@ -168,7 +173,7 @@ class _Exporter:
         rp = payload(returned) if returned is not None else {}
         if rp.get("status"):
             span.set_attribute("afp.tool.status", rp["status"])
-        if rp.get("status") not in (None, "success"):
+        if rp.get("status") not in (None, *ANSWERS):  # an absence is an answer, not an error
             span.set_attribute("error.type", str(rp["status"]))
             span.set_status(self.api.Status(self.api.StatusCode.ERROR))
         if self.content and returned is not None:

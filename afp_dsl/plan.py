@@ -193,7 +193,7 @@ def build_plan(analysis: Analysis, agent: ir.Agent, module: str) -> Plan:
         r = analysis.resolve(module, ref)
         if r is not None and isinstance(r.decl, ir.Skill):
             open_names.append(r.decl.name)
-    for name, mod, decl in _skill_decls(analysis, agent, module, graph):
+    for name, mod, decl in _declaration_order(analysis, _skill_decls(analysis, agent, module, graph)):
         if name in skills:
             continue
         own = tuple(n for n in (add_tool(t, mod) for t in decl.tools) if n)
@@ -234,6 +234,16 @@ def _with_source_tools(graph: GraphInfo, skills: dict[str, SkillInfo]) -> GraphI
 def _scope(analysis: Analysis, agent: ir.Agent, module: str) -> bool:
     g = analysis.lookup(module, agent.graph, ir.Graph) if agent.graph else None
     return bool(g and g.scope_tools)
+
+
+def _declaration_order(analysis: Analysis, found) -> list:
+    """The agent's skills in declaration order (semantics §2: tools "by skill"), whether the
+    graph or the `skills` list names them first: by module (the program's order), then by
+    place in the module. Each skill once."""
+    place = {(m.key, d.name): (i, j) for i, m in enumerate(analysis.program.modules)
+             for j, d in enumerate(m.decls) if isinstance(d, ir.Skill)}
+    unique = {(mod, name): (name, mod, decl) for name, mod, decl in found}
+    return sorted(unique.values(), key=lambda x: place.get((x[1], x[0]), (len(place), 0)))
 
 
 def _skill_decls(analysis, agent, module, graph):

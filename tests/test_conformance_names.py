@@ -152,3 +152,14 @@ def test_a_rule_that_can_still_decide_is_not_claimed():
     } }
     """
     assert codes(spec) == []
+
+
+def test_a_skill_of_an_imported_graph_is_suggested_with_its_alias(tmp_path):
+    (tmp_path / "glib.afp").write_text(
+        'skill s1 { description = "one" }\nskill s2 { description = "two" }\n'
+        'graph g { entry s1 route s1 -> s2 }\n', encoding="utf-8")
+    main = tmp_path / "main.afp"
+    main.write_text('import "./glib.afp" as lib\nagent a { graph = lib.g }\n'
+                    'test t { agent = a user "hi" model says "ok" expect cursor s2 }\n', encoding="utf-8")
+    found = [d for d in afp_dsl.check(str(main)) if d.code == "AFP101"]
+    assert [d.help for d in found] == ["did you mean `lib.s2`?"]

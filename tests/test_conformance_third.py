@@ -150,3 +150,77 @@ skill s { description = "S" body = "B" tools = [t1] }
     (first, *_) = payloads(result, "llm.replied")
     assert [c["tool"] for c in first["tool_calls"]] == ["read_skill"]
     assert first["tool_calls"][0]["args"] == {"id": "s"}
+
+
+# ---------------------------------------------------------------- a later audit (exports, order)
+def test_an_absent_or_partial_result_is_not_an_error_in_the_opentelemetry_export():
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from afp_dsl import otel
+    spec = 'agent a { tools = [find, cov, bad] }\ntool find { description = "f" }\n' \
+           'tool cov { description = "c" }\ntool bad { description = "b" }\n'
+
+    def bad():
+        raise RuntimeError("down")
+    agent, _ = make(spec, [[("find", {}), ("cov", {}), ("bad", {})], "done"],
+                    tools={"find": lambda: afp.absent("no such order"),
+                           "cov": lambda: afp.coverage([{"a": 1}], total=3), "bad": bad})
+    result = agent.run("hi")
+    assert [p["status"] for p in payloads(result, "tool.returned")] == ["absent", "partial", "failure"]
+    provider, exporter = TracerProvider(), InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    otel.export_run(result.trace, provider)
+    tools = {s.name: s for s in exporter.get_finished_spans() if s.name.startswith("execute_tool")}
+    assert [tools[f"execute_tool {n}"].status.status_code.name for n in ("find", "cov", "bad")] == [
+        "UNSET", "UNSET", "ERROR"]
+    assert "error.type" not in tools["execute_tool find"].attributes
+    assert tools["execute_tool bad"].attributes["error.type"] == "failure"
+
+
+def test_run_started_names_the_provider_and_the_export_reports_it():
+    from afp_dsl import otel
+    agent, _ = make('agent a { tools = [t] }\ntool t { description = "t" impl = returns("r") }\n',
+                    [call("t"), "done"])
+    result = agent.run("hi")
+    assert payloads(result, "run.started")[0]["provider"] == "recording"  # (interp_support's mock)
+    names = {s.name.split()[0]: s.attributes["gen_ai.provider.name"] for s in otel.spans(result.trace)
+             if "gen_ai.provider.name" in s.attributes}
+    assert names == {"invoke_agent": "recording", "chat": "recording"}
+
+
+def test_skill_tools_are_offered_in_skill_declaration_order_whatever_the_graph_names_first():
+    spec = """
+agent a { graph = g skills = [o] }
+tool tc { description = "c" impl = returns("c") }
+tool td { description = "d" impl = returns("d") }
+tool te { description = "e" impl = returns("e") }
+skill o { description = "open" tools = [tc] }
+skill s2 { description = "two" tools = [td] }
+skill s1 { description = "one" tools = [te] }
+graph g { entry s1 route s1 -> s2 }
+"""
+    agent, provider = make(spec, ["done"])
+    agent.run("hi")
+    tools = provider.requests[0].tools
+    assert [t.name for t in tools] == ["tc", "td", "te", "read_skill"]
+    assert tools[-1].schema["properties"]["id"]["enum"] == ["o", "s2", "s1"]
+
+
+def test_demo_mode_calls_a_tool_again_in_a_later_run_of_a_conversation():
+    program = afp.load('agent a { tools = [t] }\ntool t { description = "t" input { q: string } }')
+    agent = program.agent(provider=afp.providers.mock(), tools={"t": lambda q: f"result for {q}"})
+    conversation = agent.conversation()
+    first = agent.run("first", conversation=conversation)
+    second = agent.run("second", conversation=conversation)
+    assert [len(payloads(r, "tool.called")) for r in (first, second)] == [1, 1]
+
+
+def test_the_wrap_up_call_is_caused_by_the_spent_budget():
+    agent, _ = make('agent a { tools = [t] max_iterations = 1 }\n'
+                    'tool t { description = "t" impl = returns("r") }\n', [call("t"), "final"])
+    result = agent.run("hi")
+    spent = next(e for e in result.trace if e.kind == "budget.exhausted")
+    wrap = [e for e in result.trace if e.kind == "llm.called"][-1]
+    assert spent.id in wrap.caused_by and wrap.seq > spent.seq

@@ -69,6 +69,7 @@ class _Scope:
         self.analysis = analysis
         self.tools: set[tuple[str, str]] = set()
         self.skills: list[str] = []
+        self.skill_keys: list[tuple[str, str]] = []  # (module, name), to name them as a test would
         self.has_steps = False
         self.incomplete = False  # some tool, skill or graph of the agents is misspelt (AFP101)
         seen: set[tuple[str, str]] = set()
@@ -91,12 +92,14 @@ class _Scope:
                 r = self.analysis.resolve(tm, tool.impl.agent)
                 if r is not None and isinstance(r.decl, ir.Agent):
                     todo.append((r.module, r.decl))
-        skills = [r.decl for r in (self.analysis.resolve(m, s) for s in a.skills)
-                  if r is not None and isinstance(r.decl, ir.Skill)]
+        found = [(r.module, r.decl) for r in (self.analysis.resolve(m, s) for s in a.skills)
+                 if r is not None and isinstance(r.decl, ir.Skill)]
         g = G.agent_graph(self.analysis, m, a)
         if g is not None:
-            skills += [n.skill for n in G.view(self.analysis, g[0], g[1]).nodes.values()]
+            found += [(n.key[0], n.skill) for n in G.view(self.analysis, g[0], g[1]).nodes.values()]
+        skills = [s for _, s in found]
         self.skills += [s.name for s in skills if s.name not in self.skills]
+        self.skill_keys += [(sm, s.name) for sm, s in found if (sm, s.name) not in self.skill_keys]
         self.incomplete |= G.has_unresolved(self.analysis, m, a.tools) or G.has_unresolved(
             self.analysis, m, a.skills, ir.Skill) or any(
             G.has_unresolved(self.analysis, m, s.tools) for s in skills) or (
@@ -131,8 +134,10 @@ def _cursor(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope) -> Diag
     """`expect cursor X` where X is not a skill: unknown (AFP101) or of another kind (AFP102)."""
     r = analysis.resolve(module, ref)
     if r is None:
+        written = _as_written(analysis, module, scope.skill_keys)
+        same = [w for w in written if w.rpartition(".")[2] == ref.name]  # right name, no alias
         return diag("AFP101", f"unknown skill `{ref}`", ref.span, "not declared",
-                    help=_did_you_mean(ref.name, scope.skills))
+                    help=f"did you mean `{same[0]}`?" if same else _did_you_mean(str(ref), written))
     if duplicated_as(analysis, r.module, ref.name, ir.Skill):
         return None  # the name is declared twice (AFP103)
     return diag("AFP102", f"`{ref}` is {ir.a_kind(r.decl)}, but `expect cursor` needs a skill",
@@ -170,6 +175,14 @@ def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir
     return None, diag("AFP404", msg, ref.span, label,
                       notes=(f"the agent's tools: {', '.join(f'`{n}`' for n in names) or 'none'}",),
                       help=_did_you_mean(ref.name, names + [b for b in BUILTINS]))
+
+
+def _as_written(analysis: Analysis, module: str, keys: list[tuple[str, str]]) -> list[str]:
+    """The skills as the test's module must write them: a skill of another module by an alias
+    of it (`lib.s2`), a skill of its own module by its name."""
+    aliases = {key: alias for alias, key in analysis.aliases.get(module, {}).items()}
+    return [name if m == module else f"{aliases[m]}.{name}" for m, name in keys
+            if m == module or m in aliases]
 
 
 def _did_you_mean(name: str, names: list[str]) -> str | None:

@@ -191,7 +191,9 @@ def _short(value: Any) -> str:
 
 # ---------------------------------------------------------------- demo mode
 def _demo(request: Request, number: int) -> Reply:
-    ran = any(m.role == "tool" for m in request.messages)
+    messages = list(request.messages)  # "no tool has run yet" in this run: since its message
+    start = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
+    ran = any(m.role == "tool" for m in messages[start:])
     offered = list(request.tools)  # (built-ins are offered last: a real tool comes first)
     if offered and not ran:
         tool = offered[0]
