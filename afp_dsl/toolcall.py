@@ -3,8 +3,9 @@
 Role:       unknown or not-offered tool → before-policies → argument validation → check-in →
             execute (stub, host binding, `returns`, `python(...)`, inner agent) → envelopes →
             read_skill gate and steps → after-policies (reverse) → `tool.returned`.
-Emits:      tool.called, tool.args_invalid, policy.decided, skill.rejected, step.advanced,
-            step.skipped, tool.returned; AFP501 (tool-not-bound) as a run error.
+Emits:      tool.called, tool.args_invalid, policy.decided, step.advanced, tool.returned
+            (the built-ins' events come from `toolcall_builtins`); AFP501 (tool-not-bound) as
+            a run error.
 Invariants: never runs a tool not offered to the reply that called it; never echoes argument
             values in validation messages; `after` runs for every executed call (failures too),
             and an after-deny replaces what the model reads while the record keeps the real
@@ -32,17 +33,8 @@ from . import toolcall_policy as pol
 from .runtime import (CONTEXT_PARAM, HostCall, RunCtx, ToolExit, plain, tool_context,
                       wants_context)
 from .trace import dumps
-
-@attrs.frozen
-class CallOutcome:
-    status: str
-    text: str
-    executed: bool = False
-    result: Any = None
-    pause: dict | None = None
-    fatal: str | None = None
-    event: str = ""
-
+from .call_outcome import CallOutcome
+from . import toolcall_builtins as bi
 
 def call_fingerprint(tool: str, call_id: str, args: Any) -> str:
     text = dumps({"tool": tool, "id": call_id, "args": args})  # (a lone surrogate is JSON too)
@@ -66,8 +58,8 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
     else:
         called = ctx.emit("tool.called", {"tool": call.name, "call_id": call.id, "args": args},
                           source=source, caused_by=(cause,))
-    if call.name in sk.BUILTINS and call.name not in ctx.plan.tools and _has_builtin(ctx, call.name):
-        return _finish(ctx, call, args, _builtin(ctx, call, args, called), called)
+    if call.name in sk.BUILTINS and call.name not in ctx.plan.tools and bi.has_builtin(ctx, call.name):
+        return _finish(ctx, call, args, bi.builtin(ctx, call, args, called), called)
     if info is None:
         return _finish(ctx, call, args, _unknown(ctx, call), called)
     if resume is None and ctx.comp is not None and call.name not in ctx.comp.names:
@@ -83,14 +75,6 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
     if out.fatal is not None:
         return out
     return _finish(ctx, call, args, out, called)
-
-
-def _has_builtin(ctx: RunCtx, name: str) -> bool:
-    """`read_skill` exists for an agent with skills, `skip_step` for one with a procedure."""
-    skills = ctx.plan.skills
-    if name == sk.READ_SKILL:
-        return bool(skills)
-    return any(info.steps for info in skills.values())
 
 
 def _unknown(ctx: RunCtx, call: ToolCall) -> CallOutcome:
@@ -308,60 +292,6 @@ def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: st
     if chain.outcome == "allow":
         return out
     return attrs.evolve(out, status="denied", text=pol.reason(chain))
-
-
-# ---------------------------------------------------------------- built-ins
-def _builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcome:
-    if call.name == sk.READ_SKILL:
-        return _read_skill(ctx, call, args, called)
-    return _skip_step(ctx, call, args, called)
-
-
-def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
-    plan = ctx.plan
-    spec = sk.read_skill_spec(plan, ctx.state.cursor)
-    from jsonschema import Draft202012Validator
-    problems = arg_problems(Draft202012Validator(spec.schema), args)
-    if problems:
-        ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id,
-                                       "problems": problems}, caused_by=(called,))
-        return CallOutcome("invalid", invalid_text(call.name, problems))
-    wanted = args["id"]
-    g = sk.gate(plan, ctx.state.cursor, wanted)
-    if not g.accepted:
-        ctx.emit("skill.rejected", {"requested": wanted, "cursor": ctx.state.cursor,
-                                    "allowed": list(g.allowed)},
-                 source=plan.skills[wanted].decl.span, caused_by=(called,))
-        return CallOutcome("invalid", g.text, executed=False, result={"id": wanted})
-    if g.kind == "open":
-        if wanted not in ctx.state.opened:
-            ctx.state.opened.append(wanted)
-    else:
-        ctx.state.pick = wanted
-        ctx.state.pick_event = called  # the read_skill call; its tool.returned follows
-    return CallOutcome("success", g.text, executed=False, result={"id": wanted, "kind": g.kind})
-
-
-def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
-    running = sk.procedures(ctx.plan, ctx.active_order, ctx.state.steps)
-    if not running:
-        return CallOutcome("invalid", sk.NO_PROCEDURE)
-    args = args if isinstance(args, dict) else {}
-    proc = sk.skip_target(running, args.get("skill"))
-    if isinstance(proc, str):
-        return CallOutcome("invalid", proc)
-    reason = args.get("reason")
-    skill, k = proc
-    if not isinstance(reason, str) or not reason.strip():
-        return CallOutcome("invalid", f"skip_step needs a reason: say why step {k + 1} cannot run, "
-                                      f"then call it again.")
-    policy = skill.decl.on_skip
-    if policy != "hold":
-        ctx.state.steps[skill.name] = k + 1
-    ctx.emit("step.skipped", {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool,
-                              "reason": reason, "policy": policy},
-             source=skill.steps[k].span, caused_by=(called,))
-    return CallOutcome("success", sk.skip_text(skill, k, reason))
 
 
 def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:

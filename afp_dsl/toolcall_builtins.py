@@ -1,0 +1,79 @@
+"""The built-in tools: `read_skill` (the skill gate) and `skip_step` (procedures).
+
+Role:       the tool pipeline's stage for built-ins (`toolcall.dispatch` hands them here when
+            the agent has them: `read_skill` with any skill, `skip_step` with a procedure);
+            split from `toolcall`.
+Emits:      tool.args_invalid, skill.rejected, step.skipped.
+Invariants: a pick the gate refuses never moves the cursor or opens a skill; a skip needs a
+            non-empty reason and a running procedure; arguments are never echoed.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import skills as sk
+from .argcheck import arg_problems, invalid_text
+from .call_outcome import CallOutcome
+from .providers.base import ToolCall
+from .runtime import RunCtx
+
+
+def has_builtin(ctx: RunCtx, name: str) -> bool:
+    """`read_skill` exists for an agent with skills, `skip_step` for one with a procedure."""
+    skills = ctx.plan.skills
+    if name == sk.READ_SKILL:
+        return bool(skills)
+    return any(info.steps for info in skills.values())
+
+
+def builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcome:
+    if call.name == sk.READ_SKILL:
+        return _read_skill(ctx, call, args, called)
+    return _skip_step(ctx, call, args, called)
+
+
+def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
+    plan = ctx.plan
+    spec = sk.read_skill_spec(plan, ctx.state.cursor)
+    from jsonschema import Draft202012Validator
+    problems = arg_problems(Draft202012Validator(spec.schema), args)
+    if problems:
+        ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id,
+                                       "problems": problems}, caused_by=(called,))
+        return CallOutcome("invalid", invalid_text(call.name, problems))
+    wanted = args["id"]
+    g = sk.gate(plan, ctx.state.cursor, wanted)
+    if not g.accepted:
+        ctx.emit("skill.rejected", {"requested": wanted, "cursor": ctx.state.cursor,
+                                    "allowed": list(g.allowed)},
+                 source=plan.skills[wanted].decl.span, caused_by=(called,))
+        return CallOutcome("invalid", g.text, executed=False, result={"id": wanted})
+    if g.kind == "open":
+        if wanted not in ctx.state.opened:
+            ctx.state.opened.append(wanted)
+    else:
+        ctx.state.pick = wanted
+        ctx.state.pick_event = called  # the read_skill call; its tool.returned follows
+    return CallOutcome("success", g.text, executed=False, result={"id": wanted, "kind": g.kind})
+
+
+def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
+    running = sk.procedures(ctx.plan, ctx.active_order, ctx.state.steps)
+    if not running:
+        return CallOutcome("invalid", sk.NO_PROCEDURE)
+    args = args if isinstance(args, dict) else {}
+    proc = sk.skip_target(running, args.get("skill"))
+    if isinstance(proc, str):
+        return CallOutcome("invalid", proc)
+    reason = args.get("reason")
+    skill, k = proc
+    if not isinstance(reason, str) or not reason.strip():
+        return CallOutcome("invalid", f"skip_step needs a reason: say why step {k + 1} cannot run, "
+                                      f"then call it again.")
+    policy = skill.decl.on_skip
+    if policy != "hold":
+        ctx.state.steps[skill.name] = k + 1
+    ctx.emit("step.skipped", {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool,
+                              "reason": reason, "policy": policy},
+             source=skill.steps[k].span, caused_by=(called,))
+    return CallOutcome("success", sk.skip_text(skill, k, reason))
