@@ -163,3 +163,30 @@ def test_a_skill_of_an_imported_graph_is_suggested_with_its_alias(tmp_path):
                     'test t { agent = a user "hi" model says "ok" expect cursor s2 }\n', encoding="utf-8")
     found = [d for d in afp_dsl.check(str(main)) if d.code == "AFP101"]
     assert [d.help for d in found] == ["did you mean `lib.s2`?"]
+
+
+# ---------------------------------------------------------------- §7: routes that never fire
+COVERED = """
+agent a {{ graph = g }}
+tool t {{ description = "x" output {{ v: integer }} }}
+skill s1 {{ description = "x" tools = [t] }}
+skill s2 {{ description = "x" }}
+skill s3 {{ description = "x" }}
+graph g {{
+  entry s1
+  route s1 -> s2 on t when result.v > 1
+  route s1 -> s3 on t when {later}
+}}
+"""
+
+
+def test_a_guarded_route_covered_by_an_earlier_guarded_route_never_fires():
+    found = diags(COVERED.format(later="result.v > 5"))
+    assert [d.code for d in found] == ["AFP205"]
+    assert "never fires" in found[0].message
+
+
+def test_guards_that_only_overlap_are_still_an_overlap():
+    """A guard: `v > 1` does not cover `v > 5 or v < 0`, so order decides (AFP210)."""
+    found = diags(COVERED.format(later="result.v > 5 or result.v < 0"))
+    assert [d.code for d in found] == ["AFP210"]

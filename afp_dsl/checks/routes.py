@@ -90,11 +90,14 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     if verdict.status == "unsat":
         return None
     trigger = _trigger_text(ta if ta.tool else tb, statuses)
-    if a.route.when is None and (ta.tool is None or ta.tool == tb.tool) and (
-            ta.statuses is None or (tb.statuses is not None and tb.statuses <= ta.statuses)):
+    covers = (ta.tool is None or ta.tool == tb.tool) and (
+        ta.statuses is None or (tb.statuses is not None and tb.statuses <= ta.statuses))
+    if a.route.when is None and covers:
         if b.route.when is None or refute([b.route.when], S.facts(site)) is None:
             return _shadowed(a, b, _trigger_text(ta, ta.statuses))
     if verdict.status == "sat" and a.route.when is not None and b.route.when is not None:
+        if covers and _covered(a, b, S.facts(site)):
+            return _shadowed(a, b, _trigger_text(ta, ta.statuses), guarded=True)
         return _overlap(a, b, trigger, verdict)
     return _ambiguous(a, b, trigger, verdict)
 
@@ -138,12 +141,23 @@ def _earlier(a: G.RouteEdge) -> tuple[Label, ...]:
 _SHADOWED = "shadowed"  # the label of AFP205 on a route that never fires
 
 
-def _shadowed(a: G.RouteEdge, b: G.RouteEdge, trigger: str) -> Diagnostic:
+def _covered(a: G.RouteEdge, b: G.RouteEdge, facts) -> bool:
+    """Wherever `b`'s guard holds, `a`'s holds too: `b`'s guard and the negation of `a`'s are
+    refuted together (a guard that cannot be evaluated is false, and the solver's negation
+    keeps those values, so this claims nothing where `a` could fail and `b` hold)."""
+    return refute([b.route.when, ir.Not(item=a.route.when, span=a.route.when.span)], facts) is not None
+
+
+def _shadowed(a: G.RouteEdge, b: G.RouteEdge, trigger: str, guarded: bool = False) -> Diagnostic:
+    why = (f"{_title(a)} fires {trigger} wherever the guard of {_title(b)} holds, and routes are "
+           "tried in declaration order") if guarded else (
+        f"{_title(a)} fires {trigger}, with no further condition, and routes are tried in "
+        "declaration order")
     return diag("AFP205", f"route {_title(b)} never fires: the earlier route {_title(a)} takes "
                 f"every result it would", b.route.span, _SHADOWED, secondary=_earlier(a),
-                notes=(f"{_title(a)} fires {trigger}, with no further condition, and routes are "
-                       "tried in declaration order",),
-                help=f"move {_title(b)} before {_title(a)}, or give {_title(a)} a guard")
+                notes=(why,),
+                help=f"move {_title(b)} before {_title(a)}, or narrow the guard of {_title(a)}"
+                if guarded else f"move {_title(b)} before {_title(a)}, or give {_title(a)} a guard")
 
 
 def _overlap(a: G.RouteEdge, b: G.RouteEdge, trigger: str, verdict: Verdict) -> Diagnostic:
