@@ -190,3 +190,24 @@ def test_guards_that_only_overlap_are_still_an_overlap():
     """A guard: `v > 1` does not cover `v > 5 or v < 0`, so order decides (AFP210)."""
     found = diags(COVERED.format(later="result.v > 5 or result.v < 0"))
     assert [d.code for d in found] == ["AFP210"]
+
+
+# ---------------------------------------------------------------- §7: `in` lists
+INSTRUCTION = """
+agent a {{ tools = [t] context = [i] }}
+tool t {{ description = "x" }}
+instruction i {{ prompt = "p" when = {w} }}
+"""
+
+
+def test_an_in_list_item_of_a_type_the_key_cannot_have_is_reported_item_by_item():
+    found = diags(INSTRUCTION.format(w='iteration in [1, "a"]'))
+    assert [(d.code, d.message) for d in found] == [("AFP305", '`iteration` can never be `"a"`')]
+    found = diags(INSTRUCTION.format(w='message in ["x", 3]'))
+    assert [(d.code, d.message) for d in found] == [("AFP305", "`message` can never be `3`")]
+
+
+def test_an_in_list_of_possible_items_is_not_claimed():
+    """A guard: every item can be the value, and `not in` claims nothing."""
+    assert codes(INSTRUCTION.format(w="iteration in [1, 2]")) == []
+    assert codes(INSTRUCTION.format(w='iteration not in ["a"]')) == []

@@ -24,7 +24,7 @@ from ..suggest import closest
 from . import sites as S
 from .names import duplicated_as
 from .schemas import FieldProblem, walk_schema
-from .solver import Atom, compare_atom, key_of, key_text, self_impossible
+from .solver import Atom, accepts, compare_atom, key_of, key_text, self_impossible
 
 
 def check_exprs(analysis: Analysis) -> Iterable[Diagnostic]:
@@ -253,6 +253,9 @@ def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
     lits = [right] if isinstance(right, ir.Lit) else (
         [i for i in right.items if isinstance(i, ir.Lit)] if isinstance(right, ir.ListExpr) else [])
     closed = [f for f in facts(key) if f.kind == "eq" and f.level == "schema"]
+    if not closed and c.op == "in" and isinstance(right, ir.ListExpr):
+        yield from _impossible_items(key, lits, facts)  # (each item, as for a closed set)
+        return
     if not closed or not lits:
         return
     allowed = closed[0].values
@@ -262,6 +265,18 @@ def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
     bad = [lit for lit in lits if not any(_same(lit.value, v) for v in allowed)]
     for lit in bad:
         yield _outside(key, lit, allowed, closed[0], is_status)
+
+
+def _impossible_items(key, lits: list, facts) -> Iterator[Diagnostic]:
+    """Items of an `in` list that the key's declared type or bounds rule out (`iteration in
+    [1, "a"]`): each can never be the value, though the list as a whole can hold."""
+    known = [f for f in facts(key) if f.level == "schema" and f.kind in ("type", "ord")]
+    for lit in lits:
+        against = next((f for f in known if accepts(f, lit.value) is False), None)
+        if against is not None:
+            shown = json.dumps(lit.value, ensure_ascii=False)
+            yield diag("AFP305", f"`{key_text(key)}` can never be `{shown}`", lit.span,
+                       "not a value it can have", notes=(against.text,) if against.text else ())
 
 
 def _same(a: Any, b: Any) -> bool:
