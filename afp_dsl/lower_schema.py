@@ -67,6 +67,10 @@ class SchemaLowerer:
         open_ = False
         for child in node.children:
             if child.data == "rest":
+                if open_:  # (as a field or a constraint given twice)
+                    self.diags.append(diag("AFP301", "`...` is given twice in this schema block",
+                                           self.v.span(child), "given again here",
+                                           help="keep one `...`: it already allows any other field"))
                 open_ = True
                 continue
             name, schema, is_required = self.field(child, pointer, props)

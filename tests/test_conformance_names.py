@@ -211,3 +211,12 @@ def test_an_in_list_of_possible_items_is_not_claimed():
     """A guard: every item can be the value, and `not in` claims nothing."""
     assert codes(INSTRUCTION.format(w="iteration in [1, 2]")) == []
     assert codes(INSTRUCTION.format(w='iteration not in ["a"]')) == []
+
+
+# ---------------------------------------------------------------- schema blocks
+def test_a_repeated_rest_marker_in_a_schema_block_is_reported():
+    spec = 'tool t { description = "x" input { a: string, ..., ... } }'
+    found = diags(spec)
+    assert [d.code for d in found] == ["AFP301"]
+    assert found[0].primary.span.start == spec.rindex("...")
+    assert codes('tool t { description = "x" input { ..., a: { b: string, ... } } }') == []
