@@ -11,20 +11,19 @@ Invariants: "unsat" is claimed only from conditions on one key (a path or a call
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Iterable
 
 import attrs
 
-from .. import ir
 from ..evaluate import Env, _compare_values, evaluate, json_equal
 from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, dnf, key_of, key_text,
                     no_facts, shape)
+from .candidates import (bounds as _bounds, empty as _empty, number_candidates as _number_candidates,
+                         string_candidates as _string_candidates, type_of)
 from .witness import Builder, read_key, witness_env
 
 __all__ = ["Atom", "Facts", "Key", "Verdict", "accepts", "compare_atom", "dnf", "key_of",
            "key_text", "no_facts", "read_key", "refute", "self_impossible", "solve", "solve_key"]
-_NEG_ORD = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 # The value tests one guard may spend: a test costs 1, a regex or `mentions` test `_TEXT_COST`
 # (it runs `evaluate`), an `eq`/`ne` test 1 more per value listed. Past it: "unknown".
 MAX_WORK = 50_000
@@ -66,18 +65,6 @@ class Work:
 
 
 # ---------------------------------------------------------------- one value against atoms
-def type_of(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    return "compound"
-
-
 def accepts(atom: Atom, v: Any) -> bool | None:
     """Whether value `v` of the atom's key satisfies it (None: not decidable here)."""
     k = atom.kind
@@ -246,62 +233,6 @@ def _solve_type(t: str, atoms: tuple[Atom, ...], work: Work) -> tuple[str, list]
     if integer and lo is not None and hi is not None:
         return "exact", []  # every integer of the bounded range was tried
     return "unknown", []
-
-
-def _bounds(t: str, atoms: tuple[Atom, ...]) -> tuple[tuple | None, tuple | None]:
-    """(value, strict) lower and upper bounds for type `t` (None when unbounded)."""
-    lo = hi = None
-    for a in atoms:
-        if a.kind != "ord" or type_of(a.bound) != t:
-            continue
-        op = _NEG_ORD[a.op] if a.neg else a.op
-        b = (a.bound, op in ("<", ">"))
-        if op in (">", ">="):
-            lo = b if lo is None or (b[0], b[1]) > (lo[0], lo[1]) else lo
-        else:
-            hi = b if hi is None or (b[0], not b[1]) < (hi[0], not hi[1]) else hi
-    return lo, hi
-
-
-def _empty(lo: tuple | None, hi: tuple | None) -> bool:
-    if lo is None or hi is None:
-        return False
-    return lo[0] > hi[0] or (lo[0] == hi[0] and (lo[1] or hi[1]))
-
-
-def _number_candidates(lo, hi, excluded: list, integer: bool) -> list:
-    n = len(excluded) + 2
-    if integer:
-        start = math.floor(lo[0]) if lo is not None else (math.ceil(hi[0]) - n if hi is not None else 0)
-        return [start + i for i in range(n + 2)]
-    if lo is not None and hi is not None:
-        span = hi[0] - lo[0]
-        return [lo[0], hi[0]] + [lo[0] + span * k / (n + 1) for k in range(1, n + 1)]
-    base = lo[0] if lo is not None else (hi[0] if hi is not None else 0)
-    step = 1 if lo is not None or hi is None else -1
-    return [base] + [base + step * k for k in range(1, n + 1)]
-
-
-def _string_candidates(lo, hi, atoms: tuple[Atom, ...]) -> list:
-    cands: list[str] = ["", "a", "x", "zz", "~~~~"]
-    for a in atoms:
-        cands += [v for v in a.values if isinstance(v, str)]
-        if a.kind == "ord" and isinstance(a.bound, str):
-            cands += [a.bound, a.bound + "a", a.bound + "\x00", a.bound[:-1]]
-        if a.kind == "text" and a.expr is not None:
-            cands += _text_samples(a.expr.right)
-    return cands
-
-
-def _text_samples(right: Any) -> list[str]:
-    if isinstance(right, ir.Lit) and isinstance(right.value, str):
-        return [right.value]
-    if isinstance(right, ir.ListExpr):
-        return [i.value for i in right.items if isinstance(i, ir.Lit) and isinstance(i.value, str)]
-    if isinstance(right, ir.Regex):
-        plain = "".join(ch for ch in right.pattern if ch.isalnum() or ch in " -_")
-        return [plain, right.pattern]
-    return []
 
 
 # ---------------------------------------------------------------- one case, many cases
