@@ -71,6 +71,10 @@ def guarded(fn: Callable) -> Callable:
             sys.exit(e.code)
         except OSError as e:
             if not _from_stdout(e):
+                if e.filename is not None:  # a path the command was given (or derived) failed
+                    click.echo(f"afpc: error: cannot use {_shown_path(e.filename)}: "
+                               f"{e.strerror or e}", err=True)
+                    sys.exit(2)
                 _internal_error(e)
             _drop_stdout()
             if isinstance(e, BrokenPipeError):  # `afpc ... | head`: the reader left; stay quiet
@@ -89,6 +93,13 @@ def guarded(fn: Callable) -> Callable:
                 sys.exit(1)
             _internal_error(e)
     return wrapper
+
+
+def _shown_path(name: Any) -> str:
+    """A path for an error line: quoted, control characters escaped, at most 120 characters."""
+    text = os.fsdecode(name) if isinstance(name, (str, bytes)) else str(name)
+    text = text if len(text) <= 120 else text[:60] + "…" + text[-59:]
+    return repr(text) if not text.isprintable() else f"`{text}`"
 
 
 def _store_error(e: Exception) -> bool:

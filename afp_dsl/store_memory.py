@@ -10,6 +10,7 @@ Invariants: at most `max_runs` runs, finished ones evicted before paused ones; a
 from __future__ import annotations
 
 import json
+import operator
 import threading
 from collections import OrderedDict
 from typing import Iterable
@@ -17,6 +18,9 @@ from typing import Iterable
 from .store import (DEFAULT_MAX_RUNS, RunDropped, Stamp, StoreError, encode, encode_raw,
                     reused_run_id, summarize)
 from .trace import Event, Trace
+
+_SEQ = operator.attrgetter("seq")
+
 
 class MemoryStore:
     """The API's in-process default: the `Store` interface without encoding cost, bounded.
@@ -56,8 +60,12 @@ class MemoryStore:
             if new_run and run_id in self._runs:
                 raise reused_run_id(self.path, run_id)
             stored = self._events.setdefault(run_id, {})
-            for e in events:
-                stored.setdefault(e.seq, e)
+            if stored:
+                for e in events:
+                    stored.setdefault(e.seq, e)
+            else:  # (a fresh run: the same, built in C)
+                events = events if isinstance(events, (list, tuple)) else list(events)
+                stored.update(zip(map(_SEQ, reversed(events)), reversed(events)))
             n, iterations, time = summarize(stored.values())
             old = self._runs.get(run_id)
             if old is None:

@@ -311,11 +311,9 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
 
 
 def _time_of(ctx: RunCtx, event_id: str) -> int:
-    """Logical time of a recent event (durations are in clock ticks)."""
-    for e in ctx.rec.trace.latest(64):
-        if e.id == event_id:
-            return e.time
-    return ctx.rec.time
+    """Logical time of an event of this run (durations are in clock ticks)."""
+    i = ctx.rec.trace.index(event_id)
+    return ctx.rec.time if i is None else ctx.rec.trace[i].time
 
 
 _ON_THE_WAY = ("policy.decided", "tool.args_invalid", "checkin.decided", "skill.rejected",
@@ -324,13 +322,12 @@ _ON_THE_WAY = ("policy.decided", "tool.args_invalid", "checkin.decided", "skill.
 
 def _decisions_since(ctx: RunCtx, called: str) -> tuple[str, ...]:
     """Ids of the decisions recorded for this call (policy rows, invalid args, check-ins)."""
-    out = []
-    for e in ctx.rec.trace.latest(64):
-        if e.id == called:
-            break
-        if e.kind in _ON_THE_WAY and called in e.caused_by or e.kind == "checkin.decided":
-            out.append(e.id)
-    return tuple(reversed(out))
+    trace = ctx.rec.trace
+    i = trace.index(called)
+    if i is None:
+        return ()
+    return tuple([e.id for e in trace.since(i) if e.kind in _ON_THE_WAY and called in e.caused_by
+                  or e.kind == "checkin.decided"])
 
 
 def _step_advance(ctx: RunCtx, call: ToolCall, called: str) -> str:

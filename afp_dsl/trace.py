@@ -148,6 +148,27 @@ class Trace:
         """The last `k` events (O(k))."""
         return self._events[-k:] if k > 0 else []
 
+    def index(self, event_id: str) -> int | None:
+        """The position of the event with this id, or None. O(1) for this trace's own ids (its
+        events' seqs run on without gaps: the id ends with the seq); any other id is searched
+        for from the newest event."""
+        events = self._events
+        if not events:
+            return None
+        seq = event_id.rpartition(":")[2]
+        if seq.isascii() and seq.isdigit():
+            i = int(seq) - events[0].seq
+            if 0 <= i < len(events) and events[i].id == event_id:
+                return i
+        for i in range(len(events) - 1, -1, -1):
+            if events[i].id == event_id:
+                return i
+        return None
+
+    def since(self, i: int) -> list[Event]:
+        """The events after position `i`, oldest first."""
+        return self._events[i + 1:]
+
     def latest(self, k: int) -> Iterator[Event]:
         """The last `k` events, newest first, without copying (O(1) until iterated)."""
         return islice(reversed(self._events), k)

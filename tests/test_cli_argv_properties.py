@@ -111,6 +111,10 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @example(command="run", rest=["spec.afp", "-m", "x", "--store", "postgresql://127.0.0.1:1/none"])
 @example(command="run", rest=["spec.afp", "-m", "\x00", "--retries", "-1"])
 @example(command="check", rest=["-o", "sub", "spec.afp"])
+@example(command="check", rest=["a" * 300])  # was an internal error (ENAMETOOLONG)
+@example(command="graph", rest=["a" * 300 + ".afp"])
+@example(command="test", rest=["a" * 300 + ".afp"])
+@example(command="compile", rest=["a" * 300 + ".afp"])
 def test_any_command_line_ends_with_a_documented_exit_code_and_no_traceback(folder, command, rest):
     _invoke_and_check(folder, command.split() + rest)
 
@@ -147,3 +151,17 @@ def _invoke_and_check(folder: Path, args: list[str]) -> None:
         assert out.strip(), (command, rest)
     if "no/such/folder" in " ".join(rest):
         assert result.exit_code == 2 and "cannot write `no/such/folder/" in out, out
+
+
+def test_a_path_the_system_refuses_is_named_with_the_reason(folder):
+    """An OSError about a path (here ENAMETOOLONG) is the user's input, not a bug: one line that
+    names the path (shortened) and the system's reason, exit code 2."""
+    old = os.getcwd()
+    os.chdir(folder)
+    try:
+        result = CliRunner().invoke(cli.main, ["check", "b" * 300], catch_exceptions=True)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output
+    assert "File name too long" in result.output and "b" * 50 + "…" in result.output
