@@ -99,7 +99,7 @@ def run_chain(policies: Sequence[ir.Policy], moment: str, env: Env, *, tool: str
                       start_after=start_after, evidence=evidence)
 
 
-def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, *, tool: str | None,
+def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, tool: str | None,
                call_id: str | None, iteration: int, can_pause: bool, host: HostResolver | None,
                start_after: int = 0, evidence: bool = True) -> ChainResult:
     """`run_chain` over the `steps` of a chain already looked up."""
@@ -146,11 +146,11 @@ def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, *, tool: str | Non
             continue
         rows.append(row)
         if row.outcome != "allow":
-            return ChainResult(row.outcome, tuple(rows), row, index)
+            return _new(ChainResult, (row.outcome, tuple(rows), row, index))
     if quiet is not None:
         rows.append(_new(PolicyDecision, ("allow", quiet[1].name, None, None, moment, tool,
                                           call_id, iteration, ())))
-    return ChainResult("allow", tuple(rows), None) if rows else ALLOWED
+    return _new(ChainResult, ("allow", tuple(rows), None, None)) if rows else ALLOWED
 
 
 # (index of the link in walk order, policy, rule, its compiled condition); rule and condition

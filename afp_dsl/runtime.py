@@ -160,7 +160,7 @@ class Recorder:
                                   tuple(filter(None, caused_by)), source, payload)))
         return eid
 
-    def emit_shaped(self, kind: str, payload: dict, shape: tuple, tail: Any, *, iteration: int,
+    def emit_shaped(self, kind: str, payload: dict, shape: tuple, tail: Any, iteration: int,
                     source: Span | None, cause: str) -> str:
         """`emit` for a payload that is a function of `shape` and `tail` (`is_clean_shaped`),
         caused by one event: a ledger row."""

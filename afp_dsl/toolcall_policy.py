@@ -55,10 +55,9 @@ class _CallEnv(tuple):
 def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict, cause: str,
          start_after: int = 0, can_pause: bool = True):
     env: Any = _CallEnv((env_roots, ctx))
-    result = walk_steps(found, moment, env, tool=call.name, call_id=call.id,
-                        iteration=ctx.state.iteration, can_pause=can_pause,
-                        host=ctx.session.policy_host, start_after=start_after,
-                        evidence=False)  # (no ledger row records a rule's conditions)
+    result = walk_steps(found, moment, env, call.name, call.id, ctx.state.iteration, can_pause,
+                        ctx.session.policy_host, start_after,
+                        False)  # (evidence: no ledger row records a rule's conditions)
     if result.decisions:
         record_decisions(ctx, result.decisions, cause)
     return result
@@ -75,7 +74,7 @@ def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
             "outcome": outcome, "reason": reason,
             "rule": None if span is None else {"file": span.file, "start": span.start, "end": span.end}},
             (outcome, policy, span, reason, moment, tool, type(tool)), call_id,
-            iteration=iteration, source=span, cause=cause))
+            iteration, span, cause))
     return tuple(out)
 
 

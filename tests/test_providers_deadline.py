@@ -4,6 +4,8 @@ adapters, plain and streamed), which `with_retry` retries; and the deadline hook
 clock."""
 from __future__ import annotations
 
+import json
+import socket
 import threading
 import time
 
@@ -168,3 +170,123 @@ def test_is_http_timeout_knows_both_flavours():
     assert d.is_http_timeout(httpx.ReadTimeout("x"))
     assert not d.is_http_timeout(TimeoutError("x")) and not d.is_http_timeout(ValueError())
     assert d.http_module(httpx.Client) is httpx
+
+
+# ---------------------------------------------------------------- headers trickled
+class HeaderTrickler:
+    """A raw TCP server: for the first `trickled` connections, a status line and then one byte
+    of a header every GAP seconds (the headers never end); later connections get `answer`, a
+    whole HTTP response. Counts the connections it accepted."""
+
+    def __init__(self, trickled: int = 10 ** 6, answer: bytes = b""):
+        self.trickled, self.answer, self.accepted = trickled, answer, 0
+        self.stop = threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            threading.Thread(target=self._one, args=(conn, self.accepted), daemon=True).start()
+
+    def _one(self, conn: socket.socket, nth: int) -> None:
+        try:
+            conn.recv(65536)
+            if nth > self.trickled:
+                conn.sendall(self.answer)
+                return
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            while not self.stop.is_set():
+                conn.sendall(b"x")
+                time.sleep(GAP)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def __enter__(self) -> "HeaderTrickler":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "ollama"])
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_server_trickling_its_headers_times_out(vendor, stream):
+    """No hook runs before the headers end: the watchdog cuts the call off at the deadline."""
+    with HeaderTrickler() as srv:
+        p = make(vendor, srv.url, stream=stream, timeout=TIMEOUT)
+        started = time.monotonic()
+        exc = ends(lambda: p.complete(REQUEST))
+        took = time.monotonic() - started
+    assert isinstance(exc, h.ProviderTimeoutError), repr(exc)
+    assert exc.transient and f"within {TIMEOUT:g}s" in str(exc) and "timeout=" in str(exc)
+    assert took < TIMEOUT + 5 * GAP + 2.0, took  # the deadline, and at most one read more
+    assert not p.watchdog.fired or p.watchdog._timer is None  # nothing left armed
+
+
+def test_after_a_header_timeout_the_next_call_opens_a_new_connection():
+    body = json.dumps({"id": "c", "object": "chat.completion", "model": "m", "created": 0,
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": "hello"}}],
+                       "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
+    answer = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+              + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+    with HeaderTrickler(trickled=1, answer=answer) as srv:
+        p = make("openai", srv.url, timeout=TIMEOUT)
+        assert isinstance(ends(lambda: p.complete(REQUEST)), h.ProviderTimeoutError)
+        reply = p.complete(REQUEST)
+    assert reply.text == "hello" and srv.accepted == 2
+    assert not p.watchdog.fired
+
+
+class FakeTimer:
+    """`threading.Timer` that fires only when the test says so."""
+
+    made: list = []
+
+    def __init__(self, interval, function):
+        self.interval, self.function, self.cancelled, self.daemon = interval, function, False, False
+        FakeTimer.made.append(self)
+
+    def start(self) -> None:
+        pass
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def test_the_watchdog_fires_only_while_armed():
+    closed = []
+    dog = d.Watchdog(5.0, lambda: closed.append(1), timer=FakeTimer)
+    dog.arm()
+    first = FakeTimer.made[-1]
+    assert first.interval == 5.0 and first.daemon
+    dog.disarm()
+    first.function()  # a timer that ran out just as it was cancelled does nothing
+    assert not dog.fired and closed == []
+    dog.arm()
+    FakeTimer.made[-1].function()
+    assert dog.fired and closed == [1]
+    dog.arm()  # the next request starts clean
+    assert not dog.fired and FakeTimer.made[-2] is not FakeTimer.made[-1]
+
+
+def test_a_watchdog_whose_close_fails_still_reports_the_timeout():
+    def broken():
+        raise OSError("already closed")
+
+    dog = d.Watchdog(1.0, broken, timer=FakeTimer)
+    dog.arm()
+    FakeTimer.made[-1].function()
+    assert dog.fired
+    assert isinstance(dog.timeout_error(), TimeoutError)  # no transport: the builtin timeout
+    dog.http = httpx
+    assert d.is_http_timeout(dog.timeout_error())

@@ -6,8 +6,13 @@ Role:       `deadline_hooks(http, timeout)` gives httpx `event_hooks` (for `http
             module's `ReadTimeout`. The SDKs' own `timeout=` limits each socket read only, so a
             server trickling one byte a second, or a stream of keep-alive comments, would hang a
             run forever. (The adapters turn SDK retries off, so one LLM call is one request.)
-            `sdk_http_client(sdk, timeout)` is an OpenAI/Anthropic SDK client with these
-            hooks; `is_http_timeout(exc)` recognises a timeout wherever it surfaces.
+            Before the headers have all arrived no hook runs, so a `Watchdog` (a timer armed
+            when the request is sent, disarmed when the headers arrive or the call ends)
+            closes the connections of the client's own transport once the deadline passes: a
+            server trickling its *headers* is cut off too, and the adapter reports the failure
+            as the timeout it is (`Watchdog.fired`).
+            `sdk_http_client(sdk, timeout, watchdog)` is an OpenAI/Anthropic SDK client with
+            these hooks; `is_http_timeout(exc)` recognises a timeout wherever it surfaces.
 Emits:      nothing; a late call raises `ReadTimeout`, which the adapters map to the transient
             `ProviderTimeoutError`.
 Invariants: the clock is injected (`time.monotonic` by default) and read only here, at the
@@ -18,6 +23,7 @@ Invariants: the clock is injected (`time.monotonic` by default) and read only he
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from types import ModuleType
 from typing import Any, Callable, Iterator
@@ -27,14 +33,71 @@ _KEY = "afp.deadline"  # the request extension holding the deadline (httpcore ig
 _STREAM_CLASSES: dict[str, type] = {}
 
 
-def deadline_hooks(http: ModuleType, timeout: float, clock: Clock = time.monotonic) -> dict:
+class Watchdog:
+    """The deadline of the header phase: `arm()` when a request is sent starts a timer of
+    `timeout` seconds; if it runs out before `disarm()` (headers arrived, or the call ended),
+    `close` runs (the client's own transport: its open connections are closed, so the blocked
+    read ends at the latest one read later) and `fired` stays True until the next `arm()`.
+    Speed: one timer thread per model call, which takes seconds anyway."""
+
+    def __init__(self, timeout: float, close: Callable[[], Any] | None = None,
+                 timer: Callable[..., Any] = threading.Timer):
+        self.timeout, self.close, self._timer_cls = timeout, close, timer
+        self.http: ModuleType | None = None  # the httpx flavour of the watched transport
+        self.fired = False
+        self._timer: Any = None
+        self._lock = threading.Lock()
+
+    def arm(self) -> None:
+        with self._lock:
+            self._cancel()
+            self.fired = False
+            self._timer = self._timer_cls(self.timeout, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._cancel()
+
+    def timeout_error(self) -> Exception:
+        """What a call cut off by this watchdog failed with, as the adapters classify it: the
+        `ReadTimeout` of the transport's httpx flavour."""
+        message = f"no response headers within {self.timeout:g}s (the deadline of the whole call)"
+        return self.http.ReadTimeout(message) if self.http is not None else TimeoutError(message)
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._timer is None:  # disarmed meanwhile
+                return
+            self._timer = None
+            self.fired = True
+        if self.close is not None:
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - closing is best effort; the read still ends
+                pass
+
+
+def deadline_hooks(http: ModuleType, timeout: float, clock: Clock = time.monotonic,
+                   watchdog: Watchdog | None = None) -> dict:
     """httpx `event_hooks` that fail a request with `http.ReadTimeout` once `timeout` seconds
-    have passed since it was sent: checked when the headers arrive and after each body chunk."""
+    have passed since it was sent: checked when the headers arrive and after each body chunk;
+    before the headers, by `watchdog` (armed here, disarmed when they arrive)."""
 
     def on_request(request: Any) -> None:
         request.extensions[_KEY] = clock() + timeout
+        if watchdog is not None:
+            watchdog.arm()
 
     def on_response(response: Any) -> None:
+        if watchdog is not None:
+            watchdog.disarm()
         deadline = response.request.extensions.get(_KEY)
         if deadline is None:
             return
@@ -45,11 +108,25 @@ def deadline_hooks(http: ModuleType, timeout: float, clock: Clock = time.monoton
     return {"request": [on_request], "response": [on_response]}
 
 
-def sdk_http_client(sdk: ModuleType, timeout: float) -> Any:
-    """The OpenAI/Anthropic SDK's own default httpx client (its limits and redirects) with the
-    deadline hooks, for `http_client=`; works whichever httpx flavour the SDK is built on."""
+def sdk_http_client(sdk: ModuleType, timeout: float, watchdog: Watchdog | None = None) -> Any:
+    """The OpenAI/Anthropic SDK's own default httpx client (its redirects and timeouts) with
+    the deadline hooks, for `http_client=`; works whichever httpx flavour the SDK is built on.
+    With a `watchdog`, the client sends through a transport made here, whose connections the
+    watchdog closes when it fires."""
     cls = sdk.DefaultHttpxClient
-    return cls(event_hooks=deadline_hooks(http_module(cls), timeout))
+    http = http_module(cls)
+    if watchdog is None:
+        return cls(event_hooks=deadline_hooks(http, timeout))
+    return cls(event_hooks=deadline_hooks(http, timeout, watchdog=watchdog),
+               transport=watched_transport(http, watchdog))
+
+
+def watched_transport(http: ModuleType, watchdog: Watchdog) -> Any:
+    """An httpx transport whose connections `watchdog` closes when it fires (for clients that
+    take `transport=`, as `ollama.Client` passes it on to httpx)."""
+    transport = http.HTTPTransport()
+    watchdog.close, watchdog.http = transport.close, http
+    return transport
 
 
 def http_module(client_cls: type) -> ModuleType:

@@ -19,7 +19,7 @@ import attrs
 
 from ..frozen import thaw
 from .base import Provider, ProviderError, Request
-from ._deadline import is_http_timeout
+from ._deadline import Watchdog, is_http_timeout
 
 MAX_EVENTS = 1000
 _SERVER_TEXT = 300
@@ -221,6 +221,7 @@ class Adapter(Observable, Provider):
         self.timeout = float(timeout)
         self.stream = bool(stream)
         self._secrets = secrets
+        self.watchdog = Watchdog(self.timeout)  # wired to the SDK client by the subclass
 
     def model_for(self, request: Request) -> str:
         """The adapter's own model wins, then the request's (the spec's), then the default."""
@@ -229,13 +230,20 @@ class Adapter(Observable, Provider):
     def complete(self, request: Request):
         try:
             return self._call(request)
-        except ProviderFailure as exc:
-            raise exc.with_message(scrub(str(exc), self._secrets)) from None
-        except ProviderError as exc:
-            raise ProviderError(scrub(str(exc), self._secrets)) from None
         except Exception as exc:  # noqa: BLE001 - the adapter boundary: classify everything
-            mapped = self._map(exc, request)
-            raise mapped.with_message(scrub(str(mapped), self._secrets)) from None
+            raise self._failure(exc, request) from None
+        finally:
+            self.watchdog.disarm()
+
+    def _failure(self, exc: Exception, request: Request) -> Exception:
+        if self.watchdog.fired:  # cut off before the headers: whatever the read then raised
+            exc = self.watchdog.timeout_error()
+        if isinstance(exc, ProviderFailure):
+            return exc.with_message(scrub(str(exc), self._secrets))
+        if isinstance(exc, ProviderError):
+            return ProviderError(scrub(str(exc), self._secrets))
+        mapped = self._map(exc, request)
+        return mapped.with_message(scrub(str(mapped), self._secrets))
 
     async def acomplete(self, request: Request):
         return await asyncio.to_thread(self.complete, request)

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from ..frozen import thaw
 from .base import Reply, Request, ToolCall, Usage
-from ._deadline import deadline_hooks
+from ._deadline import deadline_hooks, watched_transport
 from ._http import (Adapter, BadRequestError, BadToolArgumentsError, ModelNotFoundError,
                     ProviderFailure, ProviderTimeoutError, RateLimitedError, ServerError,
                     ServerUnreachableError, call_id, clip, empty_reply, malformed,
@@ -51,7 +51,9 @@ class OllamaProvider(Adapter):
         # call (a trickling server or a slow NDJSON stream would hang otherwise).
         self._client = sdk.Client(host=host or env.get("OLLAMA_HOST") or DEFAULT_HOST,
                                   timeout=self.timeout,
-                                  event_hooks=deadline_hooks(httpx, self.timeout))
+                                  event_hooks=deadline_hooks(httpx, self.timeout,
+                                                             watchdog=self.watchdog),
+                                  transport=watched_transport(httpx, self.watchdog))
         self.host = str(self._client._client.base_url).rstrip("/")
 
     # ------------------------------------------------------------ request

@@ -59,7 +59,7 @@ class OpenAIProvider(Adapter):
         # the whole call (a trickling server or a keep-alive-only stream would hang otherwise).
         self._client = sdk.OpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout,
                                   max_retries=0,
-                                  http_client=sdk_http_client(sdk, self.timeout))
+                                  http_client=sdk_http_client(sdk, self.timeout, self.watchdog))
 
     # ------------------------------------------------------------ request
     def body(self, request: Request) -> dict:
