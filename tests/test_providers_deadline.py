@@ -229,7 +229,6 @@ def test_a_server_trickling_its_headers_times_out(vendor, stream):
     assert isinstance(exc, h.ProviderTimeoutError), repr(exc)
     assert exc.transient and f"within {TIMEOUT:g}s" in str(exc) and "timeout=" in str(exc)
     assert took < TIMEOUT + 5 * GAP + 2.0, took  # the deadline, and at most one read more
-    assert not p.watchdog.fired or p.watchdog._timer is None  # nothing left armed
 
 
 def test_after_a_header_timeout_the_next_call_opens_a_new_connection():
@@ -252,9 +251,13 @@ class FakeTimer:
 
     made: list = []
 
-    def __init__(self, interval, function):
-        self.interval, self.function, self.cancelled, self.daemon = interval, function, False, False
+    def __init__(self, interval, function, args=()):
+        self.interval, self.function, self.args = interval, function, args
+        self.cancelled = self.daemon = False
         FakeTimer.made.append(self)
+
+    def fire(self) -> None:
+        self.function(*self.args)
 
     def start(self) -> None:
         pass
@@ -270,10 +273,11 @@ def test_the_watchdog_fires_only_while_armed():
     first = FakeTimer.made[-1]
     assert first.interval == 5.0 and first.daemon
     dog.disarm()
-    first.function()  # a timer that ran out just as it was cancelled does nothing
+    assert first.cancelled
+    first.fire()  # a timer that ran out just as it was cancelled does nothing
     assert not dog.fired and closed == []
     dog.arm()
-    FakeTimer.made[-1].function()
+    FakeTimer.made[-1].fire()
     assert dog.fired and closed == [1]
     dog.arm()  # the next request starts clean
     assert not dog.fired and FakeTimer.made[-2] is not FakeTimer.made[-1]
@@ -285,8 +289,31 @@ def test_a_watchdog_whose_close_fails_still_reports_the_timeout():
 
     dog = d.Watchdog(1.0, broken, timer=FakeTimer)
     dog.arm()
-    FakeTimer.made[-1].function()
+    FakeTimer.made[-1].fire()
     assert dog.fired
     assert isinstance(dog.timeout_error(), TimeoutError)  # no transport: the builtin timeout
     dog.http = httpx
     assert d.is_http_timeout(dog.timeout_error())
+
+
+def test_each_thread_has_its_own_watch():
+    """Calls from two threads at once (as `acomplete` makes them): one call's headers arriving
+    does not disarm the other's timer, and only the thread whose call was cut off sees it."""
+    dog = d.Watchdog(1.0, lambda: None, timer=FakeTimer)
+    armed = threading.Event()
+    seen: dict = {}
+
+    def other():
+        dog.arm()
+        seen["timer"] = FakeTimer.made[-1]
+        armed.set()
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    armed.wait(5)
+    worker.join(5)
+    dog.arm()
+    dog.disarm()  # this thread's headers arrived
+    assert not seen["timer"].cancelled
+    seen["timer"].fire()  # the other thread's call ran out
+    assert not dog.fired  # not this thread's

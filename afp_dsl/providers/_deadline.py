@@ -37,28 +37,39 @@ class Watchdog:
     """The deadline of the header phase: `arm()` when a request is sent starts a timer of
     `timeout` seconds; if it runs out before `disarm()` (headers arrived, or the call ended),
     `close` runs (the client's own transport: its open connections are closed, so the blocked
-    read ends at the latest one read later) and `fired` stays True until the next `arm()`.
+    read ends at the latest one read later) and `fired` stays True in that thread until its next
+    `arm()`. Each thread has its own timer (an adapter may serve calls from several threads at
+    once, as `acomplete` does); closing the transport also drops the connections of the other
+    calls in flight, which fail as transient connection errors.
     Speed: one timer thread per model call, which takes seconds anyway."""
 
     def __init__(self, timeout: float, close: Callable[[], Any] | None = None,
                  timer: Callable[..., Any] = threading.Timer):
         self.timeout, self.close, self._timer_cls = timeout, close, timer
         self.http: ModuleType | None = None  # the httpx flavour of the watched transport
-        self.fired = False
-        self._timer: Any = None
+        self._local = threading.local()
         self._lock = threading.Lock()
 
+    @property
+    def fired(self) -> bool:
+        """Whether this thread's last armed call was cut off."""
+        arm = getattr(self._local, "arm", None)
+        return arm is not None and arm.fired
+
     def arm(self) -> None:
-        with self._lock:
-            self._cancel()
-            self.fired = False
-            self._timer = self._timer_cls(self.timeout, self._fire)
-            self._timer.daemon = True
-            self._timer.start()
+        self.disarm()
+        arm = _Arm()
+        arm.timer = self._timer_cls(self.timeout, self._fire, (arm,))
+        arm.timer.daemon = True
+        self._local.arm = arm
+        arm.timer.start()
 
     def disarm(self) -> None:
-        with self._lock:
-            self._cancel()
+        arm = getattr(self._local, "arm", None)
+        if arm is not None and not arm.done:
+            with self._lock:
+                arm.done = True
+            arm.timer.cancel()
 
     def timeout_error(self) -> Exception:
         """What a call cut off by this watchdog failed with, as the adapters classify it: the
@@ -66,22 +77,26 @@ class Watchdog:
         message = f"no response headers within {self.timeout:g}s (the deadline of the whole call)"
         return self.http.ReadTimeout(message) if self.http is not None else TimeoutError(message)
 
-    def _cancel(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def _fire(self) -> None:
+    def _fire(self, arm: "_Arm") -> None:
         with self._lock:
-            if self._timer is None:  # disarmed meanwhile
+            if arm.done:  # disarmed meanwhile
                 return
-            self._timer = None
-            self.fired = True
+            arm.done = arm.fired = True
         if self.close is not None:
             try:
                 self.close()
             except Exception:  # noqa: BLE001 - closing is best effort; the read still ends
                 pass
+
+
+class _Arm:
+    """One armed call of a `Watchdog`: its timer, and whether it ended (`done`) or fired."""
+
+    __slots__ = ("timer", "done", "fired")
+
+    def __init__(self) -> None:
+        self.timer: Any = None
+        self.done = self.fired = False
 
 
 def deadline_hooks(http: ModuleType, timeout: float, clock: Clock = time.monotonic,
