@@ -8,6 +8,7 @@ Invariants: no traceback ever reaches the user: internal errors print one line (
 """
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -46,15 +47,33 @@ def write_file(path: str, text: str) -> None:
     """Write a report or an export; a path that cannot be written is a usage error naming it."""
     try:
         try:
-            Path(path).write_text(text, encoding="utf-8")
+            _write(path, text, "strict")
         except UnicodeEncodeError:  # a lone surrogate (recorded by an older afp): kept, escaped
-            Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")
+            _write(path, text, "backslashreplace")
             click.echo(f"afpc: warning: `{path}`: text that is not valid Unicode (a lone "
                        f"surrogate) was written as a `\\u` escape", err=True)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise CliError(f"cannot write `{path}`: {reason}; check the folder exists and is "
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a named pipe that nobody reads: opening it would block
+            raise CliError(f"cannot write `{path}`: it is a named pipe and no process is reading "
+                           f"it; start the reader first, or write to a regular file", code=2) from None
+        raise CliError(f"cannot write `{path}`: {exc.strerror or exc}; check the folder exists "
+                       f"and is writable", code=2) from None
+    except ValueError as exc:
+        raise CliError(f"cannot write `{path}`: {exc}; check the folder exists and is "
                        f"writable", code=2) from None
+
+
+def _write(path: str, text: str, errors: str) -> None:
+    """`Path.write_text`, except that the file is opened without blocking: a named pipe with no
+    reader fails at once (ENXIO) instead of waiting forever; a pipe that has its reader (a
+    shell's `>(...)`), a terminal, `/dev/null` or a regular file is written as usual."""
+    data = text.encode("utf-8", errors)  # (before opening: an encoding error truncates nothing)
+    nonblock = getattr(os, "O_NONBLOCK", 0)  # (POSIX; elsewhere a plain open)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | nonblock, 0o666)
+    with open(fd, "wb") as out:
+        if nonblock:
+            os.set_blocking(fd, True)
+        out.write(data)
 
 
 def guarded(fn: Callable) -> Callable:

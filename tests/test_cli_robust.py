@@ -317,3 +317,32 @@ def test_an_export_holding_a_lone_surrogate_is_written_escaped_with_a_warning(tm
     assert out.exit_code == 0 and "lone surrogate" in out.output, out.output
     lines = [json.loads(line) for line in out_file.read_text(encoding="utf-8").splitlines()]
     assert any("note \udcff" == e["payload"].get("result") for e in lines)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("args", [("check", "desk.afp", "-o", "out.fifo"),
+                                  ("compile", "desk.afp", "-o", "out.fifo"),
+                                  ("test", "desk.afp", "--junit", "out.fifo")])
+def test_an_output_fifo_nobody_reads_is_refused_without_blocking(env, tmp_path, args):
+    """Before: `-o` or `--junit` naming a named pipe with no reader blocked forever opening it."""
+    os.mkfifo(tmp_path / "out.fifo")
+    done = afpc(*args, cwd=tmp_path)
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert "`out.fifo`" in err and "no process is reading it" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_an_output_fifo_with_a_reader_gets_the_whole_output(env, tmp_path):
+    """A pipe that has its reader (as a shell's `>(...)` gives) is written as a file is (a guard:
+    the non-blocking open must not refuse it)."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        done = afpc("compile", "desk.afp", "-o", "out.fifo", cwd=tmp_path)
+        got, _ = reader.communicate(timeout=HANG_LIMIT)
+    finally:
+        reader.kill()
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(got)["program"], got[:200]
