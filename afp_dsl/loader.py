@@ -197,6 +197,12 @@ class Loader:
             alt = path.with_suffix(".afp") if path.suffix != ".afp" else None
             if alt is not None and alt.is_file():
                 path = alt
+            elif os.path.lexists(path) and not_a_file(path) != "no such file":
+                reason = str(not_a_file(path)).split(";")[0]  # there, but a folder, a pipe...
+                self.diags.append(diag("AFP107", f"cannot import `{imp.path}`: {reason}", imp.span,
+                                       "not a readable file",
+                                       help="import a `.afp` module file"))
+                return None
             else:
                 self.diags.append(diag("AFP107", f"imported module `{imp.path}` not found", imp.span,
                                        "no such file", notes=(f"looked for `{display_key(path)}`",),
