@@ -8,7 +8,8 @@ Role:       the loop and the tool pipeline are generators that `yield` effect re
 Invariants: the core never performs I/O itself; every recorded payload passes the redactor
             first; event ids are `<run>:<seq>` and time comes from the logical clock; what an
             effect raises as an `Exception` is thrown into the core, and so is a host tool's
-            `SystemExit` (as `ToolExit`); any other `BaseException` ends the drive.
+            or a provider's `SystemExit` (as `ToolExit`, `ProviderExit`); any other
+            `BaseException` ends the drive.
 """
 from __future__ import annotations
 
@@ -34,10 +35,31 @@ class LLMCall:
     request: Any
 
     def run_sync(self) -> Any:
-        return self.provider.complete(self.request)
+        try:
+            return self.provider.complete(self.request)
+        except SystemExit as exc:  # (as a tool body's: a provider may not end the host process)
+            raise ProviderExit(exc.code) from None
 
     async def run_async(self) -> Any:
-        return await self.provider.acomplete(self.request)
+        try:
+            return await self.provider.acomplete(self.request)
+        except SystemExit as exc:
+            raise ProviderExit(exc.code) from None
+
+
+class ProviderExit(Exception):
+    """A provider called `sys.exit` (raised `SystemExit`) during a model call: it may not end
+    the host process either, so the drivers deliver this `Exception` to the core, which ends
+    the run as for any provider failure (AFP502, resumable)."""
+
+    def __init__(self, code: Any):
+        super().__init__(code)
+        self.code = code
+
+    def __str__(self) -> str:
+        code = "" if self.code is None else repr(self.code)
+        return (f"the provider called sys.exit({code}): a provider cannot end the program, so "
+                f"this counts as the model call failing")
 
 
 class ToolExit(Exception):

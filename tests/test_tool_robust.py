@@ -200,3 +200,34 @@ def test_a_set_result_reads_the_same_under_any_hash_seed() -> None:
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout
             for seed in ("1", "2", "3")}
     assert len(outs) == 1  # (before: the set's order, so the trace, changed with the seed)
+
+
+# ---------------------------------------------------------------- sys.exit in a provider
+class _QuittingProvider:
+    """A host's own provider whose model call ends in `sys.exit`."""
+
+    name = "quits"
+
+    def __init__(self, code):
+        self.code = code
+
+    def complete(self, request):
+        sys.exit(self.code)
+
+    async def acomplete(self, request):
+        await asyncio.sleep(0)
+        sys.exit(self.code)
+
+
+@pytest.mark.parametrize("driver", ["run", "arun"])
+def test_sys_exit_in_a_provider_is_a_provider_failure_not_the_end_of_the_host(driver) -> None:
+    """Before: SystemExit came out of `run()` / `arun()` (the run kept as `interrupted`)."""
+    from afp_dsl import load
+    store = memory()
+    agent = load(SPEC).agent(provider=_QuittingProvider(7), tools={"lookup": lambda id: id},
+                             store=store)
+    r = agent.run("hi") if driver == "run" else asyncio.run(agent.arun("hi"))
+    assert r.outcome == "error" and "AFP502" in r.error
+    assert "the provider called sys.exit(7)" in r.error
+    assert store.run(r.run_id)["status"] == "finished"
+    assert [e.kind for e in r.trace][-2:] == ["llm.called", "run.finished"]
