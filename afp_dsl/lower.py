@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import ir
-from .attributes import SCHEMAS, Converter
+from .attributes import NOT_QUICK, SCHEMAS, Converter
 from .codes import diag
 from .diagnostics import Diagnostic, Severity
 from .lower_schema import SchemaLowerer
@@ -144,7 +144,10 @@ class Lowerer:
             elif node.data == "schema_attr":  # a tool's `input { ... }`: one attribute with `input = ...`
                 out[spec.field] = self.schemas.block(value_node)
             else:
-                out[spec.field] = self.convert.run(spec, self.v.value(value_node), key_span)
+                value = self.convert.quick(spec, value_node)
+                if value is NOT_QUICK:
+                    value = self.convert.run(spec, self.v.value(value_node), key_span)
+                out[spec.field] = value
         missing = [req for req in table.required if req not in seen]
         typos = {closest(k, table.attrs) for k in seen if k not in table.attrs} if missing else ()
         for req in missing:
