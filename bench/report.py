@@ -13,7 +13,12 @@ GOALS: tuple[tuple[str, str, Callable[[dict], float | None], str, float], ...] =
     ("loop", "loop vs LangGraph at N = 50 (full trace)", lambda b: _row(b, 50, "speedup"), ">=", 10.0),
     ("loop", "per-iteration cost N = 200 / N = 10", lambda b: b.get("growth_last_vs_first"), "<=", 1.3),
     ("compile", "3,000 skills parsed, checked and drawn (s)", lambda b: _size(b, 3000, "total_s"), "<", 0.56),
-    ("compile", "growth exponent 1,000 → 10,000 skills", lambda b: b.get("exponent_1000_10000"), "<=", 1.1),
+    # The growth goal reads the exponent between each size's fastest runs: a ratio of two times
+    # measured minutes apart, which other tenants of the machine can only slow down, swings by
+    # ±0.15 between runs when taken from medians and by about ±0.01 from the fastest runs (the
+    # work itself grows with exponent 1.00 in instructions: bench/notes.md).
+    ("compile", "growth exponent 1,000 → 10,000 skills (fastest runs)",
+     lambda b: b.get("exponent_1000_10000_fastest", b.get("exponent_1000_10000")), "<=", 1.1),
     ("cli_start", "cold `afpc check` / `python -c pass` (the larger of: as started, without start-up hooks)", lambda b: b.get("ratio"), "<=", 4.0),
     ("trace_overhead", "redaction + 3-link policy chain overhead (%)", lambda b: b.get("overhead_pct"), "<", 25.0),
 )
@@ -69,8 +74,11 @@ def _compile(b: dict) -> list[str]:
         out += [f"Each size in {b['rounds']} fresh processes, the sizes alternating, {b.get('reps')} timed "
                 "runs each after a warm-up; medians over all of them.", ""]
     grow = ", ".join(f"{g['from']:,}→{g['to']:,}: {g['exponent']:.2f}" for g in b.get("growth", ()))
-    out += [f"Growth exponents (time ∝ size^k): {grow}; 1,000→10,000: {_f(b.get('exponent_1000_10000'))} "
-            f"(CPU time: {_f(b.get('exponent_1000_10000_cpu'))}).", ""]
+    out += [f"Growth exponents of the medians (time ∝ size^k): {grow}; 1,000→10,000: "
+            f"{_f(b.get('exponent_1000_10000'))} (CPU time: {_f(b.get('exponent_1000_10000_cpu'))}); "
+            f"between the fastest runs: {_f(b.get('exponent_1000_10000_fastest'))} (the goal's "
+            "figure: other tenants of the machine can only slow a run down, so the ratio of two "
+            "fastest runs is the steadier one).", ""]
     st = b.get("stages") or {}
     names = [("source_table", "line table (`SourceFile.of`)"), ("parse_fast_path", "parse, fast path"),
              ("parse_lark_only", "parse, Lark alone (fallback and error path)"), ("lower", "lower to IR"),

@@ -67,3 +67,17 @@ def test_a_failed_benchmark_is_shown_not_hidden() -> None:
     page = render({"benchmarks": {"loop": {"error": "boom"}}, "quick": False})
     assert "failed: `boom`" in page
     assert "not run" in page  # the benchmarks absent from the report
+
+
+def test_the_growth_goal_reads_the_fastest_runs_and_falls_back_to_the_medians() -> None:
+    """The exponent between each size's fastest runs is the goal's figure; a report written
+    before it existed is still judged, on the medians' exponent."""
+    growth = next(g for g in GOALS if g[1].startswith("growth exponent"))
+    read = growth[2]
+    assert read({"exponent_1000_10000": 1.2, "exponent_1000_10000_fastest": 1.05}) == 1.05
+    assert read({"exponent_1000_10000": 1.2}) == 1.2
+    from bench.compile import exponent
+    rows = [{"skills": 1000, "total_s": 0.5, "min_total_s": 0.3},
+            {"skills": 10000, "total_s": 4.0, "min_total_s": 3.3}]
+    assert round(exponent(rows, 1000, 10000, "min_total_s"), 3) == 1.041
+    assert round(exponent(rows, 1000, 10000), 3) == 0.903
