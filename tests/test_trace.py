@@ -40,3 +40,39 @@ def test_recorded_events_carry_their_fields_in_place() -> None:
         assert e.seq == i and e.id == f"{result.run_id}:{i}" and type(e.caused_by) is tuple
         assert isinstance(e.payload, dict) and e.kind in KINDS
 
+
+
+# ---------------------------------------------------------------- a call's own events, however many
+def test_a_tool_call_with_more_than_64_decisions_keeps_its_duration_and_causes() -> None:
+    """Before: the `tool.called` event and the decisions were looked for among the newest 64
+    events only; 70 ledger rows between `tool.called` and `tool.returned` gave a duration of 1
+    and left rows out of `tool.returned`'s causes."""
+    from interp_support import call, make
+    n = 70
+    names = ", ".join(f"p{i}" for i in range(n))
+    policies = "\n".join(f'policy p{i} {{ before echo {{ deny when args.word == "never" because "no" }} }}'
+                         for i in range(n))
+    spec = (f"agent a {{ tools = [echo] policies = [{names}] }}\n"
+            'tool echo { description = "echo" input { word: string } }\n' + policies)
+    agent, _ = make(spec, [call("echo", word="hi"), "done"], tools={"echo": lambda word: word})
+    r = agent.run("go")
+    events = list(r.trace)
+    called = next(e for e in events if e.kind == "tool.called")
+    returned = next(e for e in events if e.kind == "tool.returned")
+    rows = [e.id for e in events if e.kind == "policy.decided"]
+    assert len(rows) == n
+    assert returned.payload["duration"] == returned.time - called.time == n + 1
+    assert returned.caused_by == (called.id, *rows)
+
+
+def test_trace_index_finds_its_own_ids_at_once_and_others_by_search() -> None:
+    from afp_dsl.trace import Event, Trace
+    events = [Event(seq, f"r:{seq}", "k", 1, seq, (), None, {}) for seq in range(5, 9)]
+    trace = Trace("r", events)
+    assert [trace.index(f"r:{seq}") for seq in range(5, 9)] == [0, 1, 2, 3]
+    assert trace.index("r:4") is None and trace.index("r:99") is None
+    assert trace.index("r:²") is None and trace.index("") is None  # (a digit that is not ASCII)
+    odd = Trace("r", [Event(1, "custom-id", "k", 1, 1, (), None, {})])
+    assert odd.index("custom-id") == 0  # not `run:seq`: found by search
+    assert Trace("r").index("r:1") is None
+    assert [e.seq for e in trace.since(1)] == [7, 8]
