@@ -317,3 +317,43 @@ def test_each_thread_has_its_own_watch():
     assert not seen["timer"].cancelled
     seen["timer"].fire()  # the other thread's call ran out
     assert not dog.fired  # not this thread's
+
+
+# ---------------------------------------------------------------- proxies from the environment
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "ollama"])
+def test_a_proxy_from_the_environment_is_still_used(vendor, monkeypatch):
+    """httpx honours HTTP(S)_PROXY only for a client given no transport of its own, so with a
+    proxy in the environment the adapters keep httpx's (the header watchdog then cannot cut a
+    call; it only tells its failure apart). The request must reach the proxy."""
+    from urllib.parse import urlsplit
+
+    import attrs as attrs_
+    from tests.fakes.vendors import VENDORS, Turn, scripted
+
+    inner = scripted(VENDORS[vendor], [Turn("via the proxy")])
+
+    def proxy(rec):  # a forward proxy sees the absolute URL: serve its path
+        return inner(attrs_.evolve(rec, path=urlsplit(rec.path).path))
+
+    with FakeServer(proxy) as srv:
+        for name in ("HTTP_PROXY", "http_proxy"):
+            monkeypatch.setenv(name, srv.url)
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        p = make(vendor, "http://upstream.invalid:9", timeout=5.0)
+        reply = p.complete(REQUEST)
+    assert reply.text == "via the proxy"
+    assert srv.requests and srv.requests[0].path.startswith("http://upstream.invalid:9/")
+    assert p.watchdog.close is None  # nothing of ours to close: httpx's own transports
+
+
+def test_without_a_proxy_the_watchdog_owns_the_transport(monkeypatch):
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    dog = d.Watchdog(1.0)
+    kwargs = d.watched_transport(httpx, dog)
+    assert isinstance(kwargs["transport"], httpx.HTTPTransport)
+    assert dog.close == kwargs["transport"].close and dog.http is httpx
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    other = d.Watchdog(1.0)
+    assert d.watched_transport(httpx, other) == {} and other.close is None and other.http is httpx

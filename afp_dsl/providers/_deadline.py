@@ -127,21 +127,34 @@ def sdk_http_client(sdk: ModuleType, timeout: float, watchdog: Watchdog | None =
     """The OpenAI/Anthropic SDK's own default httpx client (its redirects and timeouts) with
     the deadline hooks, for `http_client=`; works whichever httpx flavour the SDK is built on.
     With a `watchdog`, the client sends through a transport made here, whose connections the
-    watchdog closes when it fires."""
+    watchdog closes when it fires (unless a proxy from the environment is in use: see
+    `watched_transport`)."""
     cls = sdk.DefaultHttpxClient
     http = http_module(cls)
-    if watchdog is None:
-        return cls(event_hooks=deadline_hooks(http, timeout))
     return cls(event_hooks=deadline_hooks(http, timeout, watchdog=watchdog),
-               transport=watched_transport(http, watchdog))
+               **watched_transport(http, watchdog))
 
 
-def watched_transport(http: ModuleType, watchdog: Watchdog) -> Any:
-    """An httpx transport whose connections `watchdog` closes when it fires (for clients that
-    take `transport=`, as `ollama.Client` passes it on to httpx)."""
+def watched_transport(http: ModuleType, watchdog: Watchdog | None) -> dict:
+    """`{"transport": t}` for an httpx client (`ollama.Client` passes it on): a transport whose
+    connections `watchdog` closes when it fires. Empty when the environment names a proxy
+    (`HTTPS_PROXY`, ...): httpx routes through env proxies only for a client given no
+    transport, so such a client keeps its own; its watchdog then only tells a cut-off call's
+    failure apart (`fired`), and cannot cut it."""
+    if watchdog is None:
+        return {}
+    watchdog.http = http
+    if _environment_proxies():
+        return {}
     transport = http.HTTPTransport()
-    watchdog.close, watchdog.http = transport.close, http
-    return transport
+    watchdog.close = transport.close
+    return {"transport": transport}
+
+
+def _environment_proxies() -> bool:
+    """Whether the environment names a proxy, as httpx reads it (`urllib.request.getproxies`)."""
+    import urllib.request  # (only when an adapter is built)
+    return any(scheme != "no" for scheme in urllib.request.getproxies())
 
 
 def http_module(client_cls: type) -> ModuleType:

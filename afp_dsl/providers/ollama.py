@@ -53,7 +53,7 @@ class OllamaProvider(Adapter):
                                   timeout=self.timeout,
                                   event_hooks=deadline_hooks(httpx, self.timeout,
                                                              watchdog=self.watchdog),
-                                  transport=watched_transport(httpx, self.watchdog))
+                                  **watched_transport(httpx, self.watchdog))
         self.host = str(self._client._client.base_url).rstrip("/")
 
     # ------------------------------------------------------------ request
