@@ -320,11 +320,17 @@ def test_each_thread_has_its_own_watch():
 
 
 # ---------------------------------------------------------------- proxies from the environment
+def _proxy_env(monkeypatch, url: str) -> None:
+    for name in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, url)
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.mark.parametrize("vendor", ["openai", "anthropic", "ollama"])
 def test_a_proxy_from_the_environment_is_still_used(vendor, monkeypatch):
-    """httpx honours HTTP(S)_PROXY only for a client given no transport of its own, so with a
-    proxy in the environment the adapters keep httpx's (the header watchdog then cannot cut a
-    call; it only tells its failure apart). The request must reach the proxy."""
+    """The adapters keep the clients their SDKs make (proxies from the environment, socket
+    options); the watchdog only learns their transports. The request must reach the proxy."""
     from urllib.parse import urlsplit
 
     import attrs as attrs_
@@ -336,24 +342,44 @@ def test_a_proxy_from_the_environment_is_still_used(vendor, monkeypatch):
         return inner(attrs_.evolve(rec, path=urlsplit(rec.path).path))
 
     with FakeServer(proxy) as srv:
-        for name in ("HTTP_PROXY", "http_proxy"):
-            monkeypatch.setenv(name, srv.url)
-        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
-            monkeypatch.delenv(name, raising=False)
+        _proxy_env(monkeypatch, srv.url)
         p = make(vendor, "http://upstream.invalid:9", timeout=5.0)
         reply = p.complete(REQUEST)
     assert reply.text == "via the proxy"
     assert srv.requests and srv.requests[0].path.startswith("http://upstream.invalid:9/")
-    assert p.watchdog.close is None  # nothing of ours to close: httpx's own transports
 
 
-def test_without_a_proxy_the_watchdog_owns_the_transport(monkeypatch):
-    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    dog = d.Watchdog(1.0)
-    kwargs = d.watched_transport(httpx, dog)
-    assert isinstance(kwargs["transport"], httpx.HTTPTransport)
-    assert dog.close == kwargs["transport"].close and dog.http is httpx
-    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
-    other = d.Watchdog(1.0)
-    assert d.watched_transport(httpx, other) == {} and other.close is None and other.http is httpx
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "ollama"])
+def test_a_proxy_trickling_its_headers_is_cut_off_too(vendor, monkeypatch):
+    with HeaderTrickler() as srv:
+        _proxy_env(monkeypatch, srv.url)
+        p = make(vendor, "http://upstream.invalid:9", timeout=TIMEOUT)
+        exc = ends(lambda: p.complete(REQUEST))
+    assert isinstance(exc, h.ProviderTimeoutError), repr(exc)
+    assert srv.accepted >= 1
+
+
+def test_watch_client_closes_every_transport_and_survives_a_failing_one():
+    closed = []
+
+    class T:
+        def __init__(self, name, fails=False):
+            self.name, self.fails = name, fails
+
+        def close(self):
+            closed.append(self.name)
+            if self.fails:
+                raise OSError("gone")
+
+    class Client(httpx.Client):
+        pass
+
+    client = Client()
+    client._transport = T("default", fails=True)
+    client._mounts = {"http://": T("proxy"), "https://": None}
+    dog = d.Watchdog(1.0, timer=FakeTimer)
+    d.watch_client(client, dog)
+    assert dog.http is httpx
+    dog.arm()
+    FakeTimer.made[-1].fire()
+    assert dog.fired and closed == ["default", "proxy"]

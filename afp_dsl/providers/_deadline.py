@@ -8,9 +8,9 @@ Role:       `deadline_hooks(http, timeout)` gives httpx `event_hooks` (for `http
             run forever. (The adapters turn SDK retries off, so one LLM call is one request.)
             Before the headers have all arrived no hook runs, so a `Watchdog` (a timer armed
             when the request is sent, disarmed when the headers arrive or the call ends)
-            closes the connections of the client's own transport once the deadline passes: a
-            server trickling its *headers* is cut off too, and the adapter reports the failure
-            as the timeout it is (`Watchdog.fired`).
+            closes the connections of the client's transports once the deadline passes
+            (`watch_client`): a server trickling its *headers* is cut off too, and the adapter
+            reports the failure as the timeout it is (`Watchdog.fired`).
             `sdk_http_client(sdk, timeout, watchdog)` is an OpenAI/Anthropic SDK client with
             these hooks; `is_http_timeout(exc)` recognises a timeout wherever it surfaces.
 Emits:      nothing; a late call raises `ReadTimeout`, which the adapters map to the transient
@@ -124,37 +124,37 @@ def deadline_hooks(http: ModuleType, timeout: float, clock: Clock = time.monoton
 
 
 def sdk_http_client(sdk: ModuleType, timeout: float, watchdog: Watchdog | None = None) -> Any:
-    """The OpenAI/Anthropic SDK's own default httpx client (its redirects and timeouts) with
-    the deadline hooks, for `http_client=`; works whichever httpx flavour the SDK is built on.
-    With a `watchdog`, the client sends through a transport made here, whose connections the
-    watchdog closes when it fires (unless a proxy from the environment is in use: see
-    `watched_transport`)."""
+    """The OpenAI/Anthropic SDK's own default httpx client (its limits, redirects, socket
+    options and proxies from the environment) with the deadline hooks, for `http_client=`;
+    works whichever httpx flavour the SDK is built on. With a `watchdog`, it may close the
+    client's transports (`watch_client`)."""
     cls = sdk.DefaultHttpxClient
-    http = http_module(cls)
-    return cls(event_hooks=deadline_hooks(http, timeout, watchdog=watchdog),
-               **watched_transport(http, watchdog))
+    client = cls(event_hooks=deadline_hooks(http_module(cls), timeout, watchdog=watchdog))
+    if watchdog is not None:
+        watch_client(client, watchdog)
+    return client
 
 
-def watched_transport(http: ModuleType, watchdog: Watchdog | None) -> dict:
-    """`{"transport": t}` for an httpx client (`ollama.Client` passes it on): a transport whose
-    connections `watchdog` closes when it fires. Empty when the environment names a proxy
-    (`HTTPS_PROXY`, ...): httpx routes through env proxies only for a client given no
-    transport, so such a client keeps its own; its watchdog then only tells a cut-off call's
-    failure apart (`fired`), and cannot cut it."""
-    if watchdog is None:
-        return {}
-    watchdog.http = http
-    if _environment_proxies():
-        return {}
-    transport = http.HTTPTransport()
-    watchdog.close = transport.close
-    return {"transport": transport}
+def watch_client(client: Any, watchdog: Watchdog) -> None:
+    """Let `watchdog` close the connections of `client`'s transports when it fires: the default
+    one and those mounted for proxies from the environment. httpx has no public accessor for
+    them, so this reads its `_transport` and `_mounts` (the same since httpx 0.18); a client
+    without them leaves the watchdog unable to cut a call, only to name its failure (`fired`).
+    The client's transports are left as its library made them (socket options, limits)."""
+    watchdog.http = http_module(type(client))
+    mounts = getattr(client, "_mounts", None)
+    found = [getattr(client, "_transport", None)] + (list(mounts.values()) if isinstance(mounts, dict) else [])
+    transports = [t for t in found if callable(getattr(t, "close", None))]
+    if transports:
+        watchdog.close = lambda: _close_all(transports)
 
 
-def _environment_proxies() -> bool:
-    """Whether the environment names a proxy, as httpx reads it (`urllib.request.getproxies`)."""
-    import urllib.request  # (only when an adapter is built)
-    return any(scheme != "no" for scheme in urllib.request.getproxies())
+def _close_all(transports: list) -> None:
+    for transport in transports:
+        try:
+            transport.close()
+        except Exception:  # noqa: BLE001 - best effort: the others still close
+            pass
 
 
 def http_module(client_cls: type) -> ModuleType:

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from ..frozen import thaw
 from .base import Reply, Request, ToolCall, Usage
-from ._deadline import deadline_hooks, watched_transport
+from ._deadline import deadline_hooks, watch_client
 from ._http import (Adapter, BadRequestError, BadToolArgumentsError, ModelNotFoundError,
                     ProviderFailure, ProviderTimeoutError, RateLimitedError, ServerError,
                     ServerUnreachableError, call_id, clip, empty_reply, malformed,
@@ -52,8 +52,8 @@ class OllamaProvider(Adapter):
         self._client = sdk.Client(host=host or env.get("OLLAMA_HOST") or DEFAULT_HOST,
                                   timeout=self.timeout,
                                   event_hooks=deadline_hooks(httpx, self.timeout,
-                                                             watchdog=self.watchdog),
-                                  **watched_transport(httpx, self.watchdog))
+                                                             watchdog=self.watchdog))
+        watch_client(self._client._client, self.watchdog)  # (the SDK's httpx client)
         self.host = str(self._client._client.base_url).rstrip("/")
 
     # ------------------------------------------------------------ request
