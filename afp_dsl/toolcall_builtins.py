@@ -35,12 +35,9 @@ def builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcome
 def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
     plan = ctx.plan
     spec = sk.read_skill_spec(plan, ctx.state.cursor)
-    from jsonschema import Draft202012Validator
-    problems = arg_problems(Draft202012Validator(spec.schema), args)
-    if problems:
-        ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id,
-                                       "problems": problems}, caused_by=(called,))
-        return CallOutcome("invalid", invalid_text(call.name, problems))
+    bad = _invalid_args(ctx, call, args, spec.schema, called)
+    if bad is not None:
+        return bad
     wanted = args["id"]
     g = sk.gate(plan, ctx.state.cursor, wanted)
     if not g.accepted:
@@ -57,11 +54,26 @@ def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutc
     return CallOutcome("success", g.text, executed=False, result={"id": wanted, "kind": g.kind})
 
 
+def _invalid_args(ctx: RunCtx, call: ToolCall, args: Any, schema: dict,
+                  called: str) -> CallOutcome | None:
+    """A built-in's arguments checked against the schema it is offered with, as any tool's are:
+    `tool.args_invalid` and the standard text when they do not fit, else None."""
+    from jsonschema import Draft202012Validator
+    problems = arg_problems(Draft202012Validator(schema), args)
+    if not problems:
+        return None
+    ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id, "problems": problems},
+             caused_by=(called,))
+    return CallOutcome("invalid", invalid_text(call.name, problems))
+
+
 def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
     running = sk.procedures(ctx.plan, ctx.active_order, ctx.state.steps)
     if not running:
         return CallOutcome("invalid", sk.NO_PROCEDURE)
-    args = args if isinstance(args, dict) else {}
+    bad = _invalid_args(ctx, call, args, sk.skip_step_spec(running).schema, called)
+    if bad is not None:  # (stage 3 of the pipeline, as for any tool: before any bookkeeping)
+        return bad
     proc = sk.skip_target(running, args.get("skill"))
     if isinstance(proc, str):
         return CallOutcome("invalid", proc)

@@ -137,13 +137,32 @@ def test_skip_step_skips_the_first_procedure_unless_a_skill_is_named():
 
 
 def test_skip_step_naming_no_running_procedure_is_refused_without_echoing_it():
+    """Its `skill` enum lists the running procedures, so another name is an invalid argument
+    (semantics §7 stage 3, as for any tool: `tool.args_invalid`, the standard text)."""
     agent, prov = make(TWO, [OPEN_BOTH, call("skip_step", reason="x", skill="nope"), "done",
                              "done"])
     r = agent.run("hi")
     text = tool_texts(prov.requests[2])[-1]
-    assert text.startswith("skip_step's `skill` must name a running procedure: p1, p2.")
+    assert text.startswith("Invalid arguments for tool `skip_step` — the call was not executed.")
+    assert '- skill: expected one of "p1", "p2"' in text
     assert "nope" not in text
     assert payloads(r, "step.skipped") == []
+    assert [p["problems"] for p in payloads(r, "tool.args_invalid")] == [
+        ['skill: expected one of "p1", "p2"']]
+
+
+def test_skip_step_arguments_are_checked_against_its_schema_before_anything_moves():
+    """Before: an extra field was accepted and the step skipped; a non-string reason got a
+    sentence of its own and no `tool.args_invalid`."""
+    spec_calls = [call("skip_step", reason="not needed", bogus=1), call("skip_step", reason=42),
+                  call("skip_step", reason="fine"), "done"]
+    agent, prov = make(STEPS, spec_calls)
+    r = agent.run("hi")
+    problems = [p["problems"] for p in payloads(r, "tool.args_invalid")]
+    assert problems == [["bogus: not an allowed field"], ["reason: expected string"]]
+    assert [p["reason"] for p in payloads(r, "step.skipped")] == ["fine"]
+    texts = [t for req in prov.requests[1:3] for t in tool_texts(req)[-1:]]
+    assert all(t.startswith("Invalid arguments for tool `skip_step`") for t in texts), texts
 
 
 def test_skip_step_keeps_its_schema_with_one_procedure():
