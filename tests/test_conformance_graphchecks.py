@@ -202,3 +202,77 @@ def test_a_second_unconditional_entry_is_a_persistent_base_not_dead():
 def test_a_conditional_entry_after_an_unconditional_one_is_still_afp204():
     assert codes(_entries("entry s1", 'entry s2 when message mentions ["x"]')) == ["AFP204"]
     assert codes(_entries('entry s2 when message mentions ["x"]', "entry s1")) == []
+
+
+# ---------------------------------------------------------------- a misspelt endpoint: no cascade
+_CHAIN = """
+agent a {{ graph = g }}
+tool t {{ description = "x" }}
+skill triage {{ description = "x" tools = [t] }}
+skill refunds {{ description = "x" tools = [t] }}
+skill esc {{ description = "x" }}
+graph g {{ {entries}
+  route {src} -> {dst} on t
+  route refunds -> esc on t }}
+"""
+
+
+def test_a_misspelt_route_endpoint_is_one_diagnostic_not_an_unreachable_skill_too():
+    """Before: `route triage -> refnds` (or `route triag -> refunds`) also made `refunds`
+    "unreachable" (AFP202), a consequence of the misspelling, not a second problem."""
+    for src, dst in (("triage", "refnds"), ("triag", "refunds")):
+        spec = _CHAIN.format(entries="entry triage", src=src, dst=dst)
+        assert codes(spec) == ["AFP101"], (src, dst, codes(spec))
+
+
+def test_a_misspelt_entry_beside_a_good_one_makes_no_reachability_claim():
+    spec = _CHAIN.format(entries="entry esc\n  entry triag", src="triage", dst="refunds")
+    assert codes(spec) == ["AFP101"], codes(spec)
+
+
+def test_a_graph_whose_names_all_resolve_still_reports_an_unreachable_skill():
+    """A guard: the skip applies only while an endpoint names no skill."""
+    spec = _CHAIN.format(entries="entry esc", src="triage", dst="refunds")
+    assert "AFP202" in codes(spec)
+
+
+# ---------------------------------------------------------------- a rule that never holds: one diagnostic
+_POLICY = """
+agent a {{ tools = [t] policies = [p] }}
+tool t {{ description = "x" input {{ n: integer }} }}
+policy p {{ before t {{
+  {first}
+  {second} }} }}
+"""
+
+
+def test_a_rule_already_a_type_mismatch_is_not_also_shadowed():
+    """Before: `deny when args.n == "y"` (AFP305: an integer is never a string) after any rule
+    also got AFP401 "an earlier rule always decides first", true only because it never holds."""
+    spec = _POLICY.format(first='deny when args.n > 5 because "a"',
+                          second='deny when args.n == "y" because "b"')
+    assert codes(spec) == ["AFP305"], codes(spec)
+    spec = _POLICY.format(first='deny when args.n == "x" because "a"',
+                          second='deny when args.n == "y" because "b"')
+    assert codes(spec) == ["AFP305", "AFP305"], codes(spec)
+
+
+def test_a_rule_that_never_holds_is_not_named_as_deciding_first():
+    """Before: a shadowed rule's labels named every earlier rule as "decides first", including
+    one that never holds."""
+    spec = _POLICY.format(first='deny when args.n > 5 because "a"\n  '
+                                'deny when args.n > 5 and args.n < 3 because "never"',
+                          second='deny when args.n > 7 because "b"')
+    found = diags(spec)
+    assert [d.code for d in found] == ["AFP401", "AFP401"]
+    never, shadowed = found
+    assert "can never hold" in never.message
+    firsts = [lab for lab in shadowed.labels if not lab.primary]
+    assert len(firsts) == 1 and firsts[0].message == "decides first"
+
+
+def test_a_rule_covered_by_earlier_rules_is_still_shadowed():
+    """A guard: the shadowing check still runs for rules that can hold."""
+    spec = _POLICY.format(first='deny when args.n > 5 because "a"',
+                          second='deny when args.n > 7 because "b"')
+    assert codes(spec) == ["AFP401"]

@@ -220,3 +220,29 @@ def test_a_repeated_rest_marker_in_a_schema_block_is_reported():
     assert [d.code for d in found] == ["AFP301"]
     assert found[0].primary.span.start == spec.rindex("...")
     assert codes('tool t { description = "x" input { ..., a: { b: string, ... } } }') == []
+
+
+# ---------------------------------------------------------------- wrong kinds in a test without an agent
+_WRONG_KINDS = """
+agent a { tools = [t] }
+agent b { tools = [t] }
+tool t { description = "x" }
+skill s { description = "x" }
+test tt { user "x" model calls s {} tool s returns 1 expect called s 1 expect cursor t }
+"""
+
+
+def test_wrong_kinds_are_reported_when_the_tests_agent_cannot_be_decided():
+    """Before: with two agents and none named, `model calls s` (a skill), `tool s returns`,
+    `expect called s` and `expect cursor t` (a tool) were accepted silently, although whether a
+    name is a skill or a tool does not depend on the agent."""
+    found = diags(_WRONG_KINDS)
+    assert [d.code for d in found] == ["AFP111", "AFP404", "AFP404", "AFP404", "AFP102"]
+    assert [d.message for d in found[1:4]] == ["`s` is a skill, not a tool"] * 3
+    assert found[4].message == "`t` is a tool, but `expect cursor` needs a skill"
+
+
+def test_wrong_kinds_are_reported_when_the_tests_agent_is_not_an_agent():
+    spec = ('agent a { tools = [t] }\ntool t { description = "x" }\n'
+            'test tt { agent = t user "x" expect cursor t }\n')
+    assert codes(spec) == ["AFP102", "AFP102"]

@@ -42,9 +42,11 @@ def check_view(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
         yield diag("AFP201", f"graph `{g.name}` has no entry", g.span, "no `entry` statement",
                    help="add `entry SKILL` (always active) or `entry SKILL when EXPR`")
     elif v.entries:
-        yield from _reachability(v)
+        if v.complete:  # (an endpoint that names no skill is reported already; no cascade)
+            yield from _reachability(v)
         yield from _dead_entries(v)
-        yield from _no_way_out(analysis, v)
+        if v.complete:
+            yield from _no_way_out(analysis, v)
     yield from _self_loops(v)
     yield from _route_tools(analysis, v)
 

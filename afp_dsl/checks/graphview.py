@@ -56,6 +56,9 @@ class GraphView:
     entries: list[EntryEdge]
     routes: list[RouteEdge]
     dead: frozenset[int] = frozenset()  # indices of deterministic routes that can never fire
+    # every entry and route endpoint names a skill (a misspelt one is AFP101/AFP102 already:
+    # what reaches what is then unknown, so no reachability claim is made)
+    complete: bool = True
     # Speed: the graph checks ask for the out-edges and each reachability several times per
     # view; a view is read-only once built, so both are computed once (callers never mutate them).
     _out: dict | None = attrs.field(default=None, init=False, repr=False, eq=False)
@@ -137,16 +140,19 @@ def _view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
         return key
 
     entries, routes = [], []
+    complete = True
     for i, e in enumerate(graph.entries):
         k = node(e.skill)
         if k is not None:
             entries.append(EntryEdge(e, k, i))
+        complete = complete and k is not None
     for i, r in enumerate(graph.routes):
         s, d = node(r.src), node(r.dst)
         if s is not None and d is not None:
             routes.append(RouteEdge(r, s, d, i))
+        complete = complete and s is not None and d is not None
     dead = dead_routes(analysis, module, graph, nodes, routes)
-    return GraphView(module, graph, nodes, entries, routes, dead)
+    return GraphView(module, graph, nodes, entries, routes, dead, complete)
 
 
 def dead_routes(analysis: Analysis, module: str, graph: ir.Graph, nodes: dict[NodeKey, Node],

@@ -109,10 +109,15 @@ def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyB
                        help="move this rule before the one that always matches")
             continue
         site = by_rule.get(id(rule.when))
-        if site is not None:
+        if site is not None and refute([site.expr], S.facts(site)) is not None:
+            # never true on its own: AFP401 here, or AFP305 already (no second, vacuous
+            # "shadowed"); and a rule that never holds decides nothing before later rules
             d = unsatisfiable(site, "AFP401", f"the condition of this `{rule.action}` rule")
-            if d is None:
-                d = _shadowed(rule, earlier, site)
+            if d is not None:
+                yield d
+            continue
+        if site is not None:
+            d = _shadowed(rule, earlier, site)
             if d is not None:
                 yield d
         earlier.append(rule)

@@ -38,7 +38,8 @@ def check_tests(analysis: Analysis) -> Iterable[Diagnostic]:
 
 def _agentless(analysis: Analysis, module: str, t: ir.Test) -> Iterator[Diagnostic]:
     """A test whose agent is unknown (AFP101) or cannot be decided (AFP111): which tools and
-    skills it has is unknown, but a name declared nowhere is a mistake of its own."""
+    skills it has is unknown, but a name declared nowhere, or declared as another kind (a skill
+    where a tool is called, a tool as the expected cursor), is a mistake of its own."""
     decls = analysis.modules[module].decls
     tools = sorted(d.name for d in decls if isinstance(d, ir.Tool))
     skills = sorted(d.name for d in decls if isinstance(d, ir.Skill))
@@ -46,12 +47,24 @@ def _agentless(analysis: Analysis, module: str, t: ir.Test) -> Iterator[Diagnost
         refs = [c.tool for c in stmt.calls] if isinstance(stmt, ir.ModelCalls) else (
             [stmt.tool] if isinstance(stmt, _TOOL_STMTS) else [])
         for ref in refs:
-            if ref.name not in BUILTINS and analysis.resolve(module, ref) is None:
+            r = analysis.resolve(module, ref)
+            if r is None and ref.name not in BUILTINS:
                 yield diag("AFP404", f"unknown tool `{ref}`", ref.span, "declared nowhere",
                            help=_did_you_mean(ref.name, tools + list(BUILTINS)))
-        if isinstance(stmt, ir.ExpectCursor) and analysis.resolve(module, stmt.skill) is None:
-            yield diag("AFP101", f"unknown skill `{stmt.skill}`", stmt.skill.span, "not declared",
-                       help=_did_you_mean(stmt.skill.name, skills))
+            elif r is not None and not isinstance(r.decl, ir.Tool) and not duplicated_as(
+                    analysis, r.module, ref.name, ir.Tool):
+                yield diag("AFP404", f"`{ref}` is {ir.a_kind(r.decl)}, not a tool", ref.span,
+                           "not a tool", help=_did_you_mean(ref.name, tools + list(BUILTINS)))
+        if isinstance(stmt, ir.ExpectCursor):
+            r = analysis.resolve(module, stmt.skill)
+            if r is None:
+                yield diag("AFP101", f"unknown skill `{stmt.skill}`", stmt.skill.span,
+                           "not declared", help=_did_you_mean(stmt.skill.name, skills))
+            elif not isinstance(r.decl, ir.Skill) and not duplicated_as(
+                    analysis, r.module, stmt.skill.name, ir.Skill):
+                yield diag("AFP102", f"`{stmt.skill}` is {ir.a_kind(r.decl)}, but `expect cursor` "
+                           "needs a skill", stmt.skill.span, "expected a skill",
+                           help=_did_you_mean(stmt.skill.name, skills))
 
 
 def test_agent(analysis: Analysis, module: str, t: ir.Test) -> tuple[str, ir.Agent] | None:
