@@ -261,11 +261,17 @@ class Walker:
         p = payload(e)
         kids = [cond_node(c) for c in items(p, "conditions") if isinstance(c, dict)]
         ev = [x for x in self.ix.parents(e) if x.kind == "tool.returned"]
-        kids += [WhyNode("evidence", "evidence: " + describe(x), x.id, self.loc.span(x.source))
-                 for x in ev]
+        kids += [self._evidence(x) for x in ev]
         data = {k: p.get(k) for k in ("edge", "from", "to", "fired", "reason", "tool", "call_id",
                                       "status")}
         return WhyNode("edge", describe(e), e.id, at, data, tuple(kids))
+
+    def _evidence(self, x: Event) -> WhyNode:
+        """The tool result an edge heard, with what it came from (the call, the reply that asked
+        for it, back to the user message) the first time the tree meets it."""
+        full = self.node(x)
+        text = "evidence: " + describe(x) + (" (see above)" if full.kind == "ref" else "")
+        return WhyNode("evidence", text, x.id, self.loc.span(x.source), None, full.children)
 
     # ------------------------------------------------------------ tools
     def _returned(self, e: Event, at: str | None) -> WhyNode:
@@ -282,11 +288,15 @@ class Walker:
     def _tool_call(self, c: Event) -> WhyNode:
         self.seen.add(c.id)
         p = payload(c)
-        by = next((x.id for x in self.ix.parents(c) if x.kind == "llm.replied"), None)
+        reply = next((x for x in self.ix.parents(c) if x.kind == "llm.replied"), None)
+        by = reply.id if reply is not None else None
         data = {"tool": p.get("tool"), "call_id": p.get("call_id"), "args": p.get("args"),
                 "requested_by": by}
         text = describe(c) + (f", requested by [{by}]" if by else "")
-        return WhyNode("tool_call", text, c.id, self.loc.span(c.source), data)
+        # the reply that asked for the call, expanded (or a reference when it already is): the
+        # walk goes on back to the user message (semantics §12)
+        kids = (self.node(reply),) if reply is not None else ()
+        return WhyNode("tool_call", text, c.id, self.loc.span(c.source), data, kids)
 
     def _inner(self, call_id: Any) -> WhyNode | None:
         if not call_id or self.depth >= MAX_INNER_DEPTH:

@@ -1,0 +1,46 @@
+"""`why` from any event walks `caused_by` back to the user message (semantics §12): a tool call
+is shown with the reply that asked for it, and an edge's evidence with the call it came from.
+Before, a tool result stopped at "requested by [id]" and an edge at its evidence, so only the
+first iteration's context ever reached the user message."""
+from __future__ import annotations
+
+import afp_dsl as afp
+
+SPEC = """
+agent desk { graph = g }
+tool find { description = "find" input { id: string } impl = returns({status: "ok"}) }
+tool act { description = "act" input { id: string } impl = returns("done") }
+skill look { description = "look" tools = [find] }
+skill doit { description = "do" tools = [act] }
+graph g { entry look
+  route look -> doit on find when result.status == "ok" }
+"""
+
+
+def _run():
+    agent = afp.load(SPEC).agent(provider=afp.providers.mock([
+        [("find", {"id": "A"})], [("act", {"id": "A"})], "all done"]))
+    r = agent.run("please handle A")
+    assert r.outcome == "answered"
+    return r
+
+
+def _event(r, kind: str, nth: int = 0) -> str:
+    return [e.id for e in r.trace if e.kind == kind][nth]
+
+
+def test_every_event_walks_back_to_the_user_message():
+    r = _run()
+    for kind, nth in (("tool.returned", 0), ("tool.returned", 1), ("cursor.moved", 1),
+                      ("route.evaluated", 0), ("tool.called", 1), ("llm.replied", 1)):
+        text = r.why(_event(r, kind, nth))
+        assert "user message to `desk`: please handle A" in text, (kind, text)
+
+
+def test_the_reply_that_asked_for_a_call_is_expanded_once():
+    r = _run()
+    text = r.why()
+    first_reply = _event(r, "llm.replied", 0)
+    lines = [line for line in text.splitlines() if line.lstrip().startswith(f"[{first_reply}]")]
+    assert lines and "calling `find`" in lines[0] and "(see above)" not in lines[0]
+    assert all("(see above)" in line for line in lines[1:]), lines
