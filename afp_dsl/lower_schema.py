@@ -238,9 +238,12 @@ def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple
         return ("AFP301", f"unknown constraint `{key}`", "not a constraint", False,
                 f"did you mean `{close}`?" if close else "constraints are " + ", ".join(CONSTRAINTS))
     keyword, applies, kind = spec
-    t = schema.get("type")
-    if t is not None and t not in applies and not (t == "integer" and "number" in applies):
-        return ("AFP301", f"constraint `{key}` does not apply to type `{t}`",
+    types = _types_of(schema)
+    if types is not None and not any(t in applies or (t == "integer" and "number" in applies)
+                                     for t in types):
+        shown = (f"type `{next(iter(types))}`" if len(types) == 1 else "any of the types "
+                 + ", ".join(f"`{t}`" for t in sorted(types))) if types else "type `any`"
+        return ("AFP301", f"constraint `{key}` does not apply to {shown}",
                 f"only for {' or '.join(sorted(applies))}", False, None)
     if not _fits(raw, kind) or not is_lit:
         want = {str: "a string", "count": "a whole number of at least 0", "number": "a number"}[kind]
@@ -250,6 +253,37 @@ def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple
         if problem is not None:
             return "AFP004", f"invalid regex: {problem}", "does not compile", True, None
     return None
+
+
+_ANNOTATIONS = frozenset(("description", "title", "default", "examples", "$comment",
+                          "deprecated", "readOnly", "writeOnly"))
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+               (type(None), "null"), (list, "array"), (tuple, "array"), (dict, "object"))
+
+
+def _types_of(schema: Any) -> set[str] | None:
+    """The JSON types a field's values can have, as far as a constraint cares: its `type`; the
+    types of its `enum` or `const` values; the union of its `anyOf`/`oneOf` members'; the empty
+    set for `any` (no type at all). None when that cannot be told (the constraint is not judged)."""
+    if not isinstance(schema, dict):
+        return None
+    t = schema.get("type")
+    if isinstance(t, str):
+        return {t}
+    if t is not None:
+        return None
+    if "enum" in schema or "const" in schema:
+        values = schema["enum"] if "enum" in schema else [schema["const"]]
+        return {_json_type(v) for v in values} if isinstance(values, (list, tuple)) else None
+    for union in ("anyOf", "oneOf"):
+        if union in schema:
+            parts = [_types_of(m) for m in schema[union]] if isinstance(schema[union], (list, tuple)) else [None]
+            return None if any(p is None for p in parts) else set().union(*parts)
+    return set() if set(schema) <= _ANNOTATIONS else None
+
+
+def _json_type(value: Any) -> str:
+    return next((name for cls, name in _JSON_TYPES if type(value) is cls), "object")
 
 
 def _fits(raw: Any, kind: Any) -> bool:

@@ -129,9 +129,13 @@ def stypes(depth: int) -> st.SearchStrategy:
     return st.one_of(*options)
 
 
-def _applicable(t: str | None) -> list[str]:
+def _applicable(schema: dict) -> list[str]:
+    """The constraints that fit one of the types the field's values can have (`any`: none; a
+    union of literals of several types: those fitting one of them), as the checker requires."""
+    t = schema.get("type")
+    types = {t} if t is not None else {json_type(v) for v in schema.get("enum", ())}
     return [k for k, (_, applies, _) in CONSTRAINTS.items()
-            if t is None or t in applies or (t == "integer" and "number" in applies)]
+            if any(x in applies or (x == "integer" and "number" in applies) for x in types)]
 
 
 def _constraint_value(key: str) -> st.SearchStrategy:
@@ -148,8 +152,8 @@ def fields(draw, depth: int) -> tuple[dict, bool]:
     """(field schema, required)."""
     schema, defaults = draw(stypes(depth))
     schema = dict(schema)
-    keys = draw(st.lists(st.sampled_from(_applicable(schema.get("type"))), unique=True, max_size=2)) \
-        if _applicable(schema.get("type")) else []
+    keys = draw(st.lists(st.sampled_from(_applicable(schema)), unique=True, max_size=2)) \
+        if _applicable(schema) else []
     for k in keys:
         schema[CONSTRAINTS[k][0]] = draw(_constraint_value(k))
     if draw(st.booleans()):

@@ -349,3 +349,19 @@ def test_a_reserved_word_as_an_attribute_key_is_an_unknown_attribute(text, kind,
     import afp_dsl
     diags = afp_dsl.check(text)
     assert [(d.code, d.message) for d in diags] == [("AFP104", f"unknown attribute `{key}` for {kind}")]
+
+
+# ---------------------------------------------------------------- constraints on `any` and mixed unions
+def test_a_constraint_that_fits_no_type_of_the_field_is_afp301():
+    """Before: `any(min: 1)` and `"a" | 1 (max_items: 1)` were accepted and written into the
+    schema, although language §5.2 says a constraint that does not fit the type is a diagnostic."""
+    import afp_dsl
+    spec = ('tool t { description = "x" input { a: any(min: 1, pattern: "x"), '
+            'b: "a" | 1 (min_length: 2, max_items: 1), c: "a" | "b" (min_length: 1) } }\n'
+            'agent ag { tools = [t] }\n')
+    found = [(d.code, d.message) for d in afp_dsl.check(spec)]
+    assert found == [
+        ("AFP301", "constraint `min` does not apply to type `any`"),
+        ("AFP301", "constraint `pattern` does not apply to type `any`"),
+        ("AFP301", "constraint `max_items` does not apply to any of the types `integer`, `string`"),
+    ]  # `min_length` fits the string member of `"a" | 1`, and every member of `"a" | "b"`
