@@ -115,6 +115,7 @@ class Walker:
         self.ix, self.find_inner, self.loc, self.depth = ix, find_inner, loc, depth
         self.seen: set[str] = set()
         self.count = 0
+        self.calls = 0  # LLM calls expanded so far (the first one lists its whole history)
 
     def node(self, e: Event) -> WhyNode:
         """The tree of `e`; an event already expanded in this tree becomes a reference."""
@@ -177,12 +178,22 @@ class Walker:
 
     def _call_inputs(self, called: Event) -> tuple[WhyNode, ...]:
         self.seen.add(called.id)
+        first, self.calls = not self.calls, self.calls + 1  # (before its inputs expand others)
         kids: list[WhyNode] = []
         for c in self.ix.parents(called):
             if c.kind in ("context.composed", "llm.replied", "run.started"):
                 kids.append(self.node(c))
         results = self.ix.before(called.seq, "tool.returned")
-        if results:
+        if results and not first:
+            # an earlier call, reached through a tool call's reply: its history is a prefix of
+            # the later one's, so the results the tree already shows are counted, not listed
+            # again (listing them made the tree of an n-iteration run grow as n²)
+            fresh = [r for r in results if r.id not in self.seen]
+            shown = len(results) - len(fresh)
+            label = f"tool results in the history ({len(results)}" + (
+                f", {shown} shown above)" if shown else ")")
+            kids.append(WhyNode("history", label, children=tuple(self.node(r) for r in fresh)))
+        elif results:
             rows = tuple(self.node(r) for r in results)
             kids.append(WhyNode("history", f"tool results in the history ({len(results)})",
                                 children=rows))

@@ -44,3 +44,32 @@ def test_the_reply_that_asked_for_a_call_is_expanded_once():
     lines = [line for line in text.splitlines() if line.lstrip().startswith(f"[{first_reply}]")]
     assert lines and "calling `find`" in lines[0] and "(see above)" not in lines[0]
     assert all("(see above)" in line for line in lines[1:]), lines
+
+
+PING_PONG = """
+agent desk { graph = g max_iterations = 200 }
+tool ping { description = "p" impl = returns("ok") }
+tool pong { description = "q" impl = returns("ok") }
+skill a { description = "a" tools = [ping] }
+skill b { description = "b" tools = [pong] }
+graph g { entry a
+  route a -> b on ping
+  route b -> a on pong }
+"""
+
+
+def _why_lines(n: int) -> int:
+    script = [[("ping" if i % 2 == 0 else "pong", {})] for i in range(n)] + ["done"]
+    r = afp.load(PING_PONG).agent(provider=afp.providers.mock(script)).run("go")
+    assert r.outcome == "answered"
+    return len(r.why().splitlines())
+
+
+def test_the_explanation_of_a_long_run_grows_linearly():
+    """Each earlier LLM call reached through a tool call counts the results the tree already
+    shows instead of listing them again; listing them made 300 iterations ≈ 46,000 lines."""
+    small, large = _why_lines(20), _why_lines(80)
+    assert large < 5 * small, (small, large)  # linear: ≈ 4×; quadratic would be ≈ 16×
+    text = afp.load(PING_PONG).agent(provider=afp.providers.mock(
+        [[("ping", {})], [("pong", {})], [("ping", {})], "done"])).run("go").why()
+    assert "tool results in the history (2, 2 shown above)" in text
