@@ -50,11 +50,6 @@ KW_ANY = frozenset(
     "status when and or not in matches mentions true false null before after input output deny ask "
     "allow because user model calls says returns approve decline by expect called cursor answer".split())
 KEYWORDS = KW_ANY | {"steps", "fails", "note", "outcome", "trace"}  # every keyword of the grammar
-# The keywords the LALR state right after a qualified name accepts (its lookaheads are merged
-# over every place a qname stands); tests/test_fastparse.py checks it against the parse table.
-AFTER_QNAME = frozenset("agent approve decline entry expect fact fails graph input instruction model "
-                        "on output policy redact returns route skill status steering test tool user "
-                        "when".split())
 ATTR_KEYS = frozenset("model graph redact input output agent tool skill when status policy test fact "
                       "steering instruction user".split())
 DECLS = frozenset("agent tool skill graph fact steering instruction redact policy test".split())

@@ -12,7 +12,7 @@ Invariants: soft keywords: a word is typed as a keyword only where the grammar a
 """
 from __future__ import annotations
 
-from .fastlex import AFTER_QNAME, ATTR_KEYS, DECLS, KEYWORDS, Bail, EmptyNode, Node, Token, node
+from .fastlex import ATTR_KEYS, DECLS, KEYWORDS, Bail, EmptyNode, Node, Token, node
 from .fastparse_values import ValueParser
 
 
@@ -98,8 +98,6 @@ class _Parser(ValueParser):
         self.expect("{")
         steps = []
         while self.k[self.i] != "}":
-            if self.k[self.i - 1] == "W" and self.v[self.i] in AFTER_QNAME:
-                raise Bail  # right after a step's name the LALR state takes these as keywords
             q = self.qname()
             children = [q]
             end = q.ce
