@@ -17,21 +17,24 @@ from .providers.base import ToolCall
 from .runtime import RunCtx
 
 
-def roots(ctx: RunCtx, call: ToolCall, args: Any, **extra: Any) -> dict:
-    return {"tool": call.name, "args": args, "message": ctx.state.message,
-            "iteration": ctx.state.iteration, "skill": ctx.state.cursor, **extra}
+def roots(ctx: RunCtx, call: ToolCall, args: Any) -> dict:
+    st = ctx.state
+    return {"tool": call.name, "args": args, "message": st.message, "iteration": st.iteration,
+            "skill": st.cursor}
 
 
 def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
-          start_after: int = 0, can_pause: bool = True, **extra: Any):
+          start_after: int = 0, can_pause: bool = True):
     plan = ctx.plan
     if not plan.policies:
         return ALLOWED
     found = plan.policy_steps(moment, call.name)  # (`after` walks in reverse: the onion order)
     if not found:
         return ALLOWED
-    return walk(ctx, found, moment, call, roots(ctx, call, args, **extra), cause, start_after,
-                can_pause)
+    st = ctx.state  # (`roots`, inline)
+    return walk(ctx, found, moment, call, {"tool": call.name, "args": args, "message": st.message,
+                                           "iteration": st.iteration, "skill": st.cursor},
+                cause, start_after, can_pause)
 
 
 class _CallEnv(tuple):
@@ -65,17 +68,38 @@ def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict
 
 def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
     """One `policy.decided` ledger row per decision; returns their event ids."""
-    emit, iteration = ctx.rec.emit_shaped, ctx.state.iteration
+    emit, iteration, heads = ctx.rec.emit_shaped, ctx.state.iteration, _HEADS
     out = []
     for d in decisions:  # a row is a function of the decision's first six fields and its call id
-        outcome, policy, span, reason, moment, tool, call_id = d[:7]  # (one unpacking, in C)
-        out.append(emit("policy.decided", {
-            "policy": policy, "moment": moment, "tool": tool, "call_id": call_id,
-            "outcome": outcome, "reason": reason,
-            "rule": None if span is None else {"file": span.file, "start": span.start, "end": span.end}},
-            (outcome, policy, span, reason, moment, tool, type(tool)), call_id,
-            iteration, span, cause))
+        key = d[:6]
+        head = heads.get(key) or _head(key)
+        payload = head[0].copy()
+        payload["call_id"] = call_id = d[6]
+        out.append(emit("policy.decided", payload, head[1], call_id, iteration, d[2], cause))
     return tuple(out)
+
+
+# Speed: the part of a ledger row that is not its call id, settled once per (outcome, policy,
+# rule span, reason, moment, tool): the payload with `call_id` still None (its key in place, so
+# the copy keeps the keys' order) and the row's shape for `is_clean_shaped`. Rows made from one
+# head share its `rule` map; a recorded payload is never changed. Only heads made of declarations
+# are kept (a rule's row, or a row without a reason): a host link's reason is run data, which a
+# cache should not keep alive for other runs. Bounded.
+_HEADS: dict[tuple, tuple[dict, tuple]] = {}
+
+
+def _head(key: tuple) -> tuple[dict, tuple]:
+    outcome, policy, span, reason, moment, tool = key
+    payload = {"policy": policy, "moment": moment, "tool": tool, "call_id": None,
+               "outcome": outcome, "reason": reason,
+               "rule": None if span is None else {"file": span.file, "start": span.start,
+                                                  "end": span.end}}
+    head = (payload, key + (type(tool),))
+    if span is not None or reason is None:
+        if len(_HEADS) >= 4096:
+            _HEADS.clear()
+        _HEADS[key] = head
+    return head
 
 
 def reason(chain) -> str:
