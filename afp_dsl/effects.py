@@ -16,6 +16,10 @@ from typing import Any, Callable, Mapping
 import attrs
 
 
+class ClockError(ValueError):
+    """The Effects clock gave an event time that is not an int, or went back."""
+
+
 class LogicalClock:
     """Monotonic logical time: one tick per read (no wall clock)."""
 

@@ -14,7 +14,8 @@ from typing import Any
 from . import ir
 from .plan import plan_of
 from .redaction import Redactor
-from .runtime import Recorder, RunCtx
+from .recorder import Recorder, run_clock
+from .runtime import RunCtx
 from .state import RunState
 from .trace import Event, Trace
 
@@ -54,10 +55,15 @@ def run_inner(ctx: RunCtx, call, args: dict, info):
     state = RunState(run_id, plan.name, inner_message(info.schema, args))
     red = _redactor(ctx, plan)
     trace = Trace(run_id)
-    inner = RunCtx(ctx.session, plan, state, Recorder(trace, red), red, red.for_model(),
-                   parent=ctx)
+    inner = RunCtx(ctx.session, plan, state, Recorder(trace, red, clock=_clock(ctx, 0)), red,
+                   red.for_model(), parent=ctx)
     core = yield from run_core(inner)
     return _result(ctx, call, info, core, trace)
+
+
+def _clock(ctx: RunCtx, start: int):
+    """An inner run's clock: the Effects clock, from `start` (its own trace counts from 0)."""
+    return run_clock(ctx.session.effects, start)
 
 
 def resume_inner(ctx: RunCtx, call, info, checkin: dict, resume: dict):
@@ -68,7 +74,8 @@ def resume_inner(ctx: RunCtx, call, info, checkin: dict, resume: dict):
     state = RunState.from_checkpoint(data["state"])
     red = _redactor(ctx, plan)
     trace = Trace(state.run_id, [Event.from_dict(e) for e in checkin.get("inner_events", [])])
-    inner = RunCtx(ctx.session, plan, state, Recorder(trace, red, state.seq, state.time), red,
+    inner = RunCtx(ctx.session, plan, state,
+                   Recorder(trace, red, state.seq, state.time, _clock(ctx, state.time)), red,
                    red.for_model(), parent=ctx)
     core = yield from run_core(inner, {k: v for k, v in resume.items() if k != "checkin"})
     return _result(ctx, call, info, core, trace)

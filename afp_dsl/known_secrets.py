@@ -16,7 +16,7 @@ from . import ir
 from .frozen import thaw
 from .plan import Plan
 from .redaction import Redactor
-from .runtime import learn
+from .recorder import learn
 
 
 def prime_redactor(red: Redactor, plan: Plan) -> None:

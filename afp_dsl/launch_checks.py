@@ -44,6 +44,10 @@ def _check_effects(program: ir.Program, effects: Any) -> None:
                         f"`Effects(run_ids=counter_ids(\"run\"))`, not {_a(effects)}")
     _check_provider(effects.provider, "`Effects(provider=...)`")
     _check_tools(program, effects.tools, "`Effects(tools=...)`")
+    factory = getattr(effects, "clock_factory", None)
+    if factory is not None and not callable(factory):
+        raise TypeError(f"`Effects(clock_factory=...)` must make a clock from a start time, e.g. "
+                        f"`clock_factory=LogicalClock`, not {_a(factory)}")
 
 
 def check_model(model: Any) -> None:

@@ -30,7 +30,8 @@ from .providers.mock import mock
 from .redaction import Redactor
 from .results import (AgentNotFound, CheckIn, Checkpoint, Conversation, Decision,  # noqa: F401
                       ResumeDecisionError, RunResult, approve, decline)
-from .runtime import Recorder, RunCtx, Session, Stubs, drive_async, drive_sync
+from .recorder import Recorder, run_clock
+from .runtime import RunCtx, Session, Stubs, drive_async, drive_sync
 from .source import Span
 from .state import RunState, check_checkpoint
 from .store import Store, check_new_run, memory, save
@@ -199,7 +200,7 @@ class Agent:
         return red
 
     def _ctx(self, state: RunState, trace: Trace, red: Redactor) -> RunCtx:
-        rec = Recorder(trace, red, state.seq, state.time)
+        rec = Recorder(trace, red, state.seq, state.time, run_clock(self.effects, state.time))
         return RunCtx(self.session, self.plan, state, rec, red, red.for_model())
 
     def _start(self, message: str, conv: Conversation | None) -> RunCtx:
@@ -306,7 +307,17 @@ class Agent:
         else:
             resume = {"decision": None}
         trace = Trace(run_id, self.store.events(run_id))
+        self._continue_numbering(trace)
         return self._ctx(state, trace, red), resume
+
+    def _continue_numbering(self, trace: Trace) -> None:
+        """A resumed run's model calls are numbered after the ones it already made, whichever
+        agent made them (a mock's tool-call ids are built from that number, and must stay
+        unique within the run)."""
+        made = [e.payload.get("call") for e in trace if e.kind == "llm.called"]
+        made = [n for n in made if type(n) is int]
+        if made:
+            self.session.llm_calls = max(self.session.llm_calls, *made)
 
     def _check_decision(self, run_id: str, pending, decision: Any, red: Redactor) -> dict:
         checkin = pending.checkin

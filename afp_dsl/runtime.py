@@ -1,12 +1,11 @@
-"""What a running loop works with: effect requests and their drivers, the recorder, the run context.
+"""What a running loop works with: effect requests and their drivers, the run context.
 
 Role:       the loop and the tool pipeline are generators that `yield` effect requests (an LLM
             call, a host call); `drive_sync` / `drive_async` perform them, so one core serves
             `run()` and `await arun()`, and inner agents nest with `yield from`.
             A host tool that declares a `_context` parameter also receives a read-only
             `ToolContext` (run id, tool, call id, `now()` through the Effects clock, `fact(name)`).
-Invariants: the core never performs I/O itself; every recorded payload passes the redactor
-            first; event ids are `<run>:<seq>` and time comes from the logical clock; what an
+Invariants: the core never performs I/O itself; events are recorded through `recorder`; what an
             effect raises as an `Exception` is thrown into the core, and so is a host tool's
             or a provider's `SystemExit` (as `ToolExit`, `ProviderExit`); any other
             `BaseException` ends the drive.
@@ -21,11 +20,11 @@ from typing import Any, Callable, Generator
 
 import attrs
 
-from .evidence import clip_evidence
 from .frozen import plain, thaw
+from .recorder import Recorder
 from .redaction import Redactor
 from .source import Span
-from .trace import Event, Trace
+from .trace import Trace
 
 
 # ---------------------------------------------------------------- effect requests
@@ -144,67 +143,6 @@ async def drive_async(gen: Core, before_model: Callable[[], None] | None = None)
             value = await req.run_async()
         except Exception as e:
             exc = e
-
-
-# ---------------------------------------------------------------- recording
-# Speed: events are built with `tuple.__new__` on their eight fields in order, one C call; the
-# named tuple's own `__new__` is a Python function around the same call (≈ 2,000 instructions
-# more per event).
-_new = tuple.__new__
-
-
-class Recorder:
-    """Appends redacted events to a trace with logical time."""
-
-    __slots__ = ("trace", "redactor", "seq", "time", "_append")
-
-    def __init__(self, trace: Trace, redactor: Redactor, seq: int = 0, time: int = 0):
-        self.trace = trace
-        self._append = trace.appender()
-        self.redactor = redactor
-        self.seq = seq
-        self.time = time
-
-    def emit(self, kind: str, payload: Any, *, iteration: int, source: Span | None = None,
-             caused_by: tuple[str, ...] | list[str] = (), clip: bool = False) -> str:
-        """Record one event; `clip`: its payload holds conditions, whose evidence is shortened
-        after the payload is redacted, never before (`evidence.clip_evidence`)."""
-        self.seq += 1
-        self.time += 1
-        eid = f"{self.trace.run_id}:{self.seq}"
-        red = self.redactor
-        if payload and not red.inert and not red.is_clean(payload):
-            payload = red.scrub(payload, at=kind)  # (a clean payload is kept as is, as it is
-            # with no rules at all: scrubbing would only copy it)
-        if clip:
-            payload = clip_evidence(kind, payload)
-        self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
-                                  tuple(filter(None, caused_by)), source, payload)))
-        return eid
-
-    def emit_shaped(self, kind: str, payload: dict, shape: tuple, tail: Any, iteration: int,
-                    source: Span | None, cause: str) -> str:
-        """`emit` for a payload that is a function of `shape` and `tail` (`is_clean_shaped`),
-        caused by one event: a ledger row."""
-        self.seq += 1
-        self.time += 1
-        eid = f"{self.trace.run_id}:{self.seq}"
-        red = self.redactor
-        if not red.inert and not red.is_clean_shaped(payload, shape, tail):
-            payload = red.scrub(payload, at=kind)
-        self._append(_new(Event, (self.seq, eid, kind, iteration, self.time, (cause,), source,
-                                  payload)))
-        return eid
-
-
-def learn(red: Redactor, value: Any) -> None:
-    """Teach `red` the secrets under redacted keys in `value` without counting a redaction."""
-    red.learn(value)
-
-
-def inert(red: Redactor) -> bool:
-    """True when scrubbing cannot change anything: no rules and nothing remembered."""
-    return red.inert
 
 
 # ---------------------------------------------------------------- test stubs

@@ -300,7 +300,7 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
         text += _step_advance(ctx, call, called)
     payload = {"tool": call.name, "call_id": call.id, "status": out.status,
                "executed": out.executed, "result": plain(out.result),
-               "duration": ctx.rec.time + 1 - _time_of(ctx, called)}
+               "duration": ctx.rec.next_time() - _time_of(ctx, called)}
     if out.result is None or to_text(out.result) != text:
         payload["read"] = text
     ctx.redactor.learn_json_text(out.result)  # (before recording: JSON text holds keys too)

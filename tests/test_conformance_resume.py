@@ -12,6 +12,7 @@ from interp_support import call, kinds, make, payloads, tool_texts
 
 from afp_dsl.runner import ResumeDecisionError, approve, decline
 from afp_dsl.store import sqlite
+from afp_dsl.stores import memory
 
 SPEC = """
 agent g { tools = [refund] policies = [guard, later] }
@@ -207,3 +208,21 @@ def test_default_effects_give_unique_run_ids_in_a_shared_store(tmp_path):
     from afp_dsl.providers import mock
     ids = {program.agent(provider=mock(["a"]), store=store).run("hi").run_id for _ in range(3)}
     assert len(ids) == 3 and len(store.runs()) == 3
+
+
+def test_a_fresh_agent_resuming_a_run_numbers_its_model_calls_after_the_run_s_own():
+    """Another agent (another process) resumes: call numbers go on, and the tool-call ids a
+    model derives from them stay unique within the run."""
+    store = memory()
+    first, _ = make(SPEC, [call("refund", amount=5), call("refund", amount=500), "unused"],
+                    tools={"refund": lambda amount: "ok"}, store=store)
+    r = first.run("refund twice")
+    assert r.paused
+    second, _ = make(SPEC, [call("refund", amount=7), "done"], tools={"refund": lambda amount: "ok"},
+                     store=store)
+    r2 = second.resume(r.run_id, approve(r.checkin, by="ops"))
+    assert r2.outcome == "answered"
+    numbers = [p["call"] for p in payloads(r2, "llm.called")]
+    assert numbers == [1, 2, 3, 4]
+    ids = [c["id"] for p in payloads(r2, "llm.replied") for c in p["tool_calls"]]
+    assert len(ids) == len(set(ids)) == 3

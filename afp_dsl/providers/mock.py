@@ -97,7 +97,9 @@ class MockProvider(Provider):
             raise ProviderError(
                 f"the mock script has no reply for LLM call #{self.calls} (it scripted "
                 f"{len(self.script)}); the model was asked: {_asked(request)}")
-        reply = _as_reply(self.script[self.calls - 1], self.calls)
+        # tool-call ids carry the run's LLM call number (a resumed run's go on from its own),
+        # or this mock's count for a request that has none
+        reply = _as_reply(self.script[self.calls - 1], request.call_number or self.calls)
         if reply.usage == Usage():
             reply = Reply(reply.text, reply.tool_calls, _usage(request, reply.text),
                           reply.stop_reason)

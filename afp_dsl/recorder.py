@@ -1,0 +1,129 @@
+"""The recorder: every event of a run, redacted, at the time the Effects clock gives.
+
+Role:       `Recorder.emit` is the one way an event enters a trace (`emit_shaped` for ledger
+            rows); `run_clock` makes a run's clock from its Effects. Split from `runtime`.
+Emits:      whatever kind it is given.
+Invariants: every recorded payload passes the redactor first; event ids are `<run>:<seq>`; times
+            come from the Effects clock (default `LogicalClock`: one tick per event), are ints and
+            never go back (`ClockError` names a clock that breaks this).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .effects import ClockError, LogicalClock
+from .evidence import clip_evidence
+from .redaction import Redactor
+from .source import Span
+from .trace import Event, Trace
+
+# Speed: events are built with `tuple.__new__` on their eight fields in order, one C call; the
+# named tuple's own `__new__` is a Python function around the same call (≈ 2,000 instructions
+# more per event).
+_new = tuple.__new__
+
+
+class Recorder:
+    """Appends redacted events to a trace, each at the time the Effects clock gives."""
+
+    __slots__ = ("trace", "redactor", "seq", "time", "_append", "clock", "_next", "_logical")
+
+    def __init__(self, trace: Trace, redactor: Redactor, seq: int = 0, time: int = 0,
+                 clock: Any = None):
+        """`clock`: the run's Effects clock (`Effects.clock(time)`), read once per event; None
+        or a plain `LogicalClock` ticks here, one per event, without a call (the same times).
+        A clock whose first answer is not a number (a wall clock, for host tools) is not read
+        again: the events count their own ticks."""
+        self.trace = trace
+        self._append = trace.appender()
+        self.redactor = redactor
+        self.seq = seq
+        self.time = time
+        self.clock = None if clock is None or type(clock) is LogicalClock else clock
+        self._next: int | None = None
+        self._logical = False  # the clock has given an event time (a logical clock)
+
+    def next_time(self) -> int:
+        """The time the next event will have (a tool call's duration is known before its
+        `tool.returned` is recorded); a host clock is read now, and that reading is used."""
+        if self.clock is None:
+            return self.time + 1
+        if self._next is None:
+            self._next = self._read()
+        return self._next
+
+    def _tick(self) -> int:
+        t = self._next
+        if t is None:
+            return self._read()
+        self._next = None
+        return t
+
+    def _read(self) -> int:
+        t = self.clock.now()
+        if type(t) is int and t >= self.time:
+            self._logical = True
+            return t
+        if not self._logical and not isinstance(t, (int, float)):
+            # a wall clock (its `now()` answers a `datetime`) is what host tools read through
+            # `now()`; event times stay logical: counted here from then on
+            self.clock = None
+            return self.time + 1
+        raise ClockError(
+            f"the Effects clock gave {repr(t)[:40]} after {self.time}: event times are ints "
+            f"that never go back; make `clock_factory(start)` return a clock whose `now()` "
+            f"counts up from `start` (as `LogicalClock` does)")
+
+    def emit(self, kind: str, payload: Any, *, iteration: int, source: Span | None = None,
+             caused_by: tuple[str, ...] | list[str] = (), clip: bool = False) -> str:
+        """Record one event; `clip`: its payload holds conditions, whose evidence is shortened
+        after the payload is redacted, never before (`evidence.clip_evidence`)."""
+        self.seq += 1
+        if self.clock is None:
+            self.time += 1
+        else:
+            self.time = self._tick()
+        eid = f"{self.trace.run_id}:{self.seq}"
+        red = self.redactor
+        if payload and not red.inert and not red.is_clean(payload):
+            payload = red.scrub(payload, at=kind)  # (a clean payload is kept as is, as it is
+            # with no rules at all: scrubbing would only copy it)
+        if clip:
+            payload = clip_evidence(kind, payload)
+        self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
+                                  tuple(filter(None, caused_by)), source, payload)))
+        return eid
+
+    def emit_shaped(self, kind: str, payload: dict, shape: tuple, tail: Any, iteration: int,
+                    source: Span | None, cause: str) -> str:
+        """`emit` for a payload that is a function of `shape` and `tail` (`is_clean_shaped`),
+        caused by one event: a ledger row."""
+        self.seq += 1
+        if self.clock is None:
+            self.time += 1
+        else:
+            self.time = self._tick()
+        eid = f"{self.trace.run_id}:{self.seq}"
+        red = self.redactor
+        if not red.inert and not red.is_clean_shaped(payload, shape, tail):
+            payload = red.scrub(payload, at=kind)
+        self._append(_new(Event, (self.seq, eid, kind, iteration, self.time, (cause,), source,
+                                  payload)))
+        return eid
+
+
+def run_clock(effects: Any, start: int) -> Any:
+    """The Effects clock of a run whose time is `start` (None: the recorder counts its ticks;
+    an effects object without a `clock` has none)."""
+    make = getattr(effects, "clock", None)
+    return make(start) if callable(make) else None
+
+
+def learn(red: Redactor, value: Any) -> None:
+    """Teach `red` the secrets under redacted keys in `value` without counting a redaction."""
+    red.learn(value)
+
+
+def inert(red: Redactor) -> bool:
+    """True when scrubbing cannot change anything: no rules and nothing remembered."""
+    return red.inert
