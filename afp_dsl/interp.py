@@ -145,15 +145,16 @@ def _messages(ctx: RunCtx):
             for m in ctx.state.history]
 
 
-def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str):
-    """Returns (reply, llm.replied id) or (None, CoreResult) on a provider failure."""
+def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str | None = None):
+    """Returns (reply, llm.replied id) or (None, CoreResult) on a provider failure; `context`:
+    the `context.composed` the call is sent when it is not `cause`."""
     st, session = ctx.state, ctx.session
     session.llm_calls += 1
     st.llm_calls += 1
     if ctx.model_redactor is not None:
         system = ctx.model_redactor.scrub_text(system)
     request = Request(system, _messages(ctx), tuple(tools), _model(ctx), session.llm_calls)
-    inputs = (cause,) + tuple(r.event for r in st.last_batch)
+    inputs = (cause,) + ((context,) if context else ()) + tuple(r.event for r in st.last_batch)
     called = ctx.emit("llm.called", {"call": session.llm_calls, "model": request.model,
                                      "messages": len(request.messages),
                                      "tools": [t.name for t in tools]}, caused_by=inputs)
@@ -368,12 +369,21 @@ def _wrap_up(ctx: RunCtx, cause: str):
     it is due, `wrapping` says so, and a retry after its failure makes this call again."""
     st = ctx.state
     st.wrapping = cause
-    final, replied = yield from _call_llm(ctx, ctx.comp.system, (), cause)
+    final, replied = yield from _call_llm(ctx, ctx.comp.system, (), cause, _last_composed(ctx))
     if final is None:
         return replied
     st.wrapping = None
     _cut_short(ctx, replied)
     return _answer(ctx, "max_iterations", final.text, replied)
+
+
+def _last_composed(ctx: RunCtx) -> str | None:
+    """The newest `context.composed`: what the wrap-up call is sent (the last iteration's)."""
+    trace = ctx.rec.trace
+    for i in range(len(trace) - 1, -1, -1):
+        if trace[i].kind == "context.composed":
+            return trace[i].id
+    return None
 
 
 def _message_policy(ctx: RunCtx, moment: str, roots: dict,

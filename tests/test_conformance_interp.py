@@ -77,6 +77,23 @@ def test_a_failed_wrap_up_call_is_retried_as_the_wrap_up_call():
     assert payloads(r2, "tool.returned") == payloads(r, "tool.returned")  # no tool ran again
 
 
+def test_the_wrap_up_call_cites_the_context_it_is_sent_and_why_shows_it():
+    """§12: the answer's explanation holds the context pieces that were in its call; the wrap-up
+    call is sent the last iteration's system text, also when it is retried."""
+    spec = BUDGET.replace("agent g {", 'agent g { system = "Be brief."')
+    for fail_at in (None, 3):
+        agent, _ = make(spec, [call("t"), call("t"), "wrapped answer"], fail_at=fail_at)
+        r = agent.run("hi")
+        if fail_at is not None:
+            r = agent.resume(r.checkpoint)
+        composed = [e.id for e in r.trace if e.kind == "context.composed"]
+        wrap = [e for e in r.trace if e.kind == "llm.called"][-1]
+        assert composed[-1] in wrap.caused_by
+        text = r.why()
+        reply = text.index("model replied (LLM call #")  # (the answer's, first)
+        assert text.index("context of iteration 2", reply) < text.index("tool results", reply)
+
+
 def test_a_checkpoint_of_the_old_shape_still_resumes():
     agent, prov = make(GRAPH, [call("t"), "done"], fail_at=2)
     r = agent.run("hi")
