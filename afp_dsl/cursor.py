@@ -106,6 +106,13 @@ def _first_match(routes: Sequence[RouteInfo], res: ToolResult, roots: dict,
     return None
 
 
+def _outdone(ev: EdgeEvidence, winner: RouteInfo, fired_by: ToolResult) -> EdgeEvidence:
+    """A later result's edge whose conditions held: only the first result's edge fires (the
+    one that moves the cursor), so this one is recorded as held but not fired, saying why."""
+    return attrs.evolve(ev, fired=False, reason=(
+        f"held, but `{winner.text}` fired first (`{fired_by.tool}`, {fired_by.call_id})"))
+
+
 def advance(graph: GraphInfo, cursor: str | None, batch: Sequence[ToolResult],
             pick: str | None, message: str, iteration: int) -> CursorDecision:
     """The cursor for this iteration, from the previous iteration's results and pick."""
@@ -128,7 +135,9 @@ def advance(graph: GraphInfo, cursor: str | None, batch: Sequence[ToolResult],
             continue
         if winner is None:
             winner, fired_by = hit, res
-        elif hit.dst != winner.dst:
+            continue
+        evidence[-1] = _outdone(evidence[-1], winner, fired_by)
+        if hit.dst != winner.dst:
             losers.append(Loser(res.call_id, res.tool, hit.dst, hit))
     if winner is not None:
         superseded = pick if pick is not None and pick != winner.dst else None

@@ -146,13 +146,17 @@ def edge_tree(w: Walker, edge: str) -> WhyNode:
              and (payload(e).get("from"), payload(e).get("to")) == (a, b)]
     moves = [e for e in ix.events if e.kind == "cursor.moved"
              and (payload(e).get("from"), payload(e).get("to")) == (a, b)]
+    lost = [e for e in ix.events if e.kind == "route.conflict" and payload(e).get("from") == a
+            and any(x.get("to") == b for x in items(payload(e), "losers") if isinstance(x, dict))]
     kids: list[WhyNode] = [w.node(e) for e in moves]
     kids += [w.node(e) for e in evals if e.id not in w.seen]
+    kids += [w.node(e) for e in lost if e.id not in w.seen]
     if moves:
         its = ", ".join(str(m.iteration) for m in moves)
         text = f"edge `{name}` was taken (iteration {its})"
     elif evals:
-        text = f"edge `{name}` was evaluated {len(evals)} time(s) and never fired"
+        text = f"edge `{name}` was evaluated {len(evals)} time(s) and never fired" + (
+            f"; it lost {len(lost)} route conflict(s)" if lost else "")
     else:
         text = f"edge `{name}` never fired and was never evaluated"
         kids += _never_evaluated(w, a, b)

@@ -34,6 +34,27 @@ def test_batch_conflict_first_result_in_call_order_wins():
     assert [x["to"] for x in conflict["losers"]] == ["b"]
 
 
+def test_only_the_edge_that_moves_the_cursor_is_recorded_as_fired():
+    """A later result's matching edge held but did not fire: its evidence says so and names the
+    edge that did, and `why --edge` agrees with it (no "never fired" beside a "fired")."""
+    for routes, to in (("route a -> b on alpha\n route a -> c on beta", "c"),
+                       ("route a -> b on alpha\n route a -> b on beta", "b")):
+        agent, _ = batch(routes, [[("beta", {}), ("alpha", {})], "done"])
+        r = agent.run("go")
+        fired = [(p["edge"], p["tool"]) for p in payloads(r, "route.evaluated") if p["fired"]]
+        assert fired == [(f"a -> {to}", "beta")]
+        (late,) = [p for p in payloads(r, "route.evaluated") if p["tool"] == "alpha"
+                   and p["to"] == "b"]
+        assert late["fired"] is False and all(c["passed"] for c in late["conditions"])
+        assert late["reason"] == f"held, but `a -> {to}` fired first (`beta`, call-1-1)"
+    agent, _ = batch("route a -> b on alpha\n route a -> c on beta",
+                     [[("beta", {}), ("alpha", {})], "done"])
+    text = agent.run("go").why(edge="a->b")
+    assert "never fired; it lost 1 route conflict(s)" in text
+    assert "route conflict from `a`: `a -> c` won over `a -> b`" in text
+    assert "edge `a -> b` fired" not in text
+
+
 def test_batch_same_target_is_not_a_conflict():
     agent, _ = batch("route a -> b on alpha\n route a -> b on beta",
                      [[("beta", {}), ("alpha", {})], "done"])
