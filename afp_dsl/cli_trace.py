@@ -305,7 +305,7 @@ def _warn_if_no_such_edge(row: dict, edge: str) -> None:
     parsed = parse_edge(edge)
     program = spec_program(row) if parsed else None
     edges = _spec_edges(program) if program is not None else None
-    if not edges or parsed in edges:
+    if edges is None or parsed in edges:
         return
     a, b = parsed
     outs = ", ".join(f"`{a} -> {t}`" for t in sorted({t for f, t in edges if f == a}))

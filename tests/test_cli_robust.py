@@ -291,6 +291,17 @@ def test_why_edge_names_an_edge_the_spec_does_not_declare(tmp_path) -> None:
     assert real.exit_code == 0 and "warning" not in real.output, real.output
 
 
+def test_why_edge_warns_also_when_the_spec_has_no_route_at_all(tmp_path) -> None:
+    spec = tmp_path / "two.afp"
+    spec.write_text('agent b { graph = g }\nskill s1 { description = "one" }\n'
+                    'graph g { entry s1 }\n')
+    db = str(tmp_path / "w.db")
+    ran = CliRunner().invoke(main, ["run", str(spec), "-m", "hi", "--store", db])
+    assert ran.exit_code == 0, ran.output
+    out = CliRunner().invoke(main, ["why", "last", "--edge", "s1->zz", "--store", db])
+    assert "declares no edge `s1 -> zz`; no edge leaves `s1`" in out.output, out.output
+
+
 def test_explain_reach_suggests_a_skill_and_refuses_an_empty_one(tmp_path) -> None:
     """`--explain-reach ''` was silently ignored and a misspelt skill got no suggestion."""
     spec = str(Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp")
