@@ -285,6 +285,18 @@ def _batch(ctx: RunCtx, resume: dict | None):
     return None
 
 
+def _pause_causes(ctx: RunCtx, checkin: dict) -> tuple[str, ...]:
+    """A check-in depends on the reply, the call it asks about and the policy row that asked."""
+    causes = [ctx.state.pending.reply_event]
+    called = checkin.get("called")
+    i = ctx.rec.trace.index(called) if isinstance(called, str) else None
+    if i is not None:
+        causes.append(called)
+        causes += [e.id for e in ctx.rec.trace.since(i) if e.kind == "policy.decided"
+                   and called in e.caused_by and (e.payload or {}).get("outcome") == "ask"]
+    return tuple(causes)
+
+
 def _pause(ctx: RunCtx, call, checkin: dict) -> CoreResult:
     span = checkin.get("span")
     from .source import Span
@@ -294,7 +306,7 @@ def _pause(ctx: RunCtx, call, checkin: dict) -> CoreResult:
         "args": checkin["args"] if checkin["source"] == "inner" else dict(call.arguments),
         "question": checkin["question"],
         "source": checkin["source"], "policy": checkin.get("policy")},
-        source=source, caused_by=(ctx.state.pending.reply_event,))
+        source=source, caused_by=_pause_causes(ctx, checkin))
     redaction_report(ctx, (req,))
     ctx.emit("run.paused", {"checkin": checkin["id"]}, caused_by=(req,))
     args = checkin["args"] if checkin["source"] == "inner" else dict(call.arguments)

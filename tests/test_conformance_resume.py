@@ -226,3 +226,14 @@ def test_a_fresh_agent_resuming_a_run_numbers_its_model_calls_after_the_run_s_ow
     assert numbers == [1, 2, 3, 4]
     ids = [c["id"] for p in payloads(r2, "llm.replied") for c in p["tool_calls"]]
     assert len(ids) == len(set(ids)) == 3
+
+
+def test_a_check_in_is_caused_by_the_call_it_asks_about_and_the_row_that_asked():
+    """§12 `caused_by`: the check-in depends on the reply, its tool call and, for a policy's
+    `ask`, that ledger row."""
+    _, _, r, _ = paused(200)
+    by_kind = {e.kind: e for e in r.trace}
+    asked = by_kind["checkin.requested"]
+    assert by_kind["tool.called"].id in asked.caused_by
+    assert by_kind["policy.decided"].id in asked.caused_by
+    assert by_kind["policy.decided"].payload["outcome"] == "ask"
