@@ -341,7 +341,7 @@ class Agent:
             raise ResumeDecisionError(f"the checkpoint's call changed since check-in "
                                       f"`{checkin['id']}` was asked; nothing was run")
         record = red.scrub({"approved": decision.approved, "by": decision.by,
-                            "note": decision.note})
+                            "note": decision.note}, at="checkin.decided")  # (the store's row)
         if not self.store.decide_checkin(checkin["id"], fp, record):
             raise ResumeDecisionError(f"check-in `{checkin['id']}` was already decided; a "
                                       f"decision applies once")

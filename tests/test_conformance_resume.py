@@ -237,3 +237,15 @@ def test_a_check_in_is_caused_by_the_call_it_asks_about_and_the_row_that_asked()
     assert by_kind["tool.called"].id in asked.caused_by
     assert by_kind["policy.decided"].id in asked.caused_by
     assert by_kind["policy.decided"].payload["outcome"] == "ask"
+
+
+def test_a_redacted_decision_note_is_reported_under_the_check_in_decision_path():
+    spec = SPEC.replace("agent g { tools = [refund]", "agent g { redact = [keys] tools = [refund]")
+    spec += 'redact keys { patterns = [/sk-[a-z]{8,}/] }\n'
+    agent, _ = make(spec, [call("refund", amount=200), "done"],
+                    tools={"refund": lambda amount: "ok"})
+    r = agent.run("refund")
+    r2 = agent.resume(r.checkpoint, approve(r.checkin, by="ops", note="key sk-abcdefghij"))
+    paths = [p for x in payloads(r2, "redaction.applied") for p in x["paths"]]
+    assert paths and all(not p.startswith("$") for p in paths), paths
+    assert "sk-abcdefghij" not in r2.trace.to_json()
