@@ -147,7 +147,7 @@ def trace() -> None:
 @guarded
 @store_errors
 def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
-    """List the runs in the store: id, agent, outcome, time, iterations."""
+    """List the runs in the store: id, agent, outcome, start, iterations."""
     store = open_store(store_url)
     rows = []
     for r in store.runs():
@@ -155,7 +155,8 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
             continue
         rows.append({"run_id": r["run_id"], "agent": r.get("agent"),
                      "outcome": shown_outcome(r), "status": r.get("status"),
-                     "time": r.get("started") or r.get("time") or 0,
+                     "started": r.get("started"),  # (a wall-clock stamp: `afpc run` gives one)
+                     "time": r.get("time") or 0,  # (logical: the last event's tick)
                      "iterations": r.get("iterations") or 0,
                      "events": r.get("events") or 0})
     if fmt == "json":
@@ -164,8 +165,8 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
     if not rows:
         click.echo("no runs recorded", err=True)
         return
-    head = ("RUN", "AGENT", "OUTCOME", "TIME", "ITERATIONS")
-    table = [head] + [(x["run_id"], str(x["agent"]), str(x["outcome"]), str(x["time"]),
+    head = ("RUN", "AGENT", "OUTCOME", "STARTED", "ITERATIONS")
+    table = [head] + [(x["run_id"], str(x["agent"]), str(x["outcome"]), x["started"] or "-",
                        str(x["iterations"])) for x in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     for r in table:

@@ -122,11 +122,14 @@ def test_trace_list_and_show(store_with_runs):
     db, run_id, outer = store_with_runs
     out = _cli("trace", "list", "--store", db)
     assert out.exit_code == 0, out.output
-    assert out.output.splitlines()[0].split() == ["RUN", "AGENT", "OUTCOME", "TIME", "ITERATIONS"]
+    assert out.output.splitlines()[0].split() == ["RUN", "AGENT", "OUTCOME", "STARTED",
+                                                  "ITERATIONS"]
+    assert all(line.split()[3] == "-" for line in out.output.splitlines()[1:])  # (no stamp given)
     assert run_id in out.output and outer in out.output and "/call-" not in out.output
     assert "/call-" in _cli("trace", "list", "--all", "--store", db).output
     rows = json.loads(_cli("trace", "list", "--format", "json", "--store", db).output)
     assert rows[0]["iterations"] == 3 and rows[0]["outcome"] == "answered"
+    assert rows[0]["started"] is None and rows[0]["time"] > 3  # a logical tick, not a date
     show = _cli("trace", "show", run_id, "--store", db)
     assert show.exit_code == 0
     assert "iteration 1" in show.output and "iteration 3" in show.output
