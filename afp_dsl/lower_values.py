@@ -49,6 +49,9 @@ class CallV:
     func_span: Span
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")  # left by an unpaired `\\uD800`-`\\uDFFF` escape
+
+
 class ValueLowerer:
     """Converts value/expression subtrees of one file; collects diagnostics into `diags`."""
 
@@ -122,12 +125,19 @@ class ValueLowerer:
         if "\\" not in tok and tok.isprintable():
             return tok[1:-1]  # no escapes, no control characters: what json.loads returns (a plain str)
         try:
-            return json.loads(str(tok))
+            text = json.loads(str(tok))
         except ValueError:
             self.diags.append(diag("AFP005", "invalid escape in string", self.span(tok),
                                    "not a valid JSON escape",
                                    help="strings use JSON escapes; write a backslash as `\\\\`"))
             return str(tok)[1:-1]
+        if _SURROGATE.search(text) is not None:  # `\ud83d` alone: no character, no UTF-8 form
+            self.diags.append(diag("AFP005", "a `\\u` escape in this string is half of a "
+                                   "surrogate pair", self.span(tok), "lone surrogate",
+                                   help="write the character itself, or both halves of its pair "
+                                        "(`\\ud83d\\ude00` is 😀)"))
+            return _SURROGATE.sub("\ufffd", text)
+        return text
 
     def regex(self, tok: lark.Token) -> ir.Regex:
         text = str(tok)

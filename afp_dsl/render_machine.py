@@ -112,8 +112,10 @@ def _location(span: Span, message: str, files: Mapping[str, SourceFile]) -> dict
 
 
 def artifact_uri(path: str) -> str:
-    """A file key as a relative URI reference: posix separators, unsafe characters %-encoded."""
-    return urllib.parse.quote(str(path).replace("\\", "/"), safe="/!$&'()*+,;=:@-._~")
+    """A file key as a relative URI reference: posix separators, unsafe characters %-encoded (a
+    name that is not UTF-8, held with `surrogateescape`, as its own bytes)."""
+    return urllib.parse.quote(str(path).replace("\\", "/"), safe="/!$&'()*+,;=:@-._~",
+                              errors="surrogateescape")
 
 
 # ---------------------------------------------------------------------------- github

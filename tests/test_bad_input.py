@@ -197,12 +197,38 @@ def test_lines_of_100k_characters(tmp_path, line):
     ('agent a { system = """', "AFP002"),
     ('agent a { system = "bad \\q escape" }\n', "AFP005"),
     ('agent a { system = "tab\tinside" }\n', "AFP00"),
+    ('agent a { system = "half \\ud83d of a pair" }\n', "AFP005"),
+    ('agent a { system = "\\udc00" }\n', "AFP005"),
 ])
 def test_unterminated_and_invalid_strings(tmp_path, text, code):
     path = tmp_path / "str.afp"
     path.write_text(text, encoding="utf-8")
     out = check_file(path, 1)
     assert code in out, out
+
+
+@pytest.mark.parametrize("fmt", ["text", "short", "json", "sarif", "github"])
+def test_a_lone_surrogate_escape_is_reported_in_every_format_and_compiles_nowhere(tmp_path, fmt):
+    """`"\\ud83d"` decoded to a string with no UTF-8 form: `check` accepted it and `compile`, or a
+    diagnostic quoting it in JSON or SARIF, ended in an internal error."""
+    path = tmp_path / "s.afp"
+    path.write_text('graph g { entry a  route a -> b on t when status == "\\ud83d" }\n'
+                    'steering s { prompt = "\\ud83d" }\n', encoding="utf-8")
+    code, out = afpc("check", "--format", fmt, str(path))
+    assert code == 1 and "AFP005" in out and "internal error" not in out, out
+    code, out = afpc("compile", str(path))
+    assert code == 1 and "internal error" not in out, out
+    pair = tmp_path / "pair.afp"
+    pair.write_text('steering s { prompt = "\\ud83d\\ude00" }\n', encoding="utf-8")
+    assert afpc("compile", str(pair))[0] == 0
+
+
+def test_a_file_name_that_is_not_utf8_is_a_uri_in_sarif(tmp_path):
+    path = os.path.join(os.fsencode(tmp_path), b"x\xff.afp")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('agent a { system = "bad \\q" }\n')
+    code, out = afpc("check", "--format", "sarif", os.fsdecode(path))
+    assert code == 1 and '"uri": "' in out and "x%FF.afp" in out, out
 
 
 @pytest.mark.parametrize("text", ["fact f { data = 1e999 }", 'tool t { description = "d" impl = returns(-1e999) }',
