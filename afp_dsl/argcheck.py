@@ -12,6 +12,7 @@ Invariants: `plainly_valid` says "valid" only when JSON Schema would; at most 10
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .schema_quick import checker
@@ -31,13 +32,14 @@ def arg_problems(validator, args: Any) -> list[str]:
     from referencing.exceptions import Unresolvable  # (loaded with jsonschema, which built `validator`)
     try:
         errors = sorted(validator.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)),
-                                                                   e.validator))
+                                                                   e.validator or ""))  # (None:
+        # a `false` schema, which used to end the run when it sorted beside a named keyword)
     except Unresolvable as exc:
         return [f"arguments: cannot be checked: the tool's input schema has a `$ref` that does not "
                 f"resolve{_ref_of(exc)}; the tool's declaration must be fixed, not the arguments"]
     out = []
     for e in errors:
-        out.extend(_describe(e))
+        out.extend(_describe(e, validator.schema, args))
         if len(out) >= MAX_PROBLEMS:
             break
     return out[:MAX_PROBLEMS]
@@ -84,17 +86,62 @@ def _path(parts) -> str:
     return text or "arguments"
 
 
-def _describe(e) -> list[str]:
+def _describe(e, root: Any, args: Any) -> list[str]:
     path, v, val = _path(e.absolute_path), e.validator, e.validator_value
     if v == "required":
         have = e.instance if isinstance(e.instance, dict) else {}
         base = list(e.absolute_path)
         return [f"{_path(base + [k])}: required but missing" for k in val if k not in have]
     if v == "additionalProperties":
-        props = e.schema.get("properties", {})
-        extra = [k for k in (e.instance if isinstance(e.instance, dict) else {}) if k not in props]
+        extra = _extra_fields(e.schema, e.instance)
         return [f"{_path(list(e.absolute_path) + [k])}: not an allowed field" for k in extra]
+    if v is None:  # a `false` schema: jsonschema names neither the field nor its place
+        return _refused_fields(e, root, args)
+    if v == "items" and val is False:
+        return [f"{path}: expected at most {len(e.schema.get('prefixItems') or [])} items"]
     return [f"{path}: {_expected(v, val)}"]
+
+
+def _extra_fields(schema: Any, instance: Any) -> list[str]:
+    """The fields `additionalProperties: false` refuses: named in no `properties` and matched by
+    no `patternProperties` (a regex search, as JSON Schema and jsonschema read it)."""
+    if not isinstance(instance, dict) or not isinstance(schema, dict):
+        return []
+    props = schema.get("properties") or {}
+    patterns = [p for p in (schema.get("patternProperties") or {}) if isinstance(p, str)]
+    out = []
+    for k in instance:
+        if k in props:
+            continue
+        try:
+            if any(re.search(p, k) for p in patterns):
+                continue
+        except re.error:  # (a pattern Python cannot read: the checker reports it)
+            pass
+        out.append(k)
+    return out
+
+
+def _refused_fields(e, root: Any, args: Any) -> list[str]:
+    """`path: not an allowed field` for the fields a `properties` entry of `false` refuses,
+    found from the object and the schema around the error; else one plain problem."""
+    where = list(e.absolute_path)
+    obj, schema = _at(args, where), _at(root, list(e.absolute_schema_path)[:-1])
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if isinstance(obj, dict) and isinstance(props, dict):
+        keys = [k for k in obj if props.get(k) is False]
+        if keys:
+            return [f"{_path(where + [k])}: not an allowed field" for k in keys]
+    return [f"{_path(where)}: a value where the schema allows none"]
+
+
+def _at(value: Any, steps: list) -> Any:
+    for step in steps:
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
 
 
 _EXPECT = {

@@ -48,6 +48,31 @@ def test_invalid_arguments_are_explained_without_echoing_values():
     assert payloads(r, "tool.returned")[0]["status"] == "invalid"
 
 
+RAW = """
+agent g { tools = [t] }
+tool t { description = "t"
+  input = { type: "object", additionalProperties: false,
+            properties: { a: { type: "string" }, z: false,
+                          o: { type: "object", properties: { b: false } },
+                          l: { type: "array", prefixItems: [{ type: "string" }], items: false } },
+            patternProperties: { "^x": { type: "integer" } } }
+}
+"""
+
+
+def test_problems_name_the_fields_a_raw_schema_refuses_and_only_those():
+    """A field matched by `patternProperties` is allowed; a field whose schema is `false` is
+    named (it ended the run when sorted beside another problem, or read `arguments: does not
+    satisfy None`); `items: false` after `prefixItems` says how many items fit."""
+    agent, prov = make(RAW, [call("t", a="ok", x1=3, y=1, z=2, o={"b": 1}, l=["a", "b"]), "ok"],
+                       tools={"t": lambda **kw: "x"})
+    r = agent.run("hi")
+    (bad,) = payloads(r, "tool.args_invalid")
+    assert sorted(bad["problems"]) == ["l: expected at most 1 items", "o.b: not an allowed field",
+                                       "y: not an allowed field", "z: not an allowed field"]
+    assert "x1" not in tool_texts(prov.requests[1])[0]
+
+
 def test_at_most_ten_problems():
     fields = "\n".join(f"  f{i}: string" for i in range(14))
     spec = f"agent g {{ tools = [t] }}\ntool t {{ description = \"t\"\n input {{\n{fields}\n }} }}"
