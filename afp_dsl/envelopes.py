@@ -17,7 +17,6 @@ from typing import Any, Union
 
 import attrs
 
-from .argcheck import non_finite
 from .frozen import freeze, host_data
 from .frozen import plain as _plain
 
@@ -200,15 +199,7 @@ def json_data(value: Any) -> tuple[Any, str | None]:
         >>> json_data({"a": (1, None)})
         ({'a': [1, None]}, None)
     """
-    data, problem = host_data(value, strict=True)
-    if problem is None and type(data) is not str:
-        bad = non_finite(data)  # (JSON has no NaN or infinity: the model would read `NaN`)
-        if bad:
-            where, _, _ = bad[0].partition(": ")
-            what = "it" if where == "arguments" else f"`{where}`"  # (`non_finite`'s root)
-            return None, (f"{what} is NaN or an infinity, which JSON cannot write (return a "
-                          f"finite number, or None for no value)")
-    return data, problem
+    return host_data(value, strict=True)
 
 
 def _need_text(name: str, value: Any) -> None:
