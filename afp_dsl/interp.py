@@ -23,12 +23,10 @@ from .evaluate import Env
 from .providers.base import HistoryView, Message, Request, checked_reply
 from .runtime import LLMCall, RunCtx
 from .state import Pending, ToolResult
+from .prompts import WRAP_UP
 from .toolcall import dispatch
 from .toolcall_policy import record_decisions
 
-WRAP_UP = ("Your action budget for this run is spent. Do not request tools. Give your best final "
-           "answer from what you have: what you completed, what remains undone, and anything the "
-           "person should know.")
 
 
 # ---------------------------------------------------------------- start / resume

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import attrs
 
+from . import prompts
 from .cursor import reachable
 from .plan import Plan, SkillInfo
 from .providers.base import ToolSpec
@@ -200,5 +201,4 @@ def _inactive_reason(plan: Plan, tool: str, active: tuple[str, ...]) -> str:
 
 def nudge_text(skill: SkillInfo, k: int) -> str:
     step = skill.steps[k]
-    return (f"Step {k + 1} of '{skill.name}' has not run — {step.note} (tool: `{step.tool}`). "
-            f"Finish the remaining steps, or say why you are stopping.")
+    return prompts.nudge_text(skill.name, k, step.note, step.tool)

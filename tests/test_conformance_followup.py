@@ -6,11 +6,12 @@ Each test pins a deviation a second audit found; each failed before its fix.
 from __future__ import annotations
 
 import jsonschema
+import pytest
 
 import afp_dsl as afp
 from afp_dsl import ir, otel, testing
 from afp_dsl.cli_trace import overlay_mermaid
-from afp_dsl.providers.mock import minimal_value
+from afp_dsl.providers.mock_args import demo_args, minimal_value
 from interp_support import call, make, payloads
 
 
@@ -93,6 +94,53 @@ def test_demo_arguments_satisfy_numeric_bounds():
                    {"type": "number", "exclusiveMinimum": 2, "minimum": 2}]:
         value = minimal_value(schema)
         assert jsonschema.Draft202012Validator(schema).is_valid(value), (schema, value)
+
+
+@pytest.mark.parametrize("field", [
+    'zip: string(pattern: "^[0-9]{5}$")',
+    'code: string(pattern: "^[A-Z]+$", min_length: 3)',
+    'ref: string(pattern: "^[a-z]{2}-\\\\d+$")',
+    'rows: [{ sku: string(pattern: "^SKU-[0-9]{3}$") }](min_items: 1)',
+])
+def test_demo_arguments_pass_the_schema_of_a_declared_field(field):
+    """§11: schema-valid minimal arguments (a pattern the candidates missed made the call invalid)."""
+    spec = f'agent g {{ tools = [t] }}\ntool t {{ description = "t" input {{ {field} }} }}'
+    r = afp.load(spec).agent(tools={"t": lambda **kw: "ran"}).run("go")
+    assert [p["status"] for p in payloads(r, "tool.returned")] == ["success"], payloads(r, "tool.args_invalid")
+
+
+def test_demo_arguments_follow_refs_branches_and_multiples():
+    schema = {"type": "object", "required": ["a", "b", "c"],
+              "properties": {"a": {"$ref": "#/$defs/A"},
+                             "b": {"anyOf": [{"type": "string", "pattern": "^q"}, {"type": "integer"}]},
+                             "c": {"type": "number", "multipleOf": 0.5, "exclusiveMinimum": 2}},
+              "$defs": {"A": {"type": "integer", "multipleOf": 7, "minimum": 1}}}
+    args = demo_args(schema)
+    assert args is not None and jsonschema.Draft202012Validator(schema).is_valid(args), args
+
+
+def test_demo_skips_a_tool_it_finds_no_valid_arguments_for():
+    spec = ('agent g { tools = [t, u] }\n'
+            'tool t { description = "t" input = { type: "object", required: ["a"], properties: '
+            '{ a: { type: "string", pattern: "^(?=z)y" } } } }\n'
+            'tool u { description = "u" input { n: integer } }')
+    r = afp.load(spec).agent(tools={"t": lambda **kw: "T", "u": lambda **kw: "U"}).run("go")
+    assert [p["tool"] for p in payloads(r, "tool.called")] == ["u"]
+    assert payloads(r, "tool.args_invalid") == []
+
+
+def test_demo_answers_after_a_steps_nudge_instead_of_calling_again():
+    """§11 "if no tool has run yet": the nudge is the loop's message, not a new request."""
+    spec = ('agent g { graph = m tools = [note] }\n'
+            'tool note { description = "n" input { text: string } }\n'
+            'tool one { description = "1" }\ntool two { description = "2" }\n'
+            'skill proc { description = "p" tools = [one, two] steps { one "do one"  two "then two" } }\n'
+            'graph m { entry proc }')
+    r = afp.load(spec).agent(tools={"note": lambda text: "N", "one": lambda: "1",
+                                    "two": lambda: "2"}).run("go")
+    assert r.outcome == "answered"
+    assert len(payloads(r, "tool.called")) == 1
+    assert [p["action"] for p in payloads(r, "steps.unfinished")] == ["nudged", "accepted"]
 
 
 # ---------------------------------------------------------------- semantics §2: skipped reasons

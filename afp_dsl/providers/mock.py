@@ -8,15 +8,13 @@ Invariants: replies are consumed one per LLM call in order (one counter per inst
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import jsonschema
-
+from ..prompts import is_prompt
 from .base import Provider, ProviderError, Reply, Request, ToolCall, Usage, estimate_tokens
+from .mock_args import demo_args
 
-_STRING_CANDIDATES = ("x", "", "AB-1", "a@example.com", "2024-01-01", "1", "a")
 _FORMS = ("a reply is a string (the final answer), a list of `(tool, args)` pairs (a reply "
           "calling those tools), a dict `{\"text\": ..., \"calls\": [...]}`, or a `providers.Reply`")
 _CALL_FORMS = ("a call is a `(tool, args)` pair, a dict `{\"name\": ..., \"arguments\": {...}}` "
@@ -194,92 +192,16 @@ def _short(value: Any) -> str:
 # ---------------------------------------------------------------- demo mode
 def _demo(request: Request, number: int) -> Reply:
     messages = list(request.messages)  # "no tool has run yet" in this run: since its message
-    start = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
+    start = max((i for i, m in enumerate(messages)  # (not a nudge or the wrap-up the loop wrote)
+                 if m.role == "user" and not is_prompt(m.content)), default=0)
     ran = any(m.role == "tool" for m in messages[start:])
-    offered = list(request.tools)  # (built-ins are offered last: a real tool comes first)
-    if offered and not ran:
-        tool = offered[0]
-        call = ToolCall(f"call-{tool.name}-1", tool.name, minimal_args(tool.schema))
-        return Reply(tool_calls=(call,), usage=_usage(request, ""), stop_reason="tool_use")
+    for tool in (request.tools if not ran else ()):  # (built-ins come last: a real tool first)
+        args = demo_args(tool.schema)  # the first tool small valid arguments are found for
+        if args is not None:
+            call = ToolCall(f"call-{tool.name}-1", tool.name, args)
+            return Reply(tool_calls=(call,), usage=_usage(request, ""), stop_reason="tool_use")
     last = next((m.content for m in reversed(list(request.messages)) if m.role == "tool"), None)
     if last is None:
         last = next((m.content for m in reversed(list(request.messages)) if m.role == "user"), "")
     text = f"Got it — {last}"
     return Reply(text=text, usage=_usage(request, text), stop_reason="stop")
-
-
-def minimal_args(schema: Mapping[str, Any]) -> dict:
-    value = minimal_value(schema)
-    return value if isinstance(value, dict) else {}
-
-
-def minimal_value(schema: Any) -> Any:
-    """A small value valid against `schema` when one is easy to find (best effort)."""
-    if not isinstance(schema, Mapping):
-        return None
-    for key in ("const", "default"):
-        if key in schema:
-            return schema[key]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = schema.get("type", "object" if "properties" in schema else "string")
-    if isinstance(kind, list):
-        kind = kind[0] if kind else "null"
-    return _MINIMAL.get(kind, lambda s: None)(schema)
-
-
-def _min_string(s: Mapping) -> str:
-    n = int(s.get("minLength", 0) or 0)
-    for cand in _STRING_CANDIDATES + ("x" * max(n, 1),):
-        try:
-            jsonschema.validate(cand, s)
-            return cand
-        except Exception:
-            continue
-    return "x" * max(n, 1)
-
-
-def _min_number(s: Mapping, integer: bool = False) -> Any:
-    """The number nearest 0 from the lower bound (or 0) that the bounds allow: for an
-    exclusive bound the next whole number, or the middle of a range too narrow for it."""
-    lo, lo_x = _bound(s, "minimum", "exclusiveMinimum", max)
-    hi, hi_x = _bound(s, "maximum", "exclusiveMaximum", min)
-    if lo is None:
-        v = 0 if hi is None or 0 < hi or (0 == hi and not hi_x) else (hi if not hi_x else hi - 1)
-    else:
-        v = (math.floor(lo) + 1 if lo_x else math.ceil(lo)) if integer else (lo + 1 if lo_x else lo)
-    if hi is not None and lo is not None and (v > hi or (hi_x and v >= hi)) and not integer:
-        v = (lo + hi) / 2
-    return int(v) if integer else v
-
-
-def _bound(s: Mapping, inclusive: str, exclusive: str, pick: Any) -> tuple[Any, bool]:
-    """The tighter of a schema's inclusive and exclusive bound (`pick`: max for a lower bound,
-    min for an upper), and whether it is exclusive (on a tie, the exclusive one is tighter)."""
-    a, b = _num(s.get(inclusive)), _num(s.get(exclusive))
-    if b is None:
-        return a, False
-    if a is None or pick(a, b) == b:
-        return b, True
-    return a, False
-
-
-def _num(x: Any) -> Any:
-    return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
-
-
-def _min_array(s: Mapping) -> list:
-    n = int(s.get("minItems", 0) or 0)
-    return [minimal_value(s.get("items", {}))] * n
-
-
-def _min_object(s: Mapping) -> dict:
-    props = s.get("properties", {}) or {}
-    return {k: minimal_value(props.get(k, {})) for k in s.get("required", ()) or ()}
-
-
-_MINIMAL = {
-    "string": _min_string, "integer": lambda s: _min_number(s, True), "number": _min_number,
-    "boolean": lambda s: False, "null": lambda s: None, "array": _min_array,
-    "object": _min_object,
-}
