@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -254,12 +255,25 @@ def _hidden(q: Path, root: Path) -> bool:
 def check_files(files: list[Path]) -> tuple[list[Diagnostic], dict[str, str]]:
     diags: list[Diagnostic] = []
     sources: dict[str, str] = {}
+    cycles: set[frozenset[str]] = set()
     for f in files:
         program, found = analyse(f)
-        diags.extend(found)
+        diags.extend(d for d in found if _new_cycle(d, cycles))
         if program is not None:
             sources.update({m.key: m.source for m in program.modules})
     return sorted_diagnostics(diags), sources
+
+
+def _new_cycle(d: Diagnostic, seen: set[frozenset[str]]) -> bool:
+    """False for an import cycle already reported from another file of the same check: each
+    file of a cycle checked as a root finds it, at its own import (one cause, one diagnostic)."""
+    if d.code != "AFP108":
+        return True
+    key = frozenset(re.findall(r"`([^`]+)`", d.message))
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def use_color(stream: Any) -> bool:

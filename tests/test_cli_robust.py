@@ -372,3 +372,15 @@ def test_an_import_of_a_folder_or_a_fifo_says_what_it_is_not_that_it_is_missing(
     assert "cannot import `pipe.afp`: it is a named pipe (FIFO), not a regular file" in found
     assert "cannot import `dir.afp`: it is a folder" in found
     assert "imported module `gone.afp` not found" in found
+
+
+def test_a_folder_check_reports_an_import_cycle_once(tmp_path) -> None:
+    """Each file of the cycle, checked as a root, found it at its own import: one cause, two
+    diagnostics. A second, different cycle is still reported."""
+    (tmp_path / "x.afp").write_text('import "y.afp" as y\nagent a { }\n', encoding="utf-8")
+    (tmp_path / "y.afp").write_text('import "x.afp" as x\nagent b { }\n', encoding="utf-8")
+    (tmp_path / "p.afp").write_text('import "q.afp" as q\nagent c { }\n', encoding="utf-8")
+    (tmp_path / "q.afp").write_text('import "p.afp" as p\nagent d { }\n', encoding="utf-8")
+    out = CliRunner().invoke(main, ["check", "--format", "short", str(tmp_path)])
+    assert out.exit_code == 1
+    assert out.output.count("AFP108") == 2, out.output
