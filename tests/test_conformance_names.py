@@ -246,3 +246,27 @@ def test_wrong_kinds_are_reported_when_the_tests_agent_is_not_an_agent():
     spec = ('agent a { tools = [t] }\ntool t { description = "x" }\n'
             'test tt { agent = t user "x" expect cursor t }\n')
     assert codes(spec) == ["AFP102", "AFP102"]
+
+
+def test_qualified_names_stand_in_statements_at_check_and_at_run_time(tmp_path):
+    """language.md §3: `alias.name` wherever a reference stands: a route's skill and `on`
+    tool, a step, a policy block's tool; each acts at run time on the bare tool name."""
+    (tmp_path / "lib.afp").write_text(
+        'tool lt { description = "lt" input { q: string } }\n'
+        'skill ls { description = "lib skill" body = "LIB BODY" }\n', encoding="utf-8")
+    main = tmp_path / "main.afp"
+    main.write_text(textwrap.dedent('''\
+        import "lib.afp" as lib
+        agent g { graph = m tools = [lib.lt] policies = [p] }
+        skill s { description = "s" tools = [lib.lt] steps { lib.lt "run it" } }
+        graph m { entry s  route s -> lib.ls on lib.lt }
+        policy p { before lib.lt { deny when args.q == "no" because "nope" } }
+        '''), encoding="utf-8")
+    assert [d.code for d in afp_dsl.check(main)] == []
+    script = [[("lt", {"q": "no"})], [("lt", {"q": "yes"})], "done"]
+    r = afp_dsl.load(main).agent(provider=afp_dsl.providers.mock(script),
+                                 tools={"lt": lambda q: "R"}).run("go")
+    by = [(e.kind, e.payload) for e in r.trace]
+    assert [p["outcome"] for k, p in by if k == "policy.decided"] == ["deny", "allow"]
+    assert [p["to"] for k, p in by if k == "cursor.moved"] == ["s", "ls", "ls"]
+    assert any(k == "step.advanced" for k, _ in by)
