@@ -249,8 +249,9 @@ def test_wrong_kinds_are_reported_when_the_tests_agent_is_not_an_agent():
 
 
 def test_qualified_names_stand_in_statements_at_check_and_at_run_time(tmp_path):
-    """language.md §3: `alias.name` wherever a reference stands: a route's skill and `on`
-    tool, a step, a policy block's tool; each acts at run time on the bare tool name."""
+    """A guard (the docs said otherwise, the code was right): language.md §3, `alias.name`
+    wherever a reference stands: a route's skill and `on` tool, a step, a policy block's tool;
+    each acts at run time on the bare tool name."""
     (tmp_path / "lib.afp").write_text(
         'tool lt { description = "lt" input { q: string } }\n'
         'skill ls { description = "lib skill" body = "LIB BODY" }\n', encoding="utf-8")
