@@ -101,18 +101,26 @@ def spec_program(row: dict) -> Any:
 
 
 def overlay_mermaid(program: Any, events: list) -> str | None:
-    from . import graph_export
+    return overlay_drawings(program, events)[0]
+
+
+def overlay_drawings(program: Any, events: list) -> tuple[str | None, str | None]:
+    """(Mermaid text, inline SVG) of the graph of the run's agent with the run's overlay, or
+    (None, None) when there is none to draw."""
+    from . import graph_export, graph_svg
     if program is None or not graph_export.graph_names(program):
-        return None
+        return None, None
     graph = _run_graph(program, events)
     if graph is None:
-        return None
+        return None, None
     visited, taken, refused = graph_export.run_overlay(events)
     try:
-        return graph_export.to_mermaid(program, graph or None, visited=visited, taken=taken,
-                                       refused=refused)
+        return (graph_export.to_mermaid(program, graph or None, visited=visited, taken=taken,
+                                        refused=refused),
+                graph_svg.to_svg(program, graph or None, visited=visited, taken=taken,
+                                 refused=refused))
     except ValueError:
-        return None
+        return None, None
 
 
 def _run_graph(program: Any, events: list) -> str | None:
@@ -252,8 +260,9 @@ def render_export(fmt: str, store: Any, row: dict, events: list) -> str:
             _fail(str(e))
     from .report_html import report
     program = spec_program(row)
-    return report(events, run=row, inner=inner_lookup(store), program=program,
-                  mermaid=overlay_mermaid(program, events))
+    mermaid, svg = overlay_drawings(program, events)
+    return report(events, run=row, inner=inner_lookup(store), program=program, mermaid=mermaid,
+                  svg=svg)
 
 
 # ---------------------------------------------------------------- why

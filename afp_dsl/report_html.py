@@ -3,8 +3,8 @@
 Role:       one file, no network: the run's header, a timeline of iterations (cursor and route
             decisions with evidence, the context pieces with provenance, the tools offered, the
             LLM call, tool calls with arguments, results, policy and check-in decisions), the
-            `why` tree of the answer, the graph with the run overlay (Mermaid text in a <pre>)
-            and every event in a filterable table.
+            `why` tree of the answer, the graph with the run overlay (inline SVG from
+            `graph_svg`, and its Mermaid source) and every event in a filterable table.
 Invariants: every piece of data is HTML-escaped (text) or JSON with `<`, `>`, `&` escaped
             (the data island); a strict CSP meta tag forbids any request; inline CSS/JS only;
             reads only the redacted trace; deterministic for equal input.
@@ -36,7 +36,8 @@ padding:6px 14px}
 table{border-collapse:collapse;width:100%;margin:4px 0}th,td{text-align:left;padding:3px 6px;
 border-bottom:1px solid #eaeef2;vertical-align:top}th{font-weight:600;background:#f6f8fa}
 code,pre{font:12px/1.4 ui-monospace,monospace}pre{background:#f6f8fa;padding:8px;overflow:auto;
-white-space:pre-wrap}.ok{color:#1e8e3e}.no{color:#d93025}.muted{color:#656d76}
+white-space:pre-wrap}.graph{background:#fff;border:1px solid #d0d7de;border-radius:6px;
+padding:8px;overflow:auto}.ok{color:#1e8e3e}.no{color:#d93025}.muted{color:#656d76}
 .tag{display:inline-block;padding:0 6px;border-radius:8px;background:#eaeef2;font-size:12px}
 input#filter{width:300px;padding:4px}
 """
@@ -67,8 +68,9 @@ def data_island(value: Any) -> str:
 
 
 def report(events: Iterable[Event], *, run: Mapping[str, Any] | None = None, inner: Any = None,
-           program: Any = None, mermaid: str | None = None) -> str:
-    """The HTML report of one run. `mermaid` is the graph with the run overlay, when known."""
+           program: Any = None, mermaid: str | None = None, svg: str | None = None) -> str:
+    """The HTML report of one run. `svg` (`graph_svg`, drawn) and `mermaid` (its source) are
+    the graph with the run overlay, when known."""
     evs = list(events)
     loc = Locator(program)
     run = dict(run or {})
@@ -83,7 +85,7 @@ def report(events: Iterable[Event], *, run: Mapping[str, Any] | None = None, inn
             _section("why", "Why this answer", f"<pre id=\"why-tree\">{esc(why_text)}</pre>"),
             _section("timeline", "Timeline", "".join(_iteration(k, group, loc)
                                                    for k, group in _by_iteration(evs))),
-            _section("graph", "Graph with the run overlay", _graph(mermaid)),
+            _section("graph", "Graph with the run overlay", _graph(mermaid, svg)),
             _section("events", "All events", _events_table(evs)),
             "</main>"]
     return _page(f"afp run {run_id}", "\n".join(body), {"run": run_id, "events":
@@ -218,11 +220,21 @@ _RENDER = {"context.composed": _context, "llm.replied": _replied, "tool.called":
            "policy.decided": _policy}
 
 
-def _graph(mermaid: str | None) -> str:
-    if not mermaid:
+def _graph(mermaid: str | None, svg: str | None = None) -> str:
+    if not mermaid and not svg:
         return "<p class=\"muted\">no graph (the agent has none, or its spec was not found)</p>"
-    return ("<p class=\"muted\">Mermaid source with the run overlay (paste it into any Mermaid "
-            f"viewer):</p><pre id=\"mermaid\" class=\"mermaid-src\">{esc(mermaid)}</pre>")
+    out = ""
+    if svg:  # (built by `graph_svg`, which escapes every text it writes)
+        out += ("<p class=\"muted\">Skills the run visited are green, the edges it took thick "
+                "green, edges whose guard refused dashed red (hover for the reason).</p>"
+                f"<div class=\"graph\">{svg}</div>")
+    if mermaid:
+        src = (f"<pre id=\"mermaid\" class=\"mermaid-src\">{esc(mermaid)}</pre>")
+        out += (f"<details><summary>Mermaid source (paste it into any Mermaid viewer)</summary>"
+                f"{src}</details>" if svg else
+                "<p class=\"muted\">Mermaid source with the run overlay (paste it into any "
+                f"Mermaid viewer):</p>{src}")
+    return out
 
 
 def _events_table(evs: list[Event]) -> str:

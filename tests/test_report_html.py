@@ -22,7 +22,7 @@ import pytest
 from test_trace_canary import XSS, canary_run
 
 from afp_dsl import report_html
-from afp_dsl.cli_trace import overlay_mermaid
+from afp_dsl.cli_trace import overlay_drawings
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
@@ -30,8 +30,9 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 def _report(tmp_path: Path) -> tuple[Path, object]:
     agent, r = canary_run()
     program = agent.session.program if hasattr(agent, "session") else None
+    mermaid, svg = overlay_drawings(program, list(r.trace))
     text = report_html.report(r.trace, run={"run_id": r.run_id, "agent": "g"}, inner=r.inner,
-                              program=program, mermaid=overlay_mermaid(program, list(r.trace)))
+                              program=program, mermaid=mermaid, svg=svg)
     path = tmp_path / "report.html"
     path.write_text(text, encoding="utf-8")
     return path, r
@@ -168,6 +169,11 @@ def test_report_renders_in_headless_chromium_without_any_request(tmp_path):
               answer: document.getElementById('answer').textContent,
               why: document.getElementById('why-tree').textContent.slice(0, 60),
               mermaid: (document.getElementById('mermaid') || {}).textContent || '',
+              graph: (function(){var g=document.getElementById('graph-svg');
+                if(!g) return null; var b=g.getBoundingClientRect();
+                return {w: b.width, h: b.height, nodes: g.querySelectorAll('g.node').length,
+                        visited: g.querySelectorAll('g.node.visited').length,
+                        taken: g.querySelectorAll('g.edge.taken').length};})(),
               xss: window.__xss === undefined ? null : window.__xss,
               imgs: document.images.length,
               filtered: (function(){var f=document.getElementById('filter');
@@ -188,6 +194,9 @@ def test_report_renders_in_headless_chromium_without_any_request(tmp_path):
     assert XSS.split(">")[0] in got["answer"]  # the canary is visible as text ...
     assert got["xss"] is None and got["imgs"] == 0  # ... and never ran or loaded
     assert got["why"].startswith("[") and "flowchart TD" in got["mermaid"]
+    graph = got["graph"]  # drawn, with the run's overlay, under the same CSP
+    assert graph and graph["w"] > 100 and graph["h"] > 100, graph
+    assert graph["nodes"] >= 2 and graph["visited"] >= 1 and graph["taken"] >= 1, graph
     assert 0 < got["filtered"] < got["events"]  # the inline script ran under the CSP
     requests = [e["params"]["request"]["url"] for e in b.events
                 if e.get("method") == "Network.requestWillBeSent"]
