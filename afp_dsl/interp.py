@@ -20,7 +20,7 @@ from .cursor import CursorDecision, advance, cold_start
 from .endings import (CoreResult, checkpoint, finish, host_failed, provider_failed,
                       redaction_report)
 from .evaluate import Env
-from .providers.base import HistoryView, Message, Request, checked_reply
+from .providers.base import HistoryView, Message, Request, checked_reply, requested_model
 from .runtime import LLMCall, RunCtx
 from .state import Pending, ToolResult
 from .prompts import WRAP_UP
@@ -35,7 +35,7 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
     if resume is None:
         st.start_event = ctx.emit("run.started", {
             "agent": ctx.plan.name, "message": st.message, "run_id": st.run_id,
-            "conversation": st.conversation, "model": _model(ctx),
+            "conversation": st.conversation, "model": _run_model(ctx),
             "provider": getattr(ctx.session.provider, "name", None)},
             source=ctx.plan.agent.span)
         st.turn = [st.start_event]
@@ -71,6 +71,11 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
 
 def _model(ctx: RunCtx) -> str | None:
     return ctx.session.model or ctx.plan.agent.model
+
+
+def _run_model(ctx: RunCtx) -> str | None:
+    """The model the run's provider asks for (its own `model=` wins over the spec's)."""
+    return requested_model(ctx.session.provider, Request("", (), (), _model(ctx)))
 
 
 def _record_resume(ctx: RunCtx, resume: dict) -> dict:
@@ -153,7 +158,8 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
         system = ctx.model_redactor.scrub_text(system)
     request = Request(system, _messages(ctx), tuple(tools), _model(ctx), session.llm_calls)
     inputs = (cause,) + ((context,) if context else ()) + tuple(r.event for r in st.last_batch)
-    called = ctx.emit("llm.called", {"call": session.llm_calls, "model": request.model,
+    called = ctx.emit("llm.called", {"call": session.llm_calls,
+                                     "model": requested_model(session.provider, request),
                                      "messages": len(request.messages),
                                      "tools": [t.name for t in tools]}, caused_by=inputs)
     try:

@@ -110,35 +110,41 @@ class _Exporter:
         root.end(end_time=self.ns(events[-1]))
 
     def _children(self, events: list[Event], ctx, root, model, depth: int) -> None:
-        by_call = {_key(payload(e).get("call_id")): e for e in events if e.kind == "tool.returned"}
+        answered = {e.caused_by[0]: payload(e) for e in events  # (by the backup: a fallback)
+                    if e.kind == "llm.fallback" and e.caused_by}
         called = None
         for e in events:
             p = payload(e)
             if e.kind == "llm.called":
                 if called is not None:  # the one before never replied (failed, then retried)
-                    self._failed_chat(called, ctx, model)
+                    self._failed_chat(called, ctx, model, answered)
                 called = e
             elif e.kind == "llm.replied" and called is not None:
-                self._chat(called, e, ctx, model)
+                self._chat(called, e, ctx, model, answered)
                 called = None
             elif e.kind == "tool.called":
-                self._tool(e, by_call.get(_key(p.get("call_id"))), events, ctx, depth)
+                self._tool(e, _returned(events, e), events, ctx, depth)
             elif e.kind in _DECISIONS:
                 root.add_event(f"afp.{e.kind}", _flat(p), timestamp=self.ns(e))
         if called is not None:  # a provider failure: the call never replied
-            self._failed_chat(called, ctx, model)
+            self._failed_chat(called, ctx, model, answered)
 
-    def _failed_chat(self, called: Event, ctx, model) -> None:
+    def _failed_chat(self, called: Event, ctx, model, answered: Mapping) -> None:
         """The span of a model call that never replied (a provider failure), as an error."""
-        span = self._chat_span(called, ctx, model)
+        span = self._chat_span(called, ctx, model, answered)
         span.set_attribute("error.type", "_OTHER")
         span.set_status(self.api.Status(self.api.StatusCode.ERROR))
         span.end(end_time=self.ns(called) + 1)
 
-    def _chat_span(self, called: Event, ctx, model):
+    def _chat_span(self, called: Event, ctx, model, answered: Mapping):
         p = payload(called)
         m = p.get("model") or model
-        attrs = {OP: "chat", PROVIDER: self.provider, "afp.iteration": called.iteration,
+        provider = self.provider
+        fallback = answered.get(called.id)
+        if fallback is not None:  # the backup answered: its name and the model it asked for
+            provider = fallback.get("to") if isinstance(fallback.get("to"), str) else provider
+            m = fallback.get("model") if isinstance(fallback.get("model"), str) else m
+        attrs = {OP: "chat", PROVIDER: provider, "afp.iteration": called.iteration,
                  "afp.llm.call": (_ints([p.get("call")]) + [0])[0]}
         if m:
             attrs[MODEL] = m
@@ -146,8 +152,8 @@ class _Exporter:
                                       kind=self.api.SpanKind.CLIENT, attributes=attrs,
                                       start_time=self.ns(called))
 
-    def _chat(self, called: Event, replied: Event, ctx, model) -> None:
-        span = self._chat_span(called, ctx, model)
+    def _chat(self, called: Event, replied: Event, ctx, model, answered: Mapping) -> None:
+        span = self._chat_span(called, ctx, model, answered)
         p = payload(replied)
         usage = _ints(p.get("usage")) + [0, 0]
         span.set_attribute(USAGE_IN, usage[0])
@@ -156,8 +162,8 @@ class _Exporter:
         if isinstance(stop, str) and stop:
             span.set_attribute("gen_ai.response.finish_reasons", [FINISH.get(stop, stop)])
         if self.content:
-            msg = {"role": "assistant", "parts": [{"type": "text", "content": p.get("text") or ""}]}
-            span.set_attribute("gen_ai.output.messages", json_text([msg], ensure_ascii=False))
+            span.set_attribute("gen_ai.output.messages",
+                               json_text([_output_message(p)], ensure_ascii=False))
         span.end(end_time=self.ns(replied))
 
     def _tool(self, called: Event, returned: Event | None, events, ctx, depth: int) -> None:
@@ -179,9 +185,11 @@ class _Exporter:
         if self.content and returned is not None:
             span.set_attribute("gen_ai.tool.call.result", json_text(
                 rp.get("result"), ensure_ascii=False, sort_keys=True, default=str))
-        for e in events:
+        last = returned.seq if returned is not None else None
+        for e in events:  # (the decisions on this call: between it and its return)
             if e.kind in ("policy.decided", "checkin.requested", "checkin.decided",
-                          "tool.args_invalid") and payload(e).get("call_id") == p.get("call_id"):
+                          "tool.args_invalid") and payload(e).get("call_id") == p.get("call_id") \
+                    and e.seq > called.seq and (last is None or e.seq <= last):
                 span.add_event(f"afp.{e.kind}", _flat(payload(e)), timestamp=self.ns(e))
         inner = self._inner_run(called, p.get("call_id"), depth)
         if inner:
@@ -194,6 +202,32 @@ class _Exporter:
         run_id = called.id.rsplit(":", 1)[0] + "/" + str(call_id)
         t = self.find_inner(run_id)
         return list(t) if t is not None else []
+
+
+def _returned(events: list[Event], called: Event) -> Event | None:
+    """The `tool.returned` of a call: the one that cites it, else (a foreign trace) the first
+    later one with its call id (a server may number each reply's calls from 0 again)."""
+    later = [e for e in events if e.kind == "tool.returned" and e.seq > called.seq]
+    cites = next((e for e in later if called.id in e.caused_by), None)
+    if cites is not None:
+        return cites
+    key = _key(payload(called).get("call_id"))
+    return next((e for e in later if _key(payload(e).get("call_id")) == key), None)
+
+
+def _output_message(p: Mapping) -> dict:
+    """A reply as the GenAI conventions' output message: its text and its tool calls as parts,
+    and the finish reason (required)."""
+    parts: list[dict] = []
+    if p.get("text"):
+        parts.append({"type": "text", "content": p["text"]})
+    for c in p.get("tool_calls") or []:
+        if isinstance(c, Mapping):
+            parts.append({"type": "tool_call", "id": c.get("id"), "name": c.get("tool"),
+                          "arguments": c.get("args")})
+    stop = p.get("stop")
+    reason = FINISH.get(stop, stop) if isinstance(stop, str) and stop else "stop"
+    return {"role": "assistant", "parts": parts, "finish_reason": reason}
 
 
 def _key(v: Any) -> str | None:

@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from test_trace_canary import canary_run  # noqa: E402
 from test_why_golden import example_runs  # noqa: E402
 
+import afp_dsl as afp  # noqa: E402
 from afp_dsl import otel  # noqa: E402
 
 
@@ -97,3 +98,76 @@ def test_otlp_json_is_deterministic_and_well_formed():
     assert "intValue" in attrs["gen_ai.usage.input_tokens"]
     chat = next(s for s in spans if s["name"].startswith("chat"))
     assert chat["kind"] == 3 and int(chat["endTimeUnixNano"]) >= int(chat["startTimeUnixNano"])
+
+
+# ---------------------------------------------------------------- GenAI conventions, audited
+from afp_dsl.providers.base import ProviderError  # noqa: E402
+from afp_dsl.providers.mock import MockProvider  # noqa: E402
+from afp_dsl.providers.resilience import with_fallback  # noqa: E402
+
+DESK = '''
+agent desk { model = "spec-model" tools = [lookup] }
+tool lookup { description = "Look up." input { id: string } impl = returns("found") }
+'''
+
+
+class _Chosen(MockProvider):
+    """A scripted provider that, like the adapters, asks for its own model over the spec's."""
+
+    def __init__(self, script, model, name="chosen"):
+        super().__init__(script)
+        self.model, self.name = model, name
+
+    def model_for(self, request):
+        return self.model or request.model
+
+
+class _Down(_Chosen):
+    def complete(self, request):
+        raise ProviderError("503 from the primary")
+
+
+def _chats(r):
+    return [s for s in _export(r.trace) if s.name.startswith("chat")]
+
+
+def test_the_chat_span_names_the_model_the_provider_asked_for_not_the_spec_s():
+    r = afp.load(DESK).agent(provider=_Chosen(["hi"], "gpt-4o-mini")).run("x")
+    assert [e.payload["model"] for e in r.trace if e.kind in ("run.started", "llm.called")] == \
+        ["gpt-4o-mini", "gpt-4o-mini"]
+    (chat,) = _chats(r)
+    assert chat.name == "chat gpt-4o-mini" and chat.attributes[otel.MODEL] == "gpt-4o-mini"
+
+
+def test_after_a_fallback_the_chat_span_names_the_provider_and_model_that_answered():
+    p = with_fallback(_Down([], "gpt-x", "openai"), _Chosen(["hi"], "claude-y", "anthropic"))
+    r = afp.load(DESK).agent(provider=p).run("x")
+    (chat,) = _chats(r)
+    assert chat.attributes[otel.PROVIDER] == "anthropic" and chat.attributes[otel.MODEL] == "claude-y"
+
+
+def test_output_messages_carry_tool_calls_and_the_finish_reason():
+    script = [{"text": "Let me check.", "calls": [{"id": "c1", "name": "lookup",
+                                                   "arguments": {"id": "A"}}]}, "done"]
+    r = afp.load(DESK).agent(provider=MockProvider(script)).run("x")
+    spans = [s for s in _export(r.trace, content=True) if s.name.startswith("chat")]
+    first = json.loads(spans[0].attributes["gen_ai.output.messages"])[0]
+    assert first["finish_reason"] == "tool_calls"
+    assert first["parts"] == [{"type": "text", "content": "Let me check."},
+                              {"type": "tool_call", "id": "c1", "name": "lookup",
+                               "arguments": {"id": "A"}}]
+    last = json.loads(spans[1].attributes["gen_ai.output.messages"])[0]
+    assert last == {"role": "assistant", "parts": [{"type": "text", "content": "done"}],
+                    "finish_reason": "stop"}
+
+
+def test_a_call_id_used_again_by_a_later_reply_ends_each_tool_span_at_its_own_return():
+    call = {"id": "call_0", "name": "lookup", "arguments": {"id": "A"}}
+    r = afp.load(DESK).agent(provider=MockProvider([{"calls": [call]}, {"calls": [call]},
+                                                    "done"])).run("x")
+    tools = sorted((s for s in _export(r.trace) if s.name.startswith("execute_tool")),
+                   key=lambda s: s.start_time)
+    returned = [e.time for e in r.trace if e.kind == "tool.returned"]
+    assert len(tools) == 2 and tools[0].end_time < tools[1].start_time
+    assert [s.end_time - s.start_time for s in tools] == [tools[1].end_time - tools[1].start_time] * 2
+    assert len(returned) == 2

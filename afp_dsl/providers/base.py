@@ -200,3 +200,17 @@ def _storable(text: str) -> bool:
 def estimate_tokens(text: str) -> int:
     """The mock's token estimate: ceil(chars / 4)."""
     return (len(text) + 3) // 4
+
+
+def requested_model(provider: Any, request: Request) -> str | None:
+    """The model `provider` will ask for on `request`: its `model_for` (an adapter's own model
+    wins over the spec's), else the request's. What the trace records as the call's model."""
+    pick = getattr(provider, "model_for", None)
+    if callable(pick):
+        try:
+            model = pick(request)
+        except Exception:  # noqa: BLE001 - host code: its call will fail, with its own error
+            model = None
+        if isinstance(model, str) and model:
+            return model
+    return request.model

@@ -15,7 +15,7 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from .base import Provider, ProviderError, Reply, Request
+from .base import Provider, ProviderError, Reply, Request, requested_model
 from ._http import Observable, ProviderFailure, clip, forward_events, is_transient
 
 
@@ -39,8 +39,13 @@ def _with_note(exc: ProviderError, note: str) -> ProviderError:
 class _Wrapper(Observable, Provider):
     def __init__(self, *inner: Provider):
         self._init_events()
+        self._first = inner[0] if inner else None
         for p in inner:
             forward_events(p, self)
+
+    def model_for(self, request: Request) -> str | None:
+        """The model the (first) wrapped provider asks for."""
+        return requested_model(self._first, request)
 
     async def acomplete(self, request: Request) -> Reply:
         return await asyncio.to_thread(self.complete, request)
@@ -103,7 +108,8 @@ class FallbackProvider(_Wrapper):
             first = exc
         src, dst = getattr(self.primary, "name", "primary"), getattr(self.backup, "name", "backup")
         self._emit("llm.fallback", **{"from": src, "to": dst, "error": _kind(first),
-                                      "message": str(first)})
+                                      "message": str(first),
+                                      "model": requested_model(self.backup, request)})
         try:
             return self.backup.complete(request)
         except ProviderError as exc:
