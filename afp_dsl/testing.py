@@ -67,6 +67,7 @@ class _Case:
         self.agent = Agent(program, agent_name, provider=self.provider, stubs=self.stubs,
                            effects=Effects(run_ids=counter_ids(f"{test.name}")))
         self.conv = self.agent.conversation()
+        self.program = program
         self.result: Any = None
         self.failures: list[str] = []
         self.observe = observe
@@ -115,14 +116,27 @@ def run_test(program: Any, test: ir.Test, file: str = "", *,
 
 def _step(case: _Case, st: Any) -> None:
     if isinstance(st, ir.UserSays):
+        if case.result is not None and case.result.paused:  # (the check-in would be dropped)
+            case.fail("a `user` message while the run waits on a check-in",
+                      "`approve` or `decline` before the next `user` line",
+                      f"run {case.result.run_id} paused at check-in {case.result.checkin.id}")
+            return
         case.record(case.conv.run(st.text))
     elif isinstance(st, ir.Decide):
         _decide(case, st)
     elif type(st) in _EXPECTS:
         if case.result is None:
-            case.failures.append(f"`expect` before any `user` message (line of {type(st).__name__})")
+            case.failures.append(f"`expect` before any `user` message ({_at(case, st)}): an "
+                                 f"expectation looks at a run; put it after a `user` line")
             return
         _EXPECTS[type(st)](case, st)
+
+
+def _at(case: _Case, st: Any) -> str:
+    """`file:line` of a statement of the test."""
+    from .why import Locator
+    span = getattr(st, "span", None)
+    return Locator(case.program)(span.file, span.start) if span is not None else "?"
 
 
 def _decide(case: _Case, st: ir.Decide) -> None:
@@ -139,8 +153,10 @@ def _decide(case: _Case, st: ir.Decide) -> None:
 def _leftovers(case: _Case) -> None:
     left = case.provider.remaining
     if left:
-        case.failures.append(f"{left} scripted model repl{'y' if left == 1 else 'ies'} were never "
-                             f"used (the run made {case.provider.calls} LLM calls)" + case.context())
+        made = case.provider.calls
+        case.failures.append(f"{left} scripted model repl{'y was' if left == 1 else 'ies were'} "
+                             f"never used (the run made {made} LLM call{'' if made == 1 else 's'})"
+                             + case.context())
     for tool, _ in case.stubs.unused():
         case.failures.append(f"the stub for `{tool}` was never used")
 

@@ -183,3 +183,42 @@ def test_called_counts_executions_inside_agent_backed_tools(tmp_path):
     """))
     (r,), problems = run_files([f])
     assert problems == [] and r.passed, r.failures
+
+
+def test_a_user_line_while_the_run_waits_on_a_check_in_fails_the_test(tmp_path):
+    """The pending check-in was dropped and the follow-up ran without the conversation's
+    history, and the test passed."""
+    (r,) = run(tmp_path, """
+    test after_pause {
+      user "refund 500"
+      model calls refund { amount: 500 }
+      user "again"
+      model says "x"
+    }
+    """)
+    assert not r.passed
+    assert "a `user` message while the run waits on a check-in" in r.failures[0]
+    assert "`approve` or `decline` before the next `user` line" in r.failures[0]
+
+
+def test_an_expect_before_any_user_line_names_its_place_not_a_class(tmp_path):
+    (r,) = run(tmp_path, """
+    test early {
+      expect outcome answered
+      user "hi"
+      model says "x"
+    }
+    """)
+    assert not r.passed and "ExpectOutcome" not in r.failures[0]
+    assert "`expect` before any `user` message (" in r.failures[0] and "t.afp:" in r.failures[0]
+
+
+def test_one_unused_reply_is_worded_in_the_singular(tmp_path):
+    (r,) = run(tmp_path, """
+    test extra {
+      user "hi"
+      model says "x"
+      model says "y"
+    }
+    """)
+    assert "1 scripted model reply was never used (the run made 1 LLM call)" in r.failures[0]
