@@ -11,15 +11,16 @@ Invariants: every call has a total deadline, `timeout=` (see `_deadline`), not o
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Mapping
 
 from ..frozen import thaw
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import deadline_hooks, watch_client
-from ._http import (Adapter, BadRequestError, BadToolArgumentsError, ModelNotFoundError,
-                    ProviderFailure, ProviderTimeoutError, RateLimitedError, ServerError,
-                    ServerUnreachableError, call_id, clip, empty_reply, malformed,
-                    mid_reply, parse_arguments)
+from ._http import (Adapter, AuthenticationError, BadRequestError, BadToolArgumentsError,
+                    ModelNotFoundError, ProviderFailure, ProviderTimeoutError, RateLimitedError,
+                    ServerError, ServerUnreachableError, call_id, clip, empty_reply, malformed,
+                    mid_reply, parse_arguments, parse_retry_after)
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -43,18 +44,25 @@ class OllamaProvider(Adapter):
                  options: Mapping[str, Any] | None = None, keep_alive: str | None = None,
                  env: Mapping[str, str] | None = None):
         env = os.environ if env is None else env
-        super().__init__(model, timeout=timeout, stream=stream)
+        # the SDK sends OLLAMA_API_KEY (read from the process environment) as a bearer token:
+        # a server that quotes it back must not put it in an error message
+        super().__init__(model, timeout=timeout, stream=stream,
+                         secrets=(os.environ.get("OLLAMA_API_KEY"), env.get("OLLAMA_API_KEY")))
+        self._last = threading.local()  # the headers of this thread's last response
         self.options, self.keep_alive = dict(options or {}), keep_alive
         sdk = _sdk()
         import httpx  # what the `ollama` SDK sends with (installed with it)
         # httpx's `timeout=` limits each socket read; the hooks add the deadline of the whole
         # call (a trickling server or a slow NDJSON stream would hang otherwise).
+        hooks = deadline_hooks(httpx, self.timeout, watchdog=self.watchdog)
+        hooks["response"] = [self._note, *hooks["response"]]  # (the SDK's errors keep no headers)
         self._client = sdk.Client(host=host or env.get("OLLAMA_HOST") or DEFAULT_HOST,
-                                  timeout=self.timeout,
-                                  event_hooks=deadline_hooks(httpx, self.timeout,
-                                                             watchdog=self.watchdog))
+                                  timeout=self.timeout, event_hooks=hooks)
         watch_client(self._client._client, self.watchdog)  # (the SDK's httpx client)
         self.host = str(self._client._client.base_url).rstrip("/")
+
+    def _note(self, response: Any) -> None:
+        self._last.headers = response.headers
 
     # ------------------------------------------------------------ request
     def body(self, request: Request) -> dict:
@@ -118,7 +126,7 @@ class OllamaProvider(Adapter):
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:
         sdk, model, p = _sdk(), self.model_for(request), self.name
         if isinstance(exc, sdk.ResponseError):
-            return _response_error(exc, model)
+            return _response_error(exc, model, getattr(self._last, "headers", None))
         if isinstance(exc, ConnectionError):
             return ServerUnreachableError(
                 f"ollama: cannot connect to {self.host}; start it with `ollama serve` (or set "
@@ -142,7 +150,7 @@ class OllamaProvider(Adapter):
         return super()._map(exc, request)
 
 
-def _response_error(exc: Any, model: str) -> ProviderFailure:
+def _response_error(exc: Any, model: str, headers: Any = None) -> ProviderFailure:
     status, detail = int(getattr(exc, "status_code", 0) or 0), clip(getattr(exc, "error", exc))
     kw: dict[str, Any] = {"provider": "ollama", "status": status}
     if status < 400:  # an error line inside the NDJSON stream (status -1)
@@ -154,9 +162,15 @@ def _response_error(exc: Any, model: str) -> ProviderFailure:
         return BadRequestError(f"ollama: model `{model}` does not support tools; pick a model "
                                f"with tool support (e.g. llama3.2, qwen2.5) and `ollama pull` "
                                f"it", **kw)
+    if status in (401, 403):
+        return AuthenticationError(f"ollama: the server rejected the credentials ({status}: "
+                                   f"{detail}); check OLLAMA_API_KEY, or the proxy in front of "
+                                   f"the server", **kw)
     if status == 429:
-        return RateLimitedError(f"ollama: rate limited (429): {detail}; wait, or run with "
-                                f"--retries N", **kw)
+        wait = parse_retry_after(headers)
+        when = f", retry after {wait:g}s" if wait is not None else ""  # (as `_http` words it)
+        return RateLimitedError(f"ollama: rate limited (429{when}): {detail}; wait, or run with "
+                                f"--retries N", retry_after=wait, **kw)
     if status >= 500:
         return ServerError(f"ollama: server error {status}: {detail}; check the `ollama serve` "
                            f"log, or run with --retries N", **kw)
