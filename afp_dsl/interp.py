@@ -12,15 +12,14 @@ Invariants: at most `max_iterations` LLM calls (+1 wrap-up call); tools run only
 """
 from __future__ import annotations
 
-import attrs
-
+from . import model_view
 from . import skills as sk
 from .context import active_skills, compose
 from .cursor import CursorDecision, advance, cold_start
 from .endings import (CoreResult, checkpoint, finish, host_failed, provider_failed,
                       redaction_report)
 from .evaluate import Env
-from .providers.base import HistoryView, Message, Request, checked_reply, requested_model
+from .providers.base import Message, Request, checked_reply, requested_model
 from .runtime import LLMCall, RunCtx
 from .state import Pending, ToolResult
 from .prompts import WRAP_UP
@@ -138,25 +137,14 @@ def _composition_payload(comp) -> dict:
     return out
 
 
-def _messages(ctx: RunCtx):
-    red = ctx.model_redactor
-    if red is None:
-        return HistoryView(ctx.state.history)
-    return [Message(m.role, red.scrub_text(m.content),
-                    tuple(attrs.evolve(c, arguments=red.scrub(dict(c.arguments)))
-                          for c in m.tool_calls), m.tool_call_id, m.name)
-            for m in ctx.state.history]
-
-
 def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str | None = None):
     """Returns (reply, llm.replied id) or (None, CoreResult) on a provider failure; `context`:
     the `context.composed` the call is sent when it is not `cause`."""
     st, session = ctx.state, ctx.session
     session.llm_calls += 1
     st.llm_calls += 1
-    if ctx.model_redactor is not None:
-        system = ctx.model_redactor.scrub_text(system)
-    request = Request(system, _messages(ctx), tuple(tools), _model(ctx), session.llm_calls)
+    system, messages, tools = model_view.sent(ctx.model_redactor, system, st.history, tools)
+    request = Request(system, messages, tuple(tools), _model(ctx), session.llm_calls)
     inputs = (cause,) + ((context,) if context else ()) + tuple(r.event for r in st.last_batch)
     called = ctx.emit("llm.called", {"call": session.llm_calls,
                                      "model": requested_model(session.provider, request),

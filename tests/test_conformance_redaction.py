@@ -63,6 +63,22 @@ def test_model_true_scrubs_what_the_model_is_sent():
     assert_clean(seen)
 
 
+def test_model_true_scrubs_the_tools_the_model_is_sent_too():
+    """Tool descriptions and the descriptions in their schemas reach the model scrubbed; the
+    schema's own keywords, and what the run validates against, are untouched."""
+    spec = (SPEC % "model = true").replace(
+        'tool fetch { description = "fetch" }',
+        'tool fetch { description = "fetch with sk-TOOLDESC-4444" '
+        'input { q?: string "a key like sk-FIELDDESC-5555" } }')
+    agent, prov = make(spec, SCRIPT, tools=TOOLS)
+    r = agent.run(MESSAGE)
+    tools = {t.name: t for t in prov.requests[0].tools}
+    sent = json.dumps([[t.description, t.schema] for t in tools.values()])
+    assert "sk-TOOLDESC-4444" not in sent and "sk-FIELDDESC-5555" not in sent
+    assert tools["fetch"].schema["properties"]["q"]["type"] == "string"
+    assert r.outcome == "answered"
+
+
 def test_copied_secret_is_scrubbed_and_the_report_counts_without_values():
     agent, _ = make(SPEC % "", SCRIPT, tools=TOOLS)
     r = agent.run(MESSAGE)

@@ -1,0 +1,43 @@
+"""What an LLM call sends the model: as the run holds it, or scrubbed by `model = true` rules.
+
+Role:       `sent(red, system, history, tools)` gives the system text, messages and tool specs of
+            one request; with a model-side redactor (semantics §9, `model = true`) every text the
+            model reads is scrubbed: the system prompt, each message and tool call's arguments,
+            each tool's description and the `description`s of its schema. Split from `interp`.
+Invariants: the run's own history, plan and trace are never changed (copies are scrubbed); the
+            schema's keywords are kept, as the model must fill them in (the plan validates
+            arguments against the declared schema).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .providers.base import HistoryView, Message, ToolSpec
+
+
+def sent(red: Any, system: str, history: Sequence[Message], tools: tuple) -> tuple:
+    """(system, messages, tools) of a request; `red` None: as they are (the history as an O(1)
+    snapshot)."""
+    if red is None:
+        return system, HistoryView(history), tools
+    messages = [Message(m.role, red.scrub_text(m.content),
+                        tuple(attrs.evolve(c, arguments=red.scrub(dict(c.arguments)))
+                              for c in m.tool_calls), m.tool_call_id, m.name)
+                for m in history]
+    return red.scrub_text(system), messages, tuple(_tool(red, t) for t in tools)
+
+
+def _tool(red: Any, tool: ToolSpec) -> ToolSpec:
+    return ToolSpec(tool.name, red.scrub_text(tool.description), _descriptions(red, tool.schema))
+
+
+def _descriptions(red: Any, node: Any) -> Any:
+    if isinstance(node, Mapping):
+        return {k: (red.scrub_text(v) if k == "description" and isinstance(v, str)
+                    else _descriptions(red, v)) for k, v in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [_descriptions(red, v) for v in node]
+    return node
