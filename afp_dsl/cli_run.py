@@ -21,6 +21,7 @@ from typing import Any, Callable
 import click
 
 from .cli import CliError, FilePath, guarded, utf8_text, write_file
+from .resume_count import calls_made, executions, inner_events
 from .trace import json_text
 
 EXIT = {"answered": 0, "max_iterations": 0, "paused": 3, "denied": 1, "error": 1}
@@ -232,9 +233,10 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
                    f"`agent.resume(checkpoint, approve(checkin))`")
     program = _load(data["spec"])
     replies, stubs = _script(program, launch.get("script"))
-    used = data["state"].get("llm_calls", 0)
+    done = _events_so_far(store, run_id, data)  # (the run's and its inner runs')
+    used = max(data["state"].get("llm_calls", 0), calls_made(done))
     if stubs is not None:
-        for tool, n in data["state"].get("executions", {}).items():
+        for tool, n in executions(done).items():
             for _ in range(n):
                 stubs.take(tool)
     provider = _provider(launch.get("provider", "mock"), launch.get("model"), replies, used,
@@ -260,6 +262,17 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
     except ResumeDecisionError as exc:
         raise _Bad(str(exc)) from None
     _report(result, as_json)
+
+
+def _events_so_far(store: Any, run_id: str, data: dict) -> list:
+    """The run's stored events, those of its stored inner runs, and those of the inner runs its
+    pending check-in carries (an inner agent's pause)."""
+    events = list(store.events(run_id))
+    for row in store.runs():
+        if row is not None and (row.get("meta") or {}).get("outer") == run_id:
+            events += list(store.events(row["run_id"]))
+    pending = (data["state"].get("pending") or {}).get("checkin")
+    return events + inner_events(pending)
 
 
 def _nothing_to_resume(store: Any, run_id: str) -> CliError:

@@ -31,6 +31,7 @@ from .redaction import Redactor
 from .results import (AgentNotFound, CheckIn, Checkpoint, Conversation, Decision,  # noqa: F401
                       ResumeDecisionError, RunResult, approve, decline)
 from .recorder import Recorder, run_clock
+from .resume_count import calls_made, inner_events
 from .runtime import RunCtx, Session, Stubs, drive_async, drive_sync
 from .source import Span
 from .state import RunState, check_checkpoint
@@ -254,10 +255,13 @@ class Agent:
         for runs in self.session.inner.values():
             for trace in runs.runs.values():
                 if trace.run_id.startswith(prefix):
-                    fin = [e for e in trace.tail(1) if e.kind == "run.finished"]
-                    outcome = fin[0].payload.get("outcome") if fin else None
+                    last = trace.tail(1)
+                    fin = [e for e in last if e.kind == "run.finished"]
+                    paused = any(e.kind == "run.paused" for e in last)  # (its outer run waits)
+                    status = "paused" if paused else "finished"
+                    outcome = "paused" if paused else fin[0].payload.get("outcome") if fin else None
                     agent = (trace[0].payload or {}).get("agent", "inner") if len(trace) else "inner"
-                    self.store.save_run(trace.run_id, agent, self.spec, "finished", outcome,
+                    self.store.save_run(trace.run_id, agent, self.spec, status, outcome,
                                         fin[0].payload.get("answer") if fin else None,
                                         {"outer": run_id}, trace.events)
 
@@ -307,17 +311,12 @@ class Agent:
         else:
             resume = {"decision": None}
         trace = Trace(run_id, self.store.events(run_id))
-        self._continue_numbering(trace)
+        # a resumed run's model calls are numbered after the ones it (and its inner runs)
+        # already made, whichever agent made them: a mock's tool-call ids are built from that
+        # number, and must stay unique within the run
+        made = calls_made(list(trace) + inner_events(pending.checkin if pending else None))
+        self.session.llm_calls = max(self.session.llm_calls, made)
         return self._ctx(state, trace, red), resume
-
-    def _continue_numbering(self, trace: Trace) -> None:
-        """A resumed run's model calls are numbered after the ones it already made, whichever
-        agent made them (a mock's tool-call ids are built from that number, and must stay
-        unique within the run)."""
-        made = [e.payload.get("call") for e in trace if e.kind == "llm.called"]
-        made = [n for n in made if type(n) is int]
-        if made:
-            self.session.llm_calls = max(self.session.llm_calls, *made)
 
     def _check_decision(self, run_id: str, pending, decision: Any, red: Redactor) -> dict:
         checkin = pending.checkin

@@ -129,3 +129,40 @@ def test_test_command_exit_codes_k_and_junit(env, tmp_path):
     res = cli("test", spec, "--junit", xml)
     assert res.exit_code == 1 and "failing FAILED" in res.output
     assert "<testsuite" in xml.read_text()
+
+
+INNER = """
+agent outer { tools = [ask_inner] }
+agent inner { tools = [leaf] }
+tool ask_inner { description = "ask" input { q: string } impl = agent(inner) }
+tool leaf { description = "leaf" input { x: integer } check_in = true }
+test t1 {
+  agent = outer
+  user "go"
+  model calls ask_inner { q: "go inner" }
+  model calls leaf { x: 1 }
+  approve
+  tool leaf returns "leafed"
+  model says "inner done"
+  model says "outer done"
+}
+"""
+
+
+def test_resuming_an_inner_agent_s_pause_from_the_cli_continues_where_it_stopped(tmp_path):
+    """`afpc resume` replayed the script from the outer run's own count of model calls, so the
+    inner agent was fed the outer's first reply again and paused again, at every resume; the
+    paused inner run was stored as `finished`."""
+    spec, db = tmp_path / "c.afp", str(tmp_path / "c.db")
+    spec.write_text(INNER, encoding="utf-8")
+    cli = CliRunner()
+    ran = cli.invoke(main, ["run", str(spec), "--agent", "outer", "--script", "t1", "-m", "go",
+                            "--store", db, "--json"])
+    assert ran.exit_code == 3, ran.output
+    run_id = json.loads(ran.output.strip().splitlines()[-1])["run_id"]
+    rows = json.loads(cli.invoke(main, ["trace", "list", "--all", "--format", "json",
+                                        "--store", db]).output)
+    assert sorted((r["status"], r["outcome"]) for r in rows) == [("paused", "paused")] * 2
+    done = cli.invoke(main, ["resume", run_id, "--approve", "--store", db, "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output.strip().splitlines()[-1])["answer"] == "outer done"

@@ -249,3 +249,27 @@ def test_a_redacted_decision_note_is_reported_under_the_check_in_decision_path()
     paths = [p for x in payloads(r2, "redaction.applied") for p in x["paths"]]
     assert paths and all(not p.startswith("$") for p in paths), paths
     assert "sk-abcdefghij" not in r2.trace.to_json()
+
+
+def test_a_fresh_agent_resuming_an_inner_pause_numbers_calls_after_the_inner_run_s():
+    """The inner run's model calls share the session's numbering: a fresh agent that counted
+    only the outer run's calls numbered the inner run's next call like an earlier one."""
+    spec = """
+    agent outer { tools = [ask_inner] }
+    agent inner { tools = [leaf] }
+    tool ask_inner { description = "ask" input { q: string } impl = agent(inner) }
+    tool leaf { description = "leaf" input { x: integer } check_in = true impl = returns("L") }
+    """
+    store = memory()
+    first, _ = make(spec, [call("ask_inner", q="go"), call("leaf", x=1)], name="outer",
+                    store=store)
+    r = first.run("go")
+    assert r.paused
+    second, _ = make(spec, ["inner done", "outer done"], name="outer", store=store)
+    r2 = second.resume(r.run_id, approve(r.checkin, by="ops"))
+    assert (r2.outcome, r2.answer) == ("answered", "outer done")
+    (runs,) = r2.inner.values()
+    (inner,) = runs.runs.values()
+    numbers = [e.payload["call"] for e in inner if e.kind == "llm.called"]
+    numbers += [p["call"] for p in payloads(r2, "llm.called")]
+    assert sorted(numbers) == [1, 2, 3, 4]
