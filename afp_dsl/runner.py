@@ -115,6 +115,7 @@ class Agent:
         self.session.listen()
         self._conversations = 0
         self._paused: dict[str, Conversation] = {}  # run id -> conversation of a paused run
+        self._retryable: dict[str, Conversation] = {}  # ... of an `error` run with a checkpoint
 
     @property
     def name(self) -> str:
@@ -139,7 +140,7 @@ class Agent:
 
     def resume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
-        conv = self._paused.pop(ctx.state.run_id, None)
+        conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))  # its earlier events are stored already
         with self._kept_if_interrupted(ctx, saves):
             core = drive_sync(run_core(ctx, resume), self._progress(ctx, saves))
@@ -147,7 +148,7 @@ class Agent:
 
     async def aresume(self, checkpoint: Any, decision: Any = None) -> RunResult:
         ctx, resume = self._prepare_resume(checkpoint, decision)
-        conv = self._paused.pop(ctx.state.run_id, None)
+        conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))
         with self._kept_if_interrupted(ctx, saves):
             core = await drive_async(run_core(ctx, resume), self._progress(ctx, saves))
@@ -204,8 +205,27 @@ class Agent:
         rec = Recorder(trace, red, state.seq, state.time, run_clock(self.effects, state.time))
         return RunCtx(self.session, self.plan, state, rec, red, red.for_model())
 
+    def _conversation_of(self, run_id: str) -> Conversation | None:
+        """The conversation a resumed run belongs to (None: none, or it has moved on)."""
+        return self._paused.pop(run_id, None) or self._retryable.pop(run_id, None)
+
+    def _open_conversation(self, conv: Conversation) -> None:
+        """A conversation takes its next message only when no run of it waits on a check-in (the
+        decision would be lost, and the run's history with it); an `error` run it moves on from
+        is no longer its to update when resumed."""
+        waiting = next((r for r, c in self._paused.items() if c is conv), None)
+        if waiting is not None:
+            raise ValueError(f"conversation `{conv.id}` has run `{waiting}` waiting on a check-in; "
+                             f"answer it first with `agent.resume(result.checkpoint, "
+                             f"approve(result.checkin))` (or `decline`), then send the next "
+                             f"message")
+        for run_id in [r for r, c in self._retryable.items() if c is conv]:
+            del self._retryable[run_id]
+
     def _start(self, message: str, conv: Conversation | None) -> RunCtx:
         check_message(message)
+        if conv is not None:
+            self._open_conversation(conv)
         run_id = self.effects.new_run_id()
         check_new_run(self.store, run_id)  # before anything runs (the first save checks again)
         state = RunState(run_id, self.plan.name, str(message),
@@ -243,7 +263,10 @@ class Agent:
         elif conv is not None:
             conv.history = st.history
             conv.cursor = st.cursor
-            conv.runs.append(st.run_id)
+            if st.run_id not in conv.runs:  # (a resumed `error` run is in it already)
+                conv.runs.append(st.run_id)
+            if core.checkpoint is not None:  # an `error` run: its resume updates the conversation
+                self._retryable[st.run_id] = conv
         self._save_inner(st.run_id)
         inner = {k: v for k, v in self.session.inner.items()}
         return RunResult(core.outcome, core.answer, st.run_id, ctx.rec.trace, checkin, checkpoint,

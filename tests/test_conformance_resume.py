@@ -273,3 +273,35 @@ def test_a_fresh_agent_resuming_an_inner_pause_numbers_calls_after_the_inner_run
     numbers = [e.payload["call"] for e in inner if e.kind == "llm.called"]
     numbers += [p["call"] for p in payloads(r2, "llm.called")]
     assert sorted(numbers) == [1, 2, 3, 4]
+
+
+def test_a_resumed_error_run_brings_its_answer_into_the_conversation():
+    """§1: runs of a conversation share history; the answer of an `error` run resumed
+    afterwards was missing from the next run's history."""
+    spec = "agent g { tools = [t] }\ntool t { description = \"t\" impl = returns(\"T\") }"
+    agent, prov = make(spec, [call("t"), "first done", "second done"], fail_at=2)
+    conv = agent.conversation()
+    r1 = conv.run("hello one")
+    assert r1.outcome == "error" and r1.checkpoint is not None
+    prov.fail_at = None
+    assert agent.resume(r1.checkpoint).answer == "first done"
+    conv.run("hello two")
+    seen = [m.content for m in prov.requests[-1].messages]
+    assert "first done" in seen and seen[-1] == "hello two"
+    assert conv.runs.count(r1.run_id) == 1
+
+
+def test_a_conversation_takes_no_message_while_a_run_waits_on_a_check_in():
+    """The next run went on without the paused run's messages, and the later resume overwrote
+    the conversation's history with the paused run's."""
+    agent, _ = make(SPEC, [call("refund", amount=200), "one done"],
+                    tools={"refund": lambda amount: "ok"})
+    conv = agent.conversation()
+    r1 = conv.run("refund please")
+    assert r1.paused
+    with pytest.raises(ValueError, match="waiting on a check-in; answer it first"):
+        conv.run("msg two")
+    r2 = agent.resume(r1.checkpoint, approve(r1.checkin, by="ops"))
+    assert r2.answer == "one done"
+    assert [m.content for m in conv.history][0] == "refund please"
+    assert conv.history[-1].content == "one done"
