@@ -82,7 +82,7 @@ def resume_inner(ctx: RunCtx, call, info, checkin: dict, resume: dict):
 
 
 def _result(ctx: RunCtx, call, info, core, trace: Trace):
-    ctx.session.inner_runs(call.name, info.decl.keep_runs).put(call.id, trace)
+    ctx.session.inner_runs(call.name, info.decl.keep_runs).put(trace.run_id, trace)
     if core.outcome == "paused":
         from .toolcall import call_fingerprint
         outer_fp = call_fingerprint(call.name, call.id, dict(call.arguments))

@@ -268,7 +268,7 @@ class Agent:
             if core.checkpoint is not None:  # an `error` run: its resume updates the conversation
                 self._retryable[st.run_id] = conv
         self._save_inner(st.run_id)
-        inner = {k: v for k, v in self.session.inner.items()}
+        inner = {k: v.of_run(st.run_id) for k, v in self.session.inner.items()}
         return RunResult(core.outcome, core.answer, st.run_id, ctx.rec.trace, checkin, checkpoint,
                          core.error, inner, self.session.program)
 

@@ -170,28 +170,43 @@ class Stubs:
 
 
 class InnerRuns:
-    """Inner runs of one agent-backed tool, kept for `why` under the outer call id (LRU)."""
+    """Inner runs of one agent-backed tool, kept for `why`, the newest `keep` (LRU): by the
+    session under their run ids (`<outer run>/<call id>`), by a `RunResult` under the outer
+    call ids of its run (`of_run`)."""
 
     def __init__(self, keep: int):
         self.keep = keep
         self.runs: OrderedDict[str, Trace] = OrderedDict()
         self.dropped = 0
 
-    def put(self, call_id: str, trace: Trace) -> None:
+    def put(self, run_id: str, trace: Trace) -> None:
         if self.keep <= 0:
             self.dropped += 1
             return
-        self.runs[call_id] = trace
-        self.runs.move_to_end(call_id)
+        self.runs[run_id] = trace
+        self.runs.move_to_end(run_id)
         while len(self.runs) > self.keep:
             self.runs.popitem(last=False)
             self.dropped += 1
 
-    def get(self, call_id: str) -> Trace | None:
-        t = self.runs.get(call_id)
+    def get(self, key: str) -> Trace | None:
+        """By inner run id, or by the outer call id (the newest inner run of that call)."""
+        t = self.runs.get(key)
+        if t is None and isinstance(key, str) and "/" not in key:
+            t = next((x for rid, x in reversed(self.runs.items())
+                      if rid.rsplit("/", 1)[-1] == key), None)
         if t is not None:
-            self.runs.move_to_end(call_id)
+            self.runs.move_to_end(t.run_id) if t.run_id in self.runs else None
         return t
+
+    def of_run(self, run_id: str) -> "InnerRuns":
+        """A copy holding only the inner runs of outer run `run_id`, under their call ids: what
+        its `RunResult` keeps (a later run's calls may reuse its call ids)."""
+        out = InnerRuns(self.keep)
+        out.dropped = self.dropped
+        prefix = run_id + "/"
+        out.runs.update((k[len(prefix):], t) for k, t in self.runs.items() if k.startswith(prefix))
+        return out
 
 
 # ---------------------------------------------------------------- host tool context

@@ -112,8 +112,10 @@ def inner_finder(inner: Any) -> InnerFinder:
         call_id = run_id.rsplit("/", 1)[-1]
         for runs in inner.values():
             kept = getattr(runs, "runs", None)
-            t = kept.get(call_id) if isinstance(kept, Mapping) else None
-            if t is not None and t.run_id == run_id:
+            if not isinstance(kept, Mapping):
+                continue
+            t = kept.get(run_id) or kept.get(call_id)  # (by run id; by call id, as kept before)
+            if t is not None and getattr(t, "run_id", None) == run_id:
                 return t
         return None
     return find

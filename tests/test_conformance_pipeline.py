@@ -282,3 +282,20 @@ def test_nan_and_infinities_in_arguments_are_refused_before_any_guard_can_miss_t
     assert "note[1]: expected a finite number" in texts[1]
     assert [p["status"] for p in payloads(r, "tool.returned")] == [first, "invalid"]
     assert len(payloads(r, "tool.args_invalid")) == 1 + (first == "invalid")
+
+
+def test_a_later_run_with_the_same_call_ids_leaves_an_earlier_result_s_inner_runs_alone():
+    """A provider that numbers each reply's calls from 0 gave both runs' inner runs the call id
+    `call_0`: the second replaced the first in the first result, and its `why` lost the inner
+    run."""
+    ask = {"id": "call_0", "name": "ask_researcher", "arguments": {"question": "q"}}
+    script = [{"calls": [ask]}, "inner A", "outer A", {"calls": [ask]}, "inner B", "outer B"]
+    agent, _ = make(NESTED.replace("keep_runs = 1", "keep_runs = 5"), script, name="outer")
+    conv = agent.conversation()
+    r1 = conv.run("one")
+    why_before = r1.why()
+    r2 = conv.run("two")
+    kept = r1.inner["ask_researcher"].get("call_0")
+    assert kept.run_id == r1.run_id + "/call_0" and "inner A" in kept.to_json()
+    assert r2.inner["ask_researcher"].get("call_0").run_id == r2.run_id + "/call_0"
+    assert r1.why() == why_before
