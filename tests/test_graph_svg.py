@@ -2,6 +2,7 @@
 overlay"): well-formed, escaped, deterministic, and the overlay marks what the run did."""
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 
 import afp_dsl as afp
@@ -69,3 +70,22 @@ def test_no_graph_no_drawing():
     program = afp.load('agent g { }')
     r = program.agent(provider=afp.providers.mock(["hi"])).run("x")
     assert overlay_drawings(program, list(r.trace)) == (None, None)
+
+
+def test_every_example_graph_and_every_stress_label_is_well_formed():
+    """Each graph of the examples, and captions holding markup, quotes, pipes and line breaks."""
+    from test_graph_export import CASES, SPEC as STRESS
+
+    from afp_dsl.api import analyse
+    drawn = 0
+    for _, spec, graph in CASES:
+        program, _ = analyse(spec)
+        root = _tree(to_svg(program, graph))
+        drawn += 1
+        assert root.findall(".//g[@class='node']")
+    for label in ['a|b', 'say "hi"', '<b>x</b>', "a (b) [c] {d}", "it's `t`", "a;b&c", "multi\nline",
+                  "]]> <!-- x -->", "≥ ≤ ≠ ▶"]:
+        program, diags = analyse(STRESS.replace('"back to | start"', json.dumps(label)))
+        assert program is not None, diags
+        _tree(to_svg(program, visited=["x"], taken=[(None, "x")]))
+    assert drawn >= 3
