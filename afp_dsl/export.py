@@ -130,12 +130,20 @@ class _Beats:
                 "output": result if isinstance(result, dict) else {"value": result},
                 "brain": (f"`{name}` returned {p.get('status')}: "
                           f"{short(p.get('read', result), 160)}"),
+                "brainMode": "act" if name == "read_skill" else "reason",
                 "brainSource": "framework", "cost": dict(THINKING_ZERO)}
         if started["skill"]:
             step["skill"] = started["skill"]
         if p.get("status") not in ("success", None):
             step["error"] = str(p.get("status"))
         self.push(e, step)
+
+    def _run_resumed(self, e: Event, p: dict) -> None:
+        """A retry after an error goes on with the same run: the error was not its answer (the
+        answer beat ends the beats)."""
+        if p.get("retry") and self.steps and self.steps[-1].get("kind") == "answer":
+            self.steps.pop()
+            self.at.pop()
 
     def _run_finished(self, e: Event, p: dict) -> None:
         text = p.get("answer") or ""
@@ -151,7 +159,7 @@ class _Beats:
 
 def _headline(text: str) -> str:
     text = text if isinstance(text, str) else ""
-    line = next((x for x in text.splitlines() if x.strip()), "")
+    line = next((x for x in text.splitlines() if x.strip()), "") or "Done"  # (as the original)
     return line if len(line) <= 140 else line[:140] + "…"
 
 

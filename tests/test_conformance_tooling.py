@@ -296,3 +296,24 @@ def _steps_of(doc):
     if isinstance(doc, list):
         return [s for v in doc for s in _steps_of(v)]
     return []
+
+
+def test_thinking_matches_the_original_on_headlines_retries_and_brain_modes():
+    """An empty answer's headline is `Done`; a run retried after an error has one `answer`, at
+    the end; a `return` says its `brainMode` (`act` for `read_skill`, else `reason`)."""
+    from interp_support import call, make
+
+    from afp_dsl.export import to_thinking
+    spec = ('agent g { tools = [t] skills = [s] }\ntool t { description = "t" impl = returns("T") }\n'
+            'skill s { description = "s" }')
+    agent, prov = make(spec, [call("t"), call("read_skill", id="s"), "recovered"], fail_at=3)
+    r = agent.run("hi")
+    assert r.outcome == "error"
+    prov.fail_at = None
+    done = to_thinking(agent.resume(r.checkpoint).trace)
+    kinds = [s["kind"] for s in done["steps"]]
+    assert kinds.count("answer") == 1 and kinds[-1] == "answer" and len(done["at"]) == len(kinds)
+    assert [s["brainMode"] for s in done["steps"] if s["kind"] == "return"] == ["reason", "act"]
+    empty, _ = make("agent g { }", [""])
+    (last,) = [s for s in to_thinking(empty.run("hi").trace)["steps"] if s["kind"] == "answer"]
+    assert last["answer"]["headline"] == "Done"
