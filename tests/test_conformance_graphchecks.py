@@ -276,3 +276,35 @@ def test_a_rule_covered_by_earlier_rules_is_still_shadowed():
     spec = _POLICY.format(first='deny when args.n > 5 because "a"',
                           second='deny when args.n > 7 because "b"')
     assert codes(spec) == ["AFP401"]
+
+
+def test_explain_reach_tells_a_local_skill_from_an_imported_one_of_the_same_name(tmp_path):
+    """`ls1` is the root module's skill, `m.ls1` the imported one: the report followed the
+    first node named `ls1` either way, and listed graphs holding only the other."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "m.afp").write_text(textwrap.dedent('''\
+        tool lt { description = "lt" output { ok: boolean } }
+        skill ls1 { description = "lib one" tools = [lt] }
+        skill ls2 { description = "lib two" }
+        graph lg { entry ls1  route ls1 -> ls2 on lt when result.ok == true }
+        '''), encoding="utf-8")
+    main = tmp_path / "t6.afp"
+    main.write_text(textwrap.dedent('''\
+        import "lib/m.afp" as m
+        agent a { graph = g }
+        tool t1 { description = "t1" }
+        skill ls1 { description = "local one" tools = [t1] }
+        skill s1 { description = "s1" tools = [t1] }
+        graph g {
+          entry s1
+          route s1 -> m.ls1 on t1
+          route m.ls1 -> ls1 on m.lt when result.ok == true
+        }
+        '''), encoding="utf-8")
+    program, _ = load_program(main)
+    a = Analysis(program)
+    local = graph_checks.reach_report(a, "ls1")
+    assert "graph `lg`" not in local and local.rstrip().endswith("ls1 on m.lt when result.ok == true")
+    imported = graph_checks.reach_report(a, "m.ls1")
+    assert "graph `g`" in imported and "graph `lg`" in imported
+    assert graph_checks.reach_report(a, "ls2").count("reached by") == 1  # (only `lg` holds it)

@@ -16,7 +16,7 @@ Invariants: linear in the size of the program (BFS, Tarjan); one diagnostic per 
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from .. import ir
 from ..analysis import Analysis
@@ -356,18 +356,30 @@ def explain_reach(analysis: Analysis, graph_module: str, graph: ir.Graph, skill:
     skill is not in the graph or no path reaches it.
     """
     v = G.view(analysis, graph_module, graph)
-    key = next((k for k, n in v.nodes.items() if skill in (n.name, n.skill.name)), None)
+    key = _node_of(analysis, v, skill)
     if key is None:
         return None
     path = v.path_to(key, True, live=True) or v.path_to(key, False)
     return [hop_text(v, e) for e in path] if path else None
 
 
+def _node_of(analysis: Analysis, v: Any, skill: str) -> Any:
+    """The node of `skill` in graph view `v`: the skill its name (`name`, `alias.name`) resolves
+    to in the root module, so two skills of one name in different modules stay apart; a name
+    the root module does not resolve matches a node by its bare skill name (a skill of an
+    imported module, written without its alias)."""
+    alias, _, name = skill.rpartition(".")
+    hit = analysis.resolve(analysis.program.root, ir.Ref(name=name, alias=alias or None))
+    if hit is not None and isinstance(hit.decl, ir.Skill):
+        return (hit.module, name) if (hit.module, name) in v.nodes else None
+    return next((k for k, n in v.nodes.items() if skill in (n.name, n.skill.name)), None)
+
+
 def reach_report(analysis: Analysis, skill_name: str) -> str:
     """Text for `afpc check --explain-reach SKILL`: one paragraph per graph holding the skill."""
     out = []
     for v in G.views(analysis):
-        if not any(skill_name in (n.name, n.skill.name) for n in v.nodes.values()):
+        if _node_of(analysis, v, skill_name) is None:
             continue
         hops = explain_reach(analysis, v.module, v.graph, skill_name)
         where = f"graph `{v.graph.name}` ({v.module})"
