@@ -203,7 +203,7 @@ def timeline(row: dict, events: list) -> str:
     from .trace import tally
     from .why import Locator
     from .why_walk import describe
-    loc = Locator()
+    loc = Locator(spec_program(row))  # (its sources give `file:line` from any folder)
     fin = next((e.payload for e in reversed(events) if e.kind == "run.finished"), None)
     fin = fin if isinstance(fin, dict) else tally(events)
     tokens = fin.get("tokens") or ["?", "?"]
@@ -301,7 +301,7 @@ def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | N
     if edge is not None:
         _warn_if_no_such_edge(row, edge)
     node, query = why_tree(Trace(run_id, events), event_id, inner=inner_lookup(store),
-                           skill=skill, iteration=iteration, edge=edge)
+                           program=spec_program(row), skill=skill, iteration=iteration, edge=edge)
     if node.kind in ("missing", "empty"):
         _fail(node.text)
     click.echo(to_json(run_id, query, node) if fmt == "json" else render_text(node),

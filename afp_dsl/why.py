@@ -61,6 +61,8 @@ class Locator:
     def _file(self, file: str) -> SourceFile | None:
         text = self.sources.get(file)
         if text is None:
+            text = self._loaded_elsewhere(file)
+        if text is None:
             try:
                 text = Path(file).read_text(encoding="utf-8")
             except (OSError, ValueError):
@@ -68,6 +70,15 @@ class Locator:
         if not isinstance(text, SourceFile):
             text = self.sources[file] = SourceFile.of(file, text) if text else None
         return text
+
+    def _loaded_elsewhere(self, file: str) -> Any:
+        """The source of a module the program holds under a longer key: a run records the keys
+        relative to the folder it started in, and the spec loaded again from another folder
+        has them from there (`examples/x.afp` is `/home/me/examples/x.afp`)."""
+        tail = "/" + str(file).replace("\\", "/").lstrip("./")
+        found = [src for key, src in self.sources.items()
+                 if isinstance(key, str) and key.replace("\\", "/").endswith(tail)]
+        return found[0] if len(found) == 1 else None
 
     def __call__(self, file: str, start: int) -> str:
         sf = self._file(file)

@@ -384,3 +384,19 @@ def test_a_folder_check_reports_an_import_cycle_once(tmp_path) -> None:
     out = CliRunner().invoke(main, ["check", "--format", "short", str(tmp_path)])
     assert out.exit_code == 1
     assert out.output.count("AFP108") == 2, out.output
+
+
+def test_why_and_show_give_file_and_line_from_any_folder(tmp_path, monkeypatch):
+    """A run records module keys relative to the folder it started in; from another folder the
+    locations turned into character offsets (`support.afp@550`)."""
+    root = Path(__file__).resolve().parent.parent
+    db = str(tmp_path / "w.db")
+    monkeypatch.chdir(root)
+    ran = CliRunner().invoke(main, ["run", "examples/support/support.afp", "--script",
+                                    "small_refund", "-m", "I was charged twice for order AB-12",
+                                    "--store", db])
+    assert ran.exit_code == 0, ran.output
+    monkeypatch.chdir(tmp_path)
+    for args in (["why", "last"], ["trace", "show", "last"]):
+        out = CliRunner().invoke(main, args + ["--store", db]).output
+        assert "support.afp:10)" in out and "support.afp@" not in out, out
