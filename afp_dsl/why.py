@@ -10,6 +10,8 @@ Invariants: reads only the (redacted) trace; never raises on a partial or foreig
 """
 from __future__ import annotations
 
+import functools
+
 import json
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -151,6 +153,17 @@ class Index:
 
     def parents(self, e: Event) -> list[Event]:
         return [self.by_id[c] for c in e.caused_by if c in self.by_id]
+
+    @functools.cached_property
+    def discarded(self) -> frozenset[str]:
+        """Tool results a retry threw away: recorded in the iteration that failed, before the
+        `run.resumed {retry}` that repeats it from the state the one before left."""
+        out: set[str] = set()
+        for r in self.events:
+            if r.kind == "run.resumed" and (r.payload or {}).get("retry") is True:
+                out.update(e.id for e in self.events if e.kind == "tool.returned"
+                           and e.seq < r.seq and e.iteration == r.iteration)
+        return frozenset(out)
 
     def before(self, seq: int, kind: str, test: Callable[[dict], bool] = lambda p: True
                ) -> list[Event]:

@@ -121,14 +121,14 @@ class Walker:
         """The tree of `e`; an event already expanded in this tree becomes a reference."""
         at = self.loc.span(e.source)
         if e.id in self.seen or self.count > MAX_NODES:
-            return WhyNode("ref", describe(e) + " (see above)", e.id, at)
+            return WhyNode("ref", _ref_text(e) + " (see above)", e.id, at)
         self.seen.add(e.id)
         self.count += 1
         build = _BUILD.get(e.kind, Walker._generic)
         return build(self, e, at)
 
     def ref(self, e: Event) -> WhyNode:
-        return WhyNode("ref", describe(e), e.id, self.loc.span(e.source))
+        return WhyNode("ref", _ref_text(e), e.id, self.loc.span(e.source))
 
     def _generic(self, e: Event, at: str | None) -> WhyNode:
         kids = tuple(self.node(p) for p in self.ix.parents(e))
@@ -183,7 +183,9 @@ class Walker:
         for c in self.ix.parents(called):
             if c.kind in ("context.composed", "llm.replied", "run.started"):
                 kids.append(self.node(c))
-        results = self.ix.before(called.seq, "tool.returned")
+        kids += self._withheld(called)
+        results = [r for r in self.ix.before(called.seq, "tool.returned")
+                   if r.id not in self.ix.discarded]
         if results and not first:
             # an earlier call, reached through a tool call's reply: its history is a prefix of
             # the later one's, so the results the tree already shows are counted, not listed
@@ -198,6 +200,20 @@ class Walker:
             kids.append(WhyNode("history", f"tool results in the history ({len(results)})",
                                 children=rows))
         return tuple(kids)
+
+    def _withheld(self, called: Event) -> list[WhyNode]:
+        """A call sent other tools than its context offers (the wrap-up after the iteration
+        budget is sent none): say which, next to the context's list."""
+        offered = payload(called).get("tools")
+        context = next((c for c in self.ix.parents(called) if c.kind == "context.composed"), None)
+        if not isinstance(offered, list) or context is None:
+            return []
+        if offered == [t.get("name") for t in items(payload(context), "tools")]:
+            return []
+        wrap = any(c.kind == "budget.exhausted" for c in self.ix.parents(called))
+        text = f"tools sent with this call: {', '.join(map(str, offered)) or 'none'}" + (
+            " (the wrap-up after the iteration budget asks for an answer, not tools)" if wrap else "")
+        return [WhyNode("tools", text, data={"tools": offered})]
 
     # ------------------------------------------------------------ context
     def _context(self, e: Event, at: str | None) -> WhyNode:
@@ -367,6 +383,15 @@ class Walker:
         data = {k: p.get(k) for k in ("agent", "message", "conversation")}
         text = f"user message to `{p.get('agent')}`: {short(p.get('message'))}"
         return WhyNode("user", text, e.id, at, data, self._causes(self.ix.parents(e)))
+
+
+def _ref_text(e: Event) -> str:
+    """A reference to an event shown above, worded as its node is (`run.started` is the user
+    message wherever it is cited)."""
+    if e.kind == "run.started":
+        p = payload(e)
+        return f"user message to `{p.get('agent')}`: {short(p.get('message'))}"
+    return describe(e)
 
 
 _BUILD: dict[str, Callable[[Walker, Event, Any], WhyNode]] = {

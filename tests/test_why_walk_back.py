@@ -73,3 +73,39 @@ def test_the_explanation_of_a_long_run_grows_linearly():
     text = afp.load(PING_PONG).agent(provider=afp.providers.mock(
         [[("ping", {})], [("pong", {})], [("ping", {})], "done"])).run("go").why()
     assert "tool results in the history (2, 2 shown above)" in text
+
+
+# ---------------------------------------------------------------- audited: what a call was sent
+def test_the_wrap_up_answer_says_the_call_was_sent_no_tools():
+    spec = 'agent g { tools = [t] max_iterations = 2 }\ntool t { description = "t" impl = returns("r") }'
+    r = afp.load(spec).agent(provider=afp.providers.mock(
+        [[("t", {})], [("t", {})], "wrapped"])).run("go")
+    assert r.outcome == "max_iterations"
+    text = r.why()
+    assert "tools sent with this call: none (the wrap-up after the iteration budget" in text
+
+
+def test_a_result_a_retry_threw_away_is_not_in_the_history():
+    spec = ('agent g { tools = [t, u] }\ntool t { description = "t" impl = returns("T") }\n'
+            'tool u { description = "u" }')
+    agent = afp.load(spec).agent(provider=afp.providers.mock(
+        [[("t", {})], [("u", {})], [("u", {})], "done"]))
+    r = agent.run("hi")
+    assert r.outcome == "error"
+    agent.session.host["u"] = lambda: "U"
+    text = agent.resume(r.checkpoint).why()
+    top = text.split("tool results in the history (", 1)[1]
+    assert top.startswith("2)") and "AFP501" not in text
+
+
+def test_a_reference_to_the_run_s_start_reads_as_the_user_message():
+    from afp_dsl.why import Index, Locator
+    from afp_dsl.why_walk import Walker
+    r = _run()
+    walker = Walker(Index(r.trace), lambda run_id: None, Locator())
+    started = next(e for e in r.trace if e.kind == "run.started")
+    first = walker.node(started)
+    again = walker.node(started)  # shown above: a reference
+    assert first.text == "user message to `desk`: please handle A"
+    assert again.kind == "ref" and again.text == first.text + " (see above)"
+    assert walker.ref(started).text == first.text
