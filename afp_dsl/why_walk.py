@@ -137,7 +137,9 @@ class Walker:
     # ------------------------------------------------------------ answer and replies
     def _finished(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
-        text = f"answer ({p.get('outcome')}): {short(p.get('answer'))}"
+        answer = p.get("answer")
+        text = f"answer ({p.get('outcome')})" + (f": {short(answer)}" if answer is not None else
+                                                  ": no answer" if not p.get("error") else "")
         if p.get("error"):
             text += f" — error: {short(p['error'])}"
         causes = self.ix.parents(e)

@@ -109,3 +109,9 @@ def test_a_reference_to_the_run_s_start_reads_as_the_user_message():
     assert first.text == "user message to `desk`: please handle A"
     assert again.kind == "ref" and again.text == first.text + " (see above)"
     assert walker.ref(started).text == first.text
+
+
+def test_an_error_run_s_answer_line_shows_no_json_null():
+    r = afp.load('agent g { }').agent(provider=afp.providers.mock([])).run("hi")
+    first = r.why().splitlines()[0]
+    assert "null" not in first and "answer (error) — error: AFP502" in first
