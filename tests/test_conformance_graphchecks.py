@@ -308,3 +308,17 @@ def test_explain_reach_tells_a_local_skill_from_an_imported_one_of_the_same_name
     imported = graph_checks.reach_report(a, "m.ls1")
     assert "graph `g`" in imported and "graph `lg`" in imported
     assert graph_checks.reach_report(a, "ls2").count("reached by") == 1  # (only `lg` holds it)
+
+
+def test_explain_reach_marks_an_entry_that_never_starts_a_run():
+    hops = _reach('''
+    agent a { graph = g }
+    skill s1 { description = "one" }
+    skill z { description = "z" }
+    graph g {
+      entry s1
+      entry z when message mentions "q"
+    }
+    ''', "z")
+    assert hops == ['entry z when message mentions "q" (never starts a run: `entry s1` has no '
+                    'condition and comes first; only when the model picks it)']

@@ -330,7 +330,11 @@ def hop_text(v: GraphView, e: EntryEdge | RouteEdge) -> str:
     """`entry triage [when …]` or `→ refunds on t status s when …` (source syntax)."""
     if isinstance(e, EntryEdge):
         when = f" when {render_expr(e.entry.when)}" if e.entry.when is not None else ""
-        return f"entry {v.name(e.dst)}{when}"
+        first = next((x for x in v.entries if x.entry.when is None), None)
+        dead = (f" (never starts a run: `entry {v.name(first.dst)}` has no condition and comes "
+                f"first; only when the model picks it)"
+                if first is not None and e.index > first.index and e.entry.when is not None else "")
+        return f"entry {v.name(e.dst)}{when}{dead}"
     r = e.route
     parts = [f"→ {v.name(e.dst)}"]
     if r.on is not None:
