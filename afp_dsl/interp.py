@@ -28,6 +28,9 @@ from .toolcall_policy import record_decisions
 
 
 
+_ANSWERS = ("success", "absent", "partial")  # tool statuses that are answers (semantics §7)
+
+
 # ---------------------------------------------------------------- start / resume
 def run_core(ctx: RunCtx, resume: dict | None = None):
     st = ctx.state
@@ -266,7 +269,8 @@ def _batch(ctx: RunCtx, resume: dict | None):
         if out.fatal is not None:
             return host_failed(ctx, call, out.fatal)
         p.checkin = None
-        st.history.append(Message("tool", out.text, (), call.id, call.name))
+        st.history.append(Message("tool", out.text, (), call.id, call.name,
+                                  out.status not in _ANSWERS))
         from .evaluate import parse_result
         st.last_batch.append(ToolResult(call.name, call.id, dict(call.arguments), out.status,
                                         parse_result(out.result), out.event))

@@ -25,7 +25,7 @@ def sent(red: Any, system: str, history: Sequence[Message], tools: tuple) -> tup
         return system, HistoryView(history), tools
     messages = [Message(m.role, red.scrub_text(m.content),
                         tuple(attrs.evolve(c, arguments=red.scrub(dict(c.arguments)))
-                              for c in m.tool_calls), m.tool_call_id, m.name)
+                              for c in m.tool_calls), m.tool_call_id, m.name, m.is_error)
                 for m in history]
     return red.scrub_text(system), messages, tuple(_tool(red, t) for t in tools)
 

@@ -228,10 +228,13 @@ def _call_from(d: dict) -> ToolCall:
 
 
 def _msg_to(m: Message) -> dict:
-    return {"role": m.role, "content": m.content, "tool_calls": [_call_to(c) for c in m.tool_calls],
-            "tool_call_id": m.tool_call_id, "name": m.name}
+    out = {"role": m.role, "content": m.content, "tool_calls": [_call_to(c) for c in m.tool_calls],
+           "tool_call_id": m.tool_call_id, "name": m.name}
+    if m.is_error:
+        out["is_error"] = True
+    return out
 
 
 def _msg_from(d: dict) -> Message:
     return Message(d["role"], d["content"], tuple(_call_from(c) for c in d["tool_calls"]),
-                   d.get("tool_call_id"), d.get("name"))
+                   d.get("tool_call_id"), d.get("name"), d.get("is_error") is True)

@@ -328,3 +328,32 @@ def test_the_sdk_never_retries_behind_our_back(vendor):
             with pytest.raises(ProviderError):
                 p.complete(Request("", [Message("user", "x")]))
         assert len(srv.requests) == 2
+
+
+def test_anthropic_marks_a_failed_tool_result_as_an_error():
+    """The Messages API's `is_error` on a `tool_result`: set for a call that failed or was
+    refused, left out for an answer (an absence is one)."""
+    from afp_dsl.providers.anthropic import to_messages
+    from afp_dsl.providers.base import ToolCall
+    calls = (ToolCall("a", "t", {}), ToolCall("b", "t", {}))
+    out = to_messages([Message("user", "hi"), Message("assistant", "", calls),
+                       Message("tool", "boom", tool_call_id="a", is_error=True),
+                       Message("tool", "ok", tool_call_id="b")])
+    first, second = out[2]["content"]
+    assert first["is_error"] is True and "is_error" not in second
+
+
+def test_the_loop_flags_failed_and_refused_results_and_a_checkpoint_keeps_the_flag():
+    import afp_dsl as afp
+    from afp_dsl.state import RunState
+    spec = ('agent g { tools = [bad, good] }\ntool bad { description = "b" input { n: integer } }\n'
+            'tool good { description = "g" impl = returns("fine") }\n'
+            'tool later { description = "l" check_in = true impl = returns("x") }')
+    spec = spec.replace("tools = [bad, good]", "tools = [bad, good, later]")
+    agent = afp.load(spec).agent(provider=afp.providers.mock(
+        [[("bad", {"n": "x"}), ("good", {})], [("later", {})], "done"]))
+    r = agent.run("go")
+    assert r.paused
+    history = RunState.from_checkpoint(r.checkpoint.data["state"]).history
+    flags = [(m.name, m.is_error) for m in history if m.role == "tool"]
+    assert flags == [("bad", True), ("good", False)]

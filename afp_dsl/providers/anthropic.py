@@ -168,8 +168,10 @@ def to_messages(messages: Any) -> list[dict]:
 
 def _blocks(m: Any) -> tuple[str, list[dict]]:
     if m.role == "tool":
-        return "user", [{"type": "tool_result", "tool_use_id": m.tool_call_id or "",
-                         "content": m.content}]
+        block = {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}
+        if getattr(m, "is_error", False):  # (the Messages API's flag for a failed call)
+            block["is_error"] = True
+        return "user", [block]
     blocks: list[dict] = [{"type": "text", "text": m.content}] if m.content else []
     if m.role == "assistant":
         blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": thaw(c.arguments)}

@@ -37,13 +37,15 @@ class ToolCall:
 
 @attrs.frozen(slots=True)
 class Message:
-    """One history entry. `role` is user | assistant | tool; tool results carry the call id."""
+    """One history entry. `role` is user | assistant | tool; tool results carry the call id, and
+    `is_error` when the call failed or was refused (an adapter whose API has the flag sends it)."""
 
     role: str
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    is_error: bool = False
 
 
 class HistoryView(Sequence):
