@@ -2,7 +2,8 @@
 
 Role:       `demo_args(schema)` finds small arguments that pass a tool's input schema, or None
             when none is found (the demo then tries the next tool, or answers); `minimal_value`
-            is the best-effort guess it starts from. Split from `mock`.
+            is the best-effort guess it starts from (it raises ValueError for a value too big
+            to be a small argument). Split from `mock`.
 Invariants: deterministic (the same schema, the same value); whatever `demo_args` returns passes
             the schema (checked with jsonschema, the validator the tool pipeline uses).
 """
@@ -30,11 +31,6 @@ def demo_args(schema: Any) -> dict | None:
         return value if validator.is_valid(value) else None
     except Exception:  # noqa: BLE001 - a schema jsonschema cannot use: no demo call for it
         return None
-
-
-def minimal_args(schema: Mapping[str, Any]) -> dict:
-    value = minimal_value(schema, schema)
-    return value if isinstance(value, dict) else {}
 
 
 def minimal_value(schema: Any, root: Any = None, depth: int = 0) -> Any:
@@ -85,16 +81,22 @@ def _resolve(root: Any, ref: str) -> Any:
     return node
 
 
+_LONGEST = 4096  # a longer minimal string is no small demo argument: the tool is passed over
+
+
 def _min_string(s: Mapping, root: Any, depth: int) -> str:
     n = int(s.get("minLength", 0) or 0)
+    if n > _LONGEST:
+        raise ValueError("too long for a demo argument")
     pattern = s.get("pattern")
     made = _from_pattern(pattern, n) if isinstance(pattern, str) else None
-    for cand in _STRING_CANDIDATES + ("x" * max(n, 1),) + ((made,) if made is not None else ()):
-        try:
-            jsonschema.validate(cand, s)
-            return cand
-        except Exception:  # noqa: BLE001 - not this one
-            continue
+    try:  # (no `jsonschema.validate`: it checks the schema against the metaschema every time)
+        fits = jsonschema.Draft202012Validator(s).is_valid
+        for cand in _STRING_CANDIDATES + ("x" * max(n, 1),) + ((made,) if made is not None else ()):
+            if fits(cand):
+                return cand
+    except Exception:  # noqa: BLE001 - a schema jsonschema cannot use: the caller checks anyway
+        pass
     return "x" * max(n, 1)
 
 
@@ -133,6 +135,8 @@ def _num(x: Any) -> Any:
 
 def _min_array(s: Mapping, root: Any, depth: int) -> list:
     n = int(s.get("minItems", 0) or 0)
+    if n > _LONGEST:
+        raise ValueError("too many items for a demo argument")
     return [minimal_value(s.get("items", {}), root, depth)] * n
 
 
