@@ -3,9 +3,9 @@
 Role:       a generator core (`run_core`) yielding effect requests; `runner` drives it. Handles
             input/output policies, the budget and wrap-up, steps nudges, pauses for check-ins,
             resumption of a paused batch, retries of a failed iteration or wrap-up call.
-Emits:      run.started, cursor.moved, route.evaluated, route.conflict, context.composed,
-            llm.called, llm.replied, steps.unfinished, budget.exhausted, checkin.requested,
-            run.paused, run.resumed, checkin.decided; run.finished through `endings`.
+Emits:      run.started, context.composed, llm.called, llm.replied, steps.unfinished,
+            budget.exhausted, checkin.requested, run.paused, run.resumed, checkin.decided; the
+            cursor's events through `loop_cursor`, run.finished through `endings`.
 Invariants: at most `max_iterations` LLM calls (+1 wrap-up call); tools run only for calls
             1..max-1; one cursor decision per iteration, retries included; every `caused_by`
             chain leads back to `run.started`; no I/O, no clock.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import model_view
 from . import skills as sk
 from .context import active_skills, compose
-from .cursor import CursorDecision, advance, cold_start
+from .loop_cursor import cursor_step
 from .endings import (CoreResult, checkpoint, finish, host_failed, provider_failed,
                       redaction_report)
 from .evaluate import Env
@@ -95,7 +95,7 @@ def _record_resume(ctx: RunCtx, resume: dict) -> dict:
 def _iteration(ctx: RunCtx):
     st, plan = ctx.state, ctx.plan
     if plan.graph is not None and st.decided != st.iteration:  # (a retry reuses its decision)
-        _cursor_step(ctx)
+        cursor_step(ctx)
     st.decided = st.iteration
     st.set_mark()
     comp = _recompose(ctx)
@@ -180,79 +180,6 @@ def _provider_events(ctx: RunCtx, called: str) -> int:
             continue
         ctx.emit(ev.kind, {"provider": ev.provider, **dict(ev.data)}, caused_by=(called,))
     return chunks
-
-
-# ---------------------------------------------------------------- cursor
-def _cursor_step(ctx: RunCtx) -> None:
-    st = ctx.state
-    d = _decide_cursor(ctx)
-    pick_event = st.pick_event if d.cause == "model-pick" else None
-    st.pick = st.pick_event = None
-    evaluated = [_record_evidence(ctx, ev) for ev in d.evidence]
-    if d.fired_by is not None:
-        cause = tuple(x for x, ev in zip(evaluated, d.evidence) if ev.fired)[:1]
-    elif pick_event:
-        cause = (pick_event,)
-    else:
-        cause = tuple(evaluated) or _quiet_cause(ctx, d)
-    if d.losers:
-        ctx.emit("route.conflict", {
-            "from": d.src, "winner": {"edge": d.edge.text, "call_id": d.fired_by.call_id,
-                                      "tool": d.fired_by.tool, "to": d.to},
-            "losers": [{"edge": x.route.text, "call_id": x.call_id, "tool": x.tool, "to": x.dst}
-                       for x in d.losers]}, source=d.edge.span, caused_by=cause)
-    eid = _record_move(ctx, d, cause)
-    if d.to != st.cursor or d.cause == "continuity":
-        for name in (st.cursor, d.to):
-            if name is not None:
-                st.steps[name] = 0  # a cursor move resets the procedure
-        st.cursor, st.cursor_cause, st.cursor_event = d.to, d.cause, eid
-
-
-def _quiet_cause(ctx: RunCtx, d: CursorDecision) -> tuple[str, ...]:
-    """What decided a move no edge or pick explains: the message, for a cold start (or a cursor
-    carried over); else the results that fired nothing, or the move the cursor stays on."""
-    st = ctx.state
-    if d.src is None:
-        return (st.start_event,)
-    return tuple(r.event for r in st.last_batch) or (st.cursor_event or st.start_event,)
-
-
-def _decide_cursor(ctx: RunCtx) -> CursorDecision:
-    st, graph = ctx.state, ctx.plan.graph
-    if st.cursor is not None and st.cursor_cause == "continuity" and st.cursor_event is None:
-        to, st.cursor = st.cursor, None
-        return CursorDecision(None, to, "continuity")
-    if st.iteration == 1 and st.cursor is None:
-        return cold_start(graph, st.message, st.iteration)
-    return advance(graph, st.cursor, st.last_batch, st.pick, st.message, st.iteration)
-
-
-def _record_evidence(ctx: RunCtx, ev) -> str:
-    return ctx.emit("route.evaluated", {
-        "edge": ev.route.text, "from": ev.route.src, "to": ev.route.dst, "call_id": ev.call_id,
-        "tool": ev.tool, "status": ev.status, "fired": ev.fired, "reason": ev.reason,
-        "conditions": [_cond(c) for c in ev.conditions]},
-        source=ev.route.span, caused_by=(ev.result_event,), clip=True)
-
-
-def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
-    source = d.edge.span if d.edge else (d.entry.span if d.entry else None)
-    payload = {"from": d.src, "to": d.to, "cause": d.cause}
-    if d.edge is not None:
-        payload["edge"] = d.edge.text
-    if d.witness:
-        payload["witness"] = [_cond(c) for c in d.witness]
-    if d.superseded:
-        payload["superseded_pick"] = d.superseded
-    return ctx.emit("cursor.moved", payload, source=source, caused_by=cause, clip="witness" in payload)
-
-
-def _cond(c) -> dict:
-    out = {"text": c.text, "actual": c.actual, "passed": c.passed}
-    if c.reason:
-        out["reason"] = c.reason
-    return out
 
 
 # ---------------------------------------------------------------- batch

@@ -1,0 +1,88 @@
+"""The graph cursor's step of an iteration: decided by `cursor`, recorded here.
+
+Role:       `cursor_step(ctx)` asks `cursor` for the decision (cold start, route, model pick,
+            stay, continuity) and records it: the evidence of every edge considered
+            (`route.evaluated`), a `route.conflict` when later results of the batch matched other
+            targets, and the `cursor.moved` that the context composition then reads. Split from
+            `interp`.
+Emits:      route.evaluated, route.conflict, cursor.moved.
+Invariants: one decision per iteration (a retry reuses it: `interp` checks `state.decided`); a
+            move resets the step pointers of the skills it leaves and enters.
+"""
+from __future__ import annotations
+
+from .cursor import CursorDecision, advance, cold_start
+from .runtime import RunCtx
+
+
+def cursor_step(ctx: RunCtx) -> None:
+    """Decide and record this iteration's cursor (semantics §4), before the context is composed."""
+    st = ctx.state
+    d = _decide_cursor(ctx)
+    pick_event = st.pick_event if d.cause == "model-pick" else None
+    st.pick = st.pick_event = None
+    evaluated = [_record_evidence(ctx, ev) for ev in d.evidence]
+    if d.fired_by is not None:
+        cause = tuple(x for x, ev in zip(evaluated, d.evidence) if ev.fired)[:1]
+    elif pick_event:
+        cause = (pick_event,)
+    else:
+        cause = tuple(evaluated) or _quiet_cause(ctx, d)
+    if d.losers:
+        ctx.emit("route.conflict", {
+            "from": d.src, "winner": {"edge": d.edge.text, "call_id": d.fired_by.call_id,
+                                      "tool": d.fired_by.tool, "to": d.to},
+            "losers": [{"edge": x.route.text, "call_id": x.call_id, "tool": x.tool, "to": x.dst}
+                       for x in d.losers]}, source=d.edge.span, caused_by=cause)
+    eid = _record_move(ctx, d, cause)
+    if d.to != st.cursor or d.cause == "continuity":
+        for name in (st.cursor, d.to):
+            if name is not None:
+                st.steps[name] = 0  # a cursor move resets the procedure
+        st.cursor, st.cursor_cause, st.cursor_event = d.to, d.cause, eid
+
+
+def _quiet_cause(ctx: RunCtx, d: CursorDecision) -> tuple[str, ...]:
+    """What decided a move no edge or pick explains: the message, for a cold start (or a cursor
+    carried over); else the results that fired nothing, or the move the cursor stays on."""
+    st = ctx.state
+    if d.src is None:
+        return (st.start_event,)
+    return tuple(r.event for r in st.last_batch) or (st.cursor_event or st.start_event,)
+
+
+def _decide_cursor(ctx: RunCtx) -> CursorDecision:
+    st, graph = ctx.state, ctx.plan.graph
+    if st.cursor is not None and st.cursor_cause == "continuity" and st.cursor_event is None:
+        to, st.cursor = st.cursor, None
+        return CursorDecision(None, to, "continuity")
+    if st.iteration == 1 and st.cursor is None:
+        return cold_start(graph, st.message, st.iteration)
+    return advance(graph, st.cursor, st.last_batch, st.pick, st.message, st.iteration)
+
+
+def _record_evidence(ctx: RunCtx, ev) -> str:
+    return ctx.emit("route.evaluated", {
+        "edge": ev.route.text, "from": ev.route.src, "to": ev.route.dst, "call_id": ev.call_id,
+        "tool": ev.tool, "status": ev.status, "fired": ev.fired, "reason": ev.reason,
+        "conditions": [_cond(c) for c in ev.conditions]},
+        source=ev.route.span, caused_by=(ev.result_event,), clip=True)
+
+
+def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
+    source = d.edge.span if d.edge else (d.entry.span if d.entry else None)
+    payload = {"from": d.src, "to": d.to, "cause": d.cause}
+    if d.edge is not None:
+        payload["edge"] = d.edge.text
+    if d.witness:
+        payload["witness"] = [_cond(c) for c in d.witness]
+    if d.superseded:
+        payload["superseded_pick"] = d.superseded
+    return ctx.emit("cursor.moved", payload, source=source, caused_by=cause, clip="witness" in payload)
+
+
+def _cond(c) -> dict:
+    out = {"text": c.text, "actual": c.actual, "passed": c.passed}
+    if c.reason:
+        out["reason"] = c.reason
+    return out
