@@ -3,13 +3,15 @@
 Role:       checks layer; pairs of routes of one source skill (the only quadratic loop, bounded
             by that skill's out-degree), with triggers (`on`, `status`) and guards analysed by
             `solver` under the facts of both routes.
-Emits:      AFP205 ambiguous-routes (the earlier route shadows the later one, or the guards
-            could not be proved disjoint), AFP210 overlapping-guards (a result satisfying both
-            guards was found; the message shows it).
-Invariants: routes to the same target never compete; guards proved disjoint are silent; each
-            later route gets at most one diagnostic (against the first earlier competitor); a
-            route proved never to fire (AFP209 as an error, a route without `on` out of a skill
-            with no tools, or shadowed here) competes with none.
+Emits:      AFP205 ambiguous-routes (the earlier route shadows the later one, or duplicates it:
+            same target, trigger and guard; or the guards could not be proved disjoint),
+            AFP210 overlapping-guards (a result satisfying both guards was found; the message
+            shows it).
+Invariants: routes to the same target never compete (an identical later one is only reported
+            as a duplicate); guards proved disjoint are silent; each later route gets at most
+            one diagnostic (against the first earlier competitor or original); a route proved
+            never to fire (AFP209 as an error, a route without `on` out of a skill with no
+            tools, or shadowed or duplicated here) competes with none.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label
+from ..source import SourceFile
 from . import graphview as G
 from . import sites as S
 from .exprs import has_unknown_operand
@@ -36,11 +39,14 @@ def check_routes(analysis: Analysis) -> Iterable[Diagnostic]:
             shadowed: set[int] = set()
             for j, later in enumerate(det):
                 for earlier in det[:j]:
-                    if earlier.dst == later.dst or earlier.index in shadowed:
+                    if earlier.index in shadowed:
                         continue
-                    d = _pair(analysis, v, earlier, later)
+                    if earlier.dst == later.dst:  # no competition, unless it is the same route
+                        d = _duplicate(analysis, v, earlier, later)
+                    else:
+                        d = _pair(analysis, v, earlier, later)
                     if d is not None:
-                        if d.primary is not None and d.primary.message == _SHADOWED:
+                        if d.primary is not None and d.primary.message in _NEVER_FIRES:
                             shadowed.add(later.index)  # it never fires: it competes with none
                         yield d
                         break
@@ -102,6 +108,47 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     return _ambiguous(a, b, trigger, verdict)
 
 
+def _duplicate(analysis: Analysis, v: G.GraphView, a: G.RouteEdge,
+               b: G.RouteEdge) -> Diagnostic | None:
+    """`b` is `a` again, to the same target: same tool, same statuses, same guard (the label is
+    only a caption). `a` is tried first and holds on every result `b` would, so `b` never fires."""
+    ta, tb = _trigger(analysis, v, a), _trigger(analysis, v, b)
+    if ta is None or tb is None or ta != tb or _shape(a.route.when) != _shape(b.route.when):
+        return None
+    if _flawed(analysis, v, a):
+        return None  # the guard names an unknown root or field: reported already, means nothing yet
+    guard = "under the same guard" if a.route.when is not None else "with no further condition"
+    notes = [f"both fire {_trigger_text(ta, ta.statuses)}, {guard}, and routes are tried in "
+             "declaration order"]
+    if a.route.label != b.route.label:
+        notes.append("their labels differ, but a label is only a caption in diagrams")
+    return diag("AFP205", f"route {_title(b)} never fires: it duplicates the earlier route at "
+                f"{_where(analysis, a.route.span)}", b.route.span, _DUPLICATE,
+                secondary=_earlier(a), notes=tuple(notes),
+                help="delete one of the two routes: they are the same route")
+
+
+def _shape(x: object) -> object:
+    """`x` compared strictly: IR equality, like Python's, takes `1`, `1.0` and `true` as equal,
+    and a guard does not."""
+    if isinstance(x, ir.Node):
+        fields = (f.name for f in attrs.fields(type(x)) if f.eq)
+        return (type(x).__name__, *(_shape(getattr(x, name)) for name in fields))
+    if isinstance(x, tuple):
+        return tuple(_shape(i) for i in x)
+    return (type(x).__name__, x)
+
+
+def _where(analysis: Analysis, span) -> str:
+    """`file:line` of a span (the file alone when its module's text is not at hand): the two
+    routes' titles read alike, and formats without labels (`short`, `github`) need the line."""
+    m = analysis.modules.get(span.file)
+    if m is None or not m.source:
+        return span.file
+    sf = analysis.memo(("source-lines", m.key), lambda: SourceFile.of(m.key, m.source))
+    return f"{span.file}:{sf.line_col(span.start)[0]}"
+
+
 _FLAWED: dict[int, tuple[ir.Route, bool]] = {}
 
 
@@ -139,6 +186,8 @@ def _earlier(a: G.RouteEdge) -> tuple[Label, ...]:
 
 
 _SHADOWED = "shadowed"  # the label of AFP205 on a route that never fires
+_DUPLICATE = "duplicates an earlier route"  # … on a route that never fires: the same route again
+_NEVER_FIRES = (_SHADOWED, _DUPLICATE)
 
 
 def _covered(a: G.RouteEdge, b: G.RouteEdge, facts) -> bool:
