@@ -4,8 +4,9 @@ Role:       `finish` records an outcome; `checkpoint` is the raw resume state; a
             or a host failure (AFP501) ends with `error` and, after a completed iteration, the
             checkpoint of the last completed iteration (`RunState.rewind`), or of the wrap-up
             phase when the wrap-up call failed (semantics §1, §6, §10).
-Emits:      run.finished, redaction.applied; tool.returned (status `failure`, not executed) for
-            the call a host failure stopped.
+Emits:      run.finished (an `error` one has `error_type`: the provider error's kind or its
+            class name, `AFP501` for a host failure), redaction.applied; tool.returned (status
+            `failure`, not executed) for the call a host failure stopped.
 Invariants: totals count every `llm.called` and `tool.called` of the trace, failed ones too; a
             checkpoint is taken after `run.finished`, so a retry's events never reuse its seq.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import attrs
 
+from .providers.base import error_kind
 from .runtime import RunCtx
 from .state import CHECKPOINT_VERSION
 from .toolcall import exception_text
@@ -28,7 +30,8 @@ class CoreResult:
 
 
 def finish(ctx: RunCtx, outcome: str, answer: str | None, *, error: str | None = None,
-           checkpoint: dict | None = None, causes: tuple[str, ...] = ()) -> CoreResult:
+           error_type: str | None = None, checkpoint: dict | None = None,
+           causes: tuple[str, ...] = ()) -> CoreResult:
     st = ctx.state
     payload = {"outcome": outcome, "answer": answer, "iterations": st.iteration,
                "llm_calls": st.llm_calls, "tool_calls": st.tool_calls,
@@ -36,6 +39,8 @@ def finish(ctx: RunCtx, outcome: str, answer: str | None, *, error: str | None =
                "cursor": st.cursor}
     if error:
         payload["error"] = error
+    if error_type:
+        payload["error_type"] = error_type
     redaction_report(ctx, causes or (st.start_event,))
     ctx.emit("run.finished", payload, caused_by=causes)
     return CoreResult(outcome, answer, error=error, checkpoint=checkpoint)
@@ -61,7 +66,8 @@ def provider_failed(ctx: RunCtx, exc: Exception, called: str) -> CoreResult:
     st = ctx.state
     message = ctx.redactor.scrub_text(f"AFP502 provider error on LLM call "
                                       f"#{ctx.session.llm_calls}: {exception_text(exc)}")
-    return _failed(ctx, message, (called,), st.iteration > 1 and st.pending is None)
+    return _failed(ctx, message, error_kind(exc), (called,),
+                   st.iteration > 1 and st.pending is None)
 
 
 def host_failed(ctx: RunCtx, call, message: str) -> CoreResult:
@@ -74,11 +80,12 @@ def host_failed(ctx: RunCtx, call, message: str) -> CoreResult:
         "result": {"error": message}}, source=info.decl.span if info else None,
         caused_by=(_called(ctx, call.id) or st.pending.reply_event,))
     st.tool_calls += 1
-    return _failed(ctx, message, (returned,), st.iteration > 1)
+    return _failed(ctx, message, "AFP501", (returned,), st.iteration > 1)
 
 
-def _failed(ctx: RunCtx, message: str, causes: tuple[str, ...], resumable: bool) -> CoreResult:
-    result = finish(ctx, "error", None, error=message, causes=causes)
+def _failed(ctx: RunCtx, message: str, kind: str, causes: tuple[str, ...],
+            resumable: bool) -> CoreResult:
+    result = finish(ctx, "error", None, error=message, error_type=kind, causes=causes)
     st = ctx.state
     if not resumable or (st.wrapping is None and not st.rewind()):
         return result

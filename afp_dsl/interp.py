@@ -19,7 +19,7 @@ from .loop_cursor import cursor_step
 from .endings import (CoreResult, checkpoint, finish, host_failed, provider_failed,
                       redaction_report)
 from .evaluate import Env
-from .providers.base import Message, Request, checked_reply, requested_model
+from .providers.base import Message, Request, checked_reply, requested_model, response_keys
 from .runtime import LLMCall, RunCtx
 from .state import Pending, ToolResult
 from .prompts import WRAP_UP
@@ -162,12 +162,13 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
     st.tokens_in += reply.usage.input_tokens
     st.tokens_out += reply.usage.output_tokens
     calls = [{"id": c.id, "tool": c.name, "args": dict(c.arguments)} for c in reply.tool_calls]
-    replied = ctx.emit("llm.replied", {"text": reply.text, "tool_calls": calls,
-                                       "stop": reply.stop_reason,
-                                       "usage": [reply.usage.input_tokens,
-                                                 reply.usage.output_tokens],
-                                       **({"chunks": chunks} if chunks else {})},
-                       caused_by=(called,))
+    out = {"text": reply.text, "tool_calls": calls, "stop": reply.stop_reason,
+           "usage": [reply.usage.input_tokens, reply.usage.output_tokens]}
+    if chunks:
+        out["chunks"] = chunks
+    if reply.response_id is not None or reply.response_model is not None:
+        out.update(response_keys(reply))  # (what the provider's reply says of itself)
+    replied = ctx.emit("llm.replied", out, caused_by=(called,))
     return reply, replied
 
 

@@ -103,7 +103,7 @@ class _Exporter:
         root = self.tracer.start_span(f"invoke_agent {agent}", context=parent_ctx, kind=kind,
                                       attributes=attrs, start_time=self.ns(events[0]))
         if fp.get("outcome") == "error":
-            root.set_attribute("error.type", "_OTHER")
+            root.set_attribute("error.type", _error_type(fp))
             root.set_status(self.api.Status(self.api.StatusCode.ERROR, fp.get("error") or "error"))
         ctx = self.api.set_span_in_context(root)
         self._children(events, ctx, root, model, depth)
@@ -112,12 +112,14 @@ class _Exporter:
     def _children(self, events: list[Event], ctx, root, model, depth: int) -> None:
         answered = {e.caused_by[0]: payload(e) for e in events  # (by the backup: a fallback)
                     if e.kind == "llm.fallback" and e.caused_by}
+        ended = {c: payload(e) for e in events  # (a provider failure ends the run: the call)
+                 if e.kind == "run.finished" for c in e.caused_by}
         called = None
         for e in events:
             p = payload(e)
             if e.kind == "llm.called":
                 if called is not None:  # the one before never replied (failed, then retried)
-                    self._failed_chat(called, ctx, model, answered)
+                    self._failed_chat(called, ctx, model, answered, ended)
                 called = e
             elif e.kind == "llm.replied" and called is not None:
                 self._chat(called, e, ctx, model, answered)
@@ -127,12 +129,13 @@ class _Exporter:
             elif e.kind in _DECISIONS:
                 root.add_event(f"afp.{e.kind}", _flat(p), timestamp=self.ns(e))
         if called is not None:  # a provider failure: the call never replied
-            self._failed_chat(called, ctx, model, answered)
+            self._failed_chat(called, ctx, model, answered, ended)
 
-    def _failed_chat(self, called: Event, ctx, model, answered: Mapping) -> None:
-        """The span of a model call that never replied (a provider failure), as an error."""
+    def _failed_chat(self, called: Event, ctx, model, answered: Mapping, ended: Mapping) -> None:
+        """The span of a model call that never replied (a provider failure), as an error: its
+        `error.type` is the one of the `run.finished` the failure caused, when it has one."""
         span = self._chat_span(called, ctx, model, answered)
-        span.set_attribute("error.type", "_OTHER")
+        span.set_attribute("error.type", _error_type(ended.get(called.id) or {}))
         span.set_status(self.api.Status(self.api.StatusCode.ERROR))
         span.end(end_time=self.ns(called) + 1)
 
@@ -161,6 +164,10 @@ class _Exporter:
         stop = p.get("stop")
         if isinstance(stop, str) and stop:
             span.set_attribute("gen_ai.response.finish_reasons", [FINISH.get(stop, stop)])
+        for key, attr in (("response_id", "gen_ai.response.id"),
+                          ("response_model", "gen_ai.response.model")):
+            if isinstance(p.get(key), str) and p[key]:  # (only when the provider said so)
+                span.set_attribute(attr, p[key])
         if self.content:
             span.set_attribute("gen_ai.output.messages",
                                json_text([_output_message(p)], ensure_ascii=False))
@@ -228,6 +235,13 @@ def _output_message(p: Mapping) -> dict:
     stop = p.get("stop")
     reason = FINISH.get(stop, stop) if isinstance(stop, str) and stop else "stop"
     return {"role": "assistant", "parts": parts, "finish_reason": reason}
+
+
+def _error_type(finished: Mapping) -> str:
+    """`error.type` of a failure: the class `run.finished` records (a provider error's kind such
+    as `timeout` or `rate_limited`, an exception's class name, `AFP501`), else `_OTHER`."""
+    kind = finished.get("error_type")
+    return kind if isinstance(kind, str) and kind else "_OTHER"
 
 
 def _key(v: Any) -> str | None:

@@ -171,3 +171,99 @@ def test_a_call_id_used_again_by_a_later_reply_ends_each_tool_span_at_its_own_re
     assert len(tools) == 2 and tools[0].end_time < tools[1].start_time
     assert [s.end_time - s.start_time for s in tools] == [tools[1].end_time - tools[1].start_time] * 2
     assert len(returned) == 2
+
+
+# ---------------------------------------------------------------- error.type and response ids
+from afp_dsl.providers._http import ProviderTimeoutError, RateLimitedError  # noqa: E402
+from afp_dsl.providers.base import Reply  # noqa: E402
+
+
+class _Fails(MockProvider):
+    """Scripted replies, then the error `exc` on the call after the script."""
+
+    def __init__(self, script, exc):
+        super().__init__(script)
+        self.exc = exc
+
+    def complete(self, request):
+        if self.calls >= len(self.script):
+            self.calls += 1
+            raise self.exc
+        return super().complete(request)
+
+
+def _failed_run(exc, script=()):
+    r = afp.load(DESK).agent(provider=_Fails(list(script), exc)).run("x")
+    assert r.outcome == "error"
+    spans = _export(r.trace)
+    return r, next(s for s in spans if s.name.startswith("invoke_agent")), \
+        [s for s in spans if s.name.startswith("chat")]
+
+
+@pytest.mark.parametrize("exc, kind", [
+    (RateLimitedError("429 slow down", provider="openai", status=429), "rate_limited"),
+    (ProviderTimeoutError("no reply within 5s", provider="openai"), "timeout"),
+    (ProviderError("the mock script ran out"), "ProviderError"),
+])
+def test_a_failed_call_and_its_run_carry_the_provider_error_s_kind_as_error_type(exc, kind):
+    r, root, chats = _failed_run(exc)
+    assert [e.payload.get("error_type") for e in r.trace if e.kind == "run.finished"] == [kind]
+    (chat,) = chats
+    assert chat.attributes["error.type"] == kind and root.attributes["error.type"] == kind
+    assert chat.status.status_code == root.status.status_code == otel_api.StatusCode.ERROR
+
+
+def test_after_a_resumed_retry_the_failed_call_keeps_its_own_error_type():
+    script = [{"calls": [{"id": "c1", "name": "lookup", "arguments": {"id": "A"}}]}]
+    spec = afp.load(DESK)
+    agent = spec.agent(provider=_Fails(script, ProviderTimeoutError("slow")))
+    r = agent.run("x")
+    assert r.outcome == "error" and r.checkpoint is not None
+    r2 = spec.agent(provider=MockProvider(["done"]), store=agent.store).resume(r.checkpoint)
+    assert r2.outcome == "answered"
+    assert [e.payload.get("error_type") for e in r2.trace if e.kind == "run.finished"] == \
+        ["timeout", None]
+    spans = _export(r2.trace)
+    root = next(s for s in spans if s.name.startswith("invoke_agent"))
+    failed = [s for s in spans if s.name.startswith("chat") and
+              s.status.status_code == otel_api.StatusCode.ERROR]
+    assert len(failed) == 1 and failed[0].attributes["error.type"] == "timeout"
+    assert "error.type" not in root.attributes  # the run answered in the end
+
+
+def test_a_host_failure_ends_the_run_span_with_its_code():
+    spec = DESK.replace("tools = [lookup]", "tools = [lookup, unbound]") + \
+        'tool unbound { description = "No body." }\n'
+    r = afp.load(spec).agent(provider=MockProvider([[("unbound", {})]])).run("x")
+    assert r.outcome == "error" and r.error.startswith("AFP501")
+    root = next(s for s in _export(r.trace) if s.name.startswith("invoke_agent"))
+    assert root.attributes["error.type"] == "AFP501"
+
+
+def test_a_trace_that_records_no_error_type_exports_other():
+    r, _, _ = _failed_run(ProviderError("down"))
+    old = [e._replace(payload={k: v for k, v in e.payload.items() if k != "error_type"})
+           if e.kind == "run.finished" else e for e in r.trace]
+    spans = _export(old)
+    assert {s.attributes["error.type"] for s in spans if "error.type" in s.attributes} == {"_OTHER"}
+
+
+def test_chat_spans_carry_the_response_id_and_model_the_provider_gave():
+    script = [Reply(text="hi", response_id="chatcmpl-9", response_model="gpt-4o-2024-08-06")]
+    r = afp.load(DESK).agent(provider=_Chosen(script, "gpt-4o")).run("x")
+    (replied,) = [e.payload for e in r.trace if e.kind == "llm.replied"]
+    assert (replied["response_id"], replied["response_model"]) == ("chatcmpl-9",
+                                                                   "gpt-4o-2024-08-06")
+    (chat,) = _chats(r)
+    assert chat.attributes["gen_ai.response.id"] == "chatcmpl-9"
+    assert chat.attributes["gen_ai.response.model"] == "gpt-4o-2024-08-06"
+    assert chat.attributes[otel.MODEL] == "gpt-4o"  # (the request's model stays the asked one)
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+
+
+def test_a_reply_that_names_nothing_records_and_exports_no_response_id_or_model():
+    r = afp.load(DESK).agent(provider=MockProvider(["hi"])).run("x")
+    (replied,) = [e.payload for e in r.trace if e.kind == "llm.replied"]
+    assert "response_id" not in replied and "response_model" not in replied
+    (chat,) = _chats(r)
+    assert not {"gen_ai.response.id", "gen_ai.response.model"} & set(chat.attributes)

@@ -9,7 +9,7 @@ from afp_dsl.providers import _http as h
 from afp_dsl.providers.base import Message, ProviderError, Request, ToolSpec
 from tests.fakes.clients import KEY, make
 from tests.fakes.server import FakeServer, Hang, Response, free_port
-from tests.fakes.vendors import VENDORS, Turn, scripted
+from tests.fakes.vendors import REPLY_MODEL, VENDORS, Turn, scripted
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
@@ -53,6 +53,16 @@ def test_a_two_iteration_tool_exchange_maps_both_ways(vendor, stream):
     assert second.text == "Order AB-12 is found." and second.tool_calls == ()
     assert second.stop_reason == "stop"
     assert (second.usage.input_tokens, second.usage.output_tokens) == (31, 6)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_reply_keeps_the_id_and_the_model_the_server_named(vendor, stream):
+    first, second, bodies, _ = exchange(vendor, stream)
+    assert bodies[0]["model"] == "m"  # asked for "m"; the server answered as a dated snapshot
+    rid = {"openai": "chatcmpl-1", "anthropic": "msg_1", "ollama": None}[vendor]
+    assert [(r.response_id, r.response_model) for r in (first, second)] == \
+        [(rid, REPLY_MODEL)] * 2
 
 
 @pytest.mark.parametrize("vendor", ALL)

@@ -16,7 +16,7 @@ from afp_dsl.providers.registry import make_provider
 from afp_dsl.runner import Agent
 from tests.fakes.clients import KEY, env_for, make
 from tests.fakes.server import FakeServer, Hang, Response, free_port
-from tests.fakes.vendors import VENDORS, Turn, scripted
+from tests.fakes.vendors import REPLY_MODEL, VENDORS, Turn, scripted
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
@@ -71,8 +71,9 @@ def without_provider_fields(events: list) -> list:
     out = []
     for e in events:
         payload = dict(e["payload"]) if isinstance(e["payload"], dict) else e["payload"]
-        if e["kind"] == "llm.replied":
-            payload.pop("chunks", None)
+        if e["kind"] == "llm.replied":  # (and what the vendor's reply says of itself)
+            for key in ("chunks", "response_id", "response_model"):
+                payload.pop(key, None)
         if e["kind"] == "run.started":  # names the provider that ran (and must: see below)
             payload.pop("provider", None)
         out.append(dict(e, payload=payload))
@@ -91,6 +92,9 @@ def test_the_same_spec_gives_the_same_trace_under_mock_and_each_vendor(spec_file
     assert without_provider_fields(trace) == without_provider_fields(expected_trace)
     assert trace[0]["payload"]["provider"] == vendor and expected_trace[0]["payload"]["provider"] == "mock"
     assert [b["model"] for b in srv.bodies] == ["desk-model"] * 3  # the spec's model
+    replied = [e["payload"] for e in trace if e["kind"] == "llm.replied"]
+    assert {p.get("response_model") for p in replied} == {REPLY_MODEL}  # the model that answered
+    assert all("response_id" in p for p in replied) == (vendor != "ollama")  # (Ollama has none)
     tools = srv.bodies[0]["tools"]
     assert len(tools) == 2
     if stream:

@@ -149,6 +149,14 @@ def parse_arguments(provider: str, tool: str, raw: Any) -> dict:
         provider=provider)
 
 
+def reply_meta(reply: Any) -> tuple[str | None, str | None]:
+    """The id and the model a vendor's reply (or stream chunk) names itself by, each as text or
+    None (Ollama's replies carry no id)."""
+    rid, model = getattr(reply, "id", None), getattr(reply, "model", None)
+    return (rid if isinstance(rid, str) and rid else None,
+            model if isinstance(model, str) and model else None)
+
+
 def dump_arguments(arguments: Any) -> str:
     return json.dumps(thaw(arguments), ensure_ascii=False)
 

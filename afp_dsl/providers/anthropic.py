@@ -17,7 +17,7 @@ from ..frozen import thaw
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
 from ._http import (Adapter, MissingKeyError, ProviderFailure, empty_reply, malformed,
-                    map_sdk_error, parse_arguments)
+                    map_sdk_error, parse_arguments, reply_meta)
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 OFFICIAL = "https://api.anthropic.com"
@@ -90,9 +90,11 @@ class AnthropicProvider(Adapter):
         usage = getattr(message, "usage", None)
         return self._finish(blocks, getattr(message, "stop_reason", None),
                             Usage(int(getattr(usage, "input_tokens", 0) or 0),
-                                  int(getattr(usage, "output_tokens", 0) or 0)))
+                                  int(getattr(usage, "output_tokens", 0) or 0)),
+                            reply_meta(message))
 
-    def _finish(self, blocks: list, stop_reason: str | None, usage: Usage) -> Reply:
+    def _finish(self, blocks: list, stop_reason: str | None, usage: Usage,
+                meta: tuple = (None, None)) -> Reply:
         text = "".join(v for k, v in blocks if k == "text")
         uses = [v for k, v in blocks if k == "tool_use"]
         calls = tuple(ToolCall(str(cid), str(name), parse_arguments(self.name, str(name), args))
@@ -100,15 +102,16 @@ class AnthropicProvider(Adapter):
         stop = "tool_use" if calls else _STOP.get(stop_reason or "end_turn", stop_reason or "stop")
         if not text and not calls:
             raise empty_reply(self.name, stop)
-        return Reply(text, calls, usage, stop)
+        return Reply(text, calls, usage, stop, *meta)
 
     def _streamed(self, kw: dict) -> Reply:
         blocks: dict[int, list] = {}
-        stop, tokens_in, tokens_out = None, 0, 0
+        stop, tokens_in, tokens_out, meta = None, 0, 0, (None, None)
         with self._client.messages.create(**kw, stream=True) as stream:
             for ev in stream:
                 t = ev.type
                 if t == "message_start":
+                    meta = reply_meta(ev.message)
                     u = ev.message.usage
                     tokens_in = int(u.input_tokens or 0)
                     tokens_out = int(getattr(u, "output_tokens", 0) or 0)
@@ -128,7 +131,7 @@ class AnthropicProvider(Adapter):
                 out.append(("text", b[1]))
             elif b[0] == "tool_use":
                 out.append(("tool_use", (*b[1], "".join(b[2]))))
-        return self._finish(out, stop, Usage(tokens_in, tokens_out))
+        return self._finish(out, stop, Usage(tokens_in, tokens_out), meta)
 
     def _delta(self, block: list | None, delta: Any) -> None:
         if block is None:

@@ -97,10 +97,15 @@ class Request:
 
 @attrs.frozen(slots=True)
 class Reply:
+    """A model's answer. `response_id` and `response_model` are what the provider's reply says
+    of itself (its id, the model that answered), when it says so."""
+
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = Usage()
     stop_reason: str = "stop"  # "stop" | "tool_use" | "length" | ...
+    response_id: str | None = None
+    response_model: str | None = None
 
 
 class Provider:
@@ -197,6 +202,30 @@ _BIG = 1 << 63
 def _storable(text: str) -> bool:
     """No NUL and no lone surrogate: text every run store keeps as (part of) an id."""
     return "\x00" not in text and (text.isascii() or not any("\ud800" <= c <= "\udfff" for c in text))
+
+
+_META_CHARS = 256
+
+
+def response_keys(reply: Reply) -> dict:
+    """The `llm.replied` keys `response_id` and `response_model` of `reply`: each only when it is
+    storable text of at most 256 characters (a host's provider may put anything there)."""
+    out = {}
+    for key in ("response_id", "response_model"):
+        v = getattr(reply, key)
+        if type(v) is str and v and len(v) <= _META_CHARS and _storable(v):
+            out[key] = v
+    return out
+
+
+def error_kind(exc: BaseException) -> str:
+    """A failure's low-cardinality class: a classified provider error's `kind` (`timeout`,
+    `rate_limited`, ...), else the exception's class name."""
+    try:
+        kind = getattr(exc, "kind", None)
+    except Exception:  # noqa: BLE001 - host code: a `kind` property that raises
+        kind = None
+    return kind if type(kind) is str and kind else type(exc).__name__
 
 
 def estimate_tokens(text: str) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import attrs
+
 from ..prompts import is_prompt
 from .base import Provider, ProviderError, Reply, Request, ToolCall, Usage, estimate_tokens
 from .mock_args import demo_args
@@ -99,8 +101,7 @@ class MockProvider(Provider):
         # or this mock's count for a request that has none
         reply = _as_reply(self.script[self.calls - 1], request.call_number or self.calls)
         if reply.usage == Usage():
-            reply = Reply(reply.text, reply.tool_calls, _usage(request, reply.text),
-                          reply.stop_reason)
+            reply = attrs.evolve(reply, usage=_usage(request, reply.text))
         return reply
 
 

@@ -20,7 +20,7 @@ from ._deadline import deadline_hooks, watch_client
 from ._http import (Adapter, AuthenticationError, BadRequestError, BadToolArgumentsError,
                     ModelNotFoundError, ProviderFailure, ProviderTimeoutError, RateLimitedError,
                     ServerError, ServerUnreachableError, call_id, clip, empty_reply, malformed,
-                    mid_reply, parse_arguments, parse_retry_after)
+                    mid_reply, parse_arguments, parse_retry_after, reply_meta)
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -121,7 +121,7 @@ class OllamaProvider(Adapter):
             raise empty_reply(self.name, stop)
         usage = Usage(int(getattr(last, "prompt_eval_count", 0) or 0),
                       int(getattr(last, "eval_count", 0) or 0))
-        return Reply(joined, calls, usage, stop)
+        return Reply(joined, calls, usage, stop, *reply_meta(last))
 
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:
         sdk, model, p = _sdk(), self.model_for(request), self.name

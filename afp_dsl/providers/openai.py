@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
 from ._http import (Adapter, MissingKeyError, ProviderFailure, call_id, dump_arguments,
-                    empty_reply, malformed, map_sdk_error, parse_arguments)
+                    empty_reply, malformed, map_sdk_error, parse_arguments, reply_meta)
 
 DEFAULT_MODEL = "gpt-4o-mini"
 OFFICIAL = "https://api.openai.com/v1"
@@ -96,26 +96,29 @@ class OpenAIProvider(Adapter):
         return self._finish(request, message.content or "", raw_calls,
                             getattr(choice, "finish_reason", None),
                             Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
-                                  int(getattr(usage, "completion_tokens", 0) or 0)))
+                                  int(getattr(usage, "completion_tokens", 0) or 0)),
+                            reply_meta(completion))
 
     def _finish(self, request: Request, text: str, raw_calls: list, finish: str | None,
-                usage: Usage) -> Reply:
+                usage: Usage, meta: tuple = (None, None)) -> Reply:
         calls = tuple(ToolCall(cid or call_id(request, i), str(name),
                                parse_arguments(self.name, str(name), args))
                       for i, (cid, name, args) in enumerate(raw_calls))
         stop = "tool_use" if calls else _STOP.get(finish or "stop", finish or "stop")
         if not text and not calls:
             raise empty_reply(self.name, stop)
-        return Reply(text, calls, usage, stop)
+        return Reply(text, calls, usage, stop, *meta)
 
     def _streamed(self, request: Request, kw: dict) -> Reply:
         text: list[str] = []
         calls: dict[int, list] = {}
-        finish, usage = None, Usage()
+        finish, usage, meta = None, Usage(), (None, None)
         stream = self._client.chat.completions.create(
             **kw, stream=True, stream_options={"include_usage": True})
         with stream:
             for chunk in stream:
+                if meta == (None, None):
+                    meta = reply_meta(chunk)
                 if getattr(chunk, "usage", None) is not None:
                     usage = Usage(int(chunk.usage.prompt_tokens or 0),
                                   int(chunk.usage.completion_tokens or 0))
@@ -130,7 +133,7 @@ class OpenAIProvider(Adapter):
                     for tc in delta.tool_calls or ():
                         _merge_call(calls, tc)
         raw = [(c[0], c[1], "".join(c[2])) for _, c in sorted(calls.items())]
-        return self._finish(request, "".join(text), raw, finish, usage)
+        return self._finish(request, "".join(text), raw, finish, usage, meta)
 
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:
         return map_sdk_error(exc, _sdk(), provider=self.name, key_env="OPENAI_API_KEY",

@@ -15,7 +15,7 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from .base import Provider, ProviderError, Reply, Request, requested_model
+from .base import Provider, ProviderError, Reply, Request, error_kind, requested_model
 from ._http import Observable, ProviderFailure, clip, forward_events, is_transient
 
 
@@ -25,8 +25,7 @@ class CircuitOpenError(ProviderFailure):
     kind = "circuit_open"
 
 
-def _kind(exc: BaseException) -> str:
-    return getattr(exc, "kind", type(exc).__name__)
+_kind = error_kind
 
 
 def _with_note(exc: ProviderError, note: str) -> ProviderError:

@@ -15,6 +15,9 @@ import attrs
 
 from .server import Hang, Recorded, Response
 
+# The model a fake reply names (a dated snapshot, as vendors answer), unlike the "m" asked for.
+REPLY_MODEL = "m-2024-01-01"
+
 
 @attrs.frozen
 class Turn:
@@ -52,7 +55,8 @@ class OpenAIWire:
                                   "function": {"name": n, "arguments": _args_str(a)}}
                                  for i, n, a in t.calls]
         finish = t.stop or ("tool_calls" if t.calls else "stop")
-        return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+        return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1,
+                "model": REPLY_MODEL,
                 "choices": [{"index": 0, "message": msg, "finish_reason": finish,
                              "logprobs": None}],
                 "usage": {"prompt_tokens": t.usage[0], "completion_tokens": t.usage[1],
@@ -63,7 +67,7 @@ class OpenAIWire:
         def chunk(delta: dict, finish: str | None = None, usage: Any = None,
                   choices: bool = True) -> str:
             body: dict[str, Any] = {"id": "chatcmpl-1", "object": "chat.completion.chunk",
-                                    "created": 1, "model": "m", "choices": []}
+                                    "created": 1, "model": REPLY_MODEL, "choices": []}
             if choices:
                 body["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
             if usage is not None:
@@ -107,7 +111,7 @@ class AnthropicWire:
 
     @classmethod
     def reply(cls, t: Turn) -> dict:
-        return {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+        return {"id": "msg_1", "type": "message", "role": "assistant", "model": REPLY_MODEL,
                 "content": cls._blocks(t),
                 "stop_reason": t.stop or ("tool_use" if t.calls else "end_turn"),
                 "stop_sequence": None,
@@ -116,7 +120,8 @@ class AnthropicWire:
     @staticmethod
     def stream(t: Turn) -> list[str]:
         out = [_sse({"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [],
+            "id": "msg_1", "type": "message", "role": "assistant", "model": REPLY_MODEL,
+            "content": [],
             "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": t.usage[0], "output_tokens": 1}}}, "message_start"),
             _sse({"type": "ping"}, "ping")]
@@ -170,7 +175,7 @@ class OllamaWire:
 
     @classmethod
     def reply(cls, t: Turn) -> dict:
-        return {"model": "m", "created_at": "2024-01-01T00:00:00Z",
+        return {"model": REPLY_MODEL, "created_at": "2024-01-01T00:00:00Z",
                 "message": cls._message(t.text, t.calls), "done": True,
                 "done_reason": t.stop or "stop", "total_duration": 1,
                 "prompt_eval_count": t.usage[0], "eval_count": t.usage[1]}
@@ -178,7 +183,7 @@ class OllamaWire:
     @classmethod
     def stream(cls, t: Turn) -> list[str]:
         line = lambda d: json.dumps(d) + "\n"  # noqa: E731
-        base = {"model": "m", "created_at": "2024-01-01T00:00:00Z", "done": False}
+        base = {"model": REPLY_MODEL, "created_at": "2024-01-01T00:00:00Z", "done": False}
         out = [line(dict(base, message=cls._message(p))) for p in _pieces(t.text)]
         if t.calls:
             out.append(line(dict(base, message=cls._message("", t.calls))))
