@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import attrs
-
 from ..prompts import is_prompt
 from .base import Provider, ProviderError, Reply, Request, ToolCall, Usage, estimate_tokens
 from .mock_args import demo_args
@@ -101,7 +99,8 @@ class MockProvider(Provider):
         # or this mock's count for a request that has none
         reply = _as_reply(self.script[self.calls - 1], request.call_number or self.calls)
         if reply.usage == Usage():
-            reply = attrs.evolve(reply, usage=_usage(request, reply.text))
+            reply = Reply(reply.text, reply.tool_calls, _usage(request, reply.text),
+                          reply.stop_reason, reply.response_id, reply.response_model)
         return reply
 
 
