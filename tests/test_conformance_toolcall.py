@@ -245,3 +245,22 @@ def test_built_ins_are_not_walked_by_star_policies():
     assert payloads(r, "policy.decided") == []
     assert payloads(r, "tool.returned")[0]["status"] == "success"
     assert "S BODY" in prov.requests[1].system
+
+
+# ------------------------------------- no `input`: the default schema (language §5.2, original)
+def test_a_tool_without_input_takes_extra_arguments_and_an_empty_block_forbids_them():
+    """The default is `{"type": "object", "properties": {}}`, as the original framework's
+    `defineTool` default: extra arguments pass; `input {}` compiles with
+    `additionalProperties: false` like every schema block."""
+    spec = """
+agent g { tools = [loose, strict] }
+tool loose { description = "no input" impl = returns("ok") }
+tool strict { description = "empty input" input {} impl = returns("ok") }
+"""
+    agent, prov = make(spec, [call("loose", extra=1), call("strict", extra=1), "done"])
+    r = agent.run("hi")
+    sent = {t.name: dict(t.schema) for t in prov.requests[0].tools}
+    assert sent["loose"] == {"type": "object", "properties": {}}
+    assert sent["strict"]["additionalProperties"] is False
+    assert [(p["tool"], p["status"]) for p in payloads(r, "tool.returned")] == [
+        ("loose", "success"), ("strict", "invalid")]
