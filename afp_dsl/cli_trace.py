@@ -202,7 +202,7 @@ def shown_outcome(row: dict) -> str:
 def timeline(row: dict, events: list) -> str:
     from .trace import tally
     from .why import Locator
-    from .why_walk import describe
+    from .why_describe import describe
     loc = Locator(spec_program(row))  # (its sources give `file:line` from any folder)
     fin = next((e.payload for e in reversed(events) if e.kind == "run.finished"), None)
     fin = fin if isinstance(fin, dict) else tally(events)

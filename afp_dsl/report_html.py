@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from .trace import Event, json_text, tally
 from .why import Locator, explain, items, payload, short
-from .why_walk import describe
+from .why_describe import describe
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
        "img-src data:; base-uri 'none'; form-action 'none'")

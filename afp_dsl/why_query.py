@@ -14,7 +14,8 @@ from typing import Any, Callable
 from .suggest import closest
 from .trace import Event, Trace
 from .why import Index, Locator, WhyNode, items, name_of, payload
-from .why_walk import Walker, describe
+from .why_describe import describe
+from .why_walk import Walker
 
 __all__ = ["walker", "skill_tree", "edge_tree", "describe", "parse_edge"]
 
