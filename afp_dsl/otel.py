@@ -135,8 +135,11 @@ class _Exporter:
         """The span of a model call that never replied (a provider failure), as an error: its
         `error.type` is the one of the `run.finished` the failure caused, when it has one."""
         span = self._chat_span(called, ctx, model, answered)
-        span.set_attribute("error.type", _error_type(ended.get(called.id) or {}))
-        span.set_status(self.api.Status(self.api.StatusCode.ERROR))
+        end = ended.get(called.id) or {}
+        span.set_attribute("error.type", _error_type(end))
+        text = end.get("error")  # (the recorded, redacted message of the failure)
+        span.set_status(self.api.Status(self.api.StatusCode.ERROR,
+                                        text if isinstance(text, str) and text else None))
         span.end(end_time=self.ns(called) + 1)
 
     def _chat_span(self, called: Event, ctx, model, answered: Mapping):

@@ -211,6 +211,8 @@ def test_a_failed_call_and_its_run_carry_the_provider_error_s_kind_as_error_type
     (chat,) = chats
     assert chat.attributes["error.type"] == kind and root.attributes["error.type"] == kind
     assert chat.status.status_code == root.status.status_code == otel_api.StatusCode.ERROR
+    assert chat.status.description == root.status.description == r.error
+    assert str(exc) in chat.status.description
 
 
 def test_after_a_resumed_retry_the_failed_call_keeps_its_own_error_type():
