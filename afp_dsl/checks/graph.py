@@ -9,9 +9,10 @@ Invariants: linear in the size of the program (BFS, Tarjan); one diagnostic per 
             region (its first skill, naming the skills behind it). AFP207 claims only: a cycle of
             ≥2 skills that no route leaves, each of whose skills has tools and a deterministic
             route onward inside the cycle that can fire (none is a tool-free answering step).
-            A route proved never to fire (`GraphView.dead`) still lets the model pick its target
-            (AFP202 counts it, as the run's `read_skill` does) but is no witness of a
-            deterministic way in: `explain_reach` prefers routes that can fire and marks it.
+            A route proved never to fire (`GraphView.dead`, or shadowed or duplicated: AFP205)
+            still lets the model pick its target (AFP202 counts it, as the run's `read_skill`
+            does) but is no witness of a deterministic way in: `explain_reach` prefers routes
+            that can fire and marks it.
             AFP204 is only for conditional entries after the first unconditional one.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..evaluate import render_expr
 from ..suggest import closest
 from . import graphview as G
 from .graphview import EntryEdge, GraphView, NodeKey, RouteEdge
+from .routes import NeverFires, never_fires, silent_routes
 
 
 def check_graph(analysis: Analysis) -> Iterable[Diagnostic]:
@@ -166,7 +168,10 @@ def _no_way_out(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
         inside = set(comp)
         if any(e.dst not in inside for k in comp for e in out[k]):
             continue
-        if all(v.nodes[k].skill.tools and any(v.fires(e) and e.dst != k for e in out[k])
+        if not all(v.nodes[k].skill.tools for k in comp):
+            continue
+        silent = silent_routes(analysis, v)  # (asked only here: it needs the pairs of routes)
+        if all(any(e.deterministic and e.index not in silent and e.dst != k for e in out[k])
                for k in comp):
             order = {k: i for i, k in enumerate(v.nodes)}
             comp = sorted(comp, key=order.get)
@@ -326,8 +331,10 @@ def _cycle(agents, calls, start: NodeKey, comp: set) -> Diagnostic:
 
 
 # ---------------------------------------------------------------- witness paths
-def hop_text(v: GraphView, e: EntryEdge | RouteEdge) -> str:
-    """`entry triage [when …]` or `→ refunds on t status s when …` (source syntax)."""
+def hop_text(v: GraphView, e: EntryEdge | RouteEdge,
+             never: dict[int, NeverFires] | None = None) -> str:
+    """`entry triage [when …]` or `→ refunds on t status s when …` (source syntax); `never`:
+    the routes AFP205 proves never to fire (`routes.never_fires`), marked like dead ones."""
     if isinstance(e, EntryEdge):
         when = f" when {render_expr(e.entry.when)}" if e.entry.when is not None else ""
         first = next((x for x in v.entries if x.entry.when is None), None)
@@ -349,12 +356,15 @@ def hop_text(v: GraphView, e: EntryEdge | RouteEdge) -> str:
     elif e.index in v.dead:
         why = f"`{r.src}` has no tools" if r.on is None else f"`{r.src}` cannot call `{r.on}`"
         parts.append(f"(never fires: {why}; only when the model picks it)")
+    elif never and e.index in never:
+        parts.append(f"(never fires: {never[e.index].why()}; only when the model picks it)")
     return " ".join(parts)
 
 
 def explain_reach(analysis: Analysis, graph_module: str, graph: ir.Graph, skill: str) -> list[str] | None:
     """The hops of a shortest path from an entry to `skill` (preferring routes that can fire by
-    themselves: a route proved never to fire counts, like a bare route, only as a model pick).
+    themselves: a route proved never to fire, dead or shadowed, counts, like a bare route, only
+    as a model pick).
 
     Joined with spaces they read `entry triage → refunds on lookup_order when …`; None when the
     skill is not in the graph or no path reaches it.
@@ -363,8 +373,8 @@ def explain_reach(analysis: Analysis, graph_module: str, graph: ir.Graph, skill:
     key = _node_of(analysis, v, skill)
     if key is None:
         return None
-    path = v.path_to(key, True, live=True) or v.path_to(key, False)
-    return [hop_text(v, e) for e in path] if path else None
+    path = v.path_to(key, True, silent_routes(analysis, v)) or v.path_to(key, False)
+    return [hop_text(v, e, never_fires(analysis, v)) for e in path] if path else None
 
 
 def _node_of(analysis: Analysis, v: Any, skill: str) -> Any:

@@ -6,7 +6,8 @@ Invariants: a statement whose skill reference does not resolve is left out (name
             then target) in order; reachability is breadth-first, linear in the graph's size.
             `dead` holds the deterministic routes proved never to fire (`dead_routes`): they
             still widen what `read_skill` accepts (any edge does), like a bare route, so only
-            the `live` reachability (routes that move the cursor by themselves) leaves them out.
+            a reachability given the routes that never fire (`silent`: `dead` and, from
+            `routes`, the shadowed or duplicated ones) leaves them out.
 """
 from __future__ import annotations
 
@@ -76,22 +77,20 @@ class GraphView:
             self._out = out
         return self._out
 
-    def fires(self, e: RouteEdge) -> bool:
-        """Can the route move the cursor by itself (deterministic, and not proved dead)?"""
-        return e.deterministic and e.index not in self.dead
-
-    def reach(self, deterministic_only: bool, live: bool = False) -> dict[NodeKey, EntryEdge | RouteEdge]:
+    def reach(self, deterministic_only: bool,
+              silent: frozenset[int] | None = None) -> dict[NodeKey, EntryEdge | RouteEdge]:
         """Every reachable node with the edge that first reached it (breadth-first; read-only).
 
         Over every route (`deterministic_only` False: what the model may pick), over the
-        deterministic ones (True), or over the routes that can fire by themselves (`live`: the
-        deterministic ones minus `dead`)."""
-        mode = "live" if live else deterministic_only
+        deterministic ones (True), or over the routes that can fire by themselves (`silent`
+        given: the deterministic ones minus these, the routes proved never to fire)."""
+        mode = deterministic_only if silent is None else ("firing", silent)
         if mode not in self._reached:
-            self._reached[mode] = self._reach(deterministic_only, live)
+            self._reached[mode] = self._reach(deterministic_only, silent)
         return self._reached[mode]
 
-    def _reach(self, deterministic_only: bool, live: bool = False) -> dict[NodeKey, EntryEdge | RouteEdge]:
+    def _reach(self, deterministic_only: bool,
+               silent: frozenset[int] | None = None) -> dict[NodeKey, EntryEdge | RouteEdge]:
         out = self.out_edges()
         parent: dict[NodeKey, EntryEdge | RouteEdge] = {}
         queue: deque[NodeKey] = deque()
@@ -99,18 +98,18 @@ class GraphView:
             if e.dst not in parent:
                 parent[e.dst] = e
                 queue.append(e.dst)
-        dead = self.dead if live else frozenset()
-        only_det = deterministic_only or live
+        skip = silent or frozenset()
+        only_det = deterministic_only or silent is not None
         while queue:
             for e in out[queue.popleft()]:
-                if e.dst not in parent and (e.deterministic or not only_det) and e.index not in dead:
+                if e.dst not in parent and (e.deterministic or not only_det) and e.index not in skip:
                     parent[e.dst] = e
                     queue.append(e.dst)
         return parent
 
     def path_to(self, key: NodeKey, deterministic_only: bool,
-                live: bool = False) -> list[EntryEdge | RouteEdge] | None:
-        parent = self.reach(deterministic_only, live)
+                silent: frozenset[int] | None = None) -> list[EntryEdge | RouteEdge] | None:
+        parent = self.reach(deterministic_only, silent)
         if key not in parent:
             return None
         path: list[EntryEdge | RouteEdge] = []

@@ -1,17 +1,16 @@
 """Competing routes: two deterministic routes out of one skill that can fire on one result.
 
 Role:       checks layer; pairs of routes of one source skill (the only quadratic loop, bounded
-            by that skill's out-degree), with triggers (`on`, `status`) and guards analysed by
-            `solver` under the facts of both routes.
+            by its out-degree), guards analysed by `solver` under the facts of both routes; once
+            per graph (`Analysis.memo`), the routes shadowed or duplicated (`never_fires`) shared
+            with `graph`.
 Emits:      AFP205 ambiguous-routes (the earlier route shadows the later one, or duplicates it:
             same target, trigger and guard; or the guards could not be proved disjoint),
-            AFP210 overlapping-guards (a result satisfying both guards was found; the message
-            shows it).
+            AFP210 overlapping-guards (a result satisfying both guards was found, shown).
 Invariants: routes to the same target never compete (an identical later one is only reported
             as a duplicate); guards proved disjoint are silent; each later route gets at most
             one diagnostic (against the first earlier competitor or original); a route proved
-            never to fire (AFP209 as an error, a route without `on` out of a skill with no
-            tools, or shadowed or duplicated here) competes with none.
+            never to fire (`GraphView.dead`, or shadowed or duplicated here) competes with none.
 """
 from __future__ import annotations
 
@@ -33,23 +32,66 @@ from .solver import Verdict, dnf, key_text, read_key, refute, solve
 
 def check_routes(analysis: Analysis) -> Iterable[Diagnostic]:
     for v in G.views(analysis):
-        dead = _cannot_fire(analysis, v)
-        for src, edges in v.out_edges().items():
-            det = [e for e in edges if e.deterministic and e.index not in dead]
-            shadowed: set[int] = set()
-            for j, later in enumerate(det):
-                for earlier in det[:j]:
-                    if earlier.index in shadowed:
-                        continue
-                    if earlier.dst == later.dst:  # no competition, unless it is the same route
-                        d = _duplicate(analysis, v, earlier, later)
-                    else:
-                        d = _pair(analysis, v, earlier, later)
-                    if d is not None:
-                        if d.primary is not None and d.primary.message in _NEVER_FIRES:
-                            shadowed.add(later.index)  # it never fires: it competes with none
-                        yield d
-                        break
+        yield from _findings(analysis, v).diagnostics
+
+
+@attrs.frozen
+class NeverFires:
+    """A route AFP205 proves never to fire: `earlier` is tried first and takes every result it
+    would (`duplicate`: the same route again, else shadowed)."""
+    earlier: G.RouteEdge
+    duplicate: bool
+
+    def why(self) -> str:
+        """`shadowed by the earlier route `a -> b`` (or `duplicates …`), for witness paths."""
+        r = self.earlier.route
+        return f"{'duplicates' if self.duplicate else 'shadowed by'} the earlier route `{r.src} -> {r.dst}`"
+
+
+@attrs.frozen
+class _Findings:
+    diagnostics: tuple[Diagnostic, ...]
+    never: dict[int, NeverFires]  # by route index
+    silent: frozenset[int]  # `never` and `GraphView.dead`
+
+
+def never_fires(analysis: Analysis, v: G.GraphView) -> dict[int, NeverFires]:
+    """The routes (by index) AFP205 reports as shadowed or duplicated (read-only): the graph
+    checks and `explain_reach` treat them as routes that never fire, like `GraphView.dead`."""
+    return _findings(analysis, v).never
+
+
+def silent_routes(analysis: Analysis, v: G.GraphView) -> frozenset[int]:
+    """Every deterministic route (by index) proved never to fire: dead (`GraphView.dead`,
+    AFP209) or taken over by an earlier route of its source (shadowed or duplicated, AFP205)."""
+    return _findings(analysis, v).silent
+
+
+def _findings(analysis: Analysis, v: G.GraphView) -> _Findings:
+    """AFP205/AFP210 of one graph, computed once per analysis (the pairs are the costly part)."""
+    return analysis.memo(("route-findings", v.module, id(v.graph)), lambda: _compete(analysis, v))
+
+
+def _compete(analysis: Analysis, v: G.GraphView) -> _Findings:
+    found: list[Diagnostic] = []
+    never: dict[int, NeverFires] = {}
+    dead = _cannot_fire(analysis, v)
+    for edges in v.out_edges().values():
+        det = [e for e in edges if e.deterministic and e.index not in dead]
+        for j, later in enumerate(det):
+            for earlier in det[:j]:
+                if earlier.index in never:
+                    continue  # it never fires: it competes with none
+                if earlier.dst == later.dst:  # no competition, unless it is the same route
+                    d = _duplicate(analysis, v, earlier, later)
+                else:
+                    d = _pair(analysis, v, earlier, later)
+                if d is not None:
+                    if d.primary is not None and d.primary.message in _NEVER_FIRES:
+                        never[later.index] = NeverFires(earlier, d.primary.message == _DUPLICATE)
+                    found.append(d)
+                    break
+    return _Findings(tuple(found), never, v.dead | frozenset(never))
 
 
 def _cannot_fire(analysis: Analysis, v: G.GraphView) -> set[int]:
