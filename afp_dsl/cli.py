@@ -321,7 +321,7 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, output: str | None, re
 
 def reach_text(files: list[Path], skill: str) -> str:
     try:
-        from .checks.graph import reach_report
+        from .checks.reach import reach_report
     except ImportError:  # pragma: no cover - the graph checks are optional during development
         return "afpc: reachability explanations are not available in this build"
     from .analysis import Analysis

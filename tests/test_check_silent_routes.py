@@ -17,7 +17,7 @@ import textwrap
 import afp_dsl
 from afp_dsl import ir
 from afp_dsl.analysis import Analysis
-from afp_dsl.checks import graph as graph_checks
+from afp_dsl.checks import reach
 from afp_dsl.checks import graphview as G
 from afp_dsl.checks import routes, run_checks
 from afp_dsl.loader import load_program
@@ -54,7 +54,7 @@ def _analysis(text: str) -> Analysis:
 def _reach(text: str, skill: str):
     a = _analysis(text)
     m, g = next(a.decls(ir.Graph))
-    return graph_checks.explain_reach(a, m, g, skill)
+    return reach.explain_reach(a, m, g, skill)
 
 
 def codes(text: str) -> list[str]:
@@ -68,7 +68,7 @@ def test_explain_reach_marks_a_hop_over_a_shadowed_route():
 
 
 def test_the_report_marks_it_too():
-    report = graph_checks.reach_report(_analysis(SHADOWED), "hidden")
+    report = reach.reach_report(_analysis(SHADOWED), "hidden")
     assert report.endswith("reached by:\n  entry start\n  " + MARK)
 
 
@@ -87,7 +87,7 @@ def test_a_hop_over_a_duplicate_says_so():
     v = next(G.views(a))
     never = routes.never_fires(a, v)
     assert sorted(never) == [1, 3]  # (by route index: the shadowed route, then the copy)
-    assert graph_checks.hop_text(v, v.routes[3], never) == (
+    assert reach.hop_text(v, v.routes[3], never) == (
         "→ behind on t (never fires: duplicates the earlier route `hidden -> behind`; "
         "only when the model picks it)")
 
@@ -143,6 +143,6 @@ def test_the_pairs_are_analysed_once_per_graph(monkeypatch):
     a = _analysis(CYCLE)
     found = run_checks(a)
     m, g = next(a.decls(ir.Graph))
-    graph_checks.explain_reach(a, m, g, "b")
+    reach.explain_reach(a, m, g, "b")
     assert [d.code for d in found].count("AFP205") == 1
     assert len(calls) == 1  # (one pair: `s -> s` and `s -> b`; the self-loop is a route too)

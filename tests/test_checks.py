@@ -11,7 +11,8 @@ import pytest
 
 from afp_dsl import ir
 from afp_dsl.analysis import Analysis
-from afp_dsl.checks import exprs, graph
+from afp_dsl.checks import exprs
+from afp_dsl.checks import reach
 from check_support import analyse, codes, diagnostics_text
 from golden_util import compare
 
@@ -105,11 +106,11 @@ def _analysis(text: str) -> Analysis:
 def test_explain_reach_gives_the_witness_path() -> None:
     a = _analysis(CLEAN)
     m, g = next(a.decls(ir.Graph))
-    hops = graph.explain_reach(a, m, g, "refunds")
+    hops = reach.explain_reach(a, m, g, "refunds")
     assert " ".join(hops) == ('entry triage when message mentions ["order", "refund"] → refunds on '
                               'lookup when result.status == "found" and result.amount <= 500')
-    assert graph.explain_reach(a, m, g, "nope") is None
-    report = graph.reach_report(a, "escalation")
+    assert reach.explain_reach(a, m, g, "nope") is None
+    report = reach.reach_report(a, "escalation")
     assert "→ escalation on lookup" in report
 
 
@@ -121,10 +122,10 @@ skill c { description = "c" }
 graph g { entry a  route a -> b  route c -> a }
 """)
     m, g = next(a.decls(ir.Graph))
-    assert graph.explain_reach(a, m, g, "b") == ["entry a", "→ b (bare route: when the model picks it)"]
-    assert graph.explain_reach(a, m, g, "c") is None
-    assert "unreachable" in graph.reach_report(a, "c")
-    assert graph.reach_report(a, "zzz") == "skill `zzz` is in no graph"
+    assert reach.explain_reach(a, m, g, "b") == ["entry a", "→ b (bare route: when the model picks it)"]
+    assert reach.explain_reach(a, m, g, "c") is None
+    assert "unreachable" in reach.reach_report(a, "c")
+    assert reach.reach_report(a, "zzz") == "skill `zzz` is in no graph"
 
 
 def test_unreachable_region_is_one_diagnostic_naming_the_rest() -> None:

@@ -21,7 +21,7 @@ import textwrap
 import afp_dsl
 from afp_dsl import ir
 from afp_dsl.analysis import Analysis
-from afp_dsl.checks import graph as graph_checks
+from afp_dsl.checks import reach
 from afp_dsl.loader import load_program
 
 
@@ -79,7 +79,7 @@ def test_a_misspelt_tool_decides_nothing_for_a_route_without_on():
 def _reach(text: str, skill: str):
     a = _analysis(text)
     m, g = next(a.decls(ir.Graph))
-    return graph_checks.explain_reach(a, m, g, skill)
+    return reach.explain_reach(a, m, g, skill)
 
 
 def test_explain_reach_does_not_pass_through_a_route_that_never_fires_as_if_it_fired():
@@ -303,11 +303,11 @@ def test_explain_reach_tells_a_local_skill_from_an_imported_one_of_the_same_name
         '''), encoding="utf-8")
     program, _ = load_program(main)
     a = Analysis(program)
-    local = graph_checks.reach_report(a, "ls1")
+    local = reach.reach_report(a, "ls1")
     assert "graph `lg`" not in local and local.rstrip().endswith("ls1 on m.lt when result.ok == true")
-    imported = graph_checks.reach_report(a, "m.ls1")
+    imported = reach.reach_report(a, "m.ls1")
     assert "graph `g`" in imported and "graph `lg`" in imported
-    assert graph_checks.reach_report(a, "ls2").count("reached by") == 1  # (only `lg` holds it)
+    assert reach.reach_report(a, "ls2").count("reached by") == 1  # (only `lg` holds it)
 
 
 def test_explain_reach_marks_an_entry_that_never_starts_a_run():

@@ -1,6 +1,6 @@
 """Skill-graph checks: entries, reachability, dead ends, self-loops, route tools, agent cycles.
 
-Role:       checks layer; one `GraphView` per graph; `explain_reach` gives the witness path.
+Role:       checks layer; one `GraphView` per graph (`reach.explain_reach` gives the witness path).
 Emits:      AFP201 no-entry, AFP202 unreachable-skill, AFP203 model-edge-only, AFP204 dead-entry,
             AFP206 self-loop, AFP207 no-way-out, AFP209 route-tool-not-in-skill,
             AFP211 step-tool-not-in-skill, AFP212 skill-in-two-places, AFP213 agent-tool-cycle
@@ -17,17 +17,15 @@ Invariants: linear in the size of the program (BFS, Tarjan); one diagnostic per 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label, Severity
-from ..evaluate import render_expr
-from ..suggest import closest
 from . import graphview as G
-from .graphview import EntryEdge, GraphView, NodeKey, RouteEdge
-from .routes import NeverFires, never_fires, silent_routes
+from .graphview import GraphView, NodeKey, RouteEdge
+from .routes import silent_routes
 
 
 def check_graph(analysis: Analysis) -> Iterable[Diagnostic]:
@@ -57,12 +55,12 @@ def check_view(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
 def _reachability(v: GraphView) -> Iterator[Diagnostic]:
     det = v.reach(deterministic_only=True)
     anyway = v.reach(deterministic_only=False)
-    entries = _names(v, [e.dst for e in v.entries])
+    entries = skill_names(v, [e.dst for e in v.entries])
     unreached = [k for k in v.nodes if k not in anyway]
     for root, behind in _region_roots(v, unreached, deterministic_only=False):
         notes = [f"the entries of graph `{v.graph.name}` are {entries}"]
         if behind:
-            notes.append(f"{_names(v, behind)} {'is' if len(behind) == 1 else 'are'} "
+            notes.append(f"{skill_names(v, behind)} {'is' if len(behind) == 1 else 'are'} "
                          "unreachable only through it")
         yield diag("AFP202", f"skill `{v.name(root)}` is unreachable from the entries of graph "
                    f"`{v.graph.name}`", v.nodes[root].ref.span, "no entry or route reaches it",
@@ -75,11 +73,11 @@ def _reachability(v: GraphView) -> Iterator[Diagnostic]:
 def _model_only(v: GraphView, root: NodeKey, behind: list[NodeKey], anyway) -> Diagnostic:
     bare = [e for e in v.routes if e.dst == root and not e.deterministic and e.src in anyway]
     first = bare[0] if bare else None
-    sources = _names(v, list(dict.fromkeys(e.src for e in bare)))
+    sources = skill_names(v, list(dict.fromkeys(e.src for e in bare)))
     notes = [f"its only ways in are bare routes (from {sources}); a bare route never fires by "
              "itself, it only lets `read_skill` move the cursor"]
     if behind:
-        notes.append(f"{_names(v, behind)} {'is' if len(behind) == 1 else 'are'} reached only "
+        notes.append(f"{skill_names(v, behind)} {'is' if len(behind) == 1 else 'are'} reached only "
                      "through it")
     span = first.route.span if first else v.nodes[root].ref.span
     return diag("AFP203", f"skill `{v.name(root)}` can only be entered when the model picks it",
@@ -124,7 +122,7 @@ def _region_roots(v: GraphView, region: list[NodeKey], deterministic_only: bool,
         yield r, [k for k in region if owner.get(k) == r and k != r]
 
 
-def _names(v: GraphView, keys: list[NodeKey], limit: int = 6) -> str:
+def skill_names(v: GraphView, keys: list[NodeKey], limit: int = 6) -> str:
     shown = [f"`{v.name(k)}`" for k in keys[:limit]]
     more = f" and {len(keys) - limit} more" if len(keys) > limit else ""
     if len(shown) == 1:
@@ -176,7 +174,7 @@ def _no_way_out(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
             order = {k: i for i, k in enumerate(v.nodes)}
             comp = sorted(comp, key=order.get)
             first = v.nodes[comp[0]]
-            yield diag("AFP207", f"skills {_names(v, comp, 10)} form a cycle with no way out",
+            yield diag("AFP207", f"skills {skill_names(v, comp, 10)} form a cycle with no way out",
                        first.ref.span, "the cycle starts here",
                        notes=("no route leaves the cycle, every skill in it has tools and a "
                               "route onward inside it, so none is a tool-free answering step",
@@ -328,83 +326,3 @@ def _cycle(agents, calls, start: NodeKey, comp: set) -> Diagnostic:
     return diag("AFP213", f"agent `{agents[start].name}` reaches itself through agent tools",
                 span, "starts the cycle", notes=(f"the cycle: {path}",),
                 help="break the cycle: one of these agents must not run the other as a tool")
-
-
-# ---------------------------------------------------------------- witness paths
-def hop_text(v: GraphView, e: EntryEdge | RouteEdge,
-             never: dict[int, NeverFires] | None = None) -> str:
-    """`entry triage [when …]` or `→ refunds on t status s when …` (source syntax); `never`:
-    the routes AFP205 proves never to fire (`routes.never_fires`), marked like dead ones."""
-    if isinstance(e, EntryEdge):
-        when = f" when {render_expr(e.entry.when)}" if e.entry.when is not None else ""
-        first = next((x for x in v.entries if x.entry.when is None), None)
-        dead = (f" (never starts a run: `entry {v.name(first.dst)}` has no condition and comes "
-                f"first; only when the model picks it)"
-                if first is not None and e.index > first.index and e.entry.when is not None else "")
-        return f"entry {v.name(e.dst)}{when}{dead}"
-    r = e.route
-    parts = [f"→ {v.name(e.dst)}"]
-    if r.on is not None:
-        parts.append(f"on {r.on}")
-    if r.status:
-        names = [s.name for s in r.status]
-        parts.append("status " + (names[0] if len(names) == 1 else "[" + ", ".join(names) + "]"))
-    if r.when is not None:
-        parts.append(f"when {render_expr(r.when)}")
-    if not r.deterministic:
-        parts.append("(bare route: when the model picks it)")
-    elif e.index in v.dead:
-        why = f"`{r.src}` has no tools" if r.on is None else f"`{r.src}` cannot call `{r.on}`"
-        parts.append(f"(never fires: {why}; only when the model picks it)")
-    elif never and e.index in never:
-        parts.append(f"(never fires: {never[e.index].why()}; only when the model picks it)")
-    return " ".join(parts)
-
-
-def explain_reach(analysis: Analysis, graph_module: str, graph: ir.Graph, skill: str) -> list[str] | None:
-    """The hops of a shortest path from an entry to `skill` (preferring routes that can fire by
-    themselves: a route proved never to fire, dead or shadowed, counts, like a bare route, only
-    as a model pick).
-
-    Joined with spaces they read `entry triage → refunds on lookup_order when …`; None when the
-    skill is not in the graph or no path reaches it.
-    """
-    v = G.view(analysis, graph_module, graph)
-    key = _node_of(analysis, v, skill)
-    if key is None:
-        return None
-    path = v.path_to(key, True, silent_routes(analysis, v)) or v.path_to(key, False)
-    return [hop_text(v, e, never_fires(analysis, v)) for e in path] if path else None
-
-
-def _node_of(analysis: Analysis, v: Any, skill: str) -> Any:
-    """The node of `skill` in graph view `v`: the skill its name (`name`, `alias.name`) resolves
-    to in the root module, so two skills of one name in different modules stay apart; a name
-    the root module does not resolve matches a node by its bare skill name (a skill of an
-    imported module, written without its alias)."""
-    alias, _, name = skill.rpartition(".")
-    hit = analysis.resolve(analysis.program.root, ir.Ref(name=name, alias=alias or None))
-    if hit is not None and isinstance(hit.decl, ir.Skill):
-        return (hit.module, name) if (hit.module, name) in v.nodes else None
-    return next((k for k, n in v.nodes.items() if skill in (n.name, n.skill.name)), None)
-
-
-def reach_report(analysis: Analysis, skill_name: str) -> str:
-    """Text for `afpc check --explain-reach SKILL`: one paragraph per graph holding the skill."""
-    out = []
-    for v in G.views(analysis):
-        if _node_of(analysis, v, skill_name) is None:
-            continue
-        hops = explain_reach(analysis, v.module, v.graph, skill_name)
-        where = f"graph `{v.graph.name}` ({v.module})"
-        if hops is None:
-            entries = _names(v, [e.dst for e in v.entries]) if v.entries else "none"
-            out.append(f"skill `{skill_name}` is unreachable in {where}; entries: {entries}")
-        else:
-            out.append(f"skill `{skill_name}` in {where} is reached by:\n  " + "\n  ".join(hops))
-    if not out:
-        names = sorted({n for v in G.views(analysis) for x in v.nodes.values()
-                        for n in (x.name, x.skill.name)})
-        close = closest(skill_name, names)
-        return f"skill `{skill_name}` is in no graph" + (f"; did you mean `{close}`?" if close else "")
-    return "\n".join(out)
