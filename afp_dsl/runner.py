@@ -227,12 +227,27 @@ class Agent:
         is no longer its to update when resumed."""
         waiting = next((r for r, c in self._paused.items() if c is conv), None)
         if waiting is not None:
-            raise ValueError(f"conversation `{conv.id}` has run `{waiting}` waiting on a check-in; "
-                             f"answer it first with `agent.resume(result.checkpoint, "
-                             f"approve(result.checkin))` (or `decline`), then send the next "
-                             f"message")
+            raise ValueError(self._held(conv, waiting))
         for run_id in [r for r, c in self._retryable.items() if c is conv]:
             del self._retryable[run_id]
+
+    def _held(self, conv: Conversation, run_id: str) -> str:
+        """Why `conv` takes no message while its run `run_id` paused: the check-in is open, or the
+        run was resumed through another agent (or process) sharing the store, whose messages and
+        answer this conversation never saw."""
+        try:
+            open_ = self.store.checkpoint(run_id) is not None
+        except Exception:  # noqa: BLE001 - only the wording depends on it (e.g. an evicted run)
+            open_ = True
+        if open_:
+            return (f"conversation `{conv.id}` has run `{run_id}` waiting on a check-in; answer it "
+                    f"first with `agent.resume(result.checkpoint, approve(result.checkin))` (or "
+                    f"`decline`), then send the next message")
+        return (f"conversation `{conv.id}` cannot go on: its run `{run_id}` was resumed through "
+                f"another agent or process sharing the store, so that run's messages and answer "
+                f"are not in this conversation's history; start a new one with "
+                f"`agent.conversation()`, and resume a conversation's runs with the agent that "
+                f"runs it")
 
     def _start(self, message: str, conv: Conversation | None) -> RunCtx:
         check_message(message)
