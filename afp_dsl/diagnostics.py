@@ -14,6 +14,8 @@ from .source import Span
 
 
 class Severity(str, enum.Enum):
+    """How bad a diagnostic is: an `error` stops `load`; a `warning` or `note` does not."""
+
     ERROR = "error"
     WARNING = "warning"
     NOTE = "note"
@@ -21,6 +23,8 @@ class Severity(str, enum.Enum):
 
 @attrs.frozen
 class Label:
+    """A source span a diagnostic points at, with what to say there (`primary`: the main one)."""
+
     span: Span
     message: str = ""
     primary: bool = True
@@ -39,6 +43,7 @@ class Diagnostic:
 
     @property
     def primary(self) -> Label | None:
+        """The label the diagnostic is reported at (the first one when none is primary)."""
         for label in self.labels:
             if label.primary:
                 return label
@@ -46,6 +51,7 @@ class Diagnostic:
 
     @property
     def is_error(self) -> bool:
+        """The severity is `error`."""
         return self.severity is Severity.ERROR
 
 

@@ -72,10 +72,13 @@ class Effects:
         return cls(provider=provider, tools=dict(tools or {}), run_ids=_uuid_ids, wall=wall_clock)
 
     def new_run_id(self) -> str:
+        """A fresh run id, from `run_ids`."""
         return self.run_ids()
 
     def clock(self, start: int = 0) -> LogicalClock:
+        """A run's clock counting from `start`, from `clock_factory`."""
         return self.clock_factory(start)
 
     def with_provider(self, provider: Any) -> "Effects":
+        """These effects with another model provider."""
         return attrs.evolve(self, provider=provider)

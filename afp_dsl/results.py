@@ -1,9 +1,11 @@
 """The values a run hands back to its host: `RunResult`, `CheckIn`, `Checkpoint`, decisions.
 
 Role:       plain result types of the run API (split from `runner`, which builds and drives
-            runs); `approve`/`decline` make the `Decision` a paused run is resumed with.
+            runs); `approve`/`decline` make the `Decision` a paused run is resumed with;
+            `run_of` reads what `resume` was given.
 Invariants: frozen (a `Conversation` excepted: it gathers its runs); a `Checkpoint`'s raw
-            `data` never shows in its repr.
+            `data` never shows in its repr, nor in an error (a wrong argument is named by its
+            type, never by its text).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import attrs
 
+from .launch_checks import _a
 from .source import Span
 from .trace import Trace
 
@@ -34,17 +37,55 @@ class Decision:
     note: str | None = None
 
 
-def _checkin_id(checkin: Any) -> str:
-    return checkin.id if isinstance(checkin, CheckIn) else str(checkin)
+def _decision(fn: str, checkin: CheckIn | str, by: str | None, note: str | None,
+              approved: bool) -> Decision:
+    """The decision, or a `TypeError` naming what to pass: a decision names the check-in it
+    answers (semantics §10), so `None` or another object is not read as an id."""
+    if isinstance(checkin, CheckIn):
+        checkin = checkin.id
+    if not isinstance(checkin, str):
+        hint = (" (`result.checkin` is None unless `result.paused`)" if checkin is None else
+                " (pass `result.checkin`)" if isinstance(checkin, RunResult) else "")
+        raise TypeError(f"`{fn}` takes the check-in it answers, a `CheckIn` (`result.checkin`) "
+                        f"or its id (a `str`), not {_a(checkin)}{hint}")
+    for key, value in (("by", by), ("note", note)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"`{fn}(..., {key}=...)` takes text (a `str`) or None, not "
+                            f"{_a(value)}")
+    return Decision(checkin, approved, by, note)
 
 
-def approve(checkin: Any, by: str | None = None, note: str | None = None) -> Decision:
-    """A person's approval of `checkin` (a `CheckIn` or its id)."""
-    return Decision(_checkin_id(checkin), True, by, note)
+def approve(checkin: CheckIn | str, by: str | None = None, note: str | None = None) -> Decision:
+    """A person's approval of `checkin` (a `CheckIn` or its id), for `agent.resume`: the chain
+    continues after the link that asked, then the tool runs. `by` and `note` are text."""
+    return _decision("approve", checkin, by, note, True)
 
 
-def decline(checkin: Any, by: str | None = None, note: str | None = None) -> Decision:
-    return Decision(_checkin_id(checkin), False, by, note)
+def decline(checkin: CheckIn | str, by: str | None = None, note: str | None = None) -> Decision:
+    """A person's refusal of `checkin` (a `CheckIn` or its id), for `agent.resume`: the tool
+    does not run, and the model reads that a person declined, with the `note`."""
+    return _decision("decline", checkin, by, note, False)
+
+
+def run_of(checkpoint: Checkpoint | str) -> tuple[str, Any]:
+    """The run id and checkpoint data (None: read it from the store) `resume` was given: a
+    `Checkpoint` or a run id. Anything else is a `TypeError` (JSON text a `ValueError`) that
+    names its type, never its text: a checkpoint's raw data holds unredacted values."""
+    if isinstance(checkpoint, Checkpoint):
+        return checkpoint.run_id, checkpoint.data
+    fix = "the paused result's `Checkpoint` (`result.checkpoint`) or its run id (`result.run_id`)"
+    if isinstance(checkpoint, str):
+        if checkpoint.lstrip().startswith("{"):  # (what `json.dumps` of its data starts with)
+            raise ValueError(f"`resume` takes {fix}, not JSON text; a checkpoint's JSON "
+                             f"resumes as `afp.Checkpoint(data[\"state\"][\"run_id\"], data=data)` "
+                             f"(`data = json.loads(text)`)")
+        return checkpoint, None
+    hint = {dict: "; a checkpoint's raw data resumes as "
+                  "`afp.Checkpoint(data[\"state\"][\"run_id\"], data=data)`",
+            RunResult: "; pass `result.checkpoint`",
+            CheckIn: "; pass `checkin.run_id` (and the decision as the second argument)",
+            }.get(type(checkpoint), "")
+    raise TypeError(f"`resume` takes {fix}, not {_a(checkpoint)}{hint}")
 
 
 @attrs.frozen
@@ -76,6 +117,11 @@ class Checkpoint:
 
 @attrs.frozen
 class RunResult:
+    """What a run (or resume) hands back: its `outcome` (`answered`, `paused`,
+    `max_iterations`, `denied`, `error`), `answer`, `run_id` and `trace`; `checkin` and
+    `checkpoint` when paused (`checkpoint` also after a resumable `error`), `error` the message
+    of an `error` run."""
+
     outcome: str
     answer: str | None
     run_id: str
@@ -88,6 +134,8 @@ class RunResult:
 
     @property
     def paused(self) -> bool:
+        """The run waits on a check-in: resume it with `agent.resume(result.checkpoint,
+        afp.approve(result.checkin))` (or `decline`)."""
         return self.outcome == "paused"
 
     def why(self, event: str | None = None, **kw: Any) -> str:
@@ -108,7 +156,9 @@ class Conversation:
     runs: list[str] = attrs.field(factory=list)
 
     def run(self, message: str) -> RunResult:
+        """The next run of this conversation, seeing the history of the earlier ones."""
         return self.agent.run(message, conversation=self)
 
     async def arun(self, message: str) -> RunResult:
+        """`run`, awaiting async host tools and providers."""
         return await self.agent.arun(message, conversation=self)

@@ -29,7 +29,7 @@ from .plan import Plan, find_agent, plan_of
 from .providers.mock import mock
 from .redaction import Redactor
 from .results import (AgentNotFound, CheckIn, Checkpoint, Conversation, Decision,  # noqa: F401
-                      ResumeDecisionError, RunResult, approve, decline)
+                      ResumeDecisionError, RunResult, approve, decline, run_of)
 from .recorder import Recorder, run_clock
 from .resume_count import calls_made, inner_events
 from .runtime import RunCtx, Session, Stubs, drive_async, drive_sync
@@ -119,26 +119,36 @@ class Agent:
 
     @property
     def name(self) -> str:
+        """The agent's name in the spec."""
         return self.plan.name
 
     # ------------------------------------------------------------ runs
     def conversation(self) -> Conversation:
+        """A new conversation: runs (`.run`, `.arun`) that share history, and with `continuity =
+        "conversation"` the skill cursor."""
         self._conversations += 1
         return Conversation(self, f"conv-{self._conversations}")
 
     def run(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
+        """Answer one user message (`TypeError` for a message that is not a `str`); the result's
+        `outcome` is `answered`, `paused`, `max_iterations`, `denied` or `error`."""
         ctx, saves = self._start(message, conversation), _Saves(new=True)
         with self._kept_if_interrupted(ctx, saves):
             core = drive_sync(run_core(ctx), self._progress(ctx, saves))
         return self._complete(ctx, core, conversation, saves)
 
     async def arun(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
+        """`run`, awaiting async host tools and providers."""
         ctx, saves = self._start(message, conversation), _Saves(new=True)
         with self._kept_if_interrupted(ctx, saves):
             core = await drive_async(run_core(ctx), self._progress(ctx, saves))
         return self._complete(ctx, core, conversation, saves)
 
-    def resume(self, checkpoint: Any, decision: Any = None) -> RunResult:
+    def resume(self, checkpoint: Checkpoint | str, decision: Decision | None = None) -> RunResult:
+        """Continue a paused run (`checkpoint`: its `Checkpoint` or run id) with `decision`
+        (`approve(checkin)` or `decline(checkin)`), or an `error` run with no decision. Anything
+        but one decision for the check-in the run waits on raises `ResumeDecisionError`, and the
+        tool does not run."""
         ctx, resume = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))  # its earlier events are stored already
@@ -146,7 +156,9 @@ class Agent:
             core = drive_sync(run_core(ctx, resume), self._progress(ctx, saves))
         return self._complete(ctx, core, conv, saves)
 
-    async def aresume(self, checkpoint: Any, decision: Any = None) -> RunResult:
+    async def aresume(self, checkpoint: Checkpoint | str,
+                      decision: Decision | None = None) -> RunResult:
+        """`resume`, awaiting async host tools and providers."""
         ctx, resume = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))
@@ -215,12 +227,27 @@ class Agent:
         is no longer its to update when resumed."""
         waiting = next((r for r, c in self._paused.items() if c is conv), None)
         if waiting is not None:
-            raise ValueError(f"conversation `{conv.id}` has run `{waiting}` waiting on a check-in; "
-                             f"answer it first with `agent.resume(result.checkpoint, "
-                             f"approve(result.checkin))` (or `decline`), then send the next "
-                             f"message")
+            raise ValueError(self._held(conv, waiting))
         for run_id in [r for r, c in self._retryable.items() if c is conv]:
             del self._retryable[run_id]
+
+    def _held(self, conv: Conversation, run_id: str) -> str:
+        """Why `conv` takes no message while its run `run_id` paused: the check-in is open, or the
+        run was resumed through another agent (or process) sharing the store, whose messages and
+        answer this conversation never saw."""
+        try:
+            open_ = self.store.checkpoint(run_id) is not None
+        except Exception:  # noqa: BLE001 - only the wording depends on it (e.g. an evicted run)
+            open_ = True
+        if open_:
+            return (f"conversation `{conv.id}` has run `{run_id}` waiting on a check-in; answer it "
+                    f"first with `agent.resume(result.checkpoint, approve(result.checkin))` (or "
+                    f"`decline`), then send the next message")
+        return (f"conversation `{conv.id}` cannot go on: its run `{run_id}` was resumed through "
+                f"another agent or process sharing the store, so that run's messages and answer "
+                f"are not in this conversation's history; start a new one with "
+                f"`agent.conversation()`, and resume a conversation's runs with the agent that "
+                f"runs it")
 
     def _start(self, message: str, conv: Conversation | None) -> RunCtx:
         check_message(message)
@@ -312,8 +339,7 @@ class Agent:
         return given
 
     def _prepare_resume(self, checkpoint: Any, decision: Any) -> tuple[RunCtx, dict]:
-        run_id = checkpoint.run_id if isinstance(checkpoint, Checkpoint) else str(checkpoint)
-        data = checkpoint.data if isinstance(checkpoint, Checkpoint) else None
+        run_id, data = run_of(checkpoint)
         data = self._current_checkpoint(run_id, data)
         if data is None:
             raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "

@@ -4,11 +4,14 @@
 on mutated and garbage documents); `check`/`load` refuse wrong argument types with a `TypeError`
 and report folders and empty text as diagnostics; `providers.mock(...)` checks its script when
 called; `program.agent(model=...)` checks the model; a damaged checkpoint is refused before the
-tool runs. Every test here failed before these checks were added (robustness findings 10-12, 14).
+tool runs; `resume` and `approve`/`decline` refuse what is not a checkpoint, run id or check-in
+without echoing it; every public name is documented. Every test here failed before these checks
+were added (robustness findings 10-12, 14; the API audit).
 """
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from pathlib import Path
 
@@ -198,13 +201,13 @@ def test_agent_model_must_be_a_model_name(model, error):
 
 
 # ---------------------------------------------------------------- damaged checkpoints (finding 14)
-def _paused():
+def _paused(message: str = "Order CD-7 was charged twice, please refund it"):
     ran: list = []
     agent = PROGRAM.agent(
         provider=afp.providers.mock([[("lookup_order", {"order_id": "CD-7"})],
                                      [("issue_refund", {"order_id": "CD-7", "amount": 240})], "done"]),
         tools={"issue_refund": lambda order_id, amount: ran.append(amount) or "ok"})
-    result = agent.run("Order CD-7 was charged twice, please refund it")
+    result = agent.run(message)
     assert result.paused
     return agent, result, ran
 
@@ -253,3 +256,93 @@ def test_a_message_with_a_lone_surrogate_is_refused_before_anything_runs():
     """It was run and stored, and broke every UTF-8 export of the run later."""
     with pytest.raises(ValueError, match="lone surrogate at position 3"):
         PROGRAM.agent(provider=afp.providers.mock(["ok"])).run("hi \udcff")
+
+
+# ---------------------------------------------------------------- resume's arguments (API audit)
+SECRET = "sk-" + "A1" * 12  # matches the spec's `secrets` pattern: redacted everywhere but the checkpoint
+
+
+def _paused_with_secret():
+    agent, result, ran = _paused(f"Order CD-7 was charged twice, refund it; my key is {SECRET}")
+    assert result.paused and SECRET in json.dumps(result.checkpoint.data)  # (raw, by design)
+    return agent, result, ran
+
+
+@pytest.mark.parametrize("given, error, hint", [
+    (lambda r: r.checkpoint.data, TypeError, r"not a `dict`; .*afp\.Checkpoint\(data"),
+    (lambda r: json.dumps(r.checkpoint.data), ValueError, r"not JSON text; .*afp\.Checkpoint\("),
+    (lambda r: r, TypeError, r"not a `RunResult`; pass `result\.checkpoint`"),
+    (lambda r: r.checkin, TypeError, r"not a `CheckIn`; pass `checkin\.run_id`"),
+    (lambda r: None, TypeError, r"not None$"),
+    (lambda r: 7, TypeError, r"not an `int`$"),
+])
+def test_resume_takes_a_checkpoint_or_a_run_id_and_never_echoes_anything_else(given, error, hint):
+    """Anything else was read as a run id with `str()`: the checkpoint's raw data (or its JSON)
+    came back, unredacted, inside the `ResumeDecisionError` (semantics §9: no error message
+    holds a raw value)."""
+    agent, result, ran = _paused_with_secret()
+    with pytest.raises(error, match=hint) as caught:
+        agent.resume(given(result), afp.approve(result.checkin, by="dana"))
+    assert SECRET not in str(caught.value) and "run `" not in str(caught.value)
+    assert ran == []
+    done = agent.resume(result.run_id, afp.approve(result.checkin, by="dana"))  # still pending
+    assert (done.outcome, ran) == ("answered", [240])
+
+
+def test_a_checkpoint_saved_as_json_resumes_wrapped_as_the_error_says():
+    agent, result, ran = _paused_with_secret()
+    data = json.loads(json.dumps(result.checkpoint.data))
+    done = agent.resume(afp.Checkpoint(data["state"]["run_id"], data=data),
+                        afp.approve(result.checkin, by="dana"))
+    assert (done.outcome, ran) == ("answered", [240])
+
+
+@pytest.mark.parametrize("make", [afp.approve, afp.decline])
+@pytest.mark.parametrize("checkin, hint", [
+    (None, r"not None \(`result\.checkin` is None unless `result\.paused`\)"),
+    (5, r"not an `int`$"),
+    ({"id": "x"}, r"not a `dict`$"),
+])
+def test_a_decision_names_its_check_in_by_a_checkin_or_its_id(make, checkin, hint):
+    """`approve(None)` made a decision for check-in `"None"` (semantics §10: a decision names
+    the check-in it answers)."""
+    with pytest.raises(TypeError, match=rf"takes the check-in it answers.*{hint}"):
+        make(checkin, by="dana")
+
+
+@pytest.mark.parametrize("keyword", ["by", "note"])
+def test_a_decision_s_by_and_note_are_text(keyword):
+    with pytest.raises(TypeError, match=rf"`approve\(\.\.\., {keyword}=\.\.\.\)` takes text"):
+        afp.approve("run-1:1:call-1", **{keyword: 5})
+    assert afp.decline("run-1:1:call-1", by="dana", note="no").checkin == "run-1:1:call-1"
+
+
+def test_a_paused_result_s_checkin_still_makes_a_decision():
+    _, result, _ = _paused()
+    assert afp.approve(result.checkin).checkin == afp.approve(result.checkin.id).checkin
+
+
+def _documented(obj) -> bool:
+    return bool(inspect.getdoc(obj))
+
+
+def _public_members():
+    """Every public name (tooling.md §6: "few, typed, documented"), the `__all__` of its public
+    modules, and the methods and properties each public class defines."""
+    for name in afp.__all__:
+        obj = getattr(afp, name)
+        if inspect.ismodule(obj):
+            yield from ((f"{name}.{n}", getattr(obj, n)) for n in obj.__all__)
+            continue
+        yield name, obj
+        if inspect.isclass(obj):
+            for n, m in vars(obj).items():
+                fn = m.fget if isinstance(m, property) else m
+                if not n.startswith("_") and inspect.isfunction(fn):
+                    yield f"{name}.{n}", fn
+
+
+def test_every_public_name_and_method_is_documented():
+    undocumented = [n for n, obj in _public_members()
+                    if (inspect.isfunction(obj) or inspect.isclass(obj)) and not _documented(obj)]
+    assert undocumented == []

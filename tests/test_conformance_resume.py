@@ -305,3 +305,20 @@ def test_a_conversation_takes_no_message_while_a_run_waits_on_a_check_in():
     assert r2.answer == "one done"
     assert [m.content for m in conv.history][0] == "refund please"
     assert conv.history[-1].content == "one done"
+
+
+def test_a_conversation_whose_run_another_agent_resumed_says_so_not_to_answer_it():
+    """The paused run was resumed by another agent sharing the store (§10: any process sharing
+    the store may): the conversation kept telling to answer a check-in that no longer waited,
+    which no call could do."""
+    store = memory()
+    agent, _ = make(SPEC, [call("refund", amount=200), "one done"],
+                    tools={"refund": lambda amount: "ok"}, store=store)
+    conv = agent.conversation()
+    r1 = conv.run("refund please")
+    other, _ = make(SPEC, ["done elsewhere"], tools={"refund": lambda amount: "ok"}, store=store)
+    assert other.resume(r1.run_id, approve(r1.checkin, by="ops")).answer == "done elsewhere"
+    with pytest.raises(ValueError, match=r"was resumed through another agent or process .*"
+                                         r"start a new one with `agent\.conversation\(\)`"):
+        conv.run("msg two")
+    assert agent.conversation().run("a fresh start").outcome in ("answered", "paused")

@@ -30,6 +30,8 @@ class ToolSpec:
 
 @attrs.frozen(slots=True)
 class ToolCall:
+    """One tool call in a model's reply: its id, the tool's name and the arguments."""
+
     id: str
     name: str
     arguments: Mapping[str, Any]
@@ -80,6 +82,8 @@ class HistoryView(Sequence):
 
 @attrs.frozen(slots=True)
 class Usage:
+    """Tokens a model call read and wrote, as the provider reported them."""
+
     input_tokens: int = 0
     output_tokens: int = 0
 
