@@ -26,6 +26,8 @@ _LAZY = {
     "ResumeDecisionError": ("results", "ResumeDecisionError"), "RunResult": ("results", "RunResult"),
     "IRFormatError": ("serde", "IRFormatError"), "CheckpointError": ("state", "CheckpointError"),
     "approve": ("results", "approve"), "decline": ("results", "decline"),
+    "Decision": ("results", "Decision"), "Conversation": ("results", "Conversation"),
+    "AgentNotFound": ("results", "AgentNotFound"),
     "to_mermaid": ("graph_export", "to_mermaid"), "to_dot": ("graph_export", "to_dot"),
     "to_json": ("graph_export", "to_json"),
 }
@@ -46,7 +48,8 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = ["Agent", "CheckIn", "CheckpointError", "Checkpoint", "CompileError", "Diagnostic", "Effects",
-           "IRFormatError", "Label", "Program", "ResumeDecisionError", "RunResult", "Severity", "Span", "absent", "approve", "check",
+__all__ = ["Agent", "AgentNotFound", "CheckIn", "CheckpointError", "Checkpoint", "CompileError",
+           "Conversation", "Decision", "Diagnostic", "Effects", "IRFormatError", "Label", "Program",
+           "ResumeDecisionError", "RunResult", "Severity", "Span", "absent", "approve", "check",
            "coverage", "decline", "described", "load", "load_ir", "providers", "stores", "to_dot",
            "to_json", "to_mermaid", "__version__"]

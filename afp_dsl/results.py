@@ -26,11 +26,14 @@ class ResumeDecisionError(Exception):
 
 
 class AgentNotFound(ValueError):
-    pass
+    """`Program.agent(name)` names no agent of the spec (or none was named and there are several);
+    the message lists the agents there are."""
 
 
 @attrs.frozen
 class Decision:
+    """A person's answer to a check-in (`approve`/`decline`), passed to `Agent.resume`."""
+
     checkin: str
     approved: bool
     by: str | None = None

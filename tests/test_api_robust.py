@@ -346,3 +346,14 @@ def test_every_public_name_and_method_is_documented():
     undocumented = [n for n, obj in _public_members()
                     if (inspect.isfunction(obj) or inspect.isclass(obj)) and not _documented(obj)]
     assert undocumented == []
+
+
+def test_the_types_the_api_returns_and_raises_are_public():
+    """A host can annotate with what `approve` and `agent.conversation()` return, and catch what
+    `program.agent(name)` raises, without importing internal modules."""
+    program = afp.load('agent a { system = "x" }\n')
+    assert isinstance(afp.approve("ci-1"), afp.Decision)
+    assert isinstance(program.agent(provider=afp.providers.mock(["hi"])).conversation(),
+                      afp.Conversation)
+    with pytest.raises(afp.AgentNotFound):
+        program.agent("nope")
