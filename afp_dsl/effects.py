@@ -51,6 +51,10 @@ def _uuid_ids() -> str:
     return "run-" + uuid.uuid4().hex[:12]
 
 
+def _uuid_conversation_ids() -> str:
+    return "conv-" + uuid.uuid4().hex[:12]
+
+
 @attrs.define
 class Effects:
     """Provider, host tool bindings, clock factory and run-id source of a run.
@@ -61,6 +65,7 @@ class Effects:
     provider: Any = None
     tools: Mapping[str, Callable[..., Any]] = attrs.field(factory=dict)
     run_ids: Callable[[], str] = attrs.field(factory=lambda: counter_ids("run"))
+    conversation_ids: Callable[[], str] = attrs.field(factory=lambda: counter_ids("conv"))
     clock_factory: Callable[[int], LogicalClock] = LogicalClock
     wall: Callable[[], Any] | None = None  # what host tools read as "now"; None: the logical clock
 
@@ -69,11 +74,17 @@ class Effects:
              ) -> "Effects":
         """Effects for real use: unique run ids (uuid) so several processes share one store, and
         the real time for host tools that ask for it (trace times stay logical)."""
-        return cls(provider=provider, tools=dict(tools or {}), run_ids=_uuid_ids, wall=wall_clock)
+        return cls(provider=provider, tools=dict(tools or {}), run_ids=_uuid_ids,
+                   conversation_ids=_uuid_conversation_ids, wall=wall_clock)
 
     def new_run_id(self) -> str:
         """A fresh run id, from `run_ids`."""
         return self.run_ids()
+
+    def new_conversation_id(self) -> str:
+        """A fresh conversation id, from `conversation_ids` (agents sharing these effects, or a
+        store, then never give two conversations one id)."""
+        return self.conversation_ids()
 
     def clock(self, start: int = 0) -> LogicalClock:
         """A run's clock counting from `start`, from `clock_factory`."""

@@ -48,6 +48,11 @@ def _check_effects(program: ir.Program, effects: Any) -> None:
     if factory is not None and not callable(factory):
         raise TypeError(f"`Effects(clock_factory=...)` must make a clock from a start time, e.g. "
                         f"`clock_factory=LogicalClock`, not {_a(factory)}")
+    for field, example in (("run_ids", "run"), ("conversation_ids", "conv")):
+        ids = getattr(effects, field, None)
+        if ids is not None and not callable(ids):
+            raise TypeError(f"`Effects({field}=...)` must be a function making ids, e.g. "
+                            f"`{field}=counter_ids(\"{example}\")`, not {_a(ids)}")
 
 
 def check_model(model: Any) -> None:

@@ -127,7 +127,12 @@ class Agent:
         """A new conversation: runs (`.run`, `.arun`) that share history, and with `continuity =
         "conversation"` the skill cursor."""
         self._conversations += 1
-        return Conversation(self, f"conv-{self._conversations}")
+        make = getattr(self.effects, "new_conversation_id", None)  # (effects shaped like one)
+        cid = make() if callable(make) else f"conv-{self._conversations}"
+        if type(cid) is not str or not cid:
+            raise TypeError(f"`Effects(conversation_ids=...)` must make non-empty text ids, e.g. "
+                            f"`counter_ids(\"conv\")`, not {type(cid).__name__}")
+        return Conversation(self, cid)
 
     def run(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
         """Answer one user message (`TypeError` for a message that is not a `str`); the result's

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -357,3 +358,25 @@ def test_the_types_the_api_returns_and_raises_are_public():
                       afp.Conversation)
     with pytest.raises(afp.AgentNotFound):
         program.agent("nope")
+
+
+def test_agents_sharing_effects_never_give_two_conversations_one_id():
+    """Conversation ids come from the Effects (`conversation_ids`), as run ids do: two agents of
+    one Effects (one store, one OpenTelemetry `gen_ai.conversation.id` space) do not collide, and
+    `Effects.live()` makes them unique across processes."""
+    from afp_dsl.effects import Effects, counter_ids
+    program = afp.load('agent a { system = "x" }\nagent b { system = "y" }\n')
+    effects = Effects(provider=afp.providers.mock(["one", "two"]), run_ids=counter_ids("r"))
+    a, b = program.agent("a", effects=effects), program.agent("b", effects=effects)
+    ca, cb = a.conversation(), b.conversation()
+    ra, rb = ca.run("hi"), cb.run("hi")
+    ids = [e.payload["conversation"] for r in (ra, rb) for e in r.trace if e.kind == "run.started"]
+    assert ids == ["conv-1", "conv-2"]
+    live = {Effects.live().new_conversation_id() for _ in range(3)}
+    assert len(live) == 3 and all(c.startswith("conv-") for c in live)
+    bad = Effects(conversation_ids=lambda: 7)
+    with pytest.raises(TypeError, match="conversation_ids"):
+        program.agent("a", effects=bad).conversation()
+    for field in ("run_ids", "conversation_ids"):
+        with pytest.raises(TypeError, match=re.escape(f"`Effects({field}=...)` must be a function")):
+            program.agent("a", effects=Effects(**{field: "conv-1"}))
