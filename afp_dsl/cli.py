@@ -286,7 +286,19 @@ def emit(text: str, output: str | None) -> None:
     if output:
         write_file(output, text)
     elif text:
-        click.echo(text, nl=not text.endswith("\n"))
+        echo(text, nl=not text.endswith("\n"))
+
+
+def echo(text: str, nl: bool = True) -> None:
+    """`click.echo` to standard output for text that may hold what a run recorded: a lone
+    surrogate (a tool's text from a sloppy decoder) that standard output cannot encode is printed
+    as a `\\u` escape with a warning, as `write_file` does, instead of failing the command."""
+    try:
+        click.echo(text, nl=nl)
+    except UnicodeEncodeError:  # (raised before anything is written: the text is encoded whole)
+        click.echo(text.encode("utf-8", "backslashreplace").decode("utf-8"), nl=nl)
+        click.echo("afpc: warning: text that is not valid Unicode (a lone surrogate) was printed "
+                   "as a `\\u` escape", err=True)
 
 
 @main.command()

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import click
 
-from .cli import CliError, FilePath, guarded, utf8_text, write_file
+from .cli import CliError, FilePath, echo, guarded, utf8_text, write_file
 from .resume_count import calls_made, executions, inner_events
 from .trace import json_text
 
@@ -160,16 +160,16 @@ def _report(result: Any, as_json: bool) -> None:
 
 def _print(out: dict[str, Any], result: Any, as_json: bool) -> None:
     if as_json:
-        click.echo(json_text(out, sort_keys=True, ensure_ascii=False))
+        echo(json_text(out, sort_keys=True, ensure_ascii=False))
     elif result.outcome == "paused":
         c = out["checkin"]
-        click.echo(f"paused: {c['question']}")
-        click.echo(f"  tool `{c['tool']}` with {json.dumps(c['args'], ensure_ascii=False)}")
+        echo(f"paused: {c['question']}")
+        echo(f"  tool `{c['tool']}` with {json.dumps(c['args'], ensure_ascii=False)}")
         click.echo(f"  resume with: afpc resume {result.run_id} --approve | --decline")
     elif out.get("error"):
         click.echo(f"error: {out['error']}", err=True)
     else:
-        click.echo(out["answer"] if out["answer"] is not None else "")
+        echo(out["answer"] if out["answer"] is not None else "")
 
 
 @click.command("run")
@@ -312,7 +312,7 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
         raise _no_match(pattern, found)
     text = report(results, problems, with_summary=False)
     if text:
-        click.echo(text)
+        echo(text)
     click.echo(summary(results, problems), err=True)
     if junit_file:
         write_file(junit_file, junit(results, problems))

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import click
 
-from .cli import FilePath, emit, guarded, utf8_text
+from .cli import FilePath, echo, emit, guarded, utf8_text
 from .suggest import closest
 
 _STORE = click.option("--store", "store_url",
@@ -168,7 +168,7 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
                      "iterations": r.get("iterations") or 0,
                      "events": r.get("events") or 0})
     if fmt == "json":
-        click.echo(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=2))
+        echo(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=2))
         return
     if not rows:
         click.echo("no runs recorded", err=True)
@@ -178,7 +178,7 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
                        str(x["iterations"])) for x in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     for r in table:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 
 
 @trace.command(name="show")
@@ -190,7 +190,7 @@ def show(run_id: str, store_url: str | None) -> None:
     """Print a run (RUN, or `last`) as an indented timeline of its iterations."""
     store = open_store(store_url)
     row, events = load_run(store, run_id)
-    click.echo(timeline(row, events))
+    echo(timeline(row, events))
 
 
 def shown_outcome(row: dict) -> str:
@@ -206,7 +206,8 @@ def timeline(row: dict, events: list) -> str:
     loc = Locator(spec_program(row))  # (its sources give `file:line` from any folder)
     fin = next((e.payload for e in reversed(events) if e.kind == "run.finished"), None)
     fin = fin if isinstance(fin, dict) else tally(events)
-    tokens = fin.get("tokens") or ["?", "?"]
+    tokens = fin.get("tokens")
+    tokens = tokens if isinstance(tokens, list) and tokens else ["?", "?"]  # (a damaged event)
     outcome = shown_outcome(row)
     lines = [f"run {row['run_id']} ({row.get('agent')}): {outcome} — "
              f"{fin.get('iterations', '?')} iterations, {fin.get('llm_calls', '?')} LLM calls, "
@@ -304,8 +305,7 @@ def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | N
                            program=spec_program(row), skill=skill, iteration=iteration, edge=edge)
     if node.kind in ("missing", "empty"):
         _fail(node.text)
-    click.echo(to_json(run_id, query, node) if fmt == "json" else render_text(node),
-               nl=fmt != "json")
+    echo(to_json(run_id, query, node) if fmt == "json" else render_text(node), nl=fmt != "json")
 
 
 def _warn_if_no_such_edge(row: dict, edge: str) -> None:

@@ -247,17 +247,20 @@ def run_overlay(events: Iterable[Any]) -> tuple[set[str], set, dict]:
     refused: dict = {}
     for e in events:
         p = e.payload if isinstance(e.payload, dict) else {}
+        # skill names are text; anything else (a hand-edited or damaged event) names no skill
+        src, dst = (x if isinstance(x, str) and x else None for x in (p.get("from"), p.get("to")))
         if e.kind == "cursor.moved":
-            visited.update(x for x in (p.get("from"), p.get("to")) if x)
-            if p.get("cause") in ("route", "model-pick") and p.get("from") != p.get("to"):
-                taken.add((p.get("from"), p.get("to")))
-            elif p.get("cause") == "entry" and p.get("to"):
-                taken.add((None, p.get("to")))
-        elif e.kind == "route.evaluated" and not p.get("fired"):
-            failed = [c for c in p.get("conditions") or [] if not c.get("passed")]
+            visited.update(x for x in (src, dst) if x)
+            if p.get("cause") in ("route", "model-pick") and src != dst and dst:
+                taken.add((src, dst))
+            elif p.get("cause") == "entry" and dst:
+                taken.add((None, dst))
+        elif e.kind == "route.evaluated" and not p.get("fired") and dst:
+            conditions = p.get("conditions") if isinstance(p.get("conditions"), list) else []
+            failed = [c for c in conditions if isinstance(c, dict) and not c.get("passed")]
             note = (f"{failed[0].get('text')} (actual {str(failed[0].get('actual'))[:40]})"
                     if failed else (p.get("reason") or "did not hold"))
-            refused.setdefault((p.get("from"), p.get("to")), note.replace("`", ""))
+            refused.setdefault((src, dst), str(note).replace("`", ""))
     return visited, taken, refused
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -148,10 +149,24 @@ def _must_exist(path: str) -> None:
                          f"path, or pass --store / AFP_STORE naming the store `afpc run` "
                          f"wrote") from None
     if not is_file:
-        what = "is a folder" if is_dir else "does not exist"
+        what = "is a folder" if is_dir else (_special(path) or "does not exist")
         raise StoreError(f"no run store at `{path}`: it {what}; check the path, or pass "
                          f"--store / AFP_STORE naming the store `afpc run` wrote (it creates "
                          f"one on the first run)")
+
+
+def _special(path: str) -> str | None:
+    """What `path` is when it exists but is neither a regular file nor a folder (a store can
+    only be a file: SQLite fails on these with a misleading "disk I/O error"), or None."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return ("is a named pipe (FIFO)" if stat.S_ISFIFO(mode) else
+            "is a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+            "is a socket or special file") + ", not a regular file"
 
 
 class SqliteStore:
@@ -166,6 +181,11 @@ class SqliteStore:
         self._lock = threading.Lock()
         if not create:
             _must_exist(self.path)
+        elif self.path != ":memory:" and (what := (_special(self.path) or
+                                                   ("is a folder" if os.path.isdir(self.path)
+                                                    else None))):
+            raise StoreError(f"cannot open the run store `{self.path}`: it {what}; name a file "
+                             f"(a new one is created), e.g. --store runs.db")
         try:
             if self.path != ":memory:" and create:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -225,6 +245,8 @@ class SqliteStore:
         with self._lock:
             try:
                 return self._db.execute(sql, args).fetchall()
+            except UnicodeEncodeError:  # a key holding a lone surrogate: no stored text has one
+                return []
             except sqlite3.Error as exc:
                 raise self._failed(exc) from None
 

@@ -84,8 +84,13 @@ def main() -> None:
     args, rest = ap.parse_known_args()
     if rest and args.target != "bytes":
         ap.error(f"unrecognized arguments: {' '.join(rest)}")
-    if args.target == "bytes":
-        run_atheris([a for a in rest if a != "--"])
+    if args.target == "bytes":  # --examples/--seed become libFuzzer's -runs/-seed (else ignored)
+        given = [a for a in rest if a != "--"]
+        if not any(a.startswith("-runs=") for a in given):
+            given.append(f"-runs={args.examples}")
+        if args.seed is not None and not any(a.startswith("-seed=") for a in given):
+            given.append(f"-seed={args.seed}")
+        run_atheris(given)
         return
     targets = ["roundtrip", "mutate", "text"] if args.target == "all" else [args.target]
     for target in targets:

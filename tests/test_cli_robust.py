@@ -400,3 +400,25 @@ def test_why_and_show_give_file_and_line_from_any_folder(tmp_path, monkeypatch):
     for args in (["why", "last"], ["trace", "show", "last"]):
         out = CliRunner().invoke(main, args + ["--store", db]).output
         assert "support.afp:10)" in out and "support.afp@" not in out, out
+
+
+# ---------------------------------------------------------------- robustness campaign 777001
+@pytest.mark.parametrize("args", [("trace", "show", "last"), ("why", "last"),
+                                  ("why", "last", "--format", "json"),
+                                  ("trace", "export", "last", "--format", "jsonl"),
+                                  ("trace", "export", "last", "--format", "thinking")])
+def test_a_recorded_lone_surrogate_is_printed_escaped_with_a_warning(tmp_path, args) -> None:
+    """A tool that returned text with a lone surrogate (`\\ud800`, which no UTF-8 output can
+    carry) made `trace show`, `why` and `trace export` to standard output an "internal error":
+    the text is printed with the surrogate as a `\\u` escape, and a warning says so."""
+    import afp_dsl as afp
+    spec = Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp"
+    db = str(tmp_path / "s.db")
+    agent = afp.load(str(spec)).agent(
+        store=afp.stores.sqlite(db), provider=afp.providers.mock(
+            [[("lookup_order", {"order_id": "AB-1"})], "done"]),
+        tools={"lookup_order": lambda order_id: "note \ud800"})
+    assert agent.run("Order AB-1 was charged twice").outcome == "answered"
+    out = CliRunner().invoke(main, [*args, "--store", db])
+    assert out.exit_code == 0 and "internal error" not in out.output, out.output
+    assert "lone surrogate" in out.output and "\\ud800" in out.output, out.output

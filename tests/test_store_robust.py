@@ -290,3 +290,71 @@ def test_from_url_for_a_reader_opens_only_an_existing_store(tmp_path):
         stores.from_url(str(tmp_path / "other.db"), create=False)
     stores.sqlite(tmp_path / "runs.db").close()
     assert stores.from_url(str(tmp_path / "runs.db"), create=False).runs() == []
+
+
+# ---------------------------------------------------------------- robustness campaign 777001
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("make_it,said", [
+    (lambda p: __import__("os").mkfifo(p), "is a named pipe (FIFO), not a regular file"),
+    (lambda p: p.mkdir(), "is a folder")])
+def test_a_store_path_that_is_no_regular_file_says_what_it_is(make_it, said, tmp_path,
+                                                               monkeypatch):
+    """A FIFO given as the store was "disk I/O error" to `afpc run` and "it does not exist" to
+    the readers; a folder was "unable to open database file" to `afpc run`."""
+    make_it(tmp_path / "s.db")
+    with pytest.raises(stores.StoreError, match=__import__("re").escape(said)):
+        stores.sqlite(tmp_path / "s.db")
+    for args in (["trace", "list"], ["why", "last"]):
+        res = _cli([*args, "--store", "s.db"], tmp_path, monkeypatch)
+        assert res.exit_code == 1 and said in res.output, res.output
+    (tmp_path / "a.afp").write_text(SPEC, encoding="utf-8")
+    res = _cli(["run", "a.afp", "-m", "hi", "--store", "s.db"], tmp_path, monkeypatch)
+    assert res.exit_code == 1 and said in res.output and "I/O" not in res.output, res.output
+
+
+def test_a_run_id_holding_a_lone_surrogate_is_no_run_of_the_sqlite_store(tmp_path):
+    """`store.run("\\ud800")` raised UnicodeEncodeError (an "internal error" when an OTLP export
+    looked up an inner run under a damaged call id): no stored run has such an id."""
+    s = stores.sqlite(tmp_path / "runs.db")
+    s.save_run("r1", "a", None, "finished", "answered", None, {}, [ev("r1", 1)])
+    assert s.run("r\ud800") is None and s.events("r\ud800") == []
+
+
+def _damage_payload(db: str, seq: int, change) -> None:
+    import json
+    with sqlite3.connect(db) as conn:
+        for first, body in list(conn.execute("SELECT first_seq, body FROM event_batches")):
+            items = json.loads(body)
+            for item in items:
+                if item[0] == seq:
+                    change(item[5])
+            conn.execute("UPDATE event_batches SET body=? WHERE first_seq=?",
+                         (json.dumps(items), first))
+
+
+@pytest.mark.parametrize("kind,change", [
+    ("cursor.moved", lambda p: p.update(to=[1])),
+    ("cursor.moved", lambda p: p.update(to=-1)),
+    ("cursor.moved", lambda p: p.update({"from": {"a": 1}})),
+    ("run.finished", lambda p: p.update(tokens=1.5)),
+    ("run.finished", lambda p: p.update(tokens={"a": 1}))])
+def test_a_hand_edited_event_payload_is_read_not_an_internal_error(kind, change, tmp_path,
+                                                                   monkeypatch):
+    """A skill name that is a list or a number in `cursor.moved` made `graph --run` and the HTML
+    export raise TypeError (unhashable, unsortable), `tokens` that is no list made `trace show`
+    raise: readers take a damaged payload's odd field as unknown, as for other fields."""
+    from pathlib import Path
+    spec = Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp"
+    monkeypatch.chdir(tmp_path)
+    ran = CliRunner().invoke(main, ["run", str(spec), "-m", "charged twice for AB-12",
+                                    "--store", "s.db", "--json"])
+    assert ran.exit_code == 0, ran.output
+    events = stores.sqlite("s.db").events(stores.sqlite("s.db").runs()[0]["run_id"])
+    seq = next(e.seq for e in events if e.kind == kind and isinstance(e.payload, dict)
+               and (kind != "cursor.moved" or e.payload.get("to")))
+    _damage_payload("s.db", seq, change)
+    for args in (["graph", str(spec), "--run", "last"], ["trace", "show", "last"],
+                 ["why", "last"], *(["trace", "export", "last", "--format", f] for f in
+                                    ("html", "jsonl", "otlp-json", "thinking"))):
+        res = _cli([*args, "--store", "s.db"], tmp_path, monkeypatch)
+        assert res.exit_code == 0 and "internal error" not in res.output, (args, res.output)
