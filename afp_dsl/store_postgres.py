@@ -181,6 +181,8 @@ class PostgresStore:
                          _first_line(exc)) from None
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        if any(type(a) is str and not _encodable(a) for a in args):
+            return []  # a key holding a lone surrogate: no stored text has one
         with self._conn() as conn:
             return conn.execute(sql, args).fetchall()
 
@@ -259,3 +261,12 @@ class PostgresStore:
         return self._write("UPDATE checkins SET state='decided', decision=%s WHERE checkin_id=%s "
                            "AND state='pending' AND fp=%s",
                            (encode(decision), checkin_id, fp)) == 1
+
+
+def _encodable(text: str) -> bool:
+    """Whether `text` encodes as UTF-8 (a lone surrogate does not; psycopg would raise)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -202,3 +202,12 @@ def test_a_postgres_url_without_psycopg_names_the_extra(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "psycopg", None)
     with pytest.raises(stores.StoreError, match=r"pip install 'afp-dsl\[postgres\]'"):
         stores.from_url("postgresql://afp@127.0.0.1/afp")
+
+
+def test_a_run_id_holding_a_lone_surrogate_is_no_run(opener):
+    """No stored run has an id holding a lone surrogate (ids are encodable text), so a lookup under
+    a damaged id (an inner run's call id in a hand-edited trace) finds nothing instead of failing
+    to encode it."""
+    s = opener()
+    s.save_run("r1", "a", None, "finished", "answered", None, {}, [ev(1)])
+    assert s.run("r\ud800") is None and s.events("r\ud800") == []
