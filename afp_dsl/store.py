@@ -240,7 +240,13 @@ def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None
     """`--store` / `AFP_STORE`: `postgresql://…` or `postgres://…`, `sqlite:///path`, `memory:`,
     a plain path, or nothing for `.afp/runs.db`. `create=False` (readers: `afpc trace`, `why`)
     opens only a store that exists and holds runs; anything else is a `StoreError` naming it."""
+    if url is not None and not isinstance(url, (str, os.PathLike)):
+        raise TypeError(f"the store must be a URL or path (`str` or `pathlib.Path`), e.g. "
+                        f"`\"runs.db\"` or `\"postgresql://user@host/db\"`, not a "
+                        f"`{type(url).__name__}`")
     url = os.fspath(url) if url else (os.environ.get("AFP_STORE") or DEFAULT_PATH)
+    if not isinstance(url, str):  # (a path object naming bytes)
+        raise TypeError(f"the store path must be text, not `{type(url).__name__}`")
     if url.startswith(("postgresql://", "postgres://")):
         from .store_postgres import PostgresStore
         return PostgresStore(url, stamp=stamp, create=create)

@@ -358,3 +358,9 @@ def test_a_hand_edited_event_payload_is_read_not_an_internal_error(kind, change,
                                     ("html", "jsonl", "otlp-json", "thinking"))):
         res = _cli([*args, "--store", "s.db"], tmp_path, monkeypatch)
         assert res.exit_code == 0 and "internal error" not in res.output, (args, res.output)
+
+
+@pytest.mark.parametrize("bad", [1, b"runs.db", ["runs.db"], 2.5])
+def test_a_store_that_is_no_url_or_path_is_a_type_error_naming_what_to_pass(bad):
+    with pytest.raises(TypeError, match=r"must be a URL or path .*runs\.db"):
+        stores.from_url(bad)
