@@ -89,9 +89,9 @@ def gate(plan: Plan, cursor: str | None, requested: str, pointer: int = 0) -> Ga
 def refusal(requested: str, cursor: str | None, ok: tuple[str, ...]) -> str:
     where = f"the current skill `{cursor}`" if cursor else "here (no skill is current yet)"
     head = f'read_skill("{requested}") is not reachable from {where}.'
-    if requested == cursor:
-        head = (f'read_skill("{requested}"): `{requested}` is the current skill already; its body '
-                f'is in the system prompt.')
+    if requested == cursor:  # (the cursor is never reachable from itself: say why, too)
+        head = (f'read_skill("{requested}") is not reachable from {where}: `{requested}` is the '
+                f'current skill already, and its body is in the system prompt.')
     if ok:
         return f"{head} Reachable skills: {', '.join(ok)}. Pick one of these, or finish."
     return f"{head} No skills are reachable from here — answer with what you have, or finish."

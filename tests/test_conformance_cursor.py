@@ -161,6 +161,18 @@ def test_pick_of_the_current_skill_is_refused():
     assert moves(r)[-1] == ("a", "a", "stay")
 
 
+def test_the_refusal_of_a_pick_of_the_current_skill_says_it_is_not_reachable():
+    """Semantics §3: a refusal names the skill, says it is not reachable from the current skill,
+    lists the reachable ones and asks to pick one or finish; the current skill is no exception
+    (reachable from the cursor leaves the cursor out), and the model is also told why."""
+    agent, prov = make(PICKS, [call("read_skill", id="a"), "ok"])
+    agent.run("alpha")
+    text = [m.content for m in prov.requests[1].messages if m.role == "tool"][0]
+    assert text.startswith('read_skill("a") is not reachable from the current skill `a`')
+    assert "is the current skill already" in text
+    assert "Reachable skills: " in text and text.endswith("Pick one of these, or finish.")
+
+
 BASE = """
 agent g { graph = m }
 tool go { description = "go" impl = returns("G") }
