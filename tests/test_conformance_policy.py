@@ -80,3 +80,23 @@ def test_rule_ledger_row_points_at_the_rule_span():
     r, _ = run("first", [call("pay", amount=500), "ok"])
     (ev,) = [e for e in r.trace if e.kind == "policy.decided"]
     assert ev.source is not None and ev.source.file == "<text>"
+
+
+# ---------------------------------------------------------------- semantics §8: the ledger row
+def test_every_ledger_row_holds_the_fields_the_spec_lists_iteration_included():
+    """Semantics §8: every decision appends a ledger row: policy, rule (source span), moment,
+    tool, call id, iteration, outcome, reason. The row (the payload) carries its iteration."""
+    spec = ('agent a { tools = [t] policies = [p] }\n'
+            'tool t { description = "t" impl = returns("r") }\n'
+            'policy p { before t { deny when iteration == 2 because "not twice" } }')
+    agent, _ = make(spec, [call("t"), call("t"), "done"])
+    result = agent.run("hi")
+    rows = [(e.iteration, e.payload) for e in result.trace if e.kind == "policy.decided"]
+    assert [(i, row["iteration"], row["outcome"]) for i, row in rows] == [
+        (1, 1, "allow"), (2, 2, "deny")]
+    row = rows[1][1]
+    assert {"policy", "rule", "moment", "tool", "call_id", "iteration", "outcome",
+            "reason"} <= set(row)
+    assert (row["policy"], row["moment"], row["tool"], row["call_id"], row["reason"]) == (
+        "p", "before", "t", "call-2-1", "not twice")
+    assert row["rule"]["start"] < row["rule"]["end"]
