@@ -81,10 +81,10 @@ def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
 
 # Speed: the part of a ledger row that is not its call id, settled once per (outcome, policy,
 # rule span, reason, moment, tool, iteration): the payload with `call_id` still None (its key in
-# place, so the copy keeps the keys' order) and the row's shape for `is_clean_shaped`. Rows made from one
-# head share its `rule` map; a recorded payload is never changed. Only heads made of declarations
-# are kept (a rule's row, or a row without a reason): a host link's reason is run data, which a
-# cache should not keep alive for other runs. Bounded.
+# place, so the copy keeps the keys' order) and the row's shape for `is_clean_shaped`. Rows made
+# from one head share its `rule` map; a recorded payload is never changed. Only heads made of
+# declarations are kept (a rule's row, or a row without a reason): a host link's reason is run
+# data, which a cache should not keep alive for other runs. Bounded.
 _HEADS: dict[tuple, tuple[dict, tuple]] = {}
 
 
