@@ -96,8 +96,8 @@ class Recorder:
 
     def emit_shaped(self, kind: str, payload: dict, shape: tuple, tail: Any, iteration: int,
                     source: Span | None, cause: str) -> str:
-        """`emit` for a payload that is a function of `shape` and `tail` (`is_clean_shaped`),
-        caused by one event: a ledger row."""
+        """`emit` for a payload that is a function of `shape`, `tail` and `iteration`
+        (`is_clean_shaped`), caused by one event: a ledger row."""
         self.seq += 1
         if self.clock is None:
             self.time += 1
@@ -105,7 +105,7 @@ class Recorder:
             self.time = self._tick()
         eid = f"{self.trace.run_id}:{self.seq}"
         red = self.redactor
-        if not red.inert and not red.is_clean_shaped(payload, shape, tail):
+        if not red.inert and not red.is_clean_shaped(payload, shape, tail, iteration):
             payload = red.scrub(payload, at=kind)
         self._append(_new(Event, (self.seq, eid, kind, iteration, self.time, (cause,), source,
                                   payload)))

@@ -47,16 +47,18 @@ class CleanCheck:
         except RecursionError:  # too deep to walk: `scrub` replaces it whole
             return False
 
-    def is_clean_shaped(self, payload: dict, shape: tuple, tail: Any) -> bool:
+    def is_clean_shaped(self, payload: dict, shape: tuple, tail: Any, number: Any = 0) -> bool:
         """`is_clean(payload)` for a payload that is a function of `shape` (a hashable tuple of
-        its other values, their types included where they could vary) and one value `tail`.
-        Speed: a ledger row's payload repeats its shape at every tool call and differs only in
-        the call id, so a shape found clean (since the last remembered secret) needs only its
-        tail checked: a string lookup instead of a walk of the whole payload."""
+        its other values, their types included where they could vary), one value `tail` and one
+        int `number`. Speed: a ledger row's payload repeats its shape at every tool call and
+        differs only in the call id and the iteration, so a shape found clean (since the last
+        remembered secret) needs only those two checked: lookups instead of a walk of the whole
+        payload."""
         if self._clean_version != self._memory.version:
             self._check_clean()
-        if shape in self._clean_shapes and type(tail) is str and (
-                tail in self._clean or self._clean_str(tail)):
+        if shape in self._clean_shapes and type(tail) is str and type(number) is int and (
+                tail in self._clean or self._clean_str(tail)) and (
+                number in self._clean_ints or self._clean_int(number)):
             return True
         if not self.is_clean(payload):
             return False

@@ -70,28 +70,29 @@ def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
     """One `policy.decided` ledger row per decision; returns their event ids."""
     emit, iteration, heads = ctx.rec.emit_shaped, ctx.state.iteration, _HEADS
     out = []
-    for d in decisions:  # a row is a function of the decision's first six fields, the
-        key = d[:6] + (iteration,)  # iteration and its call id
+    for d in decisions:  # a row is a function of the decision's first six fields, its call id
+        key = d[:6]  # and the iteration
         head = heads.get(key) or _head(key)
         payload = head[0].copy()
         payload["call_id"] = call_id = d[6]
+        payload["iteration"] = iteration
         out.append(emit("policy.decided", payload, head[1], call_id, iteration, d[2], cause))
     return tuple(out)
 
 
-# Speed: the part of a ledger row that is not its call id, settled once per (outcome, policy,
-# rule span, reason, moment, tool, iteration): the payload with `call_id` still None (its key in
-# place, so the copy keeps the keys' order) and the row's shape for `is_clean_shaped`. Rows made
-# from one head share its `rule` map; a recorded payload is never changed. Only heads made of
-# declarations are kept (a rule's row, or a row without a reason): a host link's reason is run
-# data, which a cache should not keep alive for other runs. Bounded.
+# Speed: the part of a ledger row that is not its call id or iteration, settled once per
+# (outcome, policy, rule span, reason, moment, tool): the payload with `call_id` and `iteration`
+# still None (their keys in place, so the copy keeps the keys' order) and the row's shape for
+# `is_clean_shaped`. Rows made from one head share its `rule` map; a recorded payload is never
+# changed. Only heads made of declarations are kept (a rule's row, or a row without a reason): a
+# host link's reason is run data, which a cache should not keep alive for other runs. Bounded.
 _HEADS: dict[tuple, tuple[dict, tuple]] = {}
 
 
 def _head(key: tuple) -> tuple[dict, tuple]:
-    outcome, policy, span, reason, moment, tool, iteration = key
+    outcome, policy, span, reason, moment, tool = key
     payload = {"policy": policy, "moment": moment, "tool": tool, "call_id": None,
-               "iteration": iteration, "outcome": outcome, "reason": reason,
+               "iteration": None, "outcome": outcome, "reason": reason,
                "rule": None if span is None else {"file": span.file, "start": span.start,
                                                   "end": span.end}}
     head = (payload, key + (type(tool),))

@@ -261,10 +261,10 @@ def test_the_least_width_bounds_the_shortcut_exactly() -> None:
 
 
 # ---------------------------------------------------------------- ledger rows (shaped check)
-def _row(policy, moment, tool, call_id, outcome, reason, span):
+def _row(policy, moment, tool, call_id, outcome, reason, span, iteration=1):
     """A `policy.decided` payload as `toolcall_policy.record_decisions` builds it, with its shape."""
     payload = {"policy": policy, "moment": moment, "tool": tool, "call_id": call_id,
-               "outcome": outcome, "reason": reason,
+               "iteration": iteration, "outcome": outcome, "reason": reason,
                "rule": None if span is None else {"file": span[0], "start": span[1], "end": span[2]}}
     return payload, (outcome, policy, span, reason, moment, tool, type(tool))
 
@@ -275,7 +275,8 @@ rows = st.tuples(row_texts, st.sampled_from(["before", "after"]),
                  st.one_of(row_texts, row_texts.map(Tagged)),
                  st.one_of(row_texts, row_texts.map(Tagged), st.sampled_from([None, 7])),
                  st.sampled_from(["allow", "deny"]), st.one_of(st.none(), row_texts),
-                 st.sampled_from([None, ("<text>", 4, 9), ("sk-abcdefghijklmnop.afp", 1, 2)]))
+                 st.sampled_from([None, ("<text>", 4, 9), ("sk-abcdefghijklmnop.afp", 1, 2)]),
+                 st.sampled_from([1, 2, 1234, 12345678]))
 row_ops = st.one_of(st.tuples(st.just("row"), rows), ops)
 
 
@@ -292,8 +293,9 @@ def test_a_ledger_rows_shaped_check_is_the_plain_walk(rules, seq) -> None:
         payload, shape = _row(*value)
         red._check_clean()
         expected = _clean_walk_plain(red, payload)
-        assert red.is_clean_shaped(payload, shape, payload["call_id"]) == expected
-        assert red.is_clean_shaped(payload, shape, payload["call_id"]) == expected  # cached
+        args = (payload, shape, payload["call_id"], payload["iteration"])
+        assert red.is_clean_shaped(*args) == expected
+        assert red.is_clean_shaped(*args) == expected  # cached
 
 
 def test_a_shape_found_clean_is_forgotten_when_a_secret_is_remembered() -> None:
@@ -306,3 +308,14 @@ def test_a_shape_found_clean_is_forgotten_when_a_secret_is_remembered() -> None:
     assert not red.is_clean_shaped(secret, shape, "sk-abcdefghijklmnop")  # the call id is checked
     red.learn({"token": "screen_args"})  # the policy's name is now a secret
     assert not red.is_clean_shaped(later, shape, "call-2-1")
+
+
+def test_a_clean_shape_still_has_its_iteration_checked() -> None:
+    """The iteration is part of a ledger row: a shape found clean at iteration 2 does not vouch
+    for the row of iteration 1 when the text "1" matches a pattern."""
+    red = Redactor(NUMBER_RULES)
+    row2, shape = _row("screen_args", "before", "echo", "call-2-1", "allow", None, None, 2)
+    assert red.is_clean_shaped(row2, shape, "call-2-1", 2)
+    row1, _ = _row("screen_args", "before", "echo", "call-2-1", "allow", None, None, 1)
+    assert not _clean_walk_plain(red, row1)
+    assert not red.is_clean_shaped(row1, shape, "call-2-1", 1)
