@@ -42,7 +42,8 @@ def test_an_unguarded_route_repeated_is_afp205_at_the_copy():
     found = _check("route s -> t on lookup", "route s -> t on lookup")
     assert [d.code for d in found] == ["AFP205"]
     d = found[0]
-    assert d.message == "route `s -> t` never fires: it duplicates the earlier route at t.afp:9"
+    assert d.message == ("route `s -> t` never fires: it duplicates an earlier route (the same "
+                         "tool, statuses and guard)")
     assert (_line(d, True), _line(d, False)) == (10, 9)  # the copy; the earlier route as related
     assert d.help == "delete one of the two routes: they are the same route"
     assert "with no further condition" in d.notes[0]
@@ -59,7 +60,7 @@ def test_a_guard_the_solver_cannot_decide_is_still_a_duplicate():
     found = _check("route s -> t when result.status matches /f/",
                    "route s -> t when result.status matches /f/")
     assert [d.code for d in found] == ["AFP205"]
-    assert "duplicates the earlier route" in found[0].message
+    assert "duplicates an earlier route" in found[0].message
 
 
 def test_status_sets_are_compared_as_sets():
@@ -77,7 +78,7 @@ def test_every_later_copy_names_the_first_route():
     found = _check(*["route s -> t on lookup when result.amount > 5"] * 3)
     assert [(d.code, _line(d, True), _line(d, False)) for d in found] == [
         ("AFP205", 10, 9), ("AFP205", 11, 9)]
-    assert all(d.message.endswith("at t.afp:9") for d in found)
+    assert all("duplicates an earlier route" in d.message for d in found)
 
 
 def test_a_copy_after_a_route_to_another_target_is_still_found():
@@ -85,7 +86,8 @@ def test_a_copy_after_a_route_to_another_target_is_still_found():
                    "route s -> u on lookup when result.amount < 0",
                    "route s -> t on lookup when result.amount > 5")
     assert [(d.code, _line(d, True)) for d in found] == [("AFP205", 11)]
-    assert "duplicates the earlier route at t.afp:9" in found[0].message
+    assert "duplicates an earlier route" in found[0].message
+    assert _line(found[0], False) == 9  # the related location is the first copy, not `s -> u`
 
 
 def test_routes_to_one_target_that_differ_stay_silent():

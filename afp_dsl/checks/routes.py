@@ -23,7 +23,6 @@ from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label
-from ..source import SourceFile
 from . import graphview as G
 from . import sites as S
 from .exprs import has_unknown_operand
@@ -164,8 +163,8 @@ def _duplicate(analysis: Analysis, v: G.GraphView, a: G.RouteEdge,
              "declaration order"]
     if a.route.label != b.route.label:
         notes.append("their labels differ, but a label is only a caption in diagrams")
-    return diag("AFP205", f"route {_title(b)} never fires: it duplicates the earlier route at "
-                f"{_where(analysis, a.route.span)}", b.route.span, _DUPLICATE,
+    return diag("AFP205", f"route {_title(b)} never fires: it duplicates an earlier route (the "
+                f"same tool, statuses and guard)", b.route.span, _DUPLICATE,
                 secondary=_earlier(a), notes=tuple(notes),
                 help="delete one of the two routes: they are the same route")
 
@@ -179,16 +178,6 @@ def _shape(x: object) -> object:
     if isinstance(x, tuple):
         return tuple(_shape(i) for i in x)
     return (type(x).__name__, x)
-
-
-def _where(analysis: Analysis, span) -> str:
-    """`file:line` of a span (the file alone when its module's text is not at hand): the two
-    routes' titles read alike, and formats without labels (`short`, `github`) need the line."""
-    m = analysis.modules.get(span.file)
-    if m is None or not m.source:
-        return span.file
-    sf = analysis.memo(("source-lines", m.key), lambda: SourceFile.of(m.key, m.source))
-    return f"{span.file}:{sf.line_col(span.start)[0]}"
 
 
 _FLAWED: dict[int, tuple[ir.Route, bool]] = {}
