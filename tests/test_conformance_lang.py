@@ -93,3 +93,36 @@ def test_such_comparisons_are_false_at_run_time():
     for op in ("<", "==", ">="):
         c = ir.Compare(op=op, left=left, right=right)
         assert not evaluate(c, Env(roots={"message": "3", "iteration": 3})).holds
+
+
+# ---------------------------------------------------------------- §5 unknown block keys
+# "An unknown attribute or a missing required one is an error at that attribute (with "did you
+# mean" where a close name exists)." — also a misspelt key written before a block.
+@pytest.mark.parametrize("text, key, close", [
+    ('agent a { tools = [t] }\ntool t { description = "x" inptu { a: string } }', "inptu", "input"),
+    ('agent a { tools = [t] }\ntool t { description = "x" outputs { a: string } }', "outputs", "output"),
+    ('agent a { skills = [s] }\nskill s { description = "x" tools = [t] step { t } }\n'
+     'tool t { description = "x" }', "step", "steps"),
+    ('agent a { policies = [p] }\npolicy p { inpt { deny when true because "x" } }', "inpt", "input"),
+    ('agent a { tools = [t] policies = [p] }\ntool t { description = "x" }\n'
+     'policy p { befor t { deny when true because "x" } }', "befor", "before"),
+    ('agent a { policies = [p] }\npolicy p { aftr * { deny when true because "x" } }', "aftr", "after"),
+    ('agent a { context = [f] }\nfact f { dta { a: 1 } }', "dta", "data"),
+])
+def test_an_unknown_key_before_a_block_is_an_unknown_attribute(text, key, close):
+    (d,) = diags(text)
+    assert d.code == "AFP104"
+    assert f"`{key}`" in d.message
+    assert d.help == f"did you mean `{close}`?"
+    start = d.labels[0].span.start
+    assert text[start:start + len(key)] == key  # at that attribute
+
+
+@pytest.mark.parametrize("text", [
+    'agent a { tools = [t] }\ntool t { description = "x" impl { } }',          # a known key
+    'agent a { tools = [t] }\ntool t { description = "x" inptu x { } }',       # not a block key
+    'agent a { policies = [p] }\npolicy p { before * { deny when true because "x" }\n'
+    'tool x { description = "x" }',                                             # unclosed block
+])
+def test_other_keys_before_a_brace_stay_syntax_errors(text):
+    assert codes(text) == ["AFP001"]
