@@ -71,11 +71,16 @@ SCHEMAS: dict[str, KindSchema] = {
 }
 
 
+# The keys a kind writes before a block (`input { ... }`, `steps { ... }`, `before t { ... }`).
+BLOCK_KEYS: dict[str, tuple[str, ...]] = {
+    "tool": ("input", "output"), "skill": ("steps",),
+    "policy": ("input", "output", "before", "after")}
+
+
 def unknown_attribute(kind: str, key: str, span: Span, table: KindSchema | None = None) -> Diagnostic:
-    """AFP104 for `key` in a `kind` declaration, with the closest known attribute."""
+    """AFP104 for `key` in a `kind` declaration, with the closest known attribute or block."""
     table = table if table is not None else SCHEMAS.get(kind, KindSchema({}, ()))
-    known = sorted(set(table.attrs) | ({"input", "output"} if kind == "tool" else set()) | (
-        {"steps"} if kind == "skill" else set()))  # (a schema attribute is in both)
+    known = sorted(set(table.attrs) | set(BLOCK_KEYS.get(kind, ())))  # (a schema attribute is in both)
     close = closest(key, known)
     help = f"did you mean `{close}`?" if close else (
         f"{kind} attributes are: " + ", ".join(f"`{k}`" for k in known) if known else

@@ -142,8 +142,9 @@ _ALL = [
        "Fix: correct the field name, or declare it in the tool's schema."),
     _c("AFP305", "type-mismatch", E, "a comparison can never be true",
        "The comparison is false whatever the run holds: an ordered comparison with a boolean,\n"
-       "null or list; a literal of a type or value the field cannot have; `mentions` with no\n"
-       "keyword, or with one that is not a non-empty string. A regex literal anywhere but after\n"
+       "null or list; a literal of a type or value the field cannot have; two paths whose\n"
+       "declared types cannot meet (`message < iteration`); `mentions` with no keyword, or with\n"
+       "one that is not a non-empty string. A regex literal anywhere but after\n"
        "`matches` is reported too: it is not a value, so the condition cannot be evaluated.\n\n"
        "Fix: compare values of the same type; test a pattern with `matches`."),
     _c("AFP306", "status-not-in-vocabulary", E, "an unknown status name",

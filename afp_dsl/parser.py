@@ -2,7 +2,9 @@
 
 Role:       the only module that imports lark, and only when the fast path (`fastparse`) gives up:
             then it loads `grammar/afp.lark` once, re-parses and explains the syntax error.
-Emits:      AFP001 syntax-error, AFP002 unterminated-string, AFP006 invalid-input.
+Emits:      AFP001 syntax-error, AFP002 unterminated-string, AFP006 invalid-input; AFP104
+            unknown-attribute for an unknown key the grammar cannot take (`answer = 1`,
+            `inptu { ... }`).
 Invariants: never raises on any input; at most one syntax diagnostic per file; comments are
             collected for the formatter.
 """
@@ -210,6 +212,9 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
     if keyword_key is not None:
         return keyword_key
     prev = _prev_token(e)
+    block_key = _unknown_block_key(src, tok, expected, prev, e)
+    if block_key is not None:
+        return block_key
     for rule in _MISTAKES:
         hit = rule(tok, expected, prev)
         if hit is not None:
@@ -234,6 +239,30 @@ def _keyword_as_key(src: SourceFile, tok: lark.Token, e: UnexpectedToken) -> Dia
         return None
     from .attributes import unknown_attribute  # (the error path only)
     return unknown_attribute(kind, word, Span(src.name, tok.start_pos, tok.end_pos))
+
+
+def _unknown_block_key(src: SourceFile, tok: lark.Token, expected: set[str],
+                       prev: lark.Token | None, e: UnexpectedToken) -> Diagnostic | None:
+    """AFP104 for an unknown key written before a block (`inptu { ... }` in a tool, `step { ... }`
+    in a skill, `befor t { ... }` in a policy): an unknown attribute, with the same suggestion as
+    `inptu = ...` would get, not "expected `=`". A known key before `{` (`impl { ... }`) stays a
+    syntax error."""
+    if "EQUAL" not in expected or prev is None or prev.end_pos is None or not str(prev).isidentifier():
+        return None
+    if str(prev) in DECL_KEYWORDS:  # `tool x {` in an unclosed block: `_unclosed_before_decl`
+        return None
+    if tok.type == "LBRACE":
+        kind = _enclosing_kind(e)
+    elif tok.type in ("NAME", "STAR") and src.text[tok.end_pos:].lstrip().startswith("{"):
+        kind = _enclosing_kind(e)
+        kind = kind if kind == "policy" else None  # (only a policy block names a tool)
+    else:
+        return None
+    word = str(prev)
+    from .attributes import BLOCK_KEYS, SCHEMAS, unknown_attribute  # (the error path only)
+    if kind is None or word in SCHEMAS[kind].attrs or word in BLOCK_KEYS.get(kind, ()):
+        return None
+    return unknown_attribute(kind, word, Span(src.name, prev.start_pos, prev.end_pos))
 
 
 def _enclosing_kind(e: UnexpectedToken) -> str | None:

@@ -195,7 +195,8 @@ def _has_regex(e: Any) -> bool:
 def _opaque(c: Any, neg: bool, note: str) -> Atom:
     text = render_expr(c)
     return Atom("opaque", keys=tuple(_paths(c.left) + _paths(getattr(c, "right", None))),
-                expr=c, neg=neg, text=f"not ({text})" if neg else text, note=note)
+                expr=c, neg=neg, text=f"not ({text})" if neg else text, note=note,
+                positive=not neg)
 
 
 def _bare_atom(e: Any, neg: bool) -> Atom:

@@ -5,8 +5,8 @@ Emits:      AFP101/AFP102 for `returned(t)` / `active(s)` arguments, AFP303 unkn
             AFP304 unknown-field, AFP305 type-mismatch (also a regex literal anywhere but after
             `matches`), AFP306 status-not-in-vocabulary.
 Invariants: a comparison's AFP305 is claimed exactly when `solver.self_impossible` proves it
-            false under its key's schema facts, so `guards` can skip guards whose only flaw is
-            one of these (a misplaced regex is an opaque atom there, never a proof); an unknown
+            false under its key's schema facts (or, between two paths, their declared types), so
+            `guards` can skip guards whose only flaw is one of these (a misplaced regex is an opaque atom there, never a proof); an unknown
             field is claimed only where the schema forbids other properties, and only for paths
             the place types (`sites.schema_view`).
 """

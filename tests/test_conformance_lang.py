@@ -1,0 +1,128 @@
+"""Conformance: the language audit (spec/language.md §2-§7) — findings and their fixes.
+
+Each case quotes the statement of the draft it holds the implementation to.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+import afp_dsl
+from afp_dsl import ir
+from afp_dsl.evaluate import Env, evaluate
+
+
+def diags(text: str):
+    return afp_dsl.check(textwrap.dedent(text))
+
+
+def codes(text: str) -> list[str]:
+    return [d.code for d in diags(text)]
+
+
+# ---------------------------------------------------------------- §6 comparisons of two paths
+# "Ordered comparisons need two numbers or two strings; anything else is false at run time and a
+# type error at check time when the types are known." — also when both operands are paths.
+ROUTE = """
+agent a {{ graph = g }}
+tool t {{
+  description = "x"
+  output {{ items: [string], n: integer, word: "a" | "b", flag: boolean, note?: string, k?: integer }}
+}}
+skill s1 {{ description = "x" tools = [t] }}
+skill s2 {{ description = "x" }}
+graph g {{
+  entry s1
+  route s1 -> s2 on t status success when {cond}
+}}
+"""
+
+
+@pytest.mark.parametrize("cond", [
+    "result.items > result.n",      # a list is never ordered
+    "result.n < result.word",       # a number and a string
+    "result.flag <= result.flag",   # booleans are never ordered
+    "result.note < result.k",       # a string (or null) and a number (or null)
+    "message < iteration",          # a string and a number, with no schema at all
+    "result.n == result.word",      # a number never equals a string
+    "message == iteration",
+    "tool == iteration",
+    "not (result.n < result.word)", # the comparison itself, as `not (message < 3)`
+])
+def test_two_paths_whose_types_cannot_meet_are_a_type_error(cond):
+    found = [d for d in diags(ROUTE.format(cond=cond))]
+    assert [d.code for d in found] == ["AFP305"], cond
+    assert "can never be true" in found[0].message
+
+
+@pytest.mark.parametrize("cond", [
+    "result.n < result.k",          # two numbers
+    "result.note == result.k",      # both may be null (absent)
+    "result.word == result.note",   # both strings
+    "result.n < iteration",
+    "message != iteration",         # always true: not a mismatch
+    "args.x < iteration",           # `args` untyped (no input schema): not known
+])
+def test_two_paths_that_can_meet_are_accepted(cond):
+    assert codes(ROUTE.format(cond=cond)) == [], cond
+
+
+def test_a_guard_is_not_also_reported_for_a_case_the_type_error_already_kills():
+    # one root cause, one diagnostic (tooling.md §3)
+    cond = "message < iteration and iteration > 5 and iteration < 3"
+    assert codes(ROUTE.format(cond=cond)) == ["AFP305"]
+
+
+def test_the_type_error_names_both_types():
+    (d,) = diags(ROUTE.format(cond="message < iteration"))
+    assert d.notes == ("`message` is a string; `iteration` is a number",)
+
+
+def test_a_policy_rule_comparing_mismatched_args_is_a_type_error():
+    text = """
+    agent a { tools = [t] policies = [p] }
+    tool t { description = "x" input { n: integer, s: string } }
+    policy p { before t { deny when args.n > args.s because "never" } }
+    """
+    assert codes(text) == ["AFP305"]
+
+
+def test_such_comparisons_are_false_at_run_time():
+    left, right = ir.Path(root="message"), ir.Path(root="iteration")
+    for op in ("<", "==", ">="):
+        c = ir.Compare(op=op, left=left, right=right)
+        assert not evaluate(c, Env(roots={"message": "3", "iteration": 3})).holds
+
+
+# ---------------------------------------------------------------- §5 unknown block keys
+# "An unknown attribute or a missing required one is an error at that attribute (with "did you
+# mean" where a close name exists)." — also a misspelt key written before a block.
+@pytest.mark.parametrize("text, key, close", [
+    ('agent a { tools = [t] }\ntool t { description = "x" inptu { a: string } }', "inptu", "input"),
+    ('agent a { tools = [t] }\ntool t { description = "x" outputs { a: string } }', "outputs", "output"),
+    ('agent a { skills = [s] }\nskill s { description = "x" tools = [t] step { t } }\n'
+     'tool t { description = "x" }', "step", "steps"),
+    ('agent a { policies = [p] }\npolicy p { inpt { deny when true because "x" } }', "inpt", "input"),
+    ('agent a { tools = [t] policies = [p] }\ntool t { description = "x" }\n'
+     'policy p { befor t { deny when true because "x" } }', "befor", "before"),
+    ('agent a { policies = [p] }\npolicy p { aftr * { deny when true because "x" } }', "aftr", "after"),
+    ('agent a { context = [f] }\nfact f { dta { a: 1 } }', "dta", "data"),
+])
+def test_an_unknown_key_before_a_block_is_an_unknown_attribute(text, key, close):
+    (d,) = diags(text)
+    assert d.code == "AFP104"
+    assert f"`{key}`" in d.message
+    assert d.help == f"did you mean `{close}`?"
+    start = d.labels[0].span.start
+    assert text[start:start + len(key)] == key  # at that attribute
+
+
+@pytest.mark.parametrize("text", [
+    'agent a { tools = [t] }\ntool t { description = "x" impl { } }',          # a known key
+    'agent a { tools = [t] }\ntool t { description = "x" inptu x { } }',       # not a block key
+    'agent a { policies = [p] }\npolicy p { before * { deny when true because "x" }\n'
+    'tool x { description = "x" }',                                             # unclosed block
+])
+def test_other_keys_before_a_brace_stay_syntax_errors(text):
+    assert codes(text) == ["AFP001"]
