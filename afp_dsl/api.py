@@ -22,7 +22,6 @@ from .checks import run_checks
 from .codes import diag
 from .diagnostics import CompileError, Diagnostic, has_errors, sorted_diagnostics
 from .launch_checks import _a, check_model
-from .loader import load as load_files
 from .source import Span
 
 if TYPE_CHECKING:  # (imported lazily at run time: `afpc check` never loads the interpreter)
@@ -119,6 +118,7 @@ def _analyse(path_or_text: str | os.PathLike, name: str) -> tuple[ir.Program | N
     problem = _unreadable(path_or_text)
     if problem is not None:
         return None, [problem]
+    from .loader import load as load_files  # (here: `load_ir` never imports the parser)
     if _is_text(path_or_text):
         result = load_files(text=str(path_or_text), name=name)
     else:

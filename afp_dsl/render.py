@@ -32,11 +32,12 @@ def render(diagnostics: Sequence[Diagnostic], sources: Mapping[str, str], fmt: s
       `-` under secondary ones, `= note:` / `= help:`), then `summary_line`; "" when empty.
       ANSI colour only when `color` is true.
     * `short`: `file:line:col: error[AFP201] unreachable-skill: message`, one per line.
-    * `json`: `{"schema_version": 1, "tool", "diagnostics": [...], "summary"}`.
+    * `json`: a list of objects, one per diagnostic (`render_machine.json_doc`).
     * `sarif`: a SARIF 2.1.0 log with one run (valid against the OASIS schema).
-    * `github`: workflow commands (`::error file=…::message`), at most 10 errors,
-      warnings and notices, then one `::notice` counting the dropped ones: GitHub drops the
-      excess silently, so the caller should also print the full `text` report to the log.
+    * `github`: workflow commands (`::error file=…,line=…,col=…,title=AFP201::message`, the
+      message followed by the notes and help), at most 10 errors, warnings and notices, then
+      one `::notice` counting the dropped ones: GitHub drops the excess silently, so the
+      caller should also print the full `text` report to the log.
     Raises ValueError only for an unknown `fmt`.
     """
     diags = list(diagnostics)

@@ -164,10 +164,9 @@ def _command(d: Diagnostic, files: Mapping[str, SourceFile]) -> str:
     if prim is not None:
         loc = _locate(prim.span, files)
         props.append(("file", loc.file))
-        if loc.line is not None:
-            props += [("line", loc.line), ("col", loc.col),
-                      ("endLine", loc.end_line), ("endColumn", loc.end_col)]
-    props.append(("title", str(d.code)))  # tooling.md §3: `title=AFP201`
+        if loc.line is not None:  # (no endLine/endColumn: tooling.md §3 names these four)
+            props += [("line", loc.line), ("col", loc.col)]
+    props.append(("title", str(d.code)))  # tooling.md §3: `file=…,line=…,col=…,title=AFP201`
     head = "::" + _COMMAND[_severity(d)] + " " + ",".join(
         f"{k}={escape_property(str(v))}" for k, v in props)
     return f"{head}::{escape_data(_message(d))}"

@@ -5,6 +5,8 @@ back to their causes and renders the user message (#1); `why --skill` counts ski
 active (#2); bad RUN arguments are usage errors (#5); `why --event` errors go to stderr (#9);
 `afpc test` progress and tally on stderr (#10); JUnit totals (#11); the internal-error message
 names where to report (#12); typed public API (#7); the standard library from a zip (#6).
+A later pass: the `github` format's properties are exactly `file`, `line`, `col`, `title`
+(§3), and a compiled IR loads and runs without importing the parser (§2).
 """
 from __future__ import annotations
 
@@ -317,3 +319,50 @@ def test_thinking_matches_the_original_on_headlines_retries_and_brain_modes():
     empty, _ = make("agent g { }", [""])
     (last,) = [s for s in to_thinking(empty.run("hi").trace)["steps"] if s["kind"] == "answer"]
     assert last["answer"]["headline"] == "Done"
+
+
+# ---------------------------------------------------------------- §3 github, §2 compile
+UNREACHABLE = """agent a { system = "x" graph = g }
+tool t { description = "t" impl = returns("ok") }
+skill s1 { description = "1" tools = [t] }
+skill s2 { description = "2" tools = [t] }
+graph g {
+  entry s1
+  route s2 -> s1 on t
+}
+"""
+
+
+def test_github_annotation_has_exactly_file_line_col_title(tmp_path, monkeypatch):
+    """tooling.md §3: `::error file=…,line=…,col=…,title=AFP201::message`, no other property
+    (an `endLine`/`endColumn` between `col` and `title` broke that form)."""
+    monkeypatch.chdir(tmp_path)
+    Path("g.afp").write_text(UNREACHABLE, encoding="utf-8")
+    res = cli("check", "g.afp", "--format", "github")
+    assert res.exit_code == 0, res.output
+    (line,) = res.stdout.splitlines()
+    assert re.fullmatch(r"::warning file=g\.afp,line=7,col=9,title=AFP202::.+", line), line
+
+
+def test_compiled_ir_loads_and_runs_without_importing_the_parser(tmp_path):
+    """tooling.md §2: `afpc compile` writes IR "loadable without the parser"."""
+    ir_path = tmp_path / "support.ir.json"
+    res = cli("compile", SUPPORT, "-o", ir_path)
+    assert res.exit_code == 0, res.output
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name in ('afp_dsl.parser', 'afp_dsl.fastparse', 'afp_dsl.loader', 'lark'):\n"
+        "            raise ImportError('the parser was imported: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import afp_dsl as afp\n"
+        f"program = afp.load_ir({str(ir_path)!r})\n"
+        "agent = program.agent('support', provider=afp.providers.mock())\n"
+        "result = agent.run('Refund order AB-12')\n"
+        "print(result.outcome, bool(result.why()))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["answered", "True"], done.stdout
