@@ -76,7 +76,8 @@ _ALL = [
     _c("AFP108", "import-cycle", E, "modules import each other in a cycle",
        "Imports must be acyclic. The message names every file on the cycle.\n\n"
        "Fix: move the shared declarations into a module both can import."),
-    _c("AFP109", "file-not-found", E, "a `file(...)` names a file that cannot be read",
+    _c("AFP109", "file-not-found", E, "a spec path, or a `file(...)`, names a file that cannot be read",
+       "A spec path given to `afpc check` or `afp.check` is relative to the current folder; "
        "`file(\"path\")` is relative to the spec that names it. Schemas read from files must be JSON.\n\n"
        "Fix: correct the path or create the file."),
     _c("AFP110", "name-too-long", E, "a name is longer than 64 characters",

@@ -2,8 +2,9 @@
 
 Role:       the only front-end stage that touches the file system (spec files, `file(...)`,
             the standard library).
-Emits:      AFP006 invalid-input, AFP103 duplicate-name (aliases), AFP107 import-not-found,
-            AFP108 import-cycle, plus what `parser` and `lower` emit.
+Emits:      AFP006 invalid-input, AFP109 file-not-found (a spec path naming nothing), AFP103
+            duplicate-name (aliases), AFP107 import-not-found, AFP108 import-cycle, plus what
+            `parser` and `lower` emit.
 Invariants: never raises for bad input; reads only regular files within `MAX_BYTES` (a FIFO
             or a device is refused unopened); each module is loaded once; module keys are display
             paths (relative to the working directory when possible, `std/NAME.afp` for the stdlib).
@@ -236,13 +237,21 @@ def load(path: str | os.PathLike | None = None, *, text: str | None = None,
         key = display_key(real_path(p))
         text, reason = read_text(p)
         if text is None:
-            d = diag("AFP006", f"cannot read `{key}`: {reason}", Span(key, 0, 0))
-            return LoadResult(None, [d], frozenset([key]))
+            return LoadResult(None, [_unread(p, key, reason)], frozenset([key]))
         base = real_path(p).parent
     root = loader.load_text(key, text, base)
     keys = [root.key] + [k for k in loader.order if k != root.key]
     program = ir.Program(root=root.key, modules=tuple(loader.modules[k] for k in keys))
     return LoadResult(program, loader.diags, frozenset(loader.unparsed))
+
+
+def _unread(path: Path, key: str, reason: str | None) -> Diagnostic:
+    """AFP109 file-not-found for a spec path that names nothing; AFP006 invalid-input for one
+    that cannot be read as a spec (a folder, a FIFO, binary or too large)."""
+    if not os.path.lexists(path):
+        return diag("AFP109", f"cannot read `{key}`: no such file", Span(key, 0, 0),
+                    help="check the path (it is taken relative to the current folder)")
+    return diag("AFP006", f"cannot read `{key}`: {reason}", Span(key, 0, 0))
 
 
 def load_program(path: str | os.PathLike | None = None, *, text: str | None = None,

@@ -296,7 +296,7 @@ def test_a_file_that_vanishes_between_listing_and_reading(tmp_path, monkeypatch)
 
     monkeypatch.setattr(cli, "collect_files", list_then_delete)
     code, out = afpc("check", str(tmp_path))
-    assert code == 1 and "AFP006" in out and "no such file" in out, out
+    assert code == 1 and "AFP109" in out and "no such file" in out, out
 
 
 @pytest.mark.parametrize("error", [FileNotFoundError(2, "No such file or directory"),

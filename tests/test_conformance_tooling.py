@@ -366,3 +366,13 @@ def test_compiled_ir_loads_and_runs_without_importing_the_parser(tmp_path):
                           cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["answered", "True"], done.stdout
+
+
+def test_a_spec_path_naming_nothing_is_afp109_file_not_found(tmp_path):
+    """tooling.md §3 names AFP109 file-not-found; AFP006 stays for what exists but is no spec."""
+    import afp_dsl
+    (d,) = afp_dsl.check(str(tmp_path / "missing.afp"))
+    assert d.code == "AFP109" and d.is_error
+    assert "no such file" in d.message
+    (tmp_path / "bin.afp").write_bytes(b"\x00\x01")
+    assert [x.code for x in afp_dsl.check(str(tmp_path / "bin.afp"))] == ["AFP006"]
