@@ -2,7 +2,7 @@
 
 Role:       turns `ir.Test` statements into a mock script, tool stubs, runs (one per `user`,
             follow-ups in one conversation), decisions and expectations; reports failures with
-            expected vs actual and the trace events around the failure.
+            the statement's `file:line`, expected vs actual and the trace's last events.
 Invariants: a test never hangs (an exhausted script is a provider error naming the call);
             unused script lines or stubs at the end fail the test; no wall clock in results;
             failure messages show only redacted values (answers as the trace recorded them).
@@ -83,9 +83,10 @@ class _Case:
             self.failures.append(f"the script has no model reply for LLM call #{n}; the run "
                                  f"ended with: {result.error or result.outcome}" + self.context())
 
-    def fail(self, what: str, expected: Any, actual: Any) -> None:
-        self.failures.append(f"{what}\n    expected: {expected}\n    actual:   {actual}"
-                             + self.context())
+    def fail(self, st: Any, what: str, expected: Any, actual: Any) -> None:
+        """A failure of statement `st`, headed by what failed and its `file:line`."""
+        self.failures.append(f"{what} ({_at(self, st)})\n    expected: {expected}\n"
+                             f"    actual:   {actual}" + self.context())
 
     def context(self) -> str:
         if self.result is None:
@@ -117,7 +118,7 @@ def run_test(program: Any, test: ir.Test, file: str = "", *,
 def _step(case: _Case, st: Any) -> None:
     if isinstance(st, ir.UserSays):
         if case.result is not None and case.result.paused:  # (the check-in would be dropped)
-            case.fail("a `user` message while the run waits on a check-in",
+            case.fail(st, "a `user` message while the run waits on a check-in",
                       "`approve` or `decline` before the next `user` line",
                       f"run {case.result.run_id} paused at check-in {case.result.checkin.id}")
             return
@@ -143,7 +144,7 @@ def _decide(case: _Case, st: ir.Decide) -> None:
     from .runner import approve, decline
     r = case.result
     if r is None or not r.paused:
-        case.fail(f"`{st.decision}` has no pending check-in to answer", "a paused run",
+        case.fail(st, f"`{st.decision}` has no pending check-in to answer", "a paused run",
                   f"outcome {r.outcome if r else 'no run yet'}")
         return
     make = approve if st.decision == "approve" else decline
@@ -179,9 +180,9 @@ def _answer(case: _Case, st: ir.ExpectAnswer) -> None:
     if st.matches is not None:
         ok = isinstance(answer, str) and compile_regex(st.matches.pattern, st.matches.flags).search(answer)
         if not ok:
-            case.fail("answer does not match", str(st.matches), _show(case, answer))
+            case.fail(st, "answer does not match", str(st.matches), _show(case, answer))
     elif st.equals is not None and answer != st.equals:
-        case.fail("answer differs", repr(st.equals), _show(case, answer))
+        case.fail(st, "answer differs", repr(st.equals), _show(case, answer))
 
 
 def _show(case: _Case, answer: Any) -> str:
@@ -211,7 +212,7 @@ def _called(case: _Case, st: ir.ExpectCalled) -> None:
             if e.payload.get("tool") == st.tool.name and _ran(e.payload))
     if n != st.count:
         what = f"`{st.tool.name}` ran {n} time(s)"
-        case.fail(what, f"{st.count} execution(s)", f"{n} execution(s)")
+        case.fail(st, what, f"{st.count} execution(s)", f"{n} execution(s)")
 
 
 def _route(case: _Case, st: ir.ExpectRoute) -> None:
@@ -219,7 +220,7 @@ def _route(case: _Case, st: ir.ExpectRoute) -> None:
              if e.payload.get("cause") not in ("stay", "none")]
     if (st.src.name, st.dst.name) not in moves:
         taken = ", ".join(f"{a} -> {b}" for a, b in moves) or "none"
-        case.fail(f"edge `{st.src.name} -> {st.dst.name}` was not taken",
+        case.fail(st, f"edge `{st.src.name} -> {st.dst.name}` was not taken",
                   f"{st.src.name} -> {st.dst.name}", f"moves taken: {taken}")
 
 
@@ -227,19 +228,19 @@ def _cursor(case: _Case, st: ir.ExpectCursor) -> None:
     moves = _events(case, "cursor.moved")
     actual = moves[-1].payload.get("to") if moves else None
     if actual != st.skill.name:
-        case.fail("the cursor ended elsewhere", st.skill.name, actual)
+        case.fail(st, "the cursor ended elsewhere", st.skill.name, actual)
 
 
 def _outcome(case: _Case, st: ir.ExpectOutcome) -> None:
     r = case.result
     if r.outcome != st.outcome:
-        case.fail("outcome differs", st.outcome, r.outcome + (f" ({r.error})" if r.error else ""))
+        case.fail(st, "outcome differs", st.outcome, r.outcome + (f" ({r.error})" if r.error else ""))
 
 
 def _trace(case: _Case, st: ir.ExpectTrace) -> None:
     if not _events(case, st.kind, deep=True):
         kinds = sorted({e.kind for e in case.result.trace})
-        case.fail(f"no `{st.kind}` event was recorded", st.kind, "kinds seen: " + ", ".join(kinds))
+        case.fail(st, f"no `{st.kind}` event was recorded", st.kind, "kinds seen: " + ", ".join(kinds))
 
 
 _EXPECTS = {ir.ExpectAnswer: _answer, ir.ExpectCalled: _called, ir.ExpectRoute: _route,

@@ -222,3 +222,25 @@ def test_one_unused_reply_is_worded_in_the_singular(tmp_path):
     }
     """)
     assert "1 scripted model reply was never used (the run made 1 LLM call)" in r.failures[0]
+
+
+def test_each_failure_names_the_line_of_its_statement(tmp_path):
+    """Two `expect outcome` lines failed alike, and nothing told which one (docs/cli.md: the
+    failures show the `expect` that failed)."""
+    f = write(tmp_path, """
+    test twice {
+      user "hi"
+      model says "x"
+      expect outcome paused
+      user "again"
+      model says "y"
+      expect outcome paused
+      decline
+    }
+    """)
+    lines = f.read_text().splitlines()
+    at = [i + 1 for i, line in enumerate(lines) if line.strip() in ("expect outcome paused", "decline")]
+    (r,), _ = run_files([f])
+    assert len(r.failures) == 3
+    for failure, line in zip(r.failures, at):
+        assert failure.splitlines()[0].endswith(f"t.afp:{line})"), failure
