@@ -2,7 +2,8 @@
 
 Role:       pure side branch of the pipeline: a checked program → diagram text.
 Invariants: deterministic; nodes in skill declaration order (tooling.md §4); entry edges first, then routes in declaration order; every
-            Mermaid caption is entity-escaped (`#`, `|`, `"`, `<`, `>`), so any label parses.
+            Mermaid caption is entity-escaped (`#`, `|`, `"`, `<`, `>`) and written between
+            quotes when it holds a bracket (`in [a, b]` stays readable), so any label parses.
             Statements whose skills do not resolve are left out (the checker reports them).
             A run overlay (`run_overlay`) is drawn in every format: Mermaid classes and link
             styles, DOT colours and pen widths, JSON `visited`/`taken`/`refused` fields.
@@ -22,9 +23,13 @@ from .checks import graphview as G
 from .source import SourceFile, Span
 
 _OPS = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
-_MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;",
-                    "[": "#91;", "]": "#93;", "(": "#40;", ")": "#41;", "{": "#123;", "}": "#125;"}
+_MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;"}
 _MERMAID_TABLE = str.maketrans(_MERMAID_ESCAPES)
+# Unquoted, a bracket in an edge label starts a node shape (Mermaid's parser rejects it); between
+# quotes (`|"…"|`) it is plain text, so a caption holding one is quoted instead of mangled.
+_BRACKETS = frozenset("[](){}")
+# Line breaks (those of str.splitlines) become spaces; other whitespace is kept as written.
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @attrs.frozen
@@ -184,14 +189,32 @@ def _operand(e: Any) -> str:
 
 # ---------------------------------------------------------------- Mermaid
 def mermaid_escape(text: str) -> str:
-    """Entity-escape a caption for a Mermaid edge label: `|` would end the label early, and
-    quotes, angle brackets and brackets start other tokens; `#` itself starts an entity.
+    """Entity-escape text for Mermaid (tooling.md §4: `|`, `"`, `<`, `>`): `|` would end an
+    edge label early, a quote ends a string, angle brackets are HTML; `#` itself starts an
+    entity, so it is escaped too. Line breaks become spaces; nothing else changes.
 
     Example:
-        >>> mermaid_escape('on t status=a|b "x" <y> #1 [c]')
-        'on t status=a#124;b #quot;x#quot; #lt;y#gt; #35;1 #91;c#93;'
+        >>> mermaid_escape('on t status=a|b "x" <y> #1  [c]')
+        'on t status=a#124;b #quot;x#quot; #lt;y#gt; #35;1  [c]'
     """
-    return " ".join(text.split()).translate(_MERMAID_TABLE)
+    return _LINE_BREAK.sub(" ", text).translate(_MERMAID_TABLE)
+
+
+def mermaid_caption(text: str) -> str:
+    """An edge label as it sits between the pipes: escaped, and quoted when it holds a bracket
+    (unquoted, `[ ] ( ) { }` start node shapes and Mermaid rejects the line; quoted, they are
+    text); a quoted label's leading backtick is an entity (`"\u0060` opens a Markdown string).
+
+    Example:
+        >>> mermaid_caption('on probe')
+        'on probe'
+        >>> mermaid_caption('when level in [high, critical] AND x > 1')
+        '"when level in [high, critical] AND x #gt; 1"'
+    """
+    escaped = mermaid_escape(text)
+    if _BRACKETS.isdisjoint(escaped):
+        return escaped
+    return '"' + ("#96;" + escaped[1:] if escaped.startswith("`") else escaped) + '"'
 
 
 def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str] = (),
@@ -212,7 +235,7 @@ def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str]
         note = refused.get(((ids.get(e.src) if e.src else None), ids[e.dst]))
         if note is not None:
             text = f"{text} ✗ refused: {note}" if text else f"✗ refused: {note}"
-        caption = f"|{mermaid_escape(text)}|" if text else ""
+        caption = f"|{mermaid_caption(text)}|" if text else ""
         lines.append(f"  {e.src or '__start__'} {arrow}{caption} {e.dst}")
     lines += _overlay(d, set(visited), taken, refused)
     return "\n".join(lines) + "\n"

@@ -76,8 +76,8 @@ def test_mermaid_format() -> None:
         "flowchart TD\n"
         "  __start__([▶ start])\n"
         '  n_x["x"]\n  n_y["y"]\n  n_z["z"]\n'
-        "  __start__ -->|when message mentions #91;help, refund#93;| n_x\n"
-        "  n_x -->|on t when result.level in #91;high, critical#93; AND result.score ≥ 0.7| n_y\n"
+        '  __start__ -->|"when message mentions [help, refund]"| n_x\n'
+        '  n_x -->|"on t when result.level in [high, critical] AND result.score ≥ 0.7"| n_y\n'
         "  n_x -->|on t status=failure,denied| n_z\n"
         "  n_y -.-> n_z\n"
         "  n_z -->|back to #124; start| n_x\n")
@@ -153,3 +153,28 @@ def test_cli_graph(tmp_path: Path) -> None:
 def test_doctests() -> None:
     import doctest
     assert doctest.testmod(gx).failed == 0
+
+
+def test_guard_lists_stay_readable_in_mermaid() -> None:
+    """tooling.md §4: guards are written readably, `in [a, b]`; the caption is escaped for
+    `|`, `"`, `<`, `>` only. Brackets would break an unquoted label, so it is quoted instead
+    of entity-mangled (`#91;high, critical#93;`); `test_mermaid.py` parses the result."""
+    text = gx.to_mermaid(_program())
+    assert "when message mentions [help, refund]" in text
+    assert "result.level in [high, critical] AND result.score ≥ 0.7" in text
+    assert "#91;" not in text and "#93;" not in text
+    assert '  n_z -->|back to #124; start| n_x\n' in text  # no bracket: unquoted, as before
+    assert gx.mermaid_caption('[x] "q" a|b <c>') == '"[x] #quot;q#quot; a#124;b #lt;c#gt;"'
+    assert gx.mermaid_caption("`t` (x)") == '"#96;t` (x)"'  # `"` + backtick opens Markdown
+
+
+def test_route_label_is_the_caption_verbatim() -> None:
+    """language.md §5.4: a route's label is "used verbatim as its caption in diagrams"; only
+    the Mermaid escapes apply (line breaks become spaces so an edge stays one line)."""
+    spec = SPEC.replace('"back to | start"', '"CRC  >  0 \\t ok"')
+    program, diags = analyse(spec)
+    assert program is not None, diags
+    assert "  n_z -->|CRC  #gt;  0 \t ok| n_x\n" in gx.to_mermaid(program)
+    assert '[label="CRC  >  0 \t ok"]' in gx.to_dot(program)
+    assert json.loads(gx.to_json(program))["edges"][-1]["caption"] == "CRC  >  0 \t ok"
+    assert gx.mermaid_escape("a\nb\r\nc\u2028d") == "a b c d"
