@@ -178,3 +178,33 @@ def test_route_label_is_the_caption_verbatim() -> None:
     assert '[label="CRC  >  0 \t ok"]' in gx.to_dot(program)
     assert json.loads(gx.to_json(program))["edges"][-1]["caption"] == "CRC  >  0 \t ok"
     assert gx.mermaid_escape("a\nb\r\nc\u2028d") == "a b c d"
+
+
+def test_overlay_styles_edges_of_imported_skills(tmp_path: Path) -> None:
+    """tooling.md §4: `--run` styles the taken edges. A run records an imported skill by its
+    declaration name (`helper`) while the graph draws `lib.helper`: the edge into it was left
+    unstyled although the node was marked visited."""
+    (tmp_path / "lib.afp").write_text('tool ping { description = "p" }\n'
+                                      'skill helper { description = "h" tools = [ping] }\n')
+    (tmp_path / "m.afp").write_text(
+        'import "./lib.afp" as lib\nagent a { graph = g }\ntool go { description = "g" }\n'
+        'skill start { description = "s" tools = [go] }\n'
+        'graph g {\n  entry start\n  route start -> lib.helper on go\n'
+        '  route lib.helper -> start on ping when result.ok == true\n}\n')
+    program, diags = analyse(tmp_path / "m.afp")
+    assert program is not None, diags
+    run = {"visited": {"start", "helper"}, "taken": {(None, "start"), ("start", "helper")},
+           "refused": {("helper", "start"): "result.ok = true (actual false)"}}
+    text = gx.to_mermaid(program, **run)
+    assert "  class n_lib_helper,n_start visited\n" in text
+    assert "  linkStyle 0,1 stroke:#1e8e3e,stroke-width:3px\n" in text
+    assert "✗ refused: result.ok = true (actual false)\"| n_start\n" in text
+    assert "  linkStyle 2 stroke:#d93025" in text
+    assert '"n_start" -> "n_lib_helper" [label="on go", color="#1e8e3e", penwidth=3];' \
+        in gx.to_dot(program, **run)
+    edges = json.loads(gx.to_json(program, **run))["edges"]
+    assert [e["taken"] for e in edges] == [True, True, False]
+    assert edges[2]["refused"] == "result.ok = true (actual false)"
+    # the graph's own spelling is accepted as well
+    assert "  linkStyle 0,1 stroke" in gx.to_mermaid(
+        program, visited=["start"], taken=[(None, "start"), ("start", "lib.helper")])
