@@ -205,6 +205,9 @@ def test_overlay_styles_edges_of_imported_skills(tmp_path: Path) -> None:
     edges = json.loads(gx.to_json(program, **run))["edges"]
     assert [e["taken"] for e in edges] == [True, True, False]
     assert edges[2]["refused"] == "result.ok = true (actual false)"
+    from afp_dsl import graph_svg  # the HTML report's drawing: same overlay
+    svg = graph_svg.to_svg(program, **run)
+    assert svg.count('class="edge taken"') == 2 and svg.count('class="edge refused"') == 1
     # the graph's own spelling is accepted as well
     assert "  linkStyle 0,1 stroke" in gx.to_mermaid(
         program, visited=["start"], taken=[(None, "start"), ("start", "lib.helper")])
