@@ -2,7 +2,8 @@
 
 Role:       pure side branch of the pipeline: a checked program → diagram text.
 Invariants: deterministic; nodes in skill declaration order (tooling.md §4); entry edges first, then routes in declaration order; every
-            Mermaid caption is entity-escaped (`#`, `|`, `"`, `<`, `>`), so any label parses.
+            Mermaid caption is entity-escaped (`#`, `|`, `"`, `<`, `>`) and written between
+            quotes when it holds a bracket (`in [a, b]` stays readable), so any label parses.
             Statements whose skills do not resolve are left out (the checker reports them).
             A run overlay (`run_overlay`) is drawn in every format: Mermaid classes and link
             styles, DOT colours and pen widths, JSON `visited`/`taken`/`refused` fields.
@@ -22,9 +23,13 @@ from .checks import graphview as G
 from .source import SourceFile, Span
 
 _OPS = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
-_MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;",
-                    "[": "#91;", "]": "#93;", "(": "#40;", ")": "#41;", "{": "#123;", "}": "#125;"}
+_MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;"}
 _MERMAID_TABLE = str.maketrans(_MERMAID_ESCAPES)
+# Unquoted, a bracket in an edge label starts a node shape (Mermaid's parser rejects it); between
+# quotes (`|"…"|`) it is plain text, so a caption holding one is quoted instead of mangled.
+_BRACKETS = frozenset("[](){}")
+# Line breaks (those of str.splitlines) become spaces; other whitespace is kept as written.
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @attrs.frozen
@@ -184,14 +189,32 @@ def _operand(e: Any) -> str:
 
 # ---------------------------------------------------------------- Mermaid
 def mermaid_escape(text: str) -> str:
-    """Entity-escape a caption for a Mermaid edge label: `|` would end the label early, and
-    quotes, angle brackets and brackets start other tokens; `#` itself starts an entity.
+    """Entity-escape text for Mermaid (tooling.md §4: `|`, `"`, `<`, `>`): `|` would end an
+    edge label early, a quote ends a string, angle brackets are HTML; `#` itself starts an
+    entity, so it is escaped too. Line breaks become spaces; nothing else changes.
 
     Example:
-        >>> mermaid_escape('on t status=a|b "x" <y> #1 [c]')
-        'on t status=a#124;b #quot;x#quot; #lt;y#gt; #35;1 #91;c#93;'
+        >>> mermaid_escape('on t status=a|b "x" <y> #1  [c]')
+        'on t status=a#124;b #quot;x#quot; #lt;y#gt; #35;1  [c]'
     """
-    return " ".join(text.split()).translate(_MERMAID_TABLE)
+    return _LINE_BREAK.sub(" ", text).translate(_MERMAID_TABLE)
+
+
+def mermaid_caption(text: str) -> str:
+    """An edge label as it sits between the pipes: escaped, and quoted when it holds a bracket
+    (unquoted, `[ ] ( ) { }` start node shapes and Mermaid rejects the line; quoted, they are
+    text); a quoted label's leading backtick is an entity (`"\u0060` opens a Markdown string).
+
+    Example:
+        >>> mermaid_caption('on probe')
+        'on probe'
+        >>> mermaid_caption('when level in [high, critical] AND x > 1')
+        '"when level in [high, critical] AND x #gt; 1"'
+    """
+    escaped = mermaid_escape(text)
+    if _BRACKETS.isdisjoint(escaped):
+        return escaped
+    return '"' + ("#96;" + escaped[1:] if escaped.startswith("`") else escaped) + '"'
 
 
 def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str] = (),
@@ -199,39 +222,68 @@ def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str]
                refused: Mapping[tuple[str | None, str], str] | None = None) -> str:
     """Mermaid `flowchart TD` text of a graph; `visited` skills and `taken` (src, dst) edges
     (src None for an entry) are styled when given (the `--run` overlay); `refused` maps an
-    edge whose guard refused (and that was never taken) to a note added to its caption."""
+    edge whose guard refused (and that was never taken) to a note added to its caption. A skill
+    is named as the graph writes it (`lib.helper`) or by its declaration name (`helper`, as a
+    run records it)."""
     d = diagram(program, graph)
     taken = set(taken)
     refused = {k: v for k, v in (refused or {}).items() if k not in taken}
-    ids = {nid: label for nid, label, _ in d.nodes}
+    took = _run_keys(d, taken)
+    notes = _run_notes(d, refused, took)
     lines = ["flowchart TD", "  __start__([▶ start])"]
     lines += [f'  {nid}["{mermaid_escape(label)}"]' for nid, label, _ in d.nodes]
     for e in d.edges:
         arrow = "-->" if e.deterministic else "-.->"
         text = e.caption
-        note = refused.get(((ids.get(e.src) if e.src else None), ids[e.dst]))
+        note = notes.get((e.src, e.dst))
         if note is not None:
             text = f"{text} ✗ refused: {note}" if text else f"✗ refused: {note}"
-        caption = f"|{mermaid_escape(text)}|" if text else ""
+        caption = f"|{mermaid_caption(text)}|" if text else ""
         lines.append(f"  {e.src or '__start__'} {arrow}{caption} {e.dst}")
-    lines += _overlay(d, set(visited), taken, refused)
+    if visited or taken or refused:
+        lines += _overlay(d, set(visited), took, set(notes))
     return "\n".join(lines) + "\n"
 
 
-def _overlay(d: Diagram, visited: set[str], taken: set, refused: Mapping | None = None) -> list[str]:
-    if not visited and not taken and not refused:
-        return []
+def _by_name(d: Diagram) -> dict[str, str]:
+    """Skill name → node id. A run names a skill by its declaration name (`helper`), the diagram
+    as the graph writes it (`lib.helper` for an imported one): both are accepted."""
     by_name = {label: nid for nid, label, _ in d.nodes}
     by_name.update({n.skill.name: nid for nid, _, n in d.nodes})
+    return by_name
+
+
+def _run_keys(d: Diagram, pairs: Iterable[tuple]) -> set[tuple[str | None, str]]:
+    """A run's (src or None, dst) skill-name pairs as (src id or None, dst id) edge keys; a name
+    no node has becomes a key no edge has."""
+    by_name = _by_name(d)
+
+    def nid(name: Any) -> Any:
+        return by_name.get(name, ("?", name)) if name is not None else None
+    return {(nid(s), nid(t)) for s, t in pairs}
+
+
+def _run_notes(d: Diagram, refused: Mapping[tuple, str], took: set) -> dict[tuple, str]:
+    """The refused edges' notes by edge key, leaving out the edges the run took."""
+    out: dict[tuple, str] = {}
+    for pair, note in refused.items():
+        (key,) = _run_keys(d, [pair])
+        if key not in took:
+            out.setdefault(key, note)
+    return out
+
+
+def _overlay(d: Diagram, visited: set[str], taken: set, refused: set) -> list[str]:
+    """`classDef`/`class` for visited skills, `linkStyle` for taken and refused edges; `taken`
+    and `refused` hold edge keys (`_run_keys`)."""
+    by_name = _by_name(d)
     out = ["  classDef visited fill:#e6f4ea,stroke:#1e8e3e,stroke-width:2px"]
-    hit = [by_name[s] for s in sorted(visited) if s in by_name]
+    hit = list(dict.fromkeys(by_name[s] for s in sorted(visited) if s in by_name))
     if hit:
         out.append(f"  class {','.join(hit)} visited")
-    ids = {nid: label for nid, label, _ in d.nodes}
 
     def links(keys) -> list[str]:
-        return [str(i) for i, e in enumerate(d.edges)
-                if ((ids.get(e.src) if e.src else None), ids[e.dst]) in keys]
+        return [str(i) for i, e in enumerate(d.edges) if (e.src, e.dst) in keys]
     if links(taken):
         out.append(f"  linkStyle {','.join(links(taken))} stroke:#1e8e3e,stroke-width:3px")
     if refused and links(refused):
@@ -284,12 +336,10 @@ def marks(d: Diagram, visited: Iterable[str] | None, taken: Iterable[tuple] | No
     a run."""
     if visited is None and taken is None and refused is None:
         return None
-    by_name = {label: nid for nid, label, _ in d.nodes}
-    by_name.update({n.skill.name: nid for nid, _, n in d.nodes})
-    ids = {nid: label for nid, label, _ in d.nodes}
-    keys = [((ids.get(e.src) if e.src else None), ids[e.dst]) for e in d.edges]
-    took = set(taken or ())
-    notes = {k: v for k, v in (refused or {}).items() if k not in took}
+    by_name = _by_name(d)
+    keys = [(e.src, e.dst) for e in d.edges]
+    took = _run_keys(d, taken or ())
+    notes = _run_notes(d, refused or {}, took)
     return Marks(frozenset(by_name[s] for s in visited or () if s in by_name),
                  tuple(k in took for k in keys), tuple(notes.get(k) for k in keys))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Iterable, Mapping
 
-from .graph_export import Diagram, Edge, diagram
+from .graph_export import Diagram, Edge, _run_keys, _run_notes, diagram
 
 _H, _GAP_X, _GAP_Y, _PAD = 40, 36, 64, 24  # node height, gaps between nodes and layers, margin
 _CHAR = 7.2  # width of a character of the label font (13px sans-serif), for node widths
@@ -53,12 +53,13 @@ def draw(d: Diagram, visited: set[str], taken: set, refused: dict) -> str:
             pos[nid] = (x0 + i * (width + _GAP_X), _PAD + layer * (_H + _GAP_Y))
     total_h = _PAD * 2 + (max(rows) + 1) * _H + max(rows) * _GAP_Y + _GAP_Y * 0.6  # (a
     # same-layer edge of the last layer runs under it)
-    taken = {k for k in taken}
-    refused = {k: v for k, v in refused.items() if k not in taken}
+    # a run names skills by declaration name (`helper`), the diagram as written (`lib.helper`)
+    taken = _run_keys(d, taken)
+    refused = _run_notes(d, refused, taken)
     parts = []
     out_of: dict[str, int] = {}
     for i, e in enumerate(d.edges):
-        key = ((names.get(e.src) if e.src else None), names[e.dst])
+        key = (e.src, e.dst)
         nth = out_of[e.src or START] = out_of.get(e.src or START, -1) + 1
         parts.append(_edge(i, e, pos, width, key in taken, refused.get(key), lane, nth))
     parts.append(_start(pos[START], width))

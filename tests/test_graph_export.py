@@ -76,8 +76,8 @@ def test_mermaid_format() -> None:
         "flowchart TD\n"
         "  __start__([▶ start])\n"
         '  n_x["x"]\n  n_y["y"]\n  n_z["z"]\n'
-        "  __start__ -->|when message mentions #91;help, refund#93;| n_x\n"
-        "  n_x -->|on t when result.level in #91;high, critical#93; AND result.score ≥ 0.7| n_y\n"
+        '  __start__ -->|"when message mentions [help, refund]"| n_x\n'
+        '  n_x -->|"on t when result.level in [high, critical] AND result.score ≥ 0.7"| n_y\n'
         "  n_x -->|on t status=failure,denied| n_z\n"
         "  n_y -.-> n_z\n"
         "  n_z -->|back to #124; start| n_x\n")
@@ -153,3 +153,61 @@ def test_cli_graph(tmp_path: Path) -> None:
 def test_doctests() -> None:
     import doctest
     assert doctest.testmod(gx).failed == 0
+
+
+def test_guard_lists_stay_readable_in_mermaid() -> None:
+    """tooling.md §4: guards are written readably, `in [a, b]`; the caption is escaped for
+    `|`, `"`, `<`, `>` only. Brackets would break an unquoted label, so it is quoted instead
+    of entity-mangled (`#91;high, critical#93;`); `test_mermaid.py` parses the result."""
+    text = gx.to_mermaid(_program())
+    assert "when message mentions [help, refund]" in text
+    assert "result.level in [high, critical] AND result.score ≥ 0.7" in text
+    assert "#91;" not in text and "#93;" not in text
+    assert '  n_z -->|back to #124; start| n_x\n' in text  # no bracket: unquoted, as before
+    assert gx.mermaid_caption('[x] "q" a|b <c>') == '"[x] #quot;q#quot; a#124;b #lt;c#gt;"'
+    assert gx.mermaid_caption("`t` (x)") == '"#96;t` (x)"'  # `"` + backtick opens Markdown
+
+
+def test_route_label_is_the_caption_verbatim() -> None:
+    """language.md §5.4: a route's label is "used verbatim as its caption in diagrams"; only
+    the Mermaid escapes apply (line breaks become spaces so an edge stays one line)."""
+    spec = SPEC.replace('"back to | start"', '"CRC  >  0 \\t ok"')
+    program, diags = analyse(spec)
+    assert program is not None, diags
+    assert "  n_z -->|CRC  #gt;  0 \t ok| n_x\n" in gx.to_mermaid(program)
+    assert '[label="CRC  >  0 \t ok"]' in gx.to_dot(program)
+    assert json.loads(gx.to_json(program))["edges"][-1]["caption"] == "CRC  >  0 \t ok"
+    assert gx.mermaid_escape("a\nb\r\nc\u2028d") == "a b c d"
+
+
+def test_overlay_styles_edges_of_imported_skills(tmp_path: Path) -> None:
+    """tooling.md §4: `--run` styles the taken edges. A run records an imported skill by its
+    declaration name (`helper`) while the graph draws `lib.helper`: the edge into it was left
+    unstyled although the node was marked visited."""
+    (tmp_path / "lib.afp").write_text('tool ping { description = "p" }\n'
+                                      'skill helper { description = "h" tools = [ping] }\n')
+    (tmp_path / "m.afp").write_text(
+        'import "./lib.afp" as lib\nagent a { graph = g }\ntool go { description = "g" }\n'
+        'skill start { description = "s" tools = [go] }\n'
+        'graph g {\n  entry start\n  route start -> lib.helper on go\n'
+        '  route lib.helper -> start on ping when result.ok == true\n}\n')
+    program, diags = analyse(tmp_path / "m.afp")
+    assert program is not None, diags
+    run = {"visited": {"start", "helper"}, "taken": {(None, "start"), ("start", "helper")},
+           "refused": {("helper", "start"): "result.ok = true (actual false)"}}
+    text = gx.to_mermaid(program, **run)
+    assert "  class n_lib_helper,n_start visited\n" in text
+    assert "  linkStyle 0,1 stroke:#1e8e3e,stroke-width:3px\n" in text
+    assert "✗ refused: result.ok = true (actual false)\"| n_start\n" in text
+    assert "  linkStyle 2 stroke:#d93025" in text
+    assert '"n_start" -> "n_lib_helper" [label="on go", color="#1e8e3e", penwidth=3];' \
+        in gx.to_dot(program, **run)
+    edges = json.loads(gx.to_json(program, **run))["edges"]
+    assert [e["taken"] for e in edges] == [True, True, False]
+    assert edges[2]["refused"] == "result.ok = true (actual false)"
+    from afp_dsl import graph_svg  # the HTML report's drawing: same overlay
+    svg = graph_svg.to_svg(program, **run)
+    assert svg.count('class="edge taken"') == 2 and svg.count('class="edge refused"') == 1
+    # the graph's own spelling is accepted as well
+    assert "  linkStyle 0,1 stroke" in gx.to_mermaid(
+        program, visited=["start"], taken=[(None, "start"), ("start", "lib.helper")])
