@@ -21,7 +21,7 @@ from .analysis import Analysis
 from .checks import run_checks
 from .codes import diag
 from .diagnostics import CompileError, Diagnostic, has_errors, sorted_diagnostics
-from .launch_checks import _a, check_model
+from .launch_checks import _a, check_agent_name, check_model
 from .source import Span
 
 if TYPE_CHECKING:  # (imported lazily at run time: `afpc check` never loads the interpreter)
@@ -46,6 +46,7 @@ class Program:
               stubs: Stubs | None = None, spec: str | None = None) -> Agent:
         """An agent of this program (`name`: the only one when omitted), ready to `run`."""
         from .runner import Agent
+        check_agent_name(name)
         check_model(model)
         return Agent(self, name, provider=provider, tools=tools, store=store, effects=effects,
                      model=model, stubs=stubs, spec=spec)

@@ -99,12 +99,21 @@ def _a(value: Any) -> str:
     return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} `{kind}`"
 
 
+def check_agent_name(name: Any) -> None:
+    """`program.agent(name)`: an agent's name, or None for the spec's only agent."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"the agent must be named by a `str` (e.g. `program.agent(\"support\")`), "
+                        f"or left out for the spec's only agent, not {_a(name)}")
+
+
 def no_agent(prog: ir.Program, name: str | None) -> str:
     """Why `name` (or no name) picks no agent of `prog`, and what to pass instead."""
     names = [d.name for d in prog.root_module.decls if isinstance(d, ir.Agent)]
     if not names:
         return "the spec declares no agent: add an `agent NAME { ... }` declaration to run it"
     listed = ", ".join(f"`{n}`" for n in names)
+    if name is not None and not name.strip():
+        return f"the agent name is blank; name one of the agents: {listed}"
     if name:
         return f"no agent `{name}`; agents: {listed}"
     return (f"the spec has several agents; name one (`--agent NAME` with afpc, "

@@ -380,3 +380,12 @@ def test_agents_sharing_effects_never_give_two_conversations_one_id():
     for field in ("run_ids", "conversation_ids"):
         with pytest.raises(TypeError, match=re.escape(f"`Effects({field}=...)` must be a function")):
             program.agent("a", effects=Effects(**{field: "conv-1"}))
+
+
+def test_an_agent_named_by_no_text_or_blank_text_says_so():
+    program = afp.load('agent a { system = "x" }\n')
+    with pytest.raises(TypeError, match="named by a `str`"):
+        program.agent(5)
+    for blank in ("", "  "):
+        with pytest.raises(afp.AgentNotFound, match="the agent name is blank; .*`a`"):
+            program.agent(blank)
