@@ -69,7 +69,9 @@ _ALL = [
        "Tools and skills need a `description`; steering and instructions a `prompt`; facts `data`.\n\n"
        "Fix: add the attribute."),
     _c("AFP106", "bad-attribute-value", E, "an attribute's value has the wrong type or is out of range",
-       "Example: `max_iterations = 0` (must be an integer of at least 1).\n\nFix: give a value of the expected type."),
+       "Example: `max_iterations = 0` (must be an integer of at least 1).\n\n"
+       "As a warning: an attribute that has no effect where it is written, or a name listed twice\n"
+       "in one list (`tools = [t, t]`).\n\nFix: give a value of the expected type; remove the repeat."),
     _c("AFP107", "import-not-found", E, "an imported module does not exist",
        "`import \"std/NAME\"` loads a standard-library module; any other path is relative to the\n"
        "importing file.\n\nFix: correct the path; standard modules are listed in docs/stdlib.md."),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import afp_dsl
 from afp_dsl import ir
 from afp_dsl.analysis import Analysis
 from afp_dsl.checks import exprs
@@ -221,3 +222,18 @@ graph g {
     assert [(d.code, d.message) for d in diags] == [  # (`done` has no tools: its route never fires)
         ("AFP304", "the output schema of `find` declares no field `result.stats`"),
         ("AFP209", "route `done -> lookup` waits for a result of a tool of `done`, which has no tools")]
+
+
+def test_a_name_listed_twice_in_one_list_is_a_warning_at_the_repeat() -> None:
+    src = ('agent a { tools = [t, u, t] policies = [p, p] }\n'
+           'tool t { description = "t" impl = returns("x") }\n'
+           'tool u { description = "u" impl = returns("x") }\n'
+           'policy p { before t { deny when args.x == 1 because "no" } }\n'
+           'skill s { description = "S." tools = [u, t, u] }\n')
+    found = [d for d in afp_dsl.check(src) if d.code == "AFP106"]
+    assert [(d.message, d.is_error) for d in found] == [
+        ("`t` is listed twice in `tools`", False), ("`p` is listed twice in `policies`", False),
+        ("`u` is listed twice in `tools`", False)]
+    first = found[0]
+    assert first.primary.span.start == src.index("t]") and \
+        [lab.span.start for lab in first.labels if not lab.primary] == [src.index("[t") + 1]

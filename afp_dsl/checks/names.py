@@ -1,7 +1,8 @@
 """Name checks: duplicates, unknown names (with "did you mean"), wrong kinds, ambiguous agents.
 
 Role:       checks layer; the first rule, so later rules can skip unresolved references.
-Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name, AFP111 ambiguous-agent.
+Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name, AFP111 ambiguous-agent,
+            AFP106 (warning) for a name listed twice in one list attribute.
 Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404, AFP406); a
             reference to a name declared twice is not also of the wrong kind when one of its
             declarations has the kind expected (`duplicated_as`).
@@ -13,7 +14,7 @@ from typing import Iterable, Iterator
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
-from ..diagnostics import Diagnostic, Label
+from ..diagnostics import Diagnostic, Label, Severity
 from ..suggest import closest
 
 CONTEXT = (ir.Steering, ir.Fact, ir.Instruction)
@@ -23,6 +24,7 @@ def check_names(a: Analysis) -> Iterable[Diagnostic]:
     for m in a.program.modules:
         yield from _duplicates(m)
         for decl in m.decls:
+            yield from _repeated(decl)
             for ref, kinds, what in _refs(decl):
                 d = _check_ref(a, m.key, ref, kinds, what)
                 if d is not None:
@@ -49,6 +51,27 @@ def _duplicates(m: ir.Module) -> Iterator[Diagnostic]:
                        secondary=(Label(imp.alias_span, "the import's alias", False),),
                        help="names live in one namespace per module: rename the declaration or "
                             "the alias")
+
+
+def _lists(decl: ir.Decl) -> Iterator[tuple[str, tuple[ir.Ref, ...]]]:
+    if isinstance(decl, ir.Agent):
+        yield from (("tools", decl.tools), ("skills", decl.skills), ("context", decl.context),
+                    ("policies", decl.policies), ("redact", decl.redact))
+    elif isinstance(decl, ir.Skill):
+        yield "tools", decl.tools
+
+
+def _repeated(decl: ir.Decl) -> Iterator[Diagnostic]:
+    """A name listed twice in one list attribute (`tools = [t, t]`): a warning at the repeat."""
+    for key, refs in _lists(decl):
+        seen: dict[tuple, ir.Ref] = {}
+        for ref in refs:
+            first = seen.setdefault((ref.alias, ref.name), ref)
+            if first is not ref:
+                yield diag("AFP106", f"`{ref}` is listed twice in `{key}`", ref.span,
+                           "listed again here", severity=Severity.WARNING,
+                           secondary=(Label(first.span, "first listed here", False),),
+                           help=f"remove the repeat from `{key}`")
 
 
 def _refs(decl: ir.Decl) -> Iterator[tuple[ir.Ref, tuple[type, ...], str]]:
