@@ -57,7 +57,11 @@ def redaction_report(ctx: RunCtx, causes: tuple[str, ...]) -> None:
 def checkpoint(ctx: RunCtx) -> dict:
     st = ctx.state
     st.seq, st.time = ctx.rec.seq, ctx.rec.time
-    return {"version": CHECKPOINT_VERSION, "agent": ctx.plan.name, "state": st.to_checkpoint()}
+    data = {"version": CHECKPOINT_VERSION, "agent": ctx.plan.name, "state": st.to_checkpoint()}
+    remembered = ctx.redactor.memory_state()
+    if remembered["values"]:  # every secret the run remembered, its inner runs' too (raw, as
+        data["remembered"] = remembered  # the history is: the resumed run scrubs them again)
+    return data
 
 
 # ---------------------------------------------------------------- failures

@@ -97,6 +97,14 @@ class Redactor(CleanCheck):
         self._matcher, self._placeholders = rs.matcher, rs.placeholders
         self._planted = _PLANTED_RULE
         self._memory = _memory if _memory is not None else Memory()
+        # the memory's numbers for this redactor's rules (`Memory.ref`), and back; a secret
+        # remembered by a rule this redactor does not hold (an inner agent's own) is "foreign"
+        self._refs = tuple(self._memory.ref(d) for d in self._decls)
+        self._local: dict[int, int] = {}
+        for i, g in enumerate(self._refs):
+            self._local.setdefault(g, i)
+        self._same_refs = self._refs == tuple(range(len(self._refs)))
+        self._foreign: dict[int, Rule | None] = {}
         self._memory_cache: tuple[int, re.Pattern[str] | None] = (-1, None)
         self._counts: collections.Counter[str] = collections.Counter()
         self._paths: set[str] = set()
@@ -152,6 +160,14 @@ class Redactor(CleanCheck):
             return
         self.learn(value)
 
+    def memory_state(self) -> dict:
+        """The remembered secrets, raw, for a resume checkpoint (never for a record)."""
+        return self._memory.state()
+
+    def restore_memory(self, data: Any) -> None:
+        """Remember again the secrets of `memory_state` (a resumed run)."""
+        self._memory.restore(data)
+
     @property
     def inert(self) -> bool:
         """True when scrubbing cannot change anything: no rules and nothing remembered."""
@@ -202,7 +218,8 @@ class Redactor(CleanCheck):
         elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
             text = value if isinstance(value, str) else str(value)
             if len(text) >= MIN_REMEMBERED and text not in self._placeholders:
-                self._memory.add(text, rules)
+                self._memory.add(text, rules if self._same_refs else
+                                 tuple(i if i == -1 else self._refs[i] for i in rules))
 
     def _key_rules(self, key: Any) -> tuple[int, ...]:
         if type(key) is not str:
@@ -272,13 +289,39 @@ class Redactor(CleanCheck):
     def _memory_regex(self) -> re.Pattern[str] | None:
         version, regex = self._memory_cache
         if version != self._memory.version:
-            words = [w for w, rules in self._memory.values.items() if self._first_active(rules)]
+            words = [w for w, refs in self._memory.values.items() if self._memory_first(refs)]
             regex = literal_regex(words) if words else None
             self._memory_cache = (self._memory.version, regex)
         return regex
 
     def _memory_rule(self, text: str) -> Rule:
-        return self._first_active(self._memory.values.get(text, ())) or self._fallback_rule()
+        return self._memory_first(self._memory.values.get(text, ())) or self._fallback_rule()
+
+    def _memory_first(self, refs: tuple[int, ...]) -> Rule | None:
+        """The rule a remembered secret is scrubbed by here: the first of the rules that
+        selected it (`Memory.ref` numbers) active in this view. A rule this redactor does not
+        hold (an inner agent's own, whose run shares this memory) still scrubs every record
+        (with its own name and placeholder); what the model is sent stays with this
+        redactor's own rules."""
+        for g in refs:
+            if g == -1:
+                if -1 in self._active:
+                    return self._planted
+                continue
+            i = self._local.get(g)
+            if i is None:
+                rule = self._foreign_rule(g)
+                if rule is not None:
+                    return rule
+            elif i in self._active:
+                return self._rules[i]
+        return None
+
+    def _foreign_rule(self, ref: int) -> Rule | None:
+        if ref not in self._foreign:
+            name, placeholder, model = self._memory.rules[ref]
+            self._foreign[ref] = None if self._model_only else Rule(-2, name, placeholder, model)
+        return self._foreign[ref]
 
     def _first_active(self, indexes: tuple[int, ...]) -> Rule | None:
         for i in indexes:

@@ -59,11 +59,33 @@ Span = tuple[int, int, Rule]
 
 
 class Memory:
-    """Remembered secret strings, shared by a redactor and its views; `version` counts changes."""
+    """Remembered secret strings, shared by a redactor and its views; `version` counts changes.
+
+    The rules that selected a secret are named by the memory's own numbering (`ref`), the same
+    for every redactor sharing it: an agent run as a tool shares its outer run's memory, and a
+    secret its own rules found must still be known to the outer run's redactor, which does not
+    hold those rules (nor do sibling inner agents, whose own rules would share local indexes).
+    A rule is known here by what scrubbing a remembered secret needs of it: its name (for the
+    counts), placeholder and `model` setting. -1 is a planted secret (`Redactor.remember`
+    without a rule). `state`/`restore` carry the memory in a resume checkpoint (raw values:
+    the checkpoint is the one record allowed to hold them)."""
 
     def __init__(self) -> None:
-        self.values: dict[str, tuple[int, ...]] = {}  # secret -> indexes of the rules selecting it
+        self.values: dict[str, tuple[int, ...]] = {}  # secret -> `ref`s of the rules selecting it
         self.version = 0
+        self.rules: list[tuple[str, str, bool]] = []  # `ref` -> (name, placeholder, model)
+        self._refs: dict[tuple[str, str, bool], int] = {}
+
+    def ref(self, decl: ir.Redact) -> int:
+        """This memory's number for a rule declaration, given on first sight."""
+        return self._ref((decl.name, decl.placeholder, bool(decl.model)))
+
+    def _ref(self, sig: tuple[str, str, bool]) -> int:
+        found = self._refs.get(sig)
+        if found is None:
+            found = self._refs[sig] = len(self.rules)
+            self.rules.append(sig)
+        return found
 
     def add(self, text: str, rules: tuple[int, ...]) -> None:
         old = self.values.get(text, ())
@@ -71,6 +93,24 @@ class Memory:
         if merged != old:
             self.values[text] = merged
             self.version += 1
+
+    def state(self) -> dict:
+        """The remembered secrets as JSON data (for a resume checkpoint only)."""
+        return {"rules": [list(r) for r in self.rules],
+                "values": [[text, list(refs)] for text, refs in self.values.items()]}
+
+    def restore(self, data: Any) -> None:
+        """Remember again what `state` wrote (another run's numbering is mapped onto this one);
+        anything malformed is skipped: a checkpoint without it still resumes."""
+        if not isinstance(data, dict):
+            return
+        try:
+            refs = [self._ref((str(n), str(p), bool(m))) for n, p, m in data.get("rules", ())]
+            for text, old in data.get("values", ()):
+                if isinstance(text, str):
+                    self.add(text, tuple(-1 if r == -1 else refs[r] for r in old))
+        except (TypeError, ValueError, IndexError):
+            return
 
 
 class Matcher:

@@ -356,6 +356,7 @@ class Agent:
         state = RunState.from_checkpoint(data["state"])
         red = self._redactor()
         relearn(red, state.history)
+        red.restore_memory(data.get("remembered"))  # (inner runs' secrets are not in the history)
         pending = state.pending
         if pending is not None and pending.checkin is not None:
             resume = self._check_decision(run_id, pending, decision, red)

@@ -19,6 +19,8 @@ from .providers.base import Message, ToolCall
 
 
 CHECKPOINT_VERSION = 2  # 2 added `decided`, `wrapping`, `mark`, `turn`; 1 lacks them
+# (the optional top-level `remembered`, the redactor's memory, needs no new version: a reader
+# without it resumes and only forgets the secrets it would have scrubbed again)
 _READS = (1, 2)
 
 

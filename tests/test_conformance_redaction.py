@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 
 from click.testing import CliRunner
 from interp_support import call, make, payloads
@@ -143,3 +144,78 @@ def test_canary_cli_json_output_and_store_file(tmp_path):
     out = json.loads(res.stdout)
     assert out["outcome"] == "answered" and "[REDACTED]" in out["answer"]
     assert_clean(db.read_bytes().decode("latin-1"))
+
+
+# ---------------------------------------------------------------- agents as tools (§9, language §5.2)
+INNER_SPEC = """
+agent outer { tools = [helper, ask_me] redact = [secrets] }
+agent inner { tools = [ifetch, ask_me] redact = [innerrule] }
+tool ifetch { description = "ifetch" }
+tool ask_me { description = "ask" input { q: string } check_in = true }
+tool helper { description = "inner" input { q: string } impl = agent(inner) }
+redact secrets { keys = ["password"] }
+redact innerrule { keys = ["inner_secret"] placeholder = "<INNER>" }
+"""
+INNER_TOOLS = {"ifetch": lambda: {"inner_secret": "INNERSEC-4444", "password": "PWVAL-3333"},
+               "ask_me": lambda q: "fine"}
+
+
+def _inner_clean(result, store) -> None:
+    """No secret in the run's trace, its `why`, or the store file (inner runs' traces included;
+    the checkpoint is gone once the run ended)."""
+    store.close()
+    text = result.trace.to_json() + result.why()
+    path = pathlib.Path(store.path)
+    for f in path.parent.glob(path.name + "*"):
+        text += f.read_bytes().decode("latin-1")
+    assert "INNERSEC-4444" not in text and "PWVAL-3333" not in text
+
+
+def test_a_secret_an_inner_agents_own_rule_found_is_scrubbed_from_the_outer_records(tmp_path):
+    """The inner run shares the outer run's remembered secrets; the outer redactor, which does
+    not hold the inner agent's rules, still scrubs a copy of one (with the inner rule's name and
+    placeholder) in the inner answer it records and in any later copy."""
+    store = sqlite(tmp_path / "s.db")
+    agent, _ = make(INNER_SPEC, [call("helper", q="go"), call("ifetch"),
+                                 "inner found INNERSEC-4444", "outer says INNERSEC-4444"],
+                    name="outer", tools=INNER_TOOLS, store=store)
+    r = agent.run("hi")
+    assert r.outcome == "answered"
+    returned = [p for p in payloads(r, "tool.returned") if p["tool"] == "helper"]
+    assert returned[0]["result"] == "inner found <INNER>"
+    (applied,) = payloads(r, "redaction.applied")
+    assert applied["counts"]["innerrule"] >= 2
+    _inner_clean(r, store)
+
+
+def test_secrets_remembered_in_a_run_survive_its_resume(tmp_path):
+    """The checkpoint carries the remembered secrets (raw, as it carries the history): after a
+    resume, a copy of a secret an inner run found (under the outer's key or its own) is still
+    scrubbed, whether the inner run paused or finished before the outer one paused."""
+    from afp_dsl import approve
+    for script in ([call("helper", q="go"), call("ifetch"), "inner done", call("ask_me", q="ok?"),
+                    "outer says INNERSEC-4444 PWVAL-3333"],
+                   [call("helper", q="go"), call("ifetch"), call("ask_me", q="ok?"),
+                    "inner says INNERSEC-4444 PWVAL-3333", "outer done"]):
+        store = sqlite(tmp_path / f"s{len(script[3])}.db")
+        agent, _ = make(INNER_SPEC, script, name="outer", tools=INNER_TOOLS, store=store)
+        r = agent.run("hi")
+        assert r.outcome == "paused"
+        r = agent.resume(r.checkpoint, approve(r.checkin, by="dana"))
+        assert r.outcome == "answered"
+        assert store.checkpoint(r.run_id) is None  # deleted when the run ended
+        _inner_clean(r, store)
+
+
+def test_sibling_rule_sets_sharing_a_memory_keep_their_own_rules():
+    """Two redactors joined from one with different extra rules (two inner agents) number
+    their rules alike; a secret one of them remembered is scrubbed by the others with the rule
+    that found it, never with a different rule that has the same local index."""
+    from afp_dsl import ir
+    from afp_dsl.redaction import Redactor
+    outer = Redactor((ir.Redact(name="o", keys=("password",)),))
+    a = outer.joined((ir.Redact(name="a", keys=("ka",), placeholder="<A>"),))
+    b = outer.joined((ir.Redact(name="b", keys=("kb",), placeholder="<B>"),))
+    a.scrub({"ka": "SECRET-A-1"})
+    assert b.scrub("x SECRET-A-1") == "x <A>" and outer.scrub("SECRET-A-1") == "<A>"
+    assert b.report().counts == {"a": 1} and "b" not in b.report().counts
