@@ -11,8 +11,8 @@ from typing import Any
 
 from ._http import (AuthenticationError, BadRequestError, BadToolArgumentsError, EmptyReplyError,
                     MalformedReplyError, MissingKeyError, ModelNotFoundError, ProviderEvent,
-                    ProviderFailure, ProviderTimeoutError, RateLimitedError, ServerError,
-                    ServerUnreachableError)
+                    ProviderFailure, ProviderTimeoutError, QuotaExceededError, RateLimitedError,
+                    ServerError, ServerUnreachableError)
 from .anthropic import anthropic
 from .base import (Message, Provider, ProviderError, Reply, Request, ToolCall, ToolSpec,
                    Usage)
@@ -22,11 +22,12 @@ from .openai import openai
 from .resilience import CircuitOpenError, with_circuit_breaker, with_fallback, with_retry
 
 __all__ = ["AuthenticationError", "BadRequestError", "BadToolArgumentsError", "CircuitOpenError",
-           "EmptyReplyError", "MalformedReplyError", "Message", "MissingKeyError", "MockProvider",
-           "ModelNotFoundError", "Provider", "ProviderError", "ProviderEvent", "ProviderFailure",
-           "ProviderTimeoutError", "RateLimitedError", "Reply", "Request", "ServerError",
-           "ServerUnreachableError", "ToolCall", "ToolSpec", "Usage", "anthropic", "by_name", "mock",
-           "ollama", "openai", "with_circuit_breaker", "with_fallback", "with_retry"]
+           "EmptyReplyError", "MalformedReplyError", "Message", "MissingKeyError",
+           "MockProvider", "ModelNotFoundError", "Provider", "ProviderError", "ProviderEvent",
+           "ProviderFailure", "ProviderTimeoutError", "QuotaExceededError", "RateLimitedError",
+           "Reply", "Request", "ServerError", "ServerUnreachableError", "ToolCall", "ToolSpec",
+           "Usage", "anthropic", "by_name", "mock", "ollama", "openai", "with_circuit_breaker",
+           "with_fallback", "with_retry"]
 
 
 def by_name(name: str, model: str | None = None, script: list | None = None, **kw: Any) -> Provider:

@@ -12,7 +12,8 @@ Role:       `deadline_hooks(http, timeout)` gives httpx `event_hooks` (for `http
             (`watch_client`): a server trickling its *headers* is cut off too, and the adapter
             reports the failure as the timeout it is (`Watchdog.fired`).
             `sdk_http_client(sdk, timeout, watchdog)` is an OpenAI/Anthropic SDK client with
-            these hooks; `is_http_timeout(exc)` recognises a timeout wherever it surfaces.
+            these hooks; `is_http_timeout(exc)` recognises a timeout wherever it surfaces,
+            `is_http_transport_error(exc)` any other broken connection.
 Emits:      nothing; a late call raises `ReadTimeout`, which the adapters map to the transient
             `ProviderTimeoutError`.
 Invariants: the clock is injected (`time.monotonic` by default) and read only here, at the
@@ -172,6 +173,18 @@ def is_http_timeout(exc: BaseException) -> bool:
     for name in ("httpx", "httpx2"):
         module = sys.modules.get(name)
         if module is not None and isinstance(exc, module.TimeoutException):
+            return True
+    return False
+
+
+def is_http_transport_error(exc: BaseException) -> bool:
+    """Whether `exc` is a transport failure of `httpx` or `httpx2` that is not a timeout: the
+    connection refused, reset, or closed in the middle of a streamed body (which the SDKs let
+    through unwrapped)."""
+    for name in ("httpx", "httpx2"):
+        module = sys.modules.get(name)
+        if module is not None and isinstance(exc, module.TransportError) \
+                and not isinstance(exc, module.TimeoutException):
             return True
     return False
 

@@ -19,7 +19,7 @@ import attrs
 
 from ..frozen import thaw
 from .base import Provider, ProviderError, Request
-from ._deadline import Watchdog, is_http_timeout
+from ._deadline import Watchdog, is_http_timeout, is_http_transport_error
 
 MAX_EVENTS = 1000
 _SERVER_TEXT = 300
@@ -68,6 +68,13 @@ class RateLimitedError(ProviderFailure):
     transient = True
 
 
+class QuotaExceededError(RateLimitedError):
+    """A 429 that waiting does not cure: the account's quota or credit is used up."""
+
+    kind = "quota_exceeded"
+    transient = False
+
+
 class ServerError(ProviderFailure):
     kind = "server_error"
     transient = True
@@ -106,6 +113,33 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
     return text
 
 
+def url_secrets(url: str | None) -> tuple[str, ...]:
+    """The credentials a base URL may carry: the password of its user info (or a user name
+    alone, used as a token), and the values of its query (`?api-key=...`)."""
+    from urllib.parse import parse_qsl, urlsplit
+    try:
+        parts = urlsplit(url or "")
+        user, password = parts.username, parts.password
+        query = [v for _, v in parse_qsl(parts.query, keep_blank_values=True)]
+    except ValueError:
+        return ()
+    return tuple(x for x in (password or user, *query) if x)
+
+
+def shown_url(url: str) -> str:
+    """`url` as an error message shows it: user info and query replaced by `[redacted]`."""
+    from urllib.parse import urlsplit, urlunsplit
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "the configured URL"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "[redacted]@" + netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "[redacted]" if parts.query else "",
+                       ""))
+
+
 def clip(text: Any, limit: int = _SERVER_TEXT) -> str:
     """Server-provided text, on one line and at most `limit` characters."""
     text = " ".join(str(text).split())
@@ -130,8 +164,9 @@ def parse_retry_after(headers: Any) -> float | None:
 
 
 # ---------------------------------------------------------------- tool-call arguments
-def parse_arguments(provider: str, tool: str, raw: Any) -> dict:
-    """A tool call's arguments as a dict; a JSON string is decoded; anything else is an error."""
+def parse_arguments(provider: str, tool: str, raw: Any, *, cut: bool = False) -> dict:
+    """A tool call's arguments as a dict; a JSON string is decoded; anything else is an error
+    (naming the token limit when the reply was `cut` there: the arguments were cut off too)."""
     if raw is None or raw == "":
         return {}
     if isinstance(raw, Mapping):
@@ -143,10 +178,11 @@ def parse_arguments(provider: str, tool: str, raw: Any) -> dict:
             value = None
         if isinstance(value, dict):
             return value
+    fix = ("the reply was cut off at the token limit; raise max_tokens" if cut
+           else "retry, or use a model with better tool-calling support")
     raise BadToolArgumentsError(
         f"{provider}: the model called `{tool}` with arguments that are not a JSON object "
-        f"({clip(raw, 80)!r}); retry, or use a model with better tool-calling support",
-        provider=provider)
+        f"({clip(raw, 80)!r}); {fix}", provider=provider)
 
 
 def reply_meta(reply: Any) -> tuple[str | None, str | None]:
@@ -289,6 +325,10 @@ def map_sdk_error(exc: Exception, sdk: Any, *, provider: str, key_env: str, url:
     if isinstance(exc, sdk.APIConnectionError):
         return ServerUnreachableError(f"{provider}: cannot connect to {url}; is the server "
                                       f"running? ({url_hint})", provider=provider)
+    if is_http_transport_error(exc):  # raised unwrapped while reading a streamed body
+        return ServerUnreachableError(f"{provider}: the connection to {url} broke in the middle "
+                                      f"of the reply ({clip(exc, 160)}); try again, or run with "
+                                      f"--retries N", provider=provider)
     if isinstance(exc, sdk.APIStatusError):
         return _status_error(exc, provider=provider, key_env=key_env, model=model)
     if isinstance(exc, sdk.APIError):  # an error event inside a stream
@@ -314,6 +354,10 @@ def _status_error(exc: Any, *, provider: str, key_env: str, model: str) -> Provi
         return ModelNotFoundError(f"{provider}: model `{model}` not found ({detail}); choose a "
                                   f"model you can use with --model (or model=...), and check "
                                   f"the base URL", **kw)
+    if status == 429 and "insufficient_quota" in (_error_type(exc), _error_code(exc)):
+        return QuotaExceededError(f"{provider}: the account's quota is used up (429: {detail}); "
+                                  f"check the plan and billing of the key in {key_env}; "
+                                  f"retrying does not help", **kw)
     if status == 429:
         after = parse_retry_after(getattr(getattr(exc, "response", None), "headers", None))
         when = f", retry after {after:g}s" if after is not None else ""
@@ -326,15 +370,42 @@ def _status_error(exc: Any, *, provider: str, key_env: str, model: str) -> Provi
                            f"check the model name and the tool schemas", **kw)
 
 
-def _error_type(exc: Any) -> str:
+def _error_type(exc: Any, field: str = "type") -> str:
     body = getattr(exc, "body", None)
-    err = body.get("error") if isinstance(body, Mapping) else None
-    return str(err.get("type", "")) if isinstance(err, Mapping) else ""
+    err = body.get("error", body) if isinstance(body, Mapping) else None
+    return str(err.get(field) or "") if isinstance(err, Mapping) else ""
+
+
+def _error_code(exc: Any) -> str:
+    return _error_type(exc, "code")
+
+
+def stream_cut(provider: str, what: str) -> ServerError:
+    """A streamed reply that ended before its last event (a proxy or the server cut it): the
+    text so far is no answer, so it is never returned as one."""
+    return mid_reply(provider, f"the stream ended before {what}")
 
 
 def mid_reply(provider: str, detail: str) -> ServerError:
     return ServerError(f"{provider}: the server failed in the middle of the reply: {detail}; "
                        f"try again, or run with --retries N", provider=provider)
+
+
+def body_error(body: Any) -> str | None:
+    """The server's message when a reply parsed from a 200 response is an error object
+    (`{"error": {"message": ...}}` or `{"error": "..."}`, as gateways and proxies answer),
+    else None. `body` is the SDK's parsed reply (its unknown keys in `model_extra`) or a dict."""
+    extra = body if isinstance(body, Mapping) else getattr(body, "model_extra", None)
+    err = extra.get("error") if isinstance(extra, Mapping) else None
+    if isinstance(err, Mapping):
+        err = err.get("message") or err.get("type") or err
+    return clip(err) if err else None
+
+
+def error_reply(provider: str, detail: str) -> ServerError:
+    """A 200 response whose body is an error: the server's message, never "not the API"."""
+    return ServerError(f"{provider}: the server answered with an error instead of a reply: "
+                       f"{detail}; try again, or run with --retries N", provider=provider)
 
 
 def malformed(provider: str, url: str, what: Any) -> MalformedReplyError:

@@ -6,7 +6,9 @@ Role:       `anthropic(model)`: maps a `Request` to `messages.create` (top-level
 Emits:      `llm.chunk` events when streaming; typed `ProviderError`s (see `_http`).
 Invariants: SDK retries are off; every call has a total deadline, `timeout=` (see
             `_deadline`), not only a per-read timeout; streaming and non-streaming give the
-            same `Reply`; the key never reaches a message.
+            same `Reply` (a stream cut short is an error); `Usage.input_tokens` includes the
+            prompt cache's tokens; neither the key nor credentials in the base URL reach a
+            message.
 """
 from __future__ import annotations
 
@@ -16,13 +18,15 @@ from typing import Any, Mapping
 from ..frozen import thaw
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
-from ._http import (Adapter, MissingKeyError, ProviderFailure, empty_reply, malformed,
-                    map_sdk_error, parse_arguments, reply_meta)
+from ._http import (Adapter, MissingKeyError, ProviderFailure, body_error, call_id, empty_reply,
+                    error_reply, malformed, map_sdk_error, parse_arguments, reply_meta,
+                    shown_url, stream_cut, url_secrets)
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 OFFICIAL = "https://api.anthropic.com"
 _STOP = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_use",
-         "max_tokens": "length", "refusal": "content_filter", "pause_turn": "pause"}
+         "max_tokens": "length", "model_context_window_exceeded": "length",
+         "refusal": "content_filter", "pause_turn": "pause"}
 
 
 def _sdk() -> Any:
@@ -44,11 +48,14 @@ class AnthropicProvider(Adapter):
                  env: Mapping[str, str] | None = None):
         env = os.environ if env is None else env
         api_key = api_key or env.get("ANTHROPIC_API_KEY")
-        super().__init__(model, timeout=timeout, stream=stream, secrets=(api_key,))
+        base_url = (base_url or env.get("ANTHROPIC_BASE_URL") or OFFICIAL).rstrip("/")
+        super().__init__(model, timeout=timeout, stream=stream,
+                         secrets=(api_key, *url_secrets(base_url)))
         if not api_key:
             raise MissingKeyError("anthropic: no API key; set ANTHROPIC_API_KEY (or pass "
                                   "api_key=...)", provider=self.name)
-        self.base_url = (base_url or env.get("ANTHROPIC_BASE_URL") or OFFICIAL).rstrip("/")
+        self.base_url = base_url
+        self.shown_url = shown_url(base_url)  # (what messages show: no credentials)
         self.max_tokens, self.params = int(max_tokens), dict(params or {})
         sdk = _sdk()
         # The SDK's `timeout=` limits each socket read; `sdk_http_client` adds the deadline of
@@ -73,14 +80,17 @@ class AnthropicProvider(Adapter):
     def _call(self, request: Request) -> Reply:
         kw = self.body(request)
         if self.stream:
-            return self._streamed(kw)
-        return self._reply(self._client.messages.create(**kw))
+            return self._streamed(request, kw)
+        return self._reply(request, self._client.messages.create(**kw))
 
     # ------------------------------------------------------------ reply
-    def _reply(self, message: Any) -> Reply:
+    def _reply(self, request: Request, message: Any) -> Reply:
         content = getattr(message, "content", None)
+        error = None if content is not None else body_error(message)
+        if error is not None:  # a 200 carrying `{"type": "error", "error": ...}`
+            raise error_reply(self.name, error)
         if content is None:
-            raise malformed(self.name, self.base_url, f"no content in {message!r}")
+            raise malformed(self.name, self.shown_url, f"no content in {message!r}")
         blocks = []
         for b in content:
             if b.type == "text":
@@ -88,23 +98,27 @@ class AnthropicProvider(Adapter):
             elif b.type == "tool_use":
                 blocks.append(("tool_use", (b.id, b.name, b.input)))
         usage = getattr(message, "usage", None)
-        return self._finish(blocks, getattr(message, "stop_reason", None),
-                            Usage(int(getattr(usage, "input_tokens", 0) or 0),
+        return self._finish(request, blocks, getattr(message, "stop_reason", None),
+                            Usage(_input_tokens(usage),
                                   int(getattr(usage, "output_tokens", 0) or 0)),
                             reply_meta(message))
 
-    def _finish(self, blocks: list, stop_reason: str | None, usage: Usage,
+    def _finish(self, request: Request, blocks: list, stop_reason: str | None, usage: Usage,
                 meta: tuple = (None, None)) -> Reply:
         text = "".join(v for k, v in blocks if k == "text")
         uses = [v for k, v in blocks if k == "tool_use"]
-        calls = tuple(ToolCall(str(cid), str(name), parse_arguments(self.name, str(name), args))
-                      for cid, name, args in uses)
+        cut = _STOP.get(stop_reason or "") == "length"  # (arguments cut off are not JSON)
+        # a block without an id gets the mock's `call-N-I`, as OpenAI's and Ollama's calls do;
+        # the history then sends that id back on both the `tool_use` and the `tool_result`
+        calls = tuple(ToolCall(cid if isinstance(cid, str) and cid else call_id(request, i),
+                               str(name), parse_arguments(self.name, str(name), args, cut=cut))
+                      for i, (cid, name, args) in enumerate(uses))
         stop = "tool_use" if calls else _STOP.get(stop_reason or "end_turn", stop_reason or "stop")
         if not text and not calls:
             raise empty_reply(self.name, stop)
         return Reply(text, calls, usage, stop, *meta)
 
-    def _streamed(self, kw: dict) -> Reply:
+    def _streamed(self, request: Request, kw: dict) -> Reply:
         blocks: dict[int, list] = {}
         stop, tokens_in, tokens_out, meta = None, 0, 0, (None, None)
         with self._client.messages.create(**kw, stream=True) as stream:
@@ -113,7 +127,7 @@ class AnthropicProvider(Adapter):
                 if t == "message_start":
                     meta = reply_meta(ev.message)
                     u = ev.message.usage
-                    tokens_in = int(u.input_tokens or 0)
+                    tokens_in = _input_tokens(u)
                     tokens_out = int(getattr(u, "output_tokens", 0) or 0)
                 elif t == "content_block_start":
                     b = ev.content_block
@@ -125,13 +139,16 @@ class AnthropicProvider(Adapter):
                 elif t == "message_delta":
                     stop = ev.delta.stop_reason or stop
                     tokens_out = int(getattr(ev.usage, "output_tokens", 0) or tokens_out)
+                    tokens_in = max(tokens_in, _input_tokens(ev.usage))  # (counts add up)
+        if stop is None:  # no `message_delta` said why the reply ended: the stream was cut
+            raise stream_cut(self.name, "a stop reason arrived")
         out = []
         for _, b in sorted(blocks.items()):
             if b[0] == "text":
                 out.append(("text", b[1]))
             elif b[0] == "tool_use":
                 out.append(("tool_use", (*b[1], "".join(b[2]))))
-        return self._finish(out, stop, Usage(tokens_in, tokens_out), meta)
+        return self._finish(request, out, stop, Usage(tokens_in, tokens_out), meta)
 
     def _delta(self, block: list | None, delta: Any) -> None:
         if block is None:
@@ -144,9 +161,17 @@ class AnthropicProvider(Adapter):
 
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:
         return map_sdk_error(exc, _sdk(), provider=self.name, key_env="ANTHROPIC_API_KEY",
-                             url=self.base_url, model=self.model_for(request),
+                             url=self.shown_url, model=self.model_for(request),
                              timeout=self.timeout,
                              url_hint="check base_url or ANTHROPIC_BASE_URL")
+
+
+def _input_tokens(usage: Any) -> int:
+    """All the input tokens of a call: the Messages API counts those read from the prompt
+    cache and those written to it apart from `input_tokens` (OpenAI's `prompt_tokens`, like
+    OTel's `gen_ai.usage.input_tokens`, includes them), so they are added back."""
+    return sum(int(getattr(usage, k, 0) or 0) for k in (
+        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
 
 
 def _schema(schema: Mapping[str, Any]) -> dict:

@@ -19,8 +19,9 @@ from .base import Reply, Request, ToolCall, Usage
 from ._deadline import deadline_hooks, watch_client
 from ._http import (Adapter, AuthenticationError, BadRequestError, BadToolArgumentsError,
                     ModelNotFoundError, ProviderFailure, ProviderTimeoutError, RateLimitedError,
-                    ServerError, ServerUnreachableError, call_id, clip, empty_reply, malformed,
-                    mid_reply, parse_arguments, parse_retry_after, reply_meta)
+                    ServerError, ServerUnreachableError, body_error, call_id, clip,
+                    empty_reply, error_reply, malformed,
+                    mid_reply, parse_arguments, parse_retry_after, reply_meta, stream_cut)
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -88,7 +89,10 @@ class OllamaProvider(Adapter):
                                        stream=self.stream)
         if not self.stream:
             return self._finish(request, [result])
-        return self._finish(request, self._chunks(result))
+        chunks = self._chunks(result)
+        if chunks and not chunks[-1].done:  # no `"done": true` line: the stream was cut short
+            raise stream_cut(self.name, "its last line (`\"done\": true`) arrived")
+        return self._finish(request, chunks)
 
     def _chunks(self, stream: Any) -> list:
         chunks = []
@@ -111,10 +115,11 @@ class OllamaProvider(Adapter):
             last = c
         if last is None:
             raise malformed(self.name, self.host, "an empty stream")
-        calls = tuple(ToolCall(call_id(request, i), str(name),
-                               parse_arguments(self.name, str(name), args))
-                      for i, (name, args) in enumerate(raw_calls))
         done = getattr(last, "done_reason", None) or "stop"
+        calls = tuple(ToolCall(call_id(request, i), str(name),
+                               parse_arguments(self.name, str(name), args,
+                                               cut=done == "length"))
+                      for i, (name, args) in enumerate(raw_calls))
         stop = "tool_use" if calls else ("length" if done == "length" else "stop")
         joined = "".join(text)
         if not joined and not calls:
@@ -145,6 +150,9 @@ class OllamaProvider(Adapter):
             return BadToolArgumentsError(
                 "ollama: the model called a tool with arguments that are not a JSON object; "
                 "retry, or use a model with better tool-calling support", provider=p)
+        error = _rejected_body_error(exc)
+        if error is not None:  # a 200 carrying `{"error": "..."}`, refused by the SDK's model
+            return error_reply(p, error)
         if isinstance(exc, ValueError):
             return malformed(p, self.host, exc)
         return super()._map(exc, request)
@@ -176,6 +184,19 @@ def _response_error(exc: Any, model: str, headers: Any = None) -> ProviderFailur
                            f"log, or run with --retries N", **kw)
     return BadRequestError(f"ollama: the server refused the request ({status}: {detail}); "
                            f"check the model name and the tool schemas", **kw)
+
+
+def _rejected_body_error(exc: Exception) -> str | None:
+    """The server's message when the SDK's reply model refused a body that is an error object
+    (pydantic keeps the refused input on each error)."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return None
+    try:
+        inputs = [e.get("input") for e in errors() if not e.get("loc")[1:]]
+    except Exception:  # noqa: BLE001 - not a pydantic error after all
+        return None
+    return next((d for d in map(body_error, inputs) if d), None)
 
 
 def _is_arguments_error(exc: Exception) -> bool:

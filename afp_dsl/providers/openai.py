@@ -6,7 +6,8 @@ Role:       `openai(model, base_url=...)`: maps a `Request` to `chat.completions
 Emits:      `llm.chunk` events when streaming; typed `ProviderError`s (see `_http`).
 Invariants: SDK retries are off (retries are `with_retry`'s, visible); every call has a total
             deadline, `timeout=` (see `_deadline`), not only a per-read timeout;
-            streaming and non-streaming give the same `Reply`; the key never reaches a message.
+            streaming and non-streaming give the same `Reply` (a stream cut short is an
+            error); neither the key nor credentials in the base URL reach a message.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from typing import Any, Mapping
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
 from ._http import (Adapter, MissingKeyError, ProviderFailure, call_id, dump_arguments,
-                    empty_reply, malformed, map_sdk_error, parse_arguments, reply_meta)
+                    body_error, empty_reply, error_reply, malformed, map_sdk_error,
+                    parse_arguments, reply_meta, shown_url, stream_cut, url_secrets)
 
 DEFAULT_MODEL = "gpt-4o-mini"
 OFFICIAL = "https://api.openai.com/v1"
@@ -44,8 +46,10 @@ class OpenAIProvider(Adapter):
         env = os.environ if env is None else env
         api_key = api_key or env.get("OPENAI_API_KEY")
         base_url = (base_url or env.get("OPENAI_BASE_URL") or OFFICIAL).rstrip("/")
-        super().__init__(model, timeout=timeout, stream=stream, secrets=(api_key,))
+        super().__init__(model, timeout=timeout, stream=stream,
+                         secrets=(api_key, *url_secrets(base_url)))
         self.name, self.base_url = name, base_url
+        self.shown_url = shown_url(base_url)  # (what messages show: no credentials)
         if not api_key:
             if base_url == OFFICIAL:
                 raise MissingKeyError(
@@ -85,12 +89,15 @@ class OpenAIProvider(Adapter):
     # ------------------------------------------------------------ reply
     def _reply(self, request: Request, completion: Any) -> Reply:
         choices = getattr(completion, "choices", None)
+        error = None if choices else body_error(completion)
+        if error is not None:  # a 200 carrying `{"error": ...}` (gateways answer so)
+            raise error_reply(self.name, error)
         if not choices:
-            raise malformed(self.name, self.base_url, f"no choices in {completion!r}")
+            raise malformed(self.name, self.shown_url, f"no choices in {completion!r}")
         choice = choices[0]
         message = getattr(choice, "message", None)
         if message is None:
-            raise malformed(self.name, self.base_url, "a choice without a message")
+            raise malformed(self.name, self.shown_url, "a choice without a message")
         raw_calls = [_raw_call(self, c) for c in (message.tool_calls or ())]
         usage = getattr(completion, "usage", None)
         return self._finish(request, message.content or "", raw_calls,
@@ -101,8 +108,9 @@ class OpenAIProvider(Adapter):
 
     def _finish(self, request: Request, text: str, raw_calls: list, finish: str | None,
                 usage: Usage, meta: tuple = (None, None)) -> Reply:
+        cut = finish == "length"  # (arguments cut off at the token limit are not JSON)
         calls = tuple(ToolCall(cid or call_id(request, i), str(name),
-                               parse_arguments(self.name, str(name), args))
+                               parse_arguments(self.name, str(name), args, cut=cut))
                       for i, (cid, name, args) in enumerate(raw_calls))
         stop = "tool_use" if calls else _STOP.get(finish or "stop", finish or "stop")
         if not text and not calls:
@@ -132,12 +140,14 @@ class OpenAIProvider(Adapter):
                         self._emit("llm.chunk", text=delta.content)
                     for tc in delta.tool_calls or ():
                         _merge_call(calls, tc)
+        if finish is None:  # no chunk said why the reply ended: the stream was cut short
+            raise stream_cut(self.name, "a finish reason arrived")
         raw = [(c[0], c[1], "".join(c[2])) for _, c in sorted(calls.items())]
         return self._finish(request, "".join(text), raw, finish, usage, meta)
 
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:
         return map_sdk_error(exc, _sdk(), provider=self.name, key_env="OPENAI_API_KEY",
-                             url=self.base_url, model=self.model_for(request),
+                             url=self.shown_url, model=self.model_for(request),
                              timeout=self.timeout,
                              url_hint="check base_url or OPENAI_BASE_URL")
 
@@ -145,7 +155,7 @@ class OpenAIProvider(Adapter):
 def _raw_call(p: OpenAIProvider, c: Any) -> tuple:
     fn = getattr(c, "function", None)
     if fn is None:  # e.g. a `custom` tool call: afp declares function tools only
-        raise malformed(p.name, p.base_url, f"a tool call of type `{getattr(c, 'type', '?')}`")
+        raise malformed(p.name, p.shown_url, f"a tool call of type `{getattr(c, 'type', '?')}`")
     return c.id, fn.name, fn.arguments
 
 
