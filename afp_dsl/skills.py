@@ -50,9 +50,8 @@ def read_skill_description(plan: Plan, cursor: str | None) -> str:
         menu = "\n".join(_line(plan, n) for n in plan.skill_order)
         return f"{head} Available skills:\n{menu}\n\n{_TAIL}"
     ok = allowed(plan, cursor)
-    refused = [n for n in plan.skill_order if n not in ok and n != cursor]
-    parts = [head] + ([f"You are in `{cursor}` (its body is in the system prompt already; "
-                       f"read_skill for it will be refused)."] if cursor in plan.skills else [])
+    refused = [n for n in plan.skill_order if n not in ok]  # (the cursor too: never reachable)
+    parts = [head]
     if ok:
         parts.append("Reachable from here:\n" + "\n".join(_line(plan, n) for n in ok))
     else:

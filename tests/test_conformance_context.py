@@ -104,6 +104,20 @@ def test_read_skill_description_with_a_graph_has_reachable_and_refused_parts():
     assert d.rstrip().endswith("available on the next call.")
 
 
+def test_read_skill_menu_has_two_parts_the_current_skill_among_the_refused():
+    """§3: two parts, reachable then not; the cursor is not reachable from itself (a pick of it is
+    refused), so it is listed in the second part, and the first part names reachable skills only."""
+    agent, prov = make(GRAPH, ["ok"])
+    agent.run("hi")
+    d = [t for t in prov.requests[0].tools if t.name == "read_skill"][0].description
+    head, reach, refused, tail = d.split("\n\n")
+    assert head == "Activate a skill for the next iteration."
+    assert reach == "Reachable from here:\n  - b: B desc\n  - notes: open notes"
+    assert refused == ("Not reachable from here (read_skill for these will be refused):\n"
+                       "  - a: A desc\n  - c: C desc")
+    assert tail.startswith("Pass the skill's id.")
+
+
 def test_refusal_teaches_and_records_and_moves_nothing():
     agent, prov = make(GRAPH, [call("read_skill", id="c"), "ok"])
     r = agent.run("hi")

@@ -154,13 +154,14 @@ def test_a_when_that_fails_at_run_time_is_recorded_with_its_reason():
 
 
 # ---------------------------------------------------------------- semantics §3: the menu
-def test_the_menu_names_the_current_skill_and_its_refusal_says_why():
+def test_the_menu_lists_the_current_skill_as_refused_and_its_refusal_says_why():
     spec = ('agent a { graph = g }\nskill s1 { description = "one" }\n'
             'skill s2 { description = "two" }\ngraph g { entry s1  route s1 -> s2 }')
     agent, provider = make(spec, [call("read_skill", id="s1"), "done"])
     result = agent.run("hi")
     menu = next(t.description for t in provider.requests[0].tools if t.name == "read_skill")
-    assert "You are in `s1`" in menu
+    reach, refused = menu.split("Not reachable from here")
+    assert "s1" not in reach and "  - s1: one" in refused
     (read,) = [p for p in payloads(result, "tool.returned") if p["tool"] == "read_skill"]
     assert read["status"] == "invalid" and "is the current skill already" in str(read.get("read", read["result"]))
 
