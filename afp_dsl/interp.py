@@ -130,7 +130,8 @@ def _recompose(ctx: RunCtx):
 def _composition_payload(comp) -> dict:
     pieces = [{"kind": p.kind, "name": p.name, "reason": p.reason, "chars": len(p.text),
                "source": None if p.source is None else [p.source.file, p.source.start, p.source.end],
-               **({"detail": p.detail} if p.detail is not None else {})} for p in comp.pieces]
+               **({"detail": p.detail} if p.detail is not None else {}),
+               **({"event": p.caused_by[0]} if p.caused_by else {})} for p in comp.pieces]
     tools = [{"name": o.spec.name, "origin": o.origin, **({"skill": o.skill} if o.skill else {})}
              for o in comp.offered]
     out = {"pieces": pieces, "tools": tools, "active": list(comp.active),

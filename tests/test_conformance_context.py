@@ -224,3 +224,20 @@ def test_graph_scope_tools_scopes_the_graph_skills():
     agent.run("hi")
     assert [t.name for t in prov.requests[0].tools] == ["t1", "read_skill"]
     assert [t.name for t in prov.requests[1].tools] == ["t2", "read_skill"]
+
+
+def test_a_skill_piece_names_the_event_that_moved_the_cursor_there():
+    """§2: a piece's provenance is `route` (or `model-pick`, `entry`) *with the event that moved
+    the cursor*: the piece itself names that `cursor.moved`."""
+    spec = ('agent a { graph = g }\ntool t1 { description = "t1" impl = returns("1") }\n'
+            'skill s1 { description = "one" body = "S1" tools = [t1] }\n'
+            'skill s2 { description = "two" body = "S2" }\n'
+            'graph g { entry s1 when message mentions "go"  route s1 -> s2 on t1 }')
+    agent, _ = make(spec, [call("t1"), "done"])
+    r = agent.run("go")
+    moved = {e.payload["to"]: e.id for e in r.trace if e.kind == "cursor.moved"}
+    first, second = payloads(r, "context.composed")
+    assert [(p["name"], p["reason"], p.get("event")) for p in first["pieces"]] == [
+        ("s1", "entry", moved["s1"])]
+    assert [(p["name"], p["reason"], p.get("event")) for p in second["pieces"]] == [
+        ("s2", "route", moved["s2"])]
