@@ -130,8 +130,8 @@ def run_clock(effects: Any, start: int) -> Any:
         raise ClockError(f"`Effects(clock_factory=...)` raised {type(exc).__name__} making the "
                          f"clock of a run starting at time {start}; {_CLOCK_FIX}") from exc
     if not callable(getattr(clock, "now", None)):
-        raise ClockError(f"`Effects(clock_factory=...)` made a `{type(clock).__name__}`, which has no "
-                         f"`now()`; {_CLOCK_FIX}")
+        raise ClockError(f"`Effects(clock_factory=...)` made a `{type(clock).__name__}`, which "
+                         f"has no `now()`; {_CLOCK_FIX}")
     return clock
 
 

@@ -392,7 +392,7 @@ def test_an_agent_named_by_no_text_or_blank_text_says_so():
             program.agent(blank)
 
 
-# ---------------------------------------------------------------- host campaign: providers, effects, stores
+# ------------------------------------------------- host campaign: providers, effects, stores
 HOST_SPEC = """
 agent g { tools = [lookup] }
 tool lookup { description = "look" input { id: string } }

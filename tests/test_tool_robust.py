@@ -233,8 +233,9 @@ def test_sys_exit_in_a_provider_is_a_provider_failure_not_the_end_of_the_host(dr
     assert [e.kind for e in r.trace][-2:] == ["llm.called", "run.finished"]
 
 
-# ---------------------------------------------------------------- host campaign: tools and envelopes
-@pytest.mark.parametrize("value", [{1: "a", "1": "b"}, {None: "a", "None": "b"}, {"x": {1.5: 1, "1.5": 2}}])
+# ---------------------------------------------------------- host campaign: tools, envelopes
+@pytest.mark.parametrize("value", [{1: "a", "1": "b"}, {None: "a", "None": "b"},
+                                   {"x": {1.5: 1, "1.5": 2}}])
 def test_map_keys_that_write_as_the_same_text_are_a_failure_not_a_lost_value(value) -> None:
     """Before: `{1: "a", "1": "b"}` was recorded as `{"1": "b"}`, silently dropping a value."""
     agent, prov = make(SPEC, [call("lookup", id="A"), "done"], tools={"lookup": lambda id: value})
@@ -257,13 +258,15 @@ class _Duck:
 def test_an_envelope_with_a_status_no_result_has_is_a_failure(status) -> None:
     """Before: the run recorded status `weird` (or `denied`, `pending`: the pipeline's own) as the
     call's status, which no route can test and no reader expects."""
-    agent, _ = make(SPEC, [call("lookup", id="A"), "done"], tools={"lookup": lambda id: _Duck(status)})
+    agent, _ = make(SPEC, [call("lookup", id="A"), "done"],
+                    tools={"lookup": lambda id: _Duck(status)})
     ret = _returned(agent.run("hi"))
     assert ret["status"] == "failure" and "`status` is" in ret["read"]
 
 
 def test_an_envelope_s_own_statuses_are_still_read() -> None:
-    agent, _ = make(SPEC, [call("lookup", id="A"), "done"], tools={"lookup": lambda id: _Duck("partial")})
+    agent, _ = make(SPEC, [call("lookup", id="A"), "done"],
+                    tools={"lookup": lambda id: _Duck("partial")})
     assert _returned(agent.run("hi"))["status"] == "partial"
 
 
