@@ -17,10 +17,11 @@ from typing import Any, Union
 
 import attrs
 
-from .frozen import freeze, host_data
+from .frozen import JSON_LIKE, MAX_DEPTH, freeze, host_data
 from .frozen import plain as _plain
 
 STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
+ENVELOPE_STATUSES = ("success", "partial", "absent")  # (what a host's envelope may say)
 ABSENT_NOTE = ("The search ran and found nothing. This is an answer, not an error: the same call "
                "returns the same. Tell the user what was not found, or try something different.")
 PARTIAL_NOTE = "Only {covered} of {total} rows are here: say the answer is partial, or narrow the request."
@@ -117,6 +118,10 @@ def absent(reason: str, *, searched: str | Sequence[str] | None = None) -> Absen
         places: tuple[str, ...] = ()
     elif isinstance(searched, str):
         places = (searched,)
+    elif isinstance(searched, (set, frozenset, Mapping)):  # (no order of its own: traces differ)
+        raise TypeError(f"`searched` must be a string or a list of strings, not a "
+                        f"`{type(searched).__name__}`, whose order changes from run to run "
+                        f"(pass `sorted(...)`)")
     else:
         places = tuple(searched)
     if not all(isinstance(p, str) for p in places):
@@ -142,7 +147,8 @@ def coverage(rows: Sequence[Any], *, total: int | None = None, covered: int | No
         raise ValueError(f"`covered` ({count}) is larger than `total` ({total})")
     if source is not None:
         _need_text("source", source)
-    return Coverage(tuple(freeze(r) for r in rows), count, total, source)
+    return Coverage(_held("rows", lambda: tuple(freeze(r) for r in rows), rows), count, total,
+                    source)
 
 
 def described(value: Any, *, description: str, source: str | None = None) -> Described:
@@ -150,7 +156,7 @@ def described(value: Any, *, description: str, source: str | None = None) -> Des
     _need_text("description", description)
     if source is not None:
         _need_text("source", source)
-    return Described(freeze(value), description, source)
+    return Described(_held("value", lambda: freeze(value), value), description, source)
 
 
 def is_envelope(value: Any) -> bool:
@@ -174,6 +180,10 @@ def read_result(value: Any) -> tuple[str, str, Any, str | None]:
     try:
         if hasattr(value, "to_model") and hasattr(value, "status") and not isinstance(value, dict):
             status, model = str(value.status), value.to_model()
+            if status not in ENVELOPE_STATUSES:
+                return status, "", None, (f"it is a result envelope whose `status` is "
+                                          f"`{status[:40]}`, not one of "
+                                          f"{', '.join(ENVELOPE_STATUSES)}")
             if not isinstance(model, str):
                 model, problem = json_data(model)
                 if problem is not None:
@@ -205,6 +215,17 @@ def json_data(value: Any) -> tuple[Any, str | None]:
 def _need_text(name: str, value: Any) -> None:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"`{name}` must be a non-empty string")
+
+
+def _held(name: str, make: Any, value: Any) -> Any:
+    """`make()`, the frozen copy of `value`; a `ValueError` naming why when it cannot be made (a
+    value containing itself, or nested past the recursion limit). A leaf with no JSON form (a
+    set) is named later, when the tool's result is read, with the tool's name."""
+    try:
+        return make()
+    except RecursionError:
+        problem = host_data(value)[1] or f"it is nested more than {MAX_DEPTH} levels deep"
+        raise ValueError(f"`{name}` cannot be read: {problem}; {JSON_LIKE}") from None
 
 
 def _compact(value: Any) -> str:

@@ -140,7 +140,8 @@ def host_data(value: Any, *, strict: bool = False) -> tuple[Any, str | None]:
     """`(data, None)`: `value` as plain JSON data (`plain`; mappings with str, number, bool or None
     keys → dicts with str keys, lists and tuples → lists, str and int subclasses as their plain
     value); or `(None, problem)` when it cannot be: a cycle, nesting deeper than `MAX_DEPTH`, an
-    integer too long to write, an iteration or a `str()` that raises. Any other leaf is written
+    integer too long to write, an iteration or a `str()` that raises, two keys of one map
+    written as the same text (`1` and `"1"`: one value would be lost). Any other leaf is written
     as its `str`, as the model would read it; with `strict`, only dates, times, decimals and UUIDs
     are, and any other (a set, an object, a generator, bytes) is a problem naming its type, its
     place and the fix (a repr would differ from run to run).
@@ -182,7 +183,11 @@ def _data(value: Any, depth: int, path: set[int], leaf: Any, key: Any) -> Any:
     path.add(id(value))
     try:
         if isinstance(value, Mapping):
-            return {key(k): _data(v, depth + 1, path, leaf, key) for k, v in value.items()}
+            items = list(value.items())
+            out = {key(k): _data(v, depth + 1, path, leaf, key) for k, v in items}
+            if len(out) != len(items):  # two keys written as one text: one value would be lost
+                raise _NotData(_same_key(items, key))
+            return out
         return [_data(v, depth + 1, path, leaf, key) for v in value]
     except _NoJSON as exc:  # (rare: find where, for the message)
         exc.path.append(_step(value, exc.child, key))
@@ -194,6 +199,18 @@ def _data(value: Any, depth: int, path: set[int], leaf: Any, key: Any) -> Any:
         raise _NotData(f"reading a `{type(value).__name__}` in it raised {type(exc).__name__}") from None
     finally:
         path.discard(id(value))
+
+
+def _same_key(items: list, key: Any) -> str:
+    seen: dict[str, Any] = {}
+    for k, _ in items:
+        text = key(k)
+        if text in seen:
+            a, b = type(seen[text]).__name__, type(k).__name__
+            return (f"it has two map keys written as the same text `{text[:40]}` (keys of type "
+                    f"`{a}` and `{b}`), so one value would be lost; give every key its own text")
+        seen[text] = k
+    return "it has two map keys written as the same text"
 
 
 def _key(key: Any) -> str:

@@ -1,11 +1,13 @@
 """The arguments of `program.agent(...)` and `agent.run(...)`, checked before anything runs.
 
-Role:       `Agent` calls `check_agent_args`, `check_model`, `check_message` and `no_agent`
-            (`Program.agent` calls `check_model` too); a wrong argument is a `TypeError` (or
-            `ValueError` for a tool name the program does not declare) whose message names what
-            was given and what to pass instead, not a failure deep inside a run.
+Role:       `Agent` calls `check_agent_args`, `check_model`, `check_message`, `check_run_id` and
+            `no_agent` (`Program.agent` calls `check_model` too); a wrong argument is a
+            `TypeError` (or `ValueError` for a tool name the program does not declare) whose
+            message names what was given and what to pass instead, not a failure deep inside a
+            run.
 Invariants: pure (no I/O); accepts anything the documented API accepts, duck-typed: a provider
-            is anything with `complete`, a store anything with `save_run`, `run` and `events`.
+            is anything with `complete`, a store anything with the `Store` Protocol's methods
+            a run calls (`_STORE_METHODS`).
 """
 from __future__ import annotations
 
@@ -19,21 +21,39 @@ from .suggest import closest
 def check_agent_args(program: ir.Program, provider: Any, tools: Any, store: Any,
                      effects: Any = None) -> None:
     _check_provider(provider, "`provider`")
-    if store is not None and not all(callable(getattr(store, m, None)) for m in ("save_run", "run", "events")):
-        hint = (" (a path? pass `afp.stores.sqlite(path)` or `afp.stores.from_url(url)`)"
-                if isinstance(store, str) else "")
-        raise TypeError(f"`store` must be a run store such as `afp.stores.sqlite(\"runs.db\")` or "
-                        f"`afp.stores.memory()`, not {_a(store)}{hint}")
+    if store is not None:
+        _check_store(store)
     if tools is not None:
         _check_tools(program, tools, "`tools`")
     if effects is not None:
         _check_effects(program, effects)
 
 
+# What a run asks of its store (the `Store` Protocol, docs/stores.md "The interface").
+_STORE_METHODS = ("save_run", "run", "events", "checkpoint", "put_checkpoint", "delete_checkpoint",
+                  "open_checkin", "checkin", "decide_checkin")
+
+
+def _check_store(store: Any) -> None:
+    missing = [m for m in _STORE_METHODS if not callable(getattr(store, m, None))]
+    if not missing:
+        return
+    if len(missing) < len(_STORE_METHODS) and not isinstance(store, str):  # a store of its own
+        raise TypeError(f"`store` ({_a(store)}) lacks the run store method(s) "
+                        f"{', '.join(f'`{m}`' for m in missing)} that a run calls; implement the "
+                        f"whole `afp.stores.Store` Protocol (docs/stores.md), or wrap "
+                        f"`afp.stores.memory()`")
+    hint = (" (a path? pass `afp.stores.sqlite(path)` or `afp.stores.from_url(url)`)"
+            if isinstance(store, str) else "")
+    raise TypeError(f"`store` must be a run store such as `afp.stores.sqlite(\"runs.db\")` or "
+                    f"`afp.stores.memory()`, not {_a(store)}{hint}")
+
+
 def _check_provider(provider: Any, label: str) -> None:
     if provider is not None and not callable(getattr(provider, "complete", None)):
         raise TypeError(f"{label} must be a model provider such as `afp.providers.mock()` or "
-                        f"`afp.providers.openai(model=...)`, not {_a(provider)}")
+                        f"`afp.providers.openai(model=...)` (an object with a "
+                        f"`complete(request)` method), not {_a(provider)}")
 
 
 def _check_effects(program: ir.Program, effects: Any) -> None:
@@ -74,6 +94,27 @@ def check_message(message: Any) -> None:
         raise ValueError(f"the message is not valid text: a lone surrogate at position "
                          f"{exc.start} (bytes decoded with `errors=\"surrogateescape\"`?); "
                          f"decode the input with its real encoding") from None
+
+
+def check_run_id(run_id: Any) -> None:
+    """A new run's id, from `Effects(run_ids=...)`: non-empty text every store keeps (no NUL, no
+    lone surrogate); checked before anything runs or is saved under it."""
+    if not isinstance(run_id, str) or not run_id.strip():
+        raise TypeError(f"`Effects(run_ids=...)` must make non-empty text ids, e.g. "
+                        f"`counter_ids(\"run\")`, not "
+                        f"{'blank text' if isinstance(run_id, str) else _a(run_id)}")
+    if "\x00" in run_id or not run_id.isascii() and _surrogate(run_id):
+        raise ValueError("`Effects(run_ids=...)` made an id holding a NUL or a lone surrogate, "
+                         "which no run store keeps; make ids of plain text, e.g. "
+                         "`counter_ids(\"run\")`")
+
+
+def _surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _check_tools(program: ir.Program, tools: Any, label: str) -> None:

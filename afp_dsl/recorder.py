@@ -5,7 +5,7 @@ Role:       `Recorder.emit` is the one way an event enters a trace (`emit_shaped
 Emits:      whatever kind it is given.
 Invariants: every recorded payload passes the redactor first; event ids are `<run>:<seq>`; times
             come from the Effects clock (default `LogicalClock`: one tick per event), are ints and
-            never go back (`ClockError` names a clock that breaks this).
+            never go back (`ClockError` names a clock that breaks this, or raises).
 """
 from __future__ import annotations
 
@@ -60,7 +60,13 @@ class Recorder:
         return t
 
     def _read(self) -> int:
-        t = self.clock.now()
+        try:
+            t = self.clock.now()
+        except Exception as exc:  # host code: named as the clock's, with the fix
+            raise ClockError(
+                f"the Effects clock's `now()` raised {type(exc).__name__} after time "
+                f"{self.time}; make `clock_factory(start)` return a clock whose `now()` counts up "
+                f"from `start` (as `LogicalClock` does)") from exc
         if type(t) is int and t >= self.time:
             self._logical = True
             return t
@@ -116,7 +122,21 @@ def run_clock(effects: Any, start: int) -> Any:
     """The Effects clock of a run whose time is `start` (None: the recorder counts its ticks;
     an effects object without a `clock` has none)."""
     make = getattr(effects, "clock", None)
-    return make(start) if callable(make) else None
+    if not callable(make):
+        return None
+    try:
+        clock = make(start)
+    except Exception as exc:  # host code: named as the clock factory's, with the fix
+        raise ClockError(f"`Effects(clock_factory=...)` raised {type(exc).__name__} making the "
+                         f"clock of a run starting at time {start}; {_CLOCK_FIX}") from exc
+    if not callable(getattr(clock, "now", None)):
+        raise ClockError(f"`Effects(clock_factory=...)` made a `{type(clock).__name__}`, which "
+                         f"has no `now()`; {_CLOCK_FIX}")
+    return clock
+
+
+_CLOCK_FIX = ("make `clock_factory(start)` return a clock whose `now()` counts up from `start` "
+              "(as `LogicalClock` does)")
 
 
 def learn(red: Redactor, value: Any) -> None:

@@ -24,7 +24,8 @@ from .effects import Effects
 from .frozen import thaw
 from .interp import CoreResult, run_core
 from .known_secrets import prime_redactor, relearn
-from .launch_checks import check_agent_args, check_message, check_model, no_agent
+from .launch_checks import (check_agent_args, check_message, check_model, check_run_id,
+                            no_agent)
 from .plan import Plan, find_agent, plan_of
 from .providers.mock import mock
 from .redaction import Redactor
@@ -259,6 +260,7 @@ class Agent:
         if conv is not None:
             self._open_conversation(conv)
         run_id = self.effects.new_run_id()
+        check_run_id(run_id)
         check_new_run(self.store, run_id)  # before anything runs (the first save checks again)
         state = RunState(run_id, self.plan.name, str(message),
                          conversation=conv.id if conv else None)

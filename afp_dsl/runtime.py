@@ -41,7 +41,11 @@ class LLMCall:
 
     async def run_async(self) -> Any:
         try:
-            return await self.provider.acomplete(self.request)
+            acomplete = getattr(self.provider, "acomplete", None)
+            if not callable(acomplete):  # a duck-typed provider with `complete` only (as the
+                return self.provider.complete(self.request)  # base class's default does)
+            value = acomplete(self.request)  # (a plain `def acomplete` answers at once)
+            return (await value) if inspect.isawaitable(value) else value
         except SystemExit as exc:
             raise ProviderExit(exc.code) from None
 
@@ -85,7 +89,7 @@ class HostCall:
         try:
             value = self.fn(**self.args)
             if inspect.isawaitable(value):
-                return asyncio.run(_await(value))
+                return _await_sync(value)
             return value
         except SystemExit as exc:  # (KeyboardInterrupt and the rest go on: the run is interrupted)
             raise ToolExit(exc.code) from None
@@ -102,6 +106,22 @@ class HostCall:
 
 async def _await(value: Any) -> Any:
     return await value
+
+
+def _await_sync(value: Any) -> Any:
+    """What an async host tool gives under `run()`: awaited in a loop of its own; inside a running
+    event loop (`run()` called from async code) there can be none, and the tool's failure says
+    to `await agent.arun(...)` instead (not asyncio's own words, which name no fix)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(value))
+    close = getattr(value, "close", None)
+    if callable(close):
+        close()  # (never awaited: no "coroutine was never awaited" warning)
+    raise RuntimeError("this tool is async, and the run was started with `run()` inside a "
+                       "running event loop, which cannot await it; use `await agent.arun(...)` "
+                       "(or `await agent.aresume(...)`) in async code")
 
 
 Core = Generator[Any, Any, Any]

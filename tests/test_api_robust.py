@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import afp_dsl as afp
+from afp_dsl.providers.base import Provider
 from afp_dsl.serde import IRFormatError, ir_to_data, ir_to_json
 
 SPEC = Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp"
@@ -389,3 +390,127 @@ def test_an_agent_named_by_no_text_or_blank_text_says_so():
     for blank in ("", "  "):
         with pytest.raises(afp.AgentNotFound, match="the agent name is blank; .*`a`"):
             program.agent(blank)
+
+
+# ------------------------------------------------- host campaign: providers, effects, stores
+HOST_SPEC = """
+agent g { tools = [lookup] }
+tool lookup { description = "look" input { id: string } }
+"""
+
+
+class _Replies(Provider):
+    def __init__(self, reply):
+        self.reply = reply
+
+    def complete(self, request):
+        return self.reply
+
+
+def _host_agent(**kw):
+    from afp_dsl.effects import Effects, counter_ids
+    kw.setdefault("effects", Effects(run_ids=counter_ids("r")))
+    return afp.load(HOST_SPEC).agent(tools={"lookup": lambda id: id}, **kw)
+
+
+@pytest.mark.parametrize("fields, says", [
+    ({"usage": "10 tokens"}, "its `usage` is a `str`"),
+    ({"usage": afp.providers.Usage("1", 2)}, "its `usage` holds '1'"),
+    ({"usage": afp.providers.Usage(float("nan"), 2)}, "its `usage` holds nan"),
+    ({"usage": afp.providers.Usage(1, -5)}, "its `usage` holds -5"),
+    ({"stop_reason": {"stop"}}, "its `stop_reason` is a `set`"),
+    ({"text": 5}, "its `text` is a `int`"),
+    ({"tool_calls": None}, "its `tool_calls` is a `NoneType`"),
+])
+def test_a_reply_with_a_wrong_typed_field_is_a_provider_error_naming_it(fields, says):
+    """Before: a `usage` that is not a `Usage` of ints crashed the run with an AttributeError or
+    TypeError (kept as `interrupted`); a set `stop_reason` went into the trace; a wrong `text` was
+    'returned a `Reply`, not a `Reply`'."""
+    store = afp.stores.memory()
+    r = _host_agent(provider=_Replies(afp.providers.Reply(**{"text": "hi", **fields})),
+                    store=store).run("hi")
+    assert r.outcome == "error" and "AFP502" in r.error and says in r.error
+    assert store.run(r.run_id)["status"] == "finished"
+
+
+def test_a_reply_with_no_usage_or_stop_reason_reads_as_the_defaults():
+    r = _host_agent(provider=_Replies(afp.providers.Reply(text="hi", usage=None,
+                                                          stop_reason=None))).run("hi")
+    assert (r.outcome, r.answer) == ("answered", "hi")
+    (replied,) = [e.payload for e in r.trace if e.kind == "llm.replied"]
+    assert (replied["stop"], replied["usage"]) == ("stop", [0, 0])
+
+
+def test_an_async_complete_is_a_provider_error_saying_to_use_acomplete():
+    class Async:
+        async def complete(self, request):
+            return afp.providers.Reply(text="hi")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # (closed, never "never awaited")
+        r = _host_agent(provider=Async()).run("hi")
+    assert r.outcome == "error" and "async def acomplete" in r.error
+
+
+def test_a_provider_with_complete_only_also_runs_under_arun():
+    """Before: `arun` ended in AFP502 "'Duck' object has no attribute 'acomplete'"."""
+    import asyncio
+
+    class Duck:
+        def complete(self, request):
+            return afp.providers.Reply(text="hi")
+    r = asyncio.run(_host_agent(provider=Duck()).arun("hi"))
+    assert (r.outcome, r.answer) == ("answered", "hi")
+
+
+@pytest.mark.parametrize("made, error, says", [
+    (None, TypeError, "not None"), (5, TypeError, "not an `int`"), ("", TypeError, "blank text"),
+    ("a\x00b", ValueError, "NUL"), ("a\udcffb", ValueError, "lone surrogate"),
+])
+def test_a_run_id_that_is_not_storable_text_is_refused_before_anything_runs(made, error, says):
+    """Before: a None or int id ran, was saved under that id, then crashed in a TypeError."""
+    from afp_dsl.effects import Effects
+    store = afp.stores.memory()
+    agent = _host_agent(provider=afp.providers.mock(["hi"]), store=store,
+                        effects=Effects(run_ids=lambda: made))
+    with pytest.raises(error, match=re.escape(says)):
+        agent.run("hi")
+    assert store.runs() == []
+
+
+def test_a_store_missing_methods_a_run_calls_is_refused_naming_them():
+    """Before: accepted, then an AttributeError for `delete_checkpoint` after the run."""
+    class Partial:
+        def save_run(self, *a, **k): ...
+        def run(self, run_id): ...
+        def events(self, run_id): return []
+    with pytest.raises(TypeError, match="`checkpoint`, `put_checkpoint`, `delete_checkpoint`"):
+        _host_agent(provider=afp.providers.mock(["hi"]), store=Partial())
+
+
+class _Breaks:
+    def __init__(self, start):
+        self.t = start
+
+    def now(self):
+        self.t += 1
+        if self.t > 3:
+            raise RuntimeError("clock broke")
+        return self.t
+
+
+@pytest.mark.parametrize("factory, says", [
+    (_Breaks, "the Effects clock's `now()` raised RuntimeError"),
+    (lambda start: None, "made a `NoneType`, which has no `now()`"),
+])
+def test_a_clock_that_raises_or_is_none_is_a_clock_error_and_the_trace_is_kept(factory, says):
+    """Before: the clock's own RuntimeError came out of `run()`; a factory returning None was
+    silently replaced by the recorder's own ticks."""
+    from afp_dsl.effects import ClockError, Effects, counter_ids
+    store = afp.stores.memory()
+    agent = _host_agent(provider=afp.providers.mock(["hi"]), store=store,
+                        effects=Effects(run_ids=counter_ids("r"), clock_factory=factory))
+    with pytest.raises(ClockError, match=re.escape(says)):
+        agent.run("hi")
+    if factory is _Breaks:  # (the run had begun: its events so far are kept)
+        assert store.run("r-1")["status"] == "interrupted" and len(store.events("r-1")) == 3

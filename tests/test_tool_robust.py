@@ -231,3 +231,79 @@ def test_sys_exit_in_a_provider_is_a_provider_failure_not_the_end_of_the_host(dr
     assert "the provider called sys.exit(7)" in r.error
     assert store.run(r.run_id)["status"] == "finished"
     assert [e.kind for e in r.trace][-2:] == ["llm.called", "run.finished"]
+
+
+# ---------------------------------------------------------- host campaign: tools, envelopes
+@pytest.mark.parametrize("value", [{1: "a", "1": "b"}, {None: "a", "None": "b"},
+                                   {"x": {1.5: 1, "1.5": 2}}])
+def test_map_keys_that_write_as_the_same_text_are_a_failure_not_a_lost_value(value) -> None:
+    """Before: `{1: "a", "1": "b"}` was recorded as `{"1": "b"}`, silently dropping a value."""
+    agent, prov = make(SPEC, [call("lookup", id="A"), "done"], tools={"lookup": lambda id: value})
+    ret = _returned(agent.run("hi"))
+    assert ret["status"] == "failure" and "two map keys written as the same text" in ret["read"]
+    assert "two map keys" in tool_texts(prov.requests[-1])[0]
+
+
+class _Duck:
+    """An envelope of the host's own (`status` and `to_model`)."""
+
+    def __init__(self, status):
+        self.status = status
+
+    def to_model(self):
+        return "text"
+
+
+@pytest.mark.parametrize("status", ["weird", None, "denied", "pending"])
+def test_an_envelope_with_a_status_no_result_has_is_a_failure(status) -> None:
+    """Before: the run recorded status `weird` (or `denied`, `pending`: the pipeline's own) as the
+    call's status, which no route can test and no reader expects."""
+    agent, _ = make(SPEC, [call("lookup", id="A"), "done"],
+                    tools={"lookup": lambda id: _Duck(status)})
+    ret = _returned(agent.run("hi"))
+    assert ret["status"] == "failure" and "`status` is" in ret["read"]
+
+
+def test_an_envelope_s_own_statuses_are_still_read() -> None:
+    agent, _ = make(SPEC, [call("lookup", id="A"), "done"],
+                    tools={"lookup": lambda id: _Duck("partial")})
+    assert _returned(agent.run("hi"))["status"] == "partial"
+
+
+def test_absent_refuses_a_set_of_places_whose_order_changes_from_run_to_run() -> None:
+    """Before: `searched={"a", "b"}` was recorded in the set's hash-seeded order."""
+    from afp_dsl import absent
+    with pytest.raises(TypeError, match=r"not a `set`.*sorted"):
+        absent("none", searched={"orders", "archive"})
+    assert absent("none", searched=sorted({"orders", "archive"})).searched == ("archive", "orders")
+
+
+def _loop() -> dict:
+    d: dict = {}
+    d["self"] = d
+    return d
+
+
+def test_an_envelope_of_a_value_that_contains_itself_names_why() -> None:
+    """Before: `maximum recursion depth exceeded in comparison`, which says nothing of the fix."""
+    from afp_dsl import coverage
+    with pytest.raises(ValueError, match="`value` cannot be read: it contains itself"):
+        described(_loop(), description="d")
+    with pytest.raises(ValueError, match="`rows` cannot be read: it contains itself"):
+        coverage([_loop()])
+
+
+def test_an_async_tool_under_run_inside_an_event_loop_says_to_use_arun() -> None:
+    """Before: the model read asyncio's `asyncio.run() cannot be called from a running event loop`
+    (and Python warned of a coroutine never awaited): no word of the fix."""
+    async def lookup(id):
+        return id
+
+    async def host():
+        agent, _ = make(SPEC, [call("lookup", id="A"), "done"], tools={"lookup": lookup})
+        return agent.run("hi")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ret = _returned(asyncio.run(host()))
+    assert ret["status"] == "failure" and "await agent.arun(...)" in ret["read"]

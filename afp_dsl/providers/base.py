@@ -8,6 +8,7 @@ Invariants: requests and replies are frozen data; tool-call arguments are JSON o
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Mapping, Sequence
 
 import attrs
@@ -126,20 +127,55 @@ class Provider:
 
 def checked_reply(reply: Any) -> Reply:
     """`reply` with each tool call's arguments as plain JSON data (None reads as `{}`, as a None
-    text reads as ""); a `ProviderError` naming what is wrong when it is not a `Reply` with text
-    and a tuple (or list) of calls, or a call has no text name and id (an id without NUL or lone
-    surrogate), or arguments that are not a JSON object (JSON data nested at most
-    `frozen.MAX_DEPTH` deep)."""
+    text reads as "", a None usage as `Usage()` and a None stop reason as "stop"); a
+    `ProviderError` naming what is wrong when it is not a `Reply` with text, a tuple (or list)
+    of calls, a `Usage` of int token counts ≥ 0 and a text stop reason, or a call has no text
+    name and id (an id without NUL or lone surrogate), or arguments that are not a JSON object
+    (JSON data nested at most `frozen.MAX_DEPTH` deep)."""
     if type(reply) is Reply and type(reply.text) is str and type(reply.tool_calls) is tuple \
-            and all(_plain_call(c) for c in reply.tool_calls) and _distinct(reply.tool_calls):
+            and _plain_meta(reply) and all(_plain_call(c) for c in reply.tool_calls) \
+            and _distinct(reply.tool_calls):
         return reply  # (the common reply: nothing to copy, so no copy; same answer as below)
-    text, calls = getattr(reply, "text", None), getattr(reply, "tool_calls", None)
-    text = "" if text is None else text
-    if not (isinstance(reply, Reply) and isinstance(text, str) and isinstance(calls, (tuple, list))):
+    if not isinstance(reply, Reply):
+        hint = ""
+        if inspect.iscoroutine(reply):  # an `async def complete`: never awaited, nor warned of
+            reply.close()
+            hint = ("; `complete` must answer at once: put async code in `async def acomplete` "
+                    "and run with `await agent.arun(...)`")
         raise ProviderError(f"malformed reply: the provider returned a `{type(reply).__name__}`, "
-                            f"not a `Reply` with text and a tuple of tool calls")
+                            f"not a `Reply` with text and a tuple of tool calls{hint}")
+    text, calls = reply.text, reply.tool_calls
+    text = "" if text is None else text
+    usage = Usage() if reply.usage is None else reply.usage
+    stop = "stop" if reply.stop_reason is None else reply.stop_reason
+    problem = _meta_problem(text, calls, usage, stop)
+    if problem is not None:
+        raise ProviderError(f"malformed reply: {problem}; return `Reply(text=..., tool_calls="
+                            f"(ToolCall(...), ...), usage=Usage(input_tokens, output_tokens))`")
     checked = _renumbered(tuple(_checked_call(c) for c in calls))
-    return attrs.evolve(reply, text=text, tool_calls=checked)
+    return attrs.evolve(reply, text=text, tool_calls=checked, usage=usage, stop_reason=stop)
+
+
+def _plain_meta(reply: Reply) -> bool:
+    """`reply`'s usage and stop reason are as `checked_reply` keeps them (exact types)."""
+    u = reply.usage
+    return type(reply.stop_reason) is str and type(u) is Usage \
+        and type(u.input_tokens) is int and type(u.output_tokens) is int \
+        and u.input_tokens >= 0 and u.output_tokens >= 0
+
+
+def _meta_problem(text: Any, calls: Any, usage: Any, stop: Any) -> str | None:
+    """Why a reply's fields cannot be used (None: they can): the trace records them, and the run
+    adds up the token counts."""
+    for field, value, want in (("text", text, str), ("tool_calls", calls, (tuple, list)),
+                               ("usage", usage, Usage), ("stop_reason", stop, str)):
+        if not isinstance(value, want):
+            what = {"tool_calls": "a tuple of tool calls", "usage": "a `Usage`"}.get(field, "text")
+            return f"its `{field}` is a `{type(value).__name__}`, not {what}"
+    for n in (usage.input_tokens, usage.output_tokens):
+        if type(n) is not int or n < 0:
+            return f"its `usage` holds {repr(n)[:40]} where a token count (an int ≥ 0) belongs"
+    return None
 
 
 def _distinct(calls: tuple) -> bool:
