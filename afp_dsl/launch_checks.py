@@ -98,7 +98,7 @@ def check_message(message: Any) -> None:
 
 def check_run_id(run_id: Any) -> None:
     """A new run's id, from `Effects(run_ids=...)`: non-empty text every store keeps (no NUL, no
-    lone surrogate); checked before anything runs or is saved under it."""
+    lone surrogate) and no `/` (inner runs' ids); checked before anything runs or is saved."""
     if not isinstance(run_id, str) or not run_id.strip():
         raise TypeError(f"`Effects(run_ids=...)` must make non-empty text ids, e.g. "
                         f"`counter_ids(\"run\")`, not "
@@ -107,6 +107,10 @@ def check_run_id(run_id: Any) -> None:
         raise ValueError("`Effects(run_ids=...)` made an id holding a NUL or a lone surrogate, "
                          "which no run store keeps; make ids of plain text, e.g. "
                          "`counter_ids(\"run\")`")
+    if "/" in run_id:  # an inner run is stored as `<run>/<call id>`: `a/b` could be one of `a`'s
+        raise ValueError(f"`Effects(run_ids=...)` made the id `{run_id[:60]}`, holding `/`, which "
+                         f"names the inner runs of agent tools (`<run>/<call id>`); make ids "
+                         f"without `/`, e.g. `tenant-123` or `counter_ids(\"run\")`")
 
 
 def _surrogate(text: str) -> bool:

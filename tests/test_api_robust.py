@@ -466,6 +466,7 @@ def test_a_provider_with_complete_only_also_runs_under_arun():
 @pytest.mark.parametrize("made, error, says", [
     (None, TypeError, "not None"), (5, TypeError, "not an `int`"), ("", TypeError, "blank text"),
     ("a\x00b", ValueError, "NUL"), ("a\udcffb", ValueError, "lone surrogate"),
+    ("tenant/1", ValueError, "holding `/`, which names the inner runs"),
 ])
 def test_a_run_id_that_is_not_storable_text_is_refused_before_anything_runs(made, error, says):
     """Before: a None or int id ran, was saved under that id, then crashed in a TypeError."""
