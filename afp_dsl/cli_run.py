@@ -211,7 +211,8 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
 @click.option("--approve", "approve_flag", is_flag=True, help="Approve the pending check-in.")
 @click.option("--decline", "decline_flag", is_flag=True, help="Decline it.")
 @click.option("--by", callback=utf8_text, help="Who decides.")
-@click.option("--note", callback=utf8_text, help="A note the model reads.")
+@click.option("--note", callback=utf8_text,
+              help="A note kept with the decision; with --decline the model reads it too.")
 @click.option("--store", "store_url", callback=utf8_text,
               help="Run store (default .afp/runs.db or $AFP_STORE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")

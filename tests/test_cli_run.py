@@ -98,6 +98,29 @@ def test_resume_decline(env):
     assert res.exit_code == 0
 
 
+
+def test_resume_help_says_which_decision_the_model_reads_the_note_with():
+    res = cli("resume", "--help")
+    help_text = " ".join(res.output.split())
+    assert res.exit_code == 0 and "with --decline the model reads it" in help_text
+
+
+@pytest.mark.parametrize("flag, model_reads", [("--decline", "declined by a person: my note"),
+                                              ("--approve", "refunded")])
+def test_resume_keeps_the_note_and_the_model_reads_it_only_on_a_decline(env, flag, model_reads):
+    from afp_dsl.stores import sqlite
+    spec, db = env
+    out = run(env, "--script", "big", "--json").output.strip().splitlines()[-1]
+    rid = json.loads(out)["run_id"]
+    res = cli("resume", rid, flag, "--by", "maya", "--note", "my note", "--store", db)
+    assert res.exit_code == 0
+    events = list(sqlite(db).events(rid))
+    (decided,) = [e.payload for e in events if e.kind == "checkin.decided"]
+    assert decided["by"] == "maya" and decided["note"] == "my note"
+    (returned,) = [e.payload for e in events if e.kind == "tool.returned"]
+    assert model_reads in json.dumps(returned) and (flag == "--decline") == ("my note" in
+                                                                          json.dumps(returned))
+
 def test_run_error_exits_1(tmp_path):
     spec = tmp_path / "unbound.afp"
     spec.write_text('agent a { tools = [t] }\ntool t { description = "t" }\n')
