@@ -25,6 +25,7 @@ class Walker:
         self.seen: set[str] = set()
         self.count = 0
         self.calls = 0  # LLM calls expanded so far (the first one lists its whole history)
+        self.listed: set[str] = set()  # contexts whose LLM call lists the tool results
 
     def node(self, e: Event) -> WhyNode:
         """The tree of `e`; an event already expanded in this tree becomes a reference."""
@@ -92,6 +93,8 @@ class Walker:
         first, self.calls = not self.calls, self.calls + 1  # (before its inputs expand others)
         kids: list[WhyNode] = []
         for c in self.ix.parents(called):
+            if c.kind == "context.composed":
+                self.listed.add(c.id)
             if c.kind in ("context.composed", "llm.replied", "run.started"):
                 kids.append(self.node(c))
         kids += self._withheld(called)
@@ -135,7 +138,12 @@ class Walker:
         tools = ", ".join(f"{t.get('name')}" for t in items(p, "tools")) or "none"
         kids = pieces + skipped + [WhyNode("tools", f"tools offered: {tools}",
                                            data={"tools": items(p, "tools")})]
-        kids += self._causes([x for x in self.ix.parents(e) if x.kind == "run.started"], before)
+        # its other causes (the tool results it was composed after) are listed by the LLM call
+        # it went to; explained on its own, the walk goes on back to the user message through
+        # them (semantics §12)
+        causes = [x for x in self.ix.parents(e) if e.id not in self.listed
+                  or x.kind == "run.started"]
+        kids += self._causes(causes, before)
         plural = "s" if len(pieces) != 1 else ""
         text = f"context of iteration {e.iteration}: {len(pieces)} piece{plural}"
         return WhyNode("context", text, e.id, at, {"active": p.get("active") or []}, tuple(kids))

@@ -115,3 +115,24 @@ def test_an_error_run_s_answer_line_shows_no_json_null():
     r = afp.load('agent g { }').agent(provider=afp.providers.mock([])).run("hi")
     first = r.why().splitlines()[0]
     assert "null" not in first and "answer (error) — error: AFP502" in first
+
+
+OPEN = """
+agent desk { tools = [find] }
+tool find { description = "find" input { id: string } impl = returns({status: "ok"}) }
+"""
+
+
+def test_a_later_context_of_an_agent_without_a_graph_walks_back_to_the_user_message():
+    """A context composed after tool results, explained on its own, shows the results (and the
+    calls and reply behind them). Before, with no cursor move to follow, it ended at its pieces:
+    the context of iteration 2 never reached the user message."""
+    agent = afp.load(OPEN).agent(provider=afp.providers.mock([[("find", {"id": "A"})], "ok"]))
+    r = agent.run("please handle A")
+    composed = _event(r, "context.composed", 1)
+    text = r.why(composed)
+    assert "user message to `desk`: please handle A" in text, text
+    assert f"[{_event(r, 'tool.returned')}] `find` (call-1-1) returned success" in text
+    # under the LLM call it went to, the results stay in that call's history, listed once
+    answer = r.why()
+    assert answer.count(f"[{_event(r, 'tool.returned')}] `find`") == 1, answer
