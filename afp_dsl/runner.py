@@ -21,7 +21,6 @@ import attrs
 from . import ir
 from .analysis import Analysis
 from .effects import Effects
-from .frozen import thaw
 from .interp import CoreResult, run_core
 from .known_secrets import prime_redactor, relearn
 from .launch_checks import (check_agent_args, check_message, check_model, check_run_id,
@@ -30,14 +29,14 @@ from .plan import Plan, find_agent, plan_of
 from .providers.mock import mock
 from .redaction import Redactor
 from .results import (AgentNotFound, CheckIn, Checkpoint, Conversation, Decision,  # noqa: F401
-                      ResumeDecisionError, RunResult, approve, decline, run_of)
+                      ResumeDecisionError, RunResult, approve, decline)
 from .recorder import Recorder, run_clock
-from .resume_count import calls_made, inner_events
+from .runner_resume import ResumePrep
 from .runtime import RunCtx, Session, Stubs, drive_async, drive_sync
 from .source import Span
-from .state import RunState, check_checkpoint
+from .state import RunState
 from .store import Store, check_new_run, memory, save
-from .toolcall import call_fingerprint, resolve_python
+from .toolcall import resolve_python
 from .trace import Trace
 
 
@@ -61,27 +60,6 @@ def _span(value: Any) -> Span | None:
     return Span(*value) if isinstance(value, (list, tuple)) and len(value) == 3 else None
 
 
-def _seq_of(data: Any) -> Any:
-    """Where a checkpoint was taken: the number of events its run had recorded."""
-    state = data.get("state") if isinstance(data, dict) else None
-    return state.get("seq") if isinstance(state, dict) else None
-
-
-def _why_no_checkpoint(store: Store, run_id: str) -> str:
-    """What the store says about a run that cannot be resumed."""
-    try:
-        row = store.run(run_id)
-    except Exception:  # noqa: BLE001 - only the wording depends on it (e.g. an evicted run)
-        row = None
-    status = row.get("status") if isinstance(row, dict) else None
-    if status == "running":
-        return ("it is still running (or its process ended without finishing it); only a paused "
-                "run, or one ended by a provider or host failure, can be resumed")
-    if status is None:
-        return "this store holds no such run"
-    return "it finished, or it was already resumed"
-
-
 def _policy_host(impl: ir.PythonImpl) -> Callable[[dict], Any]:
     fn, problem = resolve_python(impl.target)
     if fn is None:
@@ -89,7 +67,7 @@ def _policy_host(impl: ir.PythonImpl) -> Callable[[dict], Any]:
     return fn
 
 
-class Agent:
+class Agent(ResumePrep):
     """One agent of a loaded program, ready to run (tooling.md §6)."""
 
     def __init__(self, program: Any, name: str | None = None, *, provider: Any = None,
@@ -155,20 +133,20 @@ class Agent:
         (`approve(checkin)` or `decline(checkin)`), or an `error` run with no decision. Anything
         but one decision for the check-in the run waits on raises `ResumeDecisionError`, and the
         tool does not run."""
-        ctx, resume = self._prepare_resume(checkpoint, decision)
+        ctx, resume, claimed = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))  # its earlier events are stored already
-        with self._kept_if_interrupted(ctx, saves):
+        with self._kept_if_interrupted(ctx, saves, claimed):
             core = drive_sync(run_core(ctx, resume), self._progress(ctx, saves))
         return self._complete(ctx, core, conv, saves)
 
     async def aresume(self, checkpoint: Checkpoint | str,
                       decision: Decision | None = None) -> RunResult:
         """`resume`, awaiting async host tools and providers."""
-        ctx, resume = self._prepare_resume(checkpoint, decision)
+        ctx, resume, claimed = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))
-        with self._kept_if_interrupted(ctx, saves):
+        with self._kept_if_interrupted(ctx, saves, claimed):
             core = await drive_async(run_core(ctx, resume), self._progress(ctx, saves))
         return self._complete(ctx, core, conv, saves)
 
@@ -182,10 +160,12 @@ class Agent:
         saves.new = False
 
     @contextlib.contextmanager
-    def _kept_if_interrupted(self, ctx: RunCtx, saves: _Saves) -> Iterator[None]:
+    def _kept_if_interrupted(self, ctx: RunCtx, saves: _Saves,
+                             claimed: dict | None = None) -> Iterator[None]:
         """A run cut short by what the core does not handle (Ctrl-C, a cancelled task, a bug)
         still leaves its evidence: the redacted events so far are saved with status
-        `interrupted` and outcome `error`, then the exception goes on."""
+        `interrupted` and outcome `error`, then the exception goes on. A resumed `error` run
+        whose checkpoint this process claimed (`_claim`) gets it back: it can be resumed again."""
         try:
             yield
         except BaseException as exc:
@@ -193,6 +173,8 @@ class Agent:
                      f"{ctx.state.iteration}")
             try:  # (a fresh run not saved yet still claims its id: another run's is not touched)
                 self._save(ctx, saves, "interrupted", "error", None, error, ctx.rec.trace.events)
+                if claimed is not None:
+                    self.store.put_checkpoint(ctx.state.run_id, claimed)
             except Exception:  # noqa: BLE001 - the interruption is what the caller must see
                 pass
             raise
@@ -321,85 +303,3 @@ class Agent:
                     self.store.save_run(trace.run_id, agent, self.spec, status, outcome,
                                         fin[0].payload.get("answer") if fin else None,
                                         {"outer": run_id}, trace.events)
-
-    def _current_checkpoint(self, run_id: str, given: dict | None) -> dict | None:
-        """The checkpoint to resume from: the store's, or `given` (a `Checkpoint`'s data) when it
-        is the store's latest. A checkpoint object kept from before the run went on (it finished,
-        or was resumed and paused or failed again) is refused: resuming it would run its
-        iterations twice under the same event ids. One the store has never heard of (carried to
-        another store) is taken as it is."""
-        stored = self.store.checkpoint(run_id)
-        if given is None:
-            return stored
-        check_checkpoint(run_id, given)  # (a damaged one is named as such, not as out of date)
-        if stored is None:
-            if self.store.run(run_id) is None:
-                return given
-            raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
-                                      f"{_why_no_checkpoint(self.store, run_id)}")
-        now, then = _seq_of(stored), _seq_of(given)
-        if type(now) is int and type(then) is int and now != then:  # (else: damaged, see below)
-            raise ResumeDecisionError(
-                f"this checkpoint of run `{run_id}` is out of date: the run went on after it was "
-                f"taken; resume with the run id (`resume(\"{run_id}\")`) to continue from where "
-                f"it is now")
-        return given
-
-    def _prepare_resume(self, checkpoint: Any, decision: Any) -> tuple[RunCtx, dict]:
-        run_id, data = run_of(checkpoint)
-        data = self._current_checkpoint(run_id, data)
-        if data is None:
-            raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
-                                      f"{_why_no_checkpoint(self.store, run_id)}")
-        check_checkpoint(run_id, data)
-        if data.get("agent") != self.plan.name:
-            raise ResumeDecisionError(f"run `{run_id}` belongs to agent `{data.get('agent')}`, "
-                                      f"not `{self.plan.name}`")
-        state = RunState.from_checkpoint(data["state"])
-        red = self._redactor()
-        relearn(red, state.history)
-        red.restore_memory(data.get("remembered"))  # (inner runs' secrets are not in the history)
-        pending = state.pending
-        if pending is not None and pending.checkin is not None:
-            resume = self._check_decision(run_id, pending, decision, red)
-        elif decision is not None:
-            raise ResumeDecisionError(f"run `{run_id}` is not waiting on a check-in; resume it "
-                                      f"without a decision")
-        else:
-            resume = {"decision": None}
-        trace = Trace(run_id, self.store.events(run_id))
-        # a resumed run's model calls are numbered after the ones it (and its inner runs)
-        # already made, whichever agent made them: a mock's tool-call ids are built from that
-        # number, and must stay unique within the run
-        made = calls_made(list(trace) + inner_events(pending.checkin if pending else None))
-        self.session.llm_calls = max(self.session.llm_calls, made)
-        return self._ctx(state, trace, red), resume
-
-    def _check_decision(self, run_id: str, pending, decision: Any, red: Redactor) -> dict:
-        checkin = pending.checkin
-        if not isinstance(decision, Decision):
-            raise ResumeDecisionError(
-                f"resume needs a decision, `approve(checkin)` or `decline(checkin)`, for check-in "
-                f"`{checkin['id']}`; got {type(decision).__name__}")
-        if decision.checkin != checkin["id"]:
-            raise ResumeDecisionError(
-                f"the decision answers check-in `{decision.checkin}`, but run `{run_id}` waits on "
-                f"`{checkin['id']}`")
-        call = pending.calls[pending.index]
-        fp = call_fingerprint(call.name, call.id, thaw(call.arguments))
-        row = self.store.checkin(checkin["id"])
-        if row is None:
-            raise ResumeDecisionError(f"check-in `{checkin['id']}` is not known to this store")
-        if row["state"] != "pending":
-            raise ResumeDecisionError(f"check-in `{checkin['id']}` was already decided; a "
-                                      f"decision applies once")
-        if fp != checkin["fp"] or fp != row["fp"]:
-            raise ResumeDecisionError(f"the checkpoint's call changed since check-in "
-                                      f"`{checkin['id']}` was asked; nothing was run")
-        record = red.scrub({"approved": decision.approved, "by": decision.by,
-                            "note": decision.note}, at="checkin.decided")  # (the store's row)
-        if not self.store.decide_checkin(checkin["id"], fp, record):
-            raise ResumeDecisionError(f"check-in `{checkin['id']}` was already decided; a "
-                                      f"decision applies once")
-        return {"decision": "approve" if decision.approved else "decline", "by": decision.by,
-                "note": decision.note}

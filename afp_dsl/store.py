@@ -129,8 +129,10 @@ class Store(Protocol):
     def checkpoint(self, run_id: str) -> dict | None:
         """The raw resume state, or None (finished, never paused, or already resumed)."""
 
-    def delete_checkpoint(self, run_id: str) -> None:
-        """Forget the raw state (the run ended); deleting a missing one is fine."""
+    def delete_checkpoint(self, run_id: str) -> bool:
+        """Forget the raw state (the run ended); deleting a missing one is fine. True when this
+        call deleted one: of two processes resuming one `error` run, only the one that deleted
+        its checkpoint goes on (atomic, as `decide_checkin` is for decisions)."""
 
     def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:
         """Record a pending check-in for the call with fingerprint `fp` (idempotent)."""

@@ -146,9 +146,9 @@ class MemoryStore:
                 return None
             return json.loads(json.dumps(c))
 
-    def delete_checkpoint(self, run_id: str) -> None:
+    def delete_checkpoint(self, run_id: str) -> bool:
         with self._lock:
-            self._checkpoints.pop(run_id, None)
+            return self._checkpoints.pop(run_id, None) is not None
 
     # ------------------------------------------------------------ check-ins
     def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:

@@ -302,8 +302,8 @@ class SqliteStore:
         return decode(rows[0][0], self.path, f"the checkpoint of run `{run_id}`") if rows \
             else None
 
-    def delete_checkpoint(self, run_id: str) -> None:
-        self._write("DELETE FROM checkpoints WHERE run_id=?", (run_id,))
+    def delete_checkpoint(self, run_id: str) -> bool:
+        return self._write("DELETE FROM checkpoints WHERE run_id=?", (run_id,)) == 1
 
     # ------------------------------------------------------------ check-ins
     def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:

@@ -141,6 +141,45 @@ def test_provider_failure_after_an_iteration_is_resumable():
     assert r2.outcome == "answered" and r2.answer == "recovered"
 
 
+def test_an_error_run_whose_checkpoint_another_process_took_is_not_resumed_twice():
+    """Two processes resuming one `error` run both read its checkpoint; only the one whose
+    `delete_checkpoint` took it goes on. Here the other process wins the race: this resume is
+    refused before anything runs (before: it ran the iteration again, tools included)."""
+    spec = "agent g { tools = [t] }\ntool t { description = \"t\" impl = returns(\"T\") }"
+    agent, prov = make(spec, [call("t"), "recovered"], fail_at=2)
+    r = agent.run("hi")
+    assert r.outcome == "error" and r.checkpoint is not None
+    prov.fail_at = None
+    store = agent.store
+    taken = store.delete_checkpoint  # the other process deletes it between our read and claim
+
+    def raced(run_id):
+        taken(run_id)
+        return False
+    store.delete_checkpoint = raced
+    before = len(store.events(r.run_id))
+    with pytest.raises(ResumeDecisionError, match="resumed by another process"):
+        agent.resume(r.checkpoint)
+    assert len(store.events(r.run_id)) == before and len(prov.requests) == 2
+
+
+def test_an_interrupted_resume_of_an_error_run_puts_its_claimed_checkpoint_back():
+    spec = "agent g { tools = [t] }\ntool t { description = \"t\" impl = returns(\"T\") }"
+    agent, prov = make(spec, [call("t"), "recovered"], fail_at=2)
+    r = agent.run("hi")
+    inner = prov.inner
+
+    class Stop:
+        def complete(self, request):
+            raise KeyboardInterrupt
+    prov.inner, prov.fail_at = Stop(), None
+    with pytest.raises(KeyboardInterrupt):
+        agent.resume(r.run_id)
+    assert agent.store.checkpoint(r.run_id) is not None  # resumable again
+    prov.inner = inner
+    assert agent.resume(r.run_id).answer == "recovered"
+
+
 def test_provider_failure_on_the_first_call_has_no_checkpoint():
     agent, _ = make("agent g { }", ["x"], fail_at=1)
     r = agent.run("hi")

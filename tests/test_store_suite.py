@@ -211,3 +211,13 @@ def test_a_run_id_holding_a_lone_surrogate_is_no_run(opener):
     s = opener()
     s.save_run("r1", "a", None, "finished", "answered", None, {}, [ev(1)])
     assert s.run("r\ud800") is None and s.events("r\ud800") == []
+
+
+def test_deleting_a_checkpoint_says_whether_this_call_deleted_it(opener):
+    """Of two processes resuming one `error` run, the one whose delete took the checkpoint goes
+    on: `delete_checkpoint` answers True once, then False (atomic in every store)."""
+    s = opener()
+    s.put_checkpoint("r1", {"state": {"run_id": "r1"}})
+    assert s.delete_checkpoint("r1") is True
+    assert s.delete_checkpoint("r1") is False
+    assert s.checkpoint("r1") is None

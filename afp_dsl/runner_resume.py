@@ -1,0 +1,147 @@
+"""Resuming a run: the checkpoint to resume from, the decision it takes, and the claim on it.
+
+Role:       `ResumePrep`, the half of `runner.Agent` that prepares a resume: picks the store's
+            current checkpoint (or a given one the store never saw), checks the decision against
+            the check-in the run waits on and decides it once in the store, and claims an `error`
+            run's checkpoint so that two processes never both resume it. Split from `runner`.
+Emits:      nothing; raises `ResumeDecisionError` for any resume that is not exactly one decision
+            for the call shown, or whose run another process resumed meanwhile.
+Invariants: nothing runs before every check has passed; a check-in is decided once
+            (`decide_checkin`, compare-and-set) and an `error` run resumed once
+            (`delete_checkpoint` answers True to one caller).
+Contract:   the class using it provides `store`, `plan`, `session`, `_redactor()` and `_ctx()`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .frozen import thaw
+from .known_secrets import relearn
+from .redaction import Redactor
+from .results import Decision, ResumeDecisionError, run_of
+from .resume_count import calls_made, inner_events
+from .runtime import RunCtx
+from .state import RunState, check_checkpoint
+from .store import Store
+from .toolcall import call_fingerprint
+from .trace import Trace
+
+
+def _seq_of(data: Any) -> Any:
+    """Where a checkpoint was taken: the number of events its run had recorded."""
+    state = data.get("state") if isinstance(data, dict) else None
+    return state.get("seq") if isinstance(state, dict) else None
+
+
+def _why_no_checkpoint(store: Store, run_id: str) -> str:
+    """What the store says about a run that cannot be resumed."""
+    try:
+        row = store.run(run_id)
+    except Exception:  # noqa: BLE001 - only the wording depends on it (e.g. an evicted run)
+        row = None
+    status = row.get("status") if isinstance(row, dict) else None
+    if status == "running":
+        return ("it is still running (or its process ended without finishing it); only a paused "
+                "run, or one ended by a provider or host failure, can be resumed")
+    if status is None:
+        return "this store holds no such run"
+    return "it finished, or it was already resumed"
+
+
+class ResumePrep:
+    """Preparing a resume (see the module docstring)."""
+
+    def _current_checkpoint(self, run_id: str, given: dict | None) -> dict | None:
+        """The checkpoint to resume from: the store's, or `given` (a `Checkpoint`'s data) when it
+        is the store's latest. A checkpoint object kept from before the run went on (it finished,
+        or was resumed and paused or failed again) is refused: resuming it would run its
+        iterations twice under the same event ids. One the store has never heard of (carried to
+        another store) is taken as it is."""
+        stored = self.store.checkpoint(run_id)
+        if given is None:
+            return stored
+        check_checkpoint(run_id, given)  # (a damaged one is named as such, not as out of date)
+        if stored is None:
+            if self.store.run(run_id) is None:
+                return given
+            raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
+                                      f"{_why_no_checkpoint(self.store, run_id)}")
+        now, then = _seq_of(stored), _seq_of(given)
+        if type(now) is int and type(then) is int and now != then:  # (else: damaged, see below)
+            raise ResumeDecisionError(
+                f"this checkpoint of run `{run_id}` is out of date: the run went on after it was "
+                f"taken; resume with the run id (`resume(\"{run_id}\")`) to continue from where "
+                f"it is now")
+        return given
+
+    def _prepare_resume(self, checkpoint: Any,
+                        decision: Any) -> tuple[RunCtx, dict, dict | None]:
+        run_id, data = run_of(checkpoint)
+        data = self._current_checkpoint(run_id, data)
+        if data is None:
+            raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
+                                      f"{_why_no_checkpoint(self.store, run_id)}")
+        check_checkpoint(run_id, data)
+        if data.get("agent") != self.plan.name:
+            raise ResumeDecisionError(f"run `{run_id}` belongs to agent `{data.get('agent')}`, "
+                                      f"not `{self.plan.name}`")
+        state = RunState.from_checkpoint(data["state"])
+        red = self._redactor()
+        relearn(red, state.history)
+        red.restore_memory(data.get("remembered"))  # (inner runs' secrets are not in the history)
+        pending = state.pending
+        if pending is not None and pending.checkin is not None:
+            resume = self._check_decision(run_id, pending, decision, red)
+        elif decision is not None:
+            raise ResumeDecisionError(f"run `{run_id}` is not waiting on a check-in; resume it "
+                                      f"without a decision")
+        else:
+            resume = {"decision": None}
+        trace = Trace(run_id, self.store.events(run_id))
+        # a resumed run's model calls are numbered after the ones it (and its inner runs)
+        # already made, whichever agent made them: a mock's tool-call ids are built from that
+        # number, and must stay unique within the run
+        made = calls_made(list(trace) + inner_events(pending.checkin if pending else None))
+        self.session.llm_calls = max(self.session.llm_calls, made)
+        ctx = self._ctx(state, trace, red)
+        claimed = self._claim(run_id, data) if resume["decision"] is None else None
+        return ctx, resume, claimed
+
+    def _claim(self, run_id: str, data: dict) -> dict:
+        """An `error` run is resumed once: the process that deletes its checkpoint goes on (a
+        decision is claimed by `decide_checkin`); the checkpoint it claimed (`data`) is put back
+        if the run is interrupted. A store whose `delete_checkpoint` answers nothing (an older
+        host store) is taken at its word, and so is a checkpoint of a run this store never saw."""
+        if self.store.delete_checkpoint(run_id) is False and self.store.run(run_id) is not None:
+            raise ResumeDecisionError(f"run `{run_id}` was resumed by another process meanwhile; "
+                                      f"a run is resumed once (see `afpc trace show {run_id}`)")
+        return data
+
+    def _check_decision(self, run_id: str, pending, decision: Any, red: Redactor) -> dict:
+        checkin = pending.checkin
+        if not isinstance(decision, Decision):
+            raise ResumeDecisionError(
+                f"resume needs a decision, `approve(checkin)` or `decline(checkin)`, for check-in "
+                f"`{checkin['id']}`; got {type(decision).__name__}")
+        if decision.checkin != checkin["id"]:
+            raise ResumeDecisionError(
+                f"the decision answers check-in `{decision.checkin}`, but run `{run_id}` waits on "
+                f"`{checkin['id']}`")
+        call = pending.calls[pending.index]
+        fp = call_fingerprint(call.name, call.id, thaw(call.arguments))
+        row = self.store.checkin(checkin["id"])
+        if row is None:
+            raise ResumeDecisionError(f"check-in `{checkin['id']}` is not known to this store")
+        if row["state"] != "pending":
+            raise ResumeDecisionError(f"check-in `{checkin['id']}` was already decided; a "
+                                      f"decision applies once")
+        if fp != checkin["fp"] or fp != row["fp"]:
+            raise ResumeDecisionError(f"the checkpoint's call changed since check-in "
+                                      f"`{checkin['id']}` was asked; nothing was run")
+        record = red.scrub({"approved": decision.approved, "by": decision.by,
+                            "note": decision.note}, at="checkin.decided")  # (the store's row)
+        if not self.store.decide_checkin(checkin["id"], fp, record):
+            raise ResumeDecisionError(f"check-in `{checkin['id']}` was already decided; a "
+                                      f"decision applies once")
+        return {"decision": "approve" if decision.approved else "decline", "by": decision.by,
+                "note": decision.note}
