@@ -142,6 +142,7 @@ def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called
         return _outcome(ctx, call, args, info, called, kind, value)
     if resume["decision"] != "approve":
         note = resume.get("note")
+        note = note.strip() if isinstance(note, str) else None  # (a blank note says nothing)
         text = "declined by a person" + (f": {note}" if note else "")
         return CallOutcome("denied", f"Not executed: {text}.")
     if checkin["source"] == "policy":
