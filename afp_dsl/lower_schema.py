@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import ir
 from .codes import diag
-from .frozen import FrozenMap, freeze, thaw
+from .frozen import adopt, thaw
 from .lower_values import BAD, MAX_NAME, ValueLowerer, compile_problem, to_data
 from .source import Span
 from .suggest import closest
@@ -58,9 +58,11 @@ class SchemaLowerer:
         """A top-level schema block → ir.Schema with pointer spans for each field."""
         self.pointers = []
         json = self.object(node, "")
-        return ir.Schema(json=_freeze(json), origin="block", pointers=tuple(self.pointers),
+        return ir.Schema(json=adopt(json), origin="block", pointers=tuple(self.pointers),
                          span=self.v.span(node))
 
+    # Speed: each part is frozen as it is finished (`adopt`, tuples), so the schema needs no second
+    # walk to freeze it; a dict stays open only while its own field or type is being built.
     def object(self, node: lark.Tree, pointer: str) -> dict:
         props: dict[str, Any] = {}
         required: list[str] = []
@@ -79,12 +81,12 @@ class SchemaLowerer:
             props[name] = schema
             if is_required:
                 required.append(name)
-        out: dict[str, Any] = {"type": "object", "properties": props, "required": required}
+        out: dict[str, Any] = {"type": "object", "properties": adopt(props), "required": tuple(required)}
         if not open_:
             out["additionalProperties"] = False
         return out
 
-    def field(self, node: lark.Tree, pointer: str, seen: dict) -> tuple[str | None, dict, bool]:
+    def field(self, node: lark.Tree, pointer: str, seen: dict) -> tuple[str | None, Any, bool]:
         name_tok = node.children[0].children[0]
         name = str(name_tok)
         span = self.v.span(name_tok)
@@ -117,7 +119,7 @@ class SchemaLowerer:
                 schema = typed
         if default_node is not None:
             self.default(default_node, schema, here)
-        return name, schema, not optional and default_node is None
+        return name, adopt(schema), not optional and default_node is None
 
     # -------------------------------------------------------------- types
     def stype(self, node: lark.Tree, pointer: str) -> dict:
@@ -127,7 +129,7 @@ class SchemaLowerer:
         if kind == "type_null":
             return {"type": "null"}
         if kind == "type_list":
-            return {"type": "array", "items": self.stype(node.children[0], pointer + "/items")}
+            return {"type": "array", "items": adopt(self.stype(node.children[0], pointer + "/items"))}
         if kind == "type_object":
             return self.object(node.children[0], pointer)
         if kind == "literal_union":
@@ -156,7 +158,7 @@ class SchemaLowerer:
                 values.append(self.v.number(tok))  # what `token` puts in its Lit
             else:
                 values.append(None if tok.type == "NULL" else str(tok) == "true")
-        out: dict[str, Any] = {"enum": values}
+        out: dict[str, Any] = {"enum": tuple(values)}
         kinds = {json_type(v) for v in values}
         if len(kinds) == 1:
             out = {"type": kinds.pop(), **out}
@@ -212,21 +214,6 @@ class SchemaLowerer:
             self.diags.append(diag("AFP302", f"the default does not satisfy the field's schema: {best.message}",
                                    span, "invalid default"))
 
-
-
-def _freeze(value: Any) -> Any:
-    """`frozen.freeze` for the dicts and lists built here, without its abstract-type checks."""
-    t = type(value)
-    if t is dict:  # Speed: leaves (most values) are kept without a call each
-        return FrozenMap({k: v if type(v) in _LEAVES else _freeze(v) for k, v in value.items()})
-    if t is list:
-        return tuple([v if type(v) in _LEAVES else _freeze(v) for v in value])
-    if t in _LEAVES:
-        return value
-    return freeze(value)
-
-
-_LEAVES = frozenset((str, int, float, bool, type(None)))
 
 
 def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple | None:
