@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import ir
-from .attributes import NOT_QUICK, SCHEMAS, Converter
+from .attributes import NOT_QUICK, SCHEMAS, Converter, KindSchema
 from .codes import diag
 from .diagnostics import Diagnostic, Severity
 from .lower_schema import SchemaLowerer
@@ -80,7 +80,7 @@ def _too_deep(tree: lark.Tree) -> lark.Tree | None:
 
 class Lowerer:
     source = ""  # the module's text (set by `lower_module`)
-    key_spans: dict[str, Span] = {}  # the current declaration's attribute keys (set by `attributes`)
+    key_toks: dict[str, Any] = {}  # the current declaration's attribute keys (set by `attributes`)
 
     def __init__(self, key: str, diags: list[Diagnostic], read_file: FileReader):
         self.key = key
@@ -113,41 +113,57 @@ class Lowerer:
     # -------------------------------------------------------------- declarations
     def decl(self, node: lark.Tree) -> ir.Decl | None:
         kind = node.data[: -len("_decl")]
-        name_tok = node.children[0]
+        children = node.children
+        name_tok = children[0]
         name = self.name(name_tok)
-        common = {"name": name, "span": self.v.span(name_tok), "full_span": self.v.span(node)}
-        body = node.children[1:]
-        attrs_ = [c for c in body if not isinstance(c, str) and c.data in ("attr", "attr_graph", "schema_attr")]
-        fields = self.attributes(kind, attrs_, common["span"], name)
-        extra = getattr(self, f"body_{kind}", None)
+        span = self.v.span(name_tok)
+        fields, bad = self.attributes(kind, children, span, name)
+        extra = _BODIES.get(kind)
         if extra is not None:
-            fields.update(extra(body, fields, common["span"]))
-        fields = {k: v for k, v in fields.items() if v is not BAD}
-        return _CLASSES[kind](**common, **fields)
+            fields.update(extra(self, children[1:], fields, span))
+        if bad:
+            fields = {k: v for k, v in fields.items() if v is not BAD}
+        fields["name"] = name
+        fields["span"] = span
+        fields["full_span"] = self.v.span(node)
+        return _CLASSES[kind](**fields)
 
-    def attributes(self, kind: str, nodes: list[lark.Tree], decl_span: Span, decl_name: str) -> dict[str, Any]:
+    def attributes(self, kind: str, children: list, decl_span: Span, decl_name: str) -> tuple[dict[str, Any], bool]:
+        """(IR fields of the declaration's attributes, whether any holds `BAD`); `children` are the
+        declaration's (its name first, then its body: only attribute nodes are read here)."""
         table = SCHEMAS[kind]
         out: dict[str, Any] = {}
-        seen: dict[str, Span] = {}
-        for node in nodes:
+        seen: dict[str, Any] = {}  # key -> its token (Speed: a span is made only for a diagnostic)
+        bad = False
+        for node in children:
+            if isinstance(node, str) or node.data not in _ATTR_NODES:
+                continue
             key_node, value_node = node.children[0], node.children[-1]
             key_tok = key_node.children[0] if not isinstance(key_node, str) else key_node
-            key, key_span = str(key_tok), self.v.span(key_tok)
+            key = str(key_tok)
             if key in seen:
-                self.diags.append(diag("AFP106", f"attribute `{key}` is given twice", key_span,
+                self.diags.append(diag("AFP106", f"attribute `{key}` is given twice", self.v.span(key_tok),
                                        "given again here"))
                 continue
-            seen[key] = key_span
+            seen[key] = key_tok
             spec = table.attrs.get(key)
             if spec is None:
-                self.diags.append(self.convert.unknown(kind, key, key_span, table))
+                self.diags.append(self.convert.unknown(kind, key, self.v.span(key_tok), table))
             elif node.data == "schema_attr":  # a tool's `input { ... }`: one attribute with `input = ...`
                 out[spec.field] = self.schemas.block(value_node)
             else:
                 value = self.convert.quick(spec, value_node)
                 if value is NOT_QUICK:
-                    value = self.convert.run(spec, self.v.value(value_node), key_span)
+                    value = self.convert.run(spec, self.v.value(value_node), self.v.span(key_tok))
+                    bad = bad or value is BAD
                 out[spec.field] = value
+        if table.required:
+            self.missing(kind, table, seen, decl_span, decl_name)
+        self.key_toks = seen
+        return out, bad
+
+    def missing(self, kind: str, table: KindSchema, seen: dict, decl_span: Span, decl_name: str) -> None:
+        """AFP105 for each required attribute not given (unless a misspelt key is the cause)."""
         missing = [req for req in table.required if req not in seen]
         typos = {closest(k, table.attrs) for k in seen if k not in table.attrs} if missing else ()
         for req in missing:
@@ -155,13 +171,11 @@ class Lowerer:
                 self.diags.append(diag("AFP105", f"{kind} `{decl_name}` is missing the required attribute `{req}`",
                                        decl_span, f"`{req}` missing",
                                        help=f"add `{req} = ...` to the {kind}"))
-        self.key_spans = seen
-        return out
 
     def no_effect(self, key: str, fields: dict, why: str, help: str) -> None:
         """A warning at `key` (given with a good value) for an attribute that cannot take effect."""
-        if key in self.key_spans and fields.get(key, BAD) is not BAD:
-            self.diags.append(diag("AFP106", f"`{key}` has no effect {why}", self.key_spans[key],
+        if key in self.key_toks and fields.get(key, BAD) is not BAD:
+            self.diags.append(diag("AFP106", f"`{key}` has no effect {why}", self.v.span(self.key_toks[key]),
                                    "has no effect", help=help, severity=Severity.WARNING))
 
     # -------------------------------------------------------------- kind-specific bodies
@@ -310,6 +324,9 @@ class Lowerer:
         return to_data(self.v.value(node), self.diags)
 
 
+_ATTR_NODES = frozenset(("attr", "attr_graph", "schema_attr"))
+_BODIES: dict[str, Callable] = {kind: getattr(Lowerer, f"body_{kind}") for kind in (
+    "tool", "skill", "graph", "policy", "test")}
 _CLASSES: dict[str, type] = {
     "agent": ir.Agent, "tool": ir.Tool, "skill": ir.Skill, "graph": ir.Graph, "steering": ir.Steering,
     "fact": ir.Fact, "instruction": ir.Instruction, "redact": ir.Redact, "policy": ir.Policy,
