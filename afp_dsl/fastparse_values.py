@@ -7,7 +7,7 @@ Invariants: raises `Bail` on anything unexpected; nesting deeper than `MAX_NESTI
 """
 from __future__ import annotations
 
-from .fastlex import COMP_OPS, KEYWORDS, KW_ANY, MAX_NESTING, Bail, Node, Token, lex, node
+from .fastlex import COMP_OPS, KEYWORDS, KW_ANY, MAX_NESTING, Bail, Node, Token, lex, node, wrapped
 
 
 class ValueParser:
@@ -23,8 +23,8 @@ class ValueParser:
         self.i = i + 1
         t = Token(self.v[i])
         t.type = type_
-        t.start_pos = t.cs = self.s[i]
-        t.end_pos = t.ce = self.e[i]
+        t.start_pos = self.s[i]
+        t.end_pos = self.e[i]
         return t
 
     def expect(self, kind: str) -> int:
@@ -300,10 +300,7 @@ class ValueParser:
             self.i += 1
             inner = self.expr()
             end = self.expect(")")
-            if type(inner) is not Token:
-                inner.cs = self.s[i]
-                inner.ce = end
-            return inner
+            return inner if type(inner) is Token else wrapped(inner, self.s[i], end)
         raise Bail
 
     def path(self, root_type: str) -> Node:
