@@ -59,6 +59,7 @@ class ValueLowerer:
         self.file = file
         self.diags = diags
         self.out_of_range: set[Span] = set()  # numbers reported as AFP008 (lowered as 0)
+        self.surface = 0  # how many `MapV`/`CallV` were made so far (see `expr`)
         self.handlers: dict[str, Callable[[lark.Tree], Any]] = {
             "path": self.path, "list": self.list_, "map": self.map_, "call": self.call,
             "cmp": self.cmp, "in_": self.in_, "not_in": self.not_in, "matches": self.matches,
@@ -174,6 +175,7 @@ class ValueLowerer:
                 continue
             seen.add(key)
             items.append((key, self.span(key_tok), self.value(val)))
+        self.surface += 1
         return MapV(tuple(items), self.span(node))
 
     def call(self, node: lark.Tree) -> Any:
@@ -187,11 +189,16 @@ class ValueLowerer:
             ref = (ir.Ref(name=p.segments[0], alias=p.root, span=p.span) if p.segments
                    else ir.Ref(name=p.root, span=p.span))
             return ir.Call(func=name, arg=ref, span=self.span(node))
+        self.surface += 1
         return CallV(name, args, self.span(node), self.span(name_tok))
 
     def expr(self, node: lark.Tree | lark.Token) -> Any:
         """A condition: like `value`, but data maps and value calls are reported and replaced."""
-        return self.clean_expr(self.value(node))
+        # Speed: `clean_expr` changes only what holds a `MapV` or `CallV`; without one made while
+        # lowering this node, it would walk the expression to return it as it is.
+        before = self.surface
+        e = self.value(node)
+        return e if self.surface == before else self.clean_expr(e)
 
     def clean_expr(self, e: Any) -> Any:
         # Speed: a node none of whose parts changed is kept as it is (an equal copy otherwise).

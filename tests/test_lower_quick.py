@@ -3,13 +3,15 @@ and the same diagnostics, in the same order.
 
 * `Converter.quick` reads common attribute values (strings, texts, names, lists of names)
   straight off the parse tree instead of converting the lowered `Lit`/`Path`/`ListExpr`.
+* `ValueLowerer.expr` skips `clean_expr`'s walk when no map or value call was made while
+  lowering the condition.
 """
 from __future__ import annotations
 
 import attrs
 import pytest
 
-from afp_dsl import attributes, lower, parser
+from afp_dsl import attributes, lower, lower_values, parser
 from afp_dsl.frozen import FrozenMap
 from afp_dsl.source import SourceFile
 
@@ -29,6 +31,14 @@ SPECS = [
     'agent a { tools = [tool, status.skill, skill], graph = tool.input }\n',
     # repeated and unknown attributes, reserved names
     'skill s { description = "a", description = "b", tool = [x], body = "c" }\n',
+    # conditions with and without maps and value calls (reported and replaced), parenthesised
+    'skill a { description = "a", body = "b" }\n'
+    'tool t { description = "t", check_in = args.x in [{k: 1}, 2] }\n'
+    'graph g {\n  entry a when result.x in [{k: 1}]\n'
+    '  route a -> a when (result.y == 2) and not ((result.z > 1))\n'
+    '  route a -> a when file("x") == 1 and result.y == 2\n'
+    '  route a -> a when returned(t) and not (result.z == {q: f(1)})\n'
+    '  route a -> a on t when result.ok == true\n}\n',
 ]
 
 
@@ -47,6 +57,7 @@ def _lowered(text: str, fast: bool, monkeypatch, use_lark: bool):
     with monkeypatch.context() as m:
         if not fast:
             m.setattr(attributes.Converter, "quick", lambda self, spec, node: attributes.NOT_QUICK)
+            m.setattr(lower_values.ValueLowerer, "expr", lambda self, node: self.clean_expr(self.value(node)))
         src = SourceFile.of("t.afp", text)
         tree = parser._parser().parse(text) if use_lark else parser.parse(src).tree
         module, diags = lower.lower_module(tree, "t.afp", text, lambda rel: None)
