@@ -100,23 +100,19 @@ class SchemaLowerer:
             self.diags.append(diag("AFP301", f"field `{name}` is declared twice", span, "declared again here"))
             return None, {}, False
         self.pointers.append((here, span))
-        optional = False
-        schema: dict = {}
+        # The grammar's order: `field_name OPTIONAL? ":" stype constraints? default? label?`.
+        parts = node.children
+        optional = isinstance(parts[1], str)  # (the one token before the type)
+        at = 2 if optional else 1
+        schema = self.stype(parts[at], here)  # a new dict: the type's keys come first
         default_node = None
-        for part in node.children[1:]:
-            kind = part.type if isinstance(part, str) else part.data  # a token's type or a rule
-            if kind == "OPTIONAL":
-                optional = True
-            elif kind == "STRING" or kind == "MLSTRING":
+        for part in parts[at + 1:]:
+            if isinstance(part, str):  # the label
                 schema["description"] = self.v.string(part)
-            elif kind == "constraints":
+            elif part.data == "constraints":
                 self.constraints(part, schema)
-            elif kind == "default":
-                default_node = part
             else:
-                typed = self.stype(part, here)  # a new dict: the type's keys come first
-                typed.update(schema)
-                schema = typed
+                default_node = part
         if default_node is not None:
             self.default(default_node, schema, here)
         return name, adopt(schema), not optional and default_node is None
@@ -226,8 +222,7 @@ def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple
                 f"did you mean `{close}`?" if close else "constraints are " + ", ".join(CONSTRAINTS))
     keyword, applies, kind = spec
     types = _types_of(schema)
-    if types is not None and not any(t in applies or (t == "integer" and "number" in applies)
-                                     for t in types):
+    if types is not None and not (types & applies or ("integer" in types and "number" in applies)):
         shown = (f"type `{next(iter(types))}`" if len(types) == 1 else "any of the types "
                  + ", ".join(f"`{t}`" for t in sorted(types))) if types else "type `any`"
         return ("AFP301", f"constraint `{key}` does not apply to {shown}",
