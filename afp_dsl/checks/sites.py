@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+from functools import partial
 from collections.abc import Mapping
 from typing import Any, Iterator
 
@@ -305,22 +306,36 @@ def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: boo
     field = walk_schema(schema.json, key[2:])
     if not isinstance(field, Field):
         return
-    where = f"{'input' if key[1] == 'args' else 'output'} schema of `{tool.name}`"
-    otherwise = ", or null when the status is not `success`" if loose else ""
-    node, name = field.schema, key_text(key)
+    node = field.schema
     values = _enum(node)
     if values is not None:
         values += (None,) if field.optional else ()
-        shown = ", ".join([_show(v) for v in values])
         yield Atom("eq", key, values=values + ((None,) if loose else ()), level="schema",
-                   text=f"`{name}` is one of {shown} ({where}){otherwise}")
+                   text=None, render=partial(_enum_text, tool.name, key, values, loose))
     types = schema_types(node)
     if types is not None and types <= _KNOWN_TYPES:
         mapped = {_JSON_TYPES[t] for t in types} | ({"null"} if field.optional or loose else set())
-        integer = types in _INTEGER
-        shown = type_names(types) + (" or absent" if field.optional else "")
-        yield Atom("type", key, types=frozenset(mapped), integer=integer, level="schema",
-                   text=f"`{name}` is {shown} ({where}){otherwise}")
+        yield Atom("type", key, types=frozenset(mapped), integer=types in _INTEGER, level="schema",
+                   text=None, render=partial(_type_text, tool.name, key, types, field.optional, loose))
+
+
+# Speed: the texts of schema facts name the tool, so each is made only when a diagnostic reads it.
+def _enum_text(tool: str, key: Key, values: tuple, loose: bool) -> str:
+    shown = ", ".join([_show(v) for v in values])
+    return f"`{key_text(key)}` is one of {shown} ({_where(tool, key)}){_otherwise(loose)}"
+
+
+def _type_text(tool: str, key: Key, types: frozenset, optional: bool, loose: bool) -> str:
+    shown = type_names(types) + (" or absent" if optional else "")
+    return f"`{key_text(key)}` is {shown} ({_where(tool, key)}){_otherwise(loose)}"
+
+
+def _where(tool: str, key: Key) -> str:
+    return f"{'input' if key[1] == 'args' else 'output'} schema of `{tool}`"
+
+
+def _otherwise(loose: bool) -> str:
+    return ", or null when the status is not `success`" if loose else ""
 
 
 def _enum(node: Mapping) -> tuple | None:
