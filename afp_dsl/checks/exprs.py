@@ -39,7 +39,7 @@ def check_exprs(analysis: Analysis) -> Iterable[Diagnostic]:
 def check_site(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
     bad: set[int] = set()  # ids of operands already reported
     nodes = walk(site.expr)
-    for node, d in _operand_problems(analysis, site, nodes):
+    for node, d in operand_problems(analysis, site, nodes):
         bad.add(id(node))
         yield d
     for node, d in _misplaced_regexes(site.expr, nodes):
@@ -77,8 +77,30 @@ _BRANCHES = frozenset({ir.And, ir.Or, ir.ListExpr})
 # ---------------------------------------------------------------- roots and paths
 def has_unknown_operand(analysis: Analysis, site: S.Site) -> bool:
     """Does the site's expression name an unknown root or field (AFP303/AFP304)?"""
-    return any(d.code in ("AFP303", "AFP304")
-               for _, d in _operand_problems(analysis, site, walk(site.expr)))
+    return any(d.code in ("AFP303", "AFP304") for _, d in operand_problems(analysis, site))
+
+
+def operand_problems(analysis: Analysis, site: S.Site,
+                     nodes: list[Any] | None = None) -> tuple[tuple[Any, Diagnostic], ...]:
+    """(node, diagnostic) for each operand naming something unknown, in walk order (`nodes`:
+    `walk(site.expr)`, when the caller has it). Speed: settled once per site and analysis (the
+    expression checks and the route pairs both ask); keyed by identity, the entry keeping the
+    site alive; bounded, and dropped after each `run_checks`."""
+    hit = _OPERANDS.get(id(site))
+    if hit is not None and hit[0] is site and hit[1] is analysis:
+        return hit[2]
+    if len(_OPERANDS) >= 65536:
+        _OPERANDS.clear()
+    found = tuple(_operand_problems(analysis, site, walk(site.expr) if nodes is None else nodes))
+    _OPERANDS[id(site)] = (site, analysis, found)
+    return found
+
+
+_OPERANDS: dict[int, tuple[S.Site, Analysis, tuple]] = {}
+
+
+def clear_cache() -> None:
+    _OPERANDS.clear()
 
 
 def _operand_problems(analysis: Analysis, site: S.Site,

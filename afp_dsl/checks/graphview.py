@@ -11,8 +11,9 @@ Invariants: a statement whose skill reference does not resolve is left out (name
 """
 from __future__ import annotations
 
+import weakref
 from collections import deque
-from typing import Iterable
+from typing import Callable, Iterable
 
 import attrs
 
@@ -56,14 +57,23 @@ class GraphView:
     nodes: dict[NodeKey, Node]
     entries: list[EntryEdge]
     routes: list[RouteEdge]
-    dead: frozenset[int] = frozenset()  # indices of deterministic routes that can never fire
     # every entry and route endpoint names a skill (a misspelt one is AFP101/AFP102 already:
     # what reaches what is then unknown, so no reachability claim is made)
     complete: bool = True
+    # Speed: `dead` is settled when first read (a diagram never reads it): `find_dead()` gives it
+    find_dead: Callable[[], frozenset[int]] | None = attrs.field(default=None, repr=False, eq=False)
+    _dead: frozenset[int] | None = attrs.field(default=None, init=False, repr=False, eq=False)
     # Speed: the graph checks ask for the out-edges and each reachability several times per
     # view; a view is read-only once built, so both are computed once (callers never mutate them).
     _out: dict | None = attrs.field(default=None, init=False, repr=False, eq=False)
     _reached: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
+
+    @property
+    def dead(self) -> frozenset[int]:
+        """Indices of deterministic routes that can never fire (`dead_routes`)."""
+        if self._dead is None:
+            self._dead = self.find_dead() if self.find_dead is not None else frozenset()
+        return self._dead
 
     def name(self, key: NodeKey) -> str:
         return self.nodes[key].name
@@ -150,8 +160,21 @@ def _view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
         if s is not None and d is not None:
             routes.append(RouteEdge(r, s, d, i))
         complete = complete and s is not None and d is not None
-    dead = dead_routes(analysis, module, graph, nodes, routes)
-    return GraphView(module, graph, nodes, entries, routes, dead, complete)
+    return GraphView(module, graph, nodes, entries, routes, complete,
+                     _dead_later(analysis, module, graph, nodes, routes))
+
+
+def _dead_later(analysis: Analysis, module: str, graph: ir.Graph, nodes: dict[NodeKey, Node],
+                routes: list[RouteEdge]) -> Callable[[], frozenset[int]]:
+    """`dead_routes`, to be settled when first asked. The view lives in the analysis's memo, so
+    it holds the analysis weakly (no cycle); once that is gone, an analysis of the same program
+    (a pure function of it) answers alike."""
+    ref, program = weakref.ref(analysis), analysis.program
+
+    def find() -> frozenset[int]:
+        a = ref()
+        return dead_routes(a if a is not None else Analysis(program), module, graph, nodes, routes)
+    return find
 
 
 def dead_routes(analysis: Analysis, module: str, graph: ir.Graph, nodes: dict[NodeKey, Node],
@@ -171,6 +194,7 @@ def dead_routes(analysis: Analysis, module: str, graph: ir.Graph, nodes: dict[No
                             if known else None)
         return baseline[0]
     dead = set()
+    own: dict[NodeKey, set[NodeKey]] = {}  # Speed: each source skill's tools, resolved once
     for e in routes:
         if not e.deterministic:
             continue
@@ -183,8 +207,9 @@ def dead_routes(analysis: Analysis, module: str, graph: ir.Graph, nodes: dict[No
         if r is None or not isinstance(r.decl, ir.Tool):
             continue
         tool = (r.module, r.decl.name)
-        own = tool_keys(analysis, e.src[0], skill.tools)
-        if tool in own or has_unresolved(analysis, e.src[0], skill.tools):
+        if e.src not in own:
+            own[e.src] = tool_keys(analysis, e.src[0], skill.tools)
+        if tool in own[e.src] or has_unresolved(analysis, e.src[0], skill.tools):
             continue
         known = base()
         if known is not None and tool not in known:

@@ -87,17 +87,21 @@ def _graph_sites(analysis: Analysis, module: str, g: ir.Graph) -> Iterator[Site]
             yield route_site(analysis, module, g, r)
 
 
-def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route,
-               expr: ir.Expr | None = None) -> Site:
+def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route) -> Site:
+    """The site of a route's guard (the same object each time it is asked, per analysis: the
+    expression checks, the guard checks and the route pairs all read it)."""
+    return analysis.memo(("route-site", module, id(r)), lambda: _route_site(analysis, module, r))
+
+
+def _route_site(analysis: Analysis, module: str, r: ir.Route) -> Site:
     tool = analysis.lookup(module, r.on, ir.Tool) if r.on is not None else None
     on = tool.name if tool is not None else None
     src = analysis.lookup(module, r.src, ir.Skill)
     if r.on is None and src is not None and r.when is not None:  # `when tool == "t"` pins `t`
         tool = _pinned_tool(analysis, analysis.resolve(module, r.src).module, src, r.when)
     statuses = tuple(s.name for s in r.status if s.name in STATUSES) if r.status else ()
-    return Site(module, "route", expr if expr is not None else r.when,
-                f"route `{r.src} -> {r.dst}`", tool=tool, on=on, statuses=statuses,
-                skill=src.name if src else None)
+    return Site(module, "route", r.when, f"route `{r.src} -> {r.dst}`", tool=tool, on=on,
+                statuses=statuses, skill=src.name if src else None)
 
 
 def _pinned_tool(analysis: Analysis, module: str, src: ir.Skill, when: ir.Expr) -> ir.Tool | None:
@@ -228,14 +232,26 @@ _INTEGER = (frozenset({"integer"}), frozenset({"integer", "null"}))
 
 
 def facts(site: Site) -> Facts:
-    """What is known about each key at `site` (schema-level and edge-level atoms)."""
+    """What is known about each key at `site` (schema-level and edge-level atoms).
+    Speed: one function per site (the expression and guard checks both ask), keyed by identity,
+    the entry keeping the site alive; bounded, and dropped after each `run_checks`."""
+    hit = _SITE_FACTS.get(id(site))
+    if hit is not None and hit[0] is site:
+        return hit[1]
+    if len(_SITE_FACTS) >= 65536:
+        _SITE_FACTS.clear()
     cache: dict[Key, tuple[Atom, ...]] = {}
 
     def f(key: Key) -> tuple[Atom, ...]:
-        if key not in cache:
-            cache[key] = _facts(site, key)
-        return cache[key]
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = _facts(site, key)
+        return found
+    _SITE_FACTS[id(site)] = (site, f)
     return f
+
+
+_SITE_FACTS: dict[int, tuple[Site, Facts]] = {}
 
 
 def _facts(site: Site, key: Key) -> tuple[Atom, ...]:
@@ -287,6 +303,8 @@ _FACTS: dict[tuple[int, bool, Key], tuple[Any, tuple[Atom, ...]]] = {}
 
 def clear_cache() -> None:
     _FACTS.clear()
+    _SITE_FACTS.clear()
+    _VIEWS.clear()
 
 
 def _schema_facts(tool: ir.Tool, view: SchemaView, key: Key) -> tuple[Atom, ...]:
