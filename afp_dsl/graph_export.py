@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import attrs
 
@@ -32,8 +32,9 @@ _BRACKETS = frozenset("[](){}")
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-@attrs.frozen
-class Edge:
+class Edge(NamedTuple):
+    """One arrow. Speed: a named tuple (one C call to build; a diagram has one per route)."""
+
     kind: str  # "entry" | "route"
     src: str | None  # node id (None for entries: the start node)
     dst: str

@@ -13,8 +13,6 @@ from functools import partial
 from itertools import chain, product
 from typing import Any, Callable, Iterable
 
-import attrs
-
 from .. import ir
 from ..evaluate import Env, evaluate, render_expr
 
@@ -25,7 +23,10 @@ _SWAPPABLE = frozenset({"==", "!=", *FLIP})
 Key = tuple  # ("path", root, *segments) | ("call", func, name)
 
 
-@attrs.frozen(eq=False)  # equality below: it must see `text`, which may be rendered late
+_FIELDS = ("kind", "key", "values", "op", "bound", "neg", "types", "integer", "truth", "keys",
+           "text", "level", "note", "positive", "expr")
+
+
 class Atom:
     """One condition on one key (or an opaque one over several), with where it came from.
 
@@ -35,36 +36,48 @@ class Atom:
     condition written in the expression, "schema" for what a declaration says about a key,
     "edge" for what the place adds (a route's `on`/`status`, the current skill).
     `text` explains the atom; given as `render` instead (a function of nothing that returns it),
-    it is made when first read. Speed: only a diagnostic reads it, and most conditions are fine.
+    it is made when first read: only a diagnostic reads it, and most conditions are fine.
+    Equality and hashing see every field but `expr` and `render` (and `text` as rendered).
+    Immutable by convention: nothing assigns to an atom once built.
+    Speed: a plain slotted class, not attrs: a frozen attrs `__init__` sets its 16 fields one
+    `object.__setattr__` at a time, about three times the cost, and every comparison of every
+    condition builds atoms.
     """
 
-    kind: str
-    key: Key = ()
-    values: tuple = ()
-    op: str = ""
-    bound: Any = None
-    neg: bool = False
-    types: frozenset = TYPES
-    integer: bool = False
-    truth: bool = True
-    keys: tuple = ()
-    _text: str | None = attrs.field(default="", alias="text", repr=False)
-    level: str = "guard"
-    note: str = ""
-    positive: bool = False  # a comparison written as is (not under `not`)
-    expr: Any = None
-    render: Callable[[], str] | None = attrs.field(default=None, repr=False)
+    __slots__ = ("kind", "key", "values", "op", "bound", "neg", "types", "integer", "truth",
+                 "keys", "_text", "level", "note", "positive", "expr", "render")
+
+    def __init__(self, kind: str, key: Key = (), values: tuple = (), op: str = "",
+                 bound: Any = None, neg: bool = False, types: frozenset = TYPES,
+                 integer: bool = False, truth: bool = True, keys: tuple = (),
+                 text: str | None = "", level: str = "guard", note: str = "",
+                 positive: bool = False,  # a comparison written as is (not under `not`)
+                 expr: Any = None, render: Callable[[], str] | None = None):
+        self.kind = kind
+        self.key = key
+        self.values = values
+        self.op = op
+        self.bound = bound
+        self.neg = neg
+        self.types = types
+        self.integer = integer
+        self.truth = truth
+        self.keys = keys
+        self._text = text
+        self.level = level
+        self.note = note
+        self.positive = positive
+        self.expr = expr
+        self.render = render
 
     @property
     def text(self) -> str:
         t = self._text
         if t is None:
-            t = self.render()
-            object.__setattr__(self, "_text", t)
+            t = self._text = self.render()
         return t
 
     def _eq_fields(self) -> tuple:
-        """What equality compares: every field but `expr` and `render`, `text` as rendered."""
         return (self.kind, self.key, self.values, self.op, self.bound, self.neg, self.types,
                 self.integer, self.truth, self.keys, self.text, self.level, self.note, self.positive)
 
@@ -81,9 +94,7 @@ class Atom:
         return hash(self._eq_fields())
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{f.alias}={getattr(self, f.alias)!r}" for f in attrs.fields(Atom)
-                          if f.name != "render")
-        return f"Atom({shown})"
+        return "Atom(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in _FIELDS) + ")"
 
 
 Facts = Callable[[Key], Iterable[Atom]]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 import attrs
 
@@ -23,23 +23,23 @@ from ..analysis import Analysis
 NodeKey = tuple[str, str]  # (module key, skill name)
 
 
-@attrs.frozen
-class Node:
+# Speed: the nodes and edges are named tuples (one C call to build), not frozen attrs classes
+# (a `object.__setattr__` per field): a view builds one per skill and per route, for the checks
+# and again for every diagram. They are read-only all the same.
+class Node(NamedTuple):
     key: NodeKey
     name: str  # as the graph writes it (`alias.name` for an imported skill)
     skill: ir.Skill
     ref: ir.Ref  # the first mention
 
 
-@attrs.frozen
-class EntryEdge:
+class EntryEdge(NamedTuple):
     entry: ir.Entry
     dst: NodeKey
     index: int
 
 
-@attrs.frozen
-class RouteEdge:
+class RouteEdge(NamedTuple):
     route: ir.Route
     src: NodeKey
     dst: NodeKey

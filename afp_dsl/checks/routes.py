@@ -132,7 +132,7 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     if _flawed(analysis, v, a) or _flawed(analysis, v, b):
         return None  # a guard naming an unknown root or field means nothing yet: reported already
     site = S.route_site(analysis, v.module, v.graph, b.route if tb.tool else a.route)
-    site = attrs.evolve(site, statuses=tuple(sorted(statuses or ())))
+    site = site._replace(statuses=tuple(sorted(statuses or ())))
     verdict = solve([a.route.when, b.route.when], S.facts(site))
     if verdict.status == "unsat":
         return None

@@ -14,7 +14,7 @@ import functools
 import json
 from functools import partial
 from collections.abc import Mapping
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import attrs
 
@@ -45,9 +45,10 @@ _SCALAR_ROOTS = {"message": "a string", "text": "a string", "iteration": "a numb
                  "tool": "a string", "status": "a string", "skill": "a string"}
 
 
-@attrs.frozen
-class Site:
-    """One expression: its module, place, the text that names its owner, and typing context."""
+class Site(NamedTuple):
+    """One expression: its module, place, the text that names its owner, and typing context.
+    Speed: a named tuple (one C call to build; every route's guard is one). The caches keyed
+    by a site use its identity, never its (deep) equality."""
 
     module: str
     place: str
