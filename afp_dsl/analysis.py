@@ -6,6 +6,8 @@ Invariants: never mutates the IR; an unresolvable reference resolves to None (ch
 """
 from __future__ import annotations
 
+from itertools import compress, repeat
+from operator import itemgetter
 from typing import Any, Callable, Hashable, Iterator, NamedTuple, TypeVar
 
 from . import ir
@@ -76,9 +78,14 @@ class Analysis:
         again, each time scanning every declaration); the IR is frozen, so it stays valid."""
         found = self._by_kind.get(kind)
         if found is None:
-            found = self._by_kind[kind] = [
-                (m.key, d) for m in self.program.modules for d in m.decls
-                if kind is None or isinstance(d, kind)]
+            every = self._by_kind.get(None)
+            if every is None:
+                every = self._by_kind[None] = [(m.key, d) for m in self.program.modules
+                                               for d in m.decls]
+            # Speed: each further class filters that list in C (no Python step per declaration)
+            found = every if kind is None else list(compress(
+                every, map(isinstance, map(itemgetter(1), every), repeat(kind))))
+            self._by_kind[kind] = found
         return iter(found)
 
     def root_decls(self, kind: type) -> list[ir.Decl]:

@@ -76,6 +76,8 @@ def _compete(analysis: Analysis, v: G.GraphView) -> _Findings:
     never: dict[int, NeverFires] = {}
     dead = _cannot_fire(analysis, v)
     for edges in v.out_edges().values():
+        if len(edges) < 2:
+            continue  # (a route alone competes with none)
         det = [e for e in edges if e.deterministic and e.index not in dead]
         for j, later in enumerate(det):
             for earlier in det[:j]:

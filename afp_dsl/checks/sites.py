@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import functools
 import json
-from functools import partial
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Iterator, NamedTuple
-
-import attrs
 
 from .. import ir
 from ..analysis import Analysis
@@ -145,10 +143,10 @@ _VALIDATED = frozenset({"success", "failure", "partial", "absent"})  # the argum
 _AFTER = ("success", "failure", "partial", "absent")  # results of calls that ran
 
 
-@attrs.frozen
-class SchemaView:
+class SchemaView(NamedTuple):
     """How a tool schema types `args`/`result` at a site: exactly (`loose` False), or only for a
-    success with null otherwise (`loose`), paths under `keys` being read from the envelope."""
+    success with null otherwise (`loose`), paths under `keys` being read from the envelope.
+    Speed: a named tuple (one per route guard and root)."""
 
     schema: ir.Schema
     loose: bool = False
