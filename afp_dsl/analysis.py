@@ -6,16 +6,16 @@ Invariants: never mutates the IR; an unresolvable reference resolves to None (ch
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Iterator, TypeVar
-
-import attrs
+from itertools import compress, repeat
+from operator import itemgetter
+from typing import Any, Callable, Hashable, Iterator, NamedTuple, TypeVar
 
 from . import ir
 
 
-@attrs.frozen
-class Resolved:
-    """A declaration together with the key of the module that declares it."""
+class Resolved(NamedTuple):
+    """A declaration together with the key of the module that declares it.
+    Speed: a named tuple (one C call to build), made once per distinct reference."""
 
     module: str
     decl: ir.Decl
@@ -53,10 +53,9 @@ class Analysis:
 
     def resolve(self, module: str, ref: ir.Ref) -> Resolved | None:
         """The declaration `ref` names when written in `module`, or None."""
-        key = (module, ref.alias, ref.name)
-        hit = self._resolved.get(key, _MISS)
+        hit = self._resolved.get((module, ref.alias, ref.name), _MISS)
         if hit is _MISS:
-            hit = self._resolved[key] = self._resolve(module, ref)
+            hit = self._resolved[(module, ref.alias, ref.name)] = self._resolve(module, ref)
         return hit
 
     def _resolve(self, module: str, ref: ir.Ref) -> Resolved | None:
@@ -79,9 +78,14 @@ class Analysis:
         again, each time scanning every declaration); the IR is frozen, so it stays valid."""
         found = self._by_kind.get(kind)
         if found is None:
-            found = self._by_kind[kind] = [
-                (m.key, d) for m in self.program.modules for d in m.decls
-                if kind is None or isinstance(d, kind)]
+            every = self._by_kind.get(None)
+            if every is None:
+                every = self._by_kind[None] = [(m.key, d) for m in self.program.modules
+                                               for d in m.decls]
+            # Speed: each further class filters that list in C (no Python step per declaration)
+            found = every if kind is None else list(compress(
+                every, map(isinstance, map(itemgetter(1), every), repeat(kind))))
+            self._by_kind[kind] = found
         return iter(found)
 
     def root_decls(self, kind: type) -> list[ir.Decl]:

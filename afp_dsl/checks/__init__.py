@@ -36,6 +36,7 @@ def run_checks(analysis: Analysis, rules: tuple[Rule, ...] = CHECKS) -> list[Dia
             out.extend(rule(analysis))
     finally:
         atoms.clear_cache()
+        exprs.clear_cache()
         routes.clear_cache()
         schemas.clear_cache()
         sites.clear_cache()

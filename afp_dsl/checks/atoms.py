@@ -9,10 +9,9 @@ Invariants: an atom never claims more than `evaluate` would decide (negations of
 from __future__ import annotations
 
 import math
+from functools import partial
 from itertools import chain, product
 from typing import Any, Callable, Iterable
-
-import attrs
 
 from .. import ir
 from ..evaluate import Env, evaluate, render_expr
@@ -24,7 +23,10 @@ _SWAPPABLE = frozenset({"==", "!=", *FLIP})
 Key = tuple  # ("path", root, *segments) | ("call", func, name)
 
 
-@attrs.frozen
+_FIELDS = ("kind", "key", "values", "op", "bound", "neg", "types", "integer", "truth", "keys",
+           "text", "level", "note", "positive", "expr")
+
+
 class Atom:
     """One condition on one key (or an opaque one over several), with where it came from.
 
@@ -33,23 +35,66 @@ class Atom:
     const (always `truth`), opaque (not analysed; `keys` it reads). `level` is "guard" for a
     condition written in the expression, "schema" for what a declaration says about a key,
     "edge" for what the place adds (a route's `on`/`status`, the current skill).
+    `text` explains the atom; given as `render` instead (a function of nothing that returns it),
+    it is made when first read: only a diagnostic reads it, and most conditions are fine.
+    Equality and hashing see every field but `expr` and `render` (and `text` as rendered).
+    Immutable by convention: nothing assigns to an atom once built.
+    Speed: a plain slotted class, not attrs: a frozen attrs `__init__` sets its 16 fields one
+    `object.__setattr__` at a time, about three times the cost, and every comparison of every
+    condition builds atoms.
     """
 
-    kind: str
-    key: Key = ()
-    values: tuple = ()
-    op: str = ""
-    bound: Any = None
-    neg: bool = False
-    types: frozenset = TYPES
-    integer: bool = False
-    truth: bool = True
-    keys: tuple = ()
-    text: str = ""
-    level: str = "guard"
-    note: str = ""
-    positive: bool = False  # a comparison written as is (not under `not`)
-    expr: Any = attrs.field(default=None, eq=False)
+    __slots__ = ("kind", "key", "values", "op", "bound", "neg", "types", "integer", "truth",
+                 "keys", "_text", "level", "note", "positive", "expr", "render")
+
+    def __init__(self, kind: str, key: Key = (), values: tuple = (), op: str = "",
+                 bound: Any = None, neg: bool = False, types: frozenset = TYPES,
+                 integer: bool = False, truth: bool = True, keys: tuple = (),
+                 text: str | None = "", level: str = "guard", note: str = "",
+                 positive: bool = False,  # a comparison written as is (not under `not`)
+                 expr: Any = None, render: Callable[[], str] | None = None):
+        self.kind = kind
+        self.key = key
+        self.values = values
+        self.op = op
+        self.bound = bound
+        self.neg = neg
+        self.types = types
+        self.integer = integer
+        self.truth = truth
+        self.keys = keys
+        self._text = text
+        self.level = level
+        self.note = note
+        self.positive = positive
+        self.expr = expr
+        self.render = render
+
+    @property
+    def text(self) -> str:
+        t = self._text
+        if t is None:
+            t = self._text = self.render()
+        return t
+
+    def _eq_fields(self) -> tuple:
+        return (self.kind, self.key, self.values, self.op, self.bound, self.neg, self.types,
+                self.integer, self.truth, self.keys, self.text, self.level, self.note, self.positive)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Atom:
+            return NotImplemented
+        return self._eq_fields() == other._eq_fields()
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash(self._eq_fields())
+
+    def __repr__(self) -> str:
+        return "Atom(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in _FIELDS) + ")"
 
 
 Facts = Callable[[Key], Iterable[Atom]]
@@ -130,9 +175,7 @@ def clear_cache() -> None:
 
 
 def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
-    text = render_expr(c)
-    shown = f"not ({text})" if neg else text
-    base = dict(expr=c, neg=neg, text=shown, positive=not neg)
+    base = dict(expr=c, neg=neg, text=None, render=partial(_compare_text, c, neg), positive=not neg)
     if _always_false(c):
         return Atom("const", truth=neg, **base)
     if _constant(c.left) and _constant(c.right):
@@ -166,6 +209,11 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     return _opaque(c, neg, f"the `{op}` operator")
 
 
+def _compare_text(c: ir.Compare, neg: bool) -> str:
+    text = render_expr(c)
+    return f"not ({text})" if neg else text
+
+
 def _always_false(c: ir.Compare) -> bool:
     """False whatever the paths hold, as `evaluate` decides: an ordered comparison with a list,
     or `mentions` without keywords or with one that is not a non-empty string (a regex operand
@@ -193,9 +241,8 @@ def _has_regex(e: Any) -> bool:
 
 
 def _opaque(c: Any, neg: bool, note: str) -> Atom:
-    text = render_expr(c)
     return Atom("opaque", keys=tuple(_paths(c.left) + _paths(getattr(c, "right", None))),
-                expr=c, neg=neg, text=f"not ({text})" if neg else text, note=note,
+                expr=c, neg=neg, text=None, render=partial(_compare_text, c, neg), note=note,
                 positive=not neg)
 
 

@@ -39,7 +39,7 @@ def check_exprs(analysis: Analysis) -> Iterable[Diagnostic]:
 def check_site(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
     bad: set[int] = set()  # ids of operands already reported
     nodes = walk(site.expr)
-    for node, d in _operand_problems(analysis, site, nodes):
+    for node, d in operand_problems(analysis, site, nodes):
         bad.add(id(node))
         yield d
     for node, d in _misplaced_regexes(site.expr, nodes):
@@ -56,6 +56,8 @@ def walk(e: Any) -> list[Any]:
 
     Speed: a list built with an explicit stack, instead of nested generators (one per level);
     nodes are told apart by exact type (the IR node classes have no subclasses)."""
+    if type(e) is ir.Compare and type(e.left) not in _INNER and type(e.right) not in _INNER:
+        return [e, e.left, e.right]  # Speed: the commonest guard, `path OP value`, at once
     out: list[Any] = []
     todo = [e]
     while todo:
@@ -72,13 +74,36 @@ def walk(e: Any) -> list[Any]:
 
 
 _BRANCHES = frozenset({ir.And, ir.Or, ir.ListExpr})
+_INNER = _BRANCHES | {ir.Compare, ir.Not}  # the nodes `walk` looks into
 
 
 # ---------------------------------------------------------------- roots and paths
 def has_unknown_operand(analysis: Analysis, site: S.Site) -> bool:
     """Does the site's expression name an unknown root or field (AFP303/AFP304)?"""
-    return any(d.code in ("AFP303", "AFP304")
-               for _, d in _operand_problems(analysis, site, walk(site.expr)))
+    return any(d.code in ("AFP303", "AFP304") for _, d in operand_problems(analysis, site))
+
+
+def operand_problems(analysis: Analysis, site: S.Site,
+                     nodes: list[Any] | None = None) -> tuple[tuple[Any, Diagnostic], ...]:
+    """(node, diagnostic) for each operand naming something unknown, in walk order (`nodes`:
+    `walk(site.expr)`, when the caller has it). Speed: settled once per site and analysis (the
+    expression checks and the route pairs both ask); keyed by identity, the entry keeping the
+    site alive; bounded, and dropped after each `run_checks`."""
+    hit = _OPERANDS.get(id(site))
+    if hit is not None and hit[0] is site and hit[1] is analysis:
+        return hit[2]
+    if len(_OPERANDS) >= 65536:
+        _OPERANDS.clear()
+    found = tuple(_operand_problems(analysis, site, walk(site.expr) if nodes is None else nodes))
+    _OPERANDS[id(site)] = (site, analysis, found)
+    return found
+
+
+_OPERANDS: dict[int, tuple[S.Site, Analysis, tuple]] = {}
+
+
+def clear_cache() -> None:
+    _OPERANDS.clear()
 
 
 def _operand_problems(analysis: Analysis, site: S.Site,
@@ -177,7 +202,7 @@ def _misplaced_regexes(expr: Any, nodes: list[Any]) -> Iterator[tuple[Any, Diagn
     """A regex literal anywhere but after `matches` (one per comparison): it is not a value, so
     the condition cannot be evaluated at run time (a policy denies, a route does not fire).
     Speed: `nodes` holds every node of `expr`, so without a regex among them there is none."""
-    if not any(type(n) is ir.Regex for n in nodes):
+    if ir.Regex not in set(map(type, nodes)):
         return
     if isinstance(expr, ir.Regex):
         yield expr, _bare_regex(expr)

@@ -187,7 +187,6 @@ def _no_way_out(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
 def _route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
     agents = G.agents_of_graph(analysis, v.module, v.graph)
     baselines = [(a, G.tool_keys(analysis, m, a.tools)) for m, a in agents]
-    own: dict[NodeKey, set[NodeKey]] = {}  # Speed: each source skill's tools, resolved once
     deaf: dict[NodeKey, list[RouteEdge]] = {}  # no `on`, and the source skill has no tools to hear
     for e in v.routes:
         if e.route.on is None and e.index in v.dead:
@@ -202,9 +201,7 @@ def _route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
             continue
         tool = (r.module, r.decl.name)
         skill = v.nodes[e.src].skill
-        if e.src not in own:
-            own[e.src] = G.tool_keys(analysis, e.src[0], skill.tools)
-        if tool in own[e.src]:
+        if tool in v.own_tools(analysis, e.src):
             continue
         if G.has_unresolved(analysis, e.src[0], skill.tools) or any(
                 G.has_unresolved(analysis, m, a.tools) for m, a in agents):

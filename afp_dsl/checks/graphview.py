@@ -11,8 +11,9 @@ Invariants: a statement whose skill reference does not resolve is left out (name
 """
 from __future__ import annotations
 
+import weakref
 from collections import deque
-from typing import Iterable
+from typing import Callable, Iterable, NamedTuple
 
 import attrs
 
@@ -22,23 +23,23 @@ from ..analysis import Analysis
 NodeKey = tuple[str, str]  # (module key, skill name)
 
 
-@attrs.frozen
-class Node:
+# Speed: the nodes and edges are named tuples (one C call to build), not frozen attrs classes
+# (a `object.__setattr__` per field): a view builds one per skill and per route, for the checks
+# and again for every diagram. They are read-only all the same.
+class Node(NamedTuple):
     key: NodeKey
     name: str  # as the graph writes it (`alias.name` for an imported skill)
     skill: ir.Skill
     ref: ir.Ref  # the first mention
 
 
-@attrs.frozen
-class EntryEdge:
+class EntryEdge(NamedTuple):
     entry: ir.Entry
     dst: NodeKey
     index: int
 
 
-@attrs.frozen
-class RouteEdge:
+class RouteEdge(NamedTuple):
     route: ir.Route
     src: NodeKey
     dst: NodeKey
@@ -56,14 +57,33 @@ class GraphView:
     nodes: dict[NodeKey, Node]
     entries: list[EntryEdge]
     routes: list[RouteEdge]
-    dead: frozenset[int] = frozenset()  # indices of deterministic routes that can never fire
     # every entry and route endpoint names a skill (a misspelt one is AFP101/AFP102 already:
     # what reaches what is then unknown, so no reachability claim is made)
     complete: bool = True
+    # Speed: `dead` is settled when first read (a diagram never reads it): `find_dead()` gives it
+    find_dead: Callable[[GraphView], frozenset[int]] | None = attrs.field(
+        default=None, repr=False, eq=False)
+    _dead: frozenset[int] | None = attrs.field(default=None, init=False, repr=False, eq=False)
+    _own: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
     # Speed: the graph checks ask for the out-edges and each reachability several times per
     # view; a view is read-only once built, so both are computed once (callers never mutate them).
     _out: dict | None = attrs.field(default=None, init=False, repr=False, eq=False)
     _reached: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
+
+    @property
+    def dead(self) -> frozenset[int]:
+        """Indices of deterministic routes that can never fire (`dead_routes`)."""
+        if self._dead is None:
+            self._dead = self.find_dead(self) if self.find_dead is not None else frozenset()
+        return self._dead
+
+    def own_tools(self, analysis: Analysis, key: NodeKey) -> set[NodeKey]:
+        """The tools of the skill at node `key`, resolved (read-only; once per view: the dead
+        routes and the route tool checks both ask, per source skill)."""
+        found = self._own.get(key)
+        if found is None:
+            found = self._own[key] = tool_keys(analysis, key[0], self.nodes[key].skill.tools)
+        return found
 
     def name(self, key: NodeKey) -> str:
         return self.nodes[key].name
@@ -150,17 +170,28 @@ def _view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
         if s is not None and d is not None:
             routes.append(RouteEdge(r, s, d, i))
         complete = complete and s is not None and d is not None
-    dead = dead_routes(analysis, module, graph, nodes, routes)
-    return GraphView(module, graph, nodes, entries, routes, dead, complete)
+    return GraphView(module, graph, nodes, entries, routes, complete, _dead_later(analysis))
 
 
-def dead_routes(analysis: Analysis, module: str, graph: ir.Graph, nodes: dict[NodeKey, Node],
-                routes: list[RouteEdge]) -> frozenset[int]:
+def _dead_later(analysis: Analysis) -> Callable[[GraphView], frozenset[int]]:
+    """`dead_routes`, to be settled when first asked. The view lives in the analysis's memo, so
+    it holds the analysis weakly (no cycle); once that is gone, an analysis of the same program
+    (a pure function of it) answers alike."""
+    ref, program = weakref.ref(analysis), analysis.program
+
+    def find(v: GraphView) -> frozenset[int]:
+        a = ref()
+        return dead_routes(a if a is not None else Analysis(program), v)
+    return find
+
+
+def dead_routes(analysis: Analysis, v: GraphView) -> frozenset[int]:
     """The deterministic routes (by index) proved never to fire. Either a route has no `on` and
     its source skill has no tools (such a route hears only the results of the source's own tools,
     never a baseline tool's or a built-in's), or its `on` tool is neither a tool of the source
     skill nor a baseline tool of any agent using the graph (AFP209 as an error). A misspelt tool
     name, and for `on` a graph no agent uses, decide nothing."""
+    module, graph = v.module, v.graph
     baseline: list[set[NodeKey] | None] = []  # Speed: the agents' baseline, resolved once
 
     def base() -> set[NodeKey] | None:
@@ -171,10 +202,10 @@ def dead_routes(analysis: Analysis, module: str, graph: ir.Graph, nodes: dict[No
                             if known else None)
         return baseline[0]
     dead = set()
-    for e in routes:
+    for e in v.routes:
         if not e.deterministic:
             continue
-        skill = nodes[e.src].skill
+        skill = v.nodes[e.src].skill
         if e.route.on is None:
             if not skill.tools:
                 dead.add(e.index)
@@ -183,8 +214,7 @@ def dead_routes(analysis: Analysis, module: str, graph: ir.Graph, nodes: dict[No
         if r is None or not isinstance(r.decl, ir.Tool):
             continue
         tool = (r.module, r.decl.name)
-        own = tool_keys(analysis, e.src[0], skill.tools)
-        if tool in own or has_unresolved(analysis, e.src[0], skill.tools):
+        if tool in v.own_tools(analysis, e.src) or has_unresolved(analysis, e.src[0], skill.tools):
             continue
         known = base()
         if known is not None and tool not in known:

@@ -64,6 +64,8 @@ def _lists(decl: ir.Decl) -> Iterator[tuple[str, tuple[ir.Ref, ...]]]:
 def _repeated(decl: ir.Decl) -> Iterator[Diagnostic]:
     """A name listed twice in one list attribute (`tools = [t, t]`): a warning at the repeat."""
     for key, refs in _lists(decl):
+        if len(refs) < 2:
+            continue  # (nothing to repeat)
         seen: dict[tuple, ir.Ref] = {}
         for ref in refs:
             first = seen.setdefault((ref.alias, ref.name), ref)

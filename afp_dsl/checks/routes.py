@@ -76,6 +76,8 @@ def _compete(analysis: Analysis, v: G.GraphView) -> _Findings:
     never: dict[int, NeverFires] = {}
     dead = _cannot_fire(analysis, v)
     for edges in v.out_edges().values():
+        if len(edges) < 2:
+            continue  # (a route alone competes with none)
         det = [e for e in edges if e.deterministic and e.index not in dead]
         for j, later in enumerate(det):
             for earlier in det[:j]:
@@ -132,7 +134,7 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     if _flawed(analysis, v, a) or _flawed(analysis, v, b):
         return None  # a guard naming an unknown root or field means nothing yet: reported already
     site = S.route_site(analysis, v.module, v.graph, b.route if tb.tool else a.route)
-    site = attrs.evolve(site, statuses=tuple(sorted(statuses or ())))
+    site = site._replace(statuses=tuple(sorted(statuses or ())))
     verdict = solve([a.route.when, b.route.when], S.facts(site))
     if verdict.status == "unsat":
         return None

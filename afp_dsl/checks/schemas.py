@@ -21,7 +21,7 @@ from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
-from ..frozen import is_mapping, thaw
+from ..frozen import FrozenMap, is_mapping, thaw
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -276,6 +276,9 @@ def _candidates(node: Mapping) -> tuple[str, ...]:
 
 
 def _deref(root: Any, node: Any) -> Any:
+    t = type(node)
+    if (t is FrozenMap or t is dict) and "$ref" not in node:
+        return node  # Speed: the usual node, with no `$ref` to follow
     for _ in range(32):
         if not (is_mapping(node) and isinstance(node.get("$ref"), str)):
             return node

@@ -13,9 +13,8 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from typing import Any, Iterator
-
-import attrs
+from functools import partial
+from typing import Any, Iterator, NamedTuple
 
 from .. import ir
 from ..analysis import Analysis
@@ -44,9 +43,10 @@ _SCALAR_ROOTS = {"message": "a string", "text": "a string", "iteration": "a numb
                  "tool": "a string", "status": "a string", "skill": "a string"}
 
 
-@attrs.frozen
-class Site:
-    """One expression: its module, place, the text that names its owner, and typing context."""
+class Site(NamedTuple):
+    """One expression: its module, place, the text that names its owner, and typing context.
+    Speed: a named tuple (one C call to build; every route's guard is one). The caches keyed
+    by a site use its identity, never its (deep) equality."""
 
     module: str
     place: str
@@ -86,17 +86,21 @@ def _graph_sites(analysis: Analysis, module: str, g: ir.Graph) -> Iterator[Site]
             yield route_site(analysis, module, g, r)
 
 
-def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route,
-               expr: ir.Expr | None = None) -> Site:
+def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route) -> Site:
+    """The site of a route's guard (the same object each time it is asked, per analysis: the
+    expression checks, the guard checks and the route pairs all read it)."""
+    return analysis.memo(("route-site", module, id(r)), lambda: _route_site(analysis, module, r))
+
+
+def _route_site(analysis: Analysis, module: str, r: ir.Route) -> Site:
     tool = analysis.lookup(module, r.on, ir.Tool) if r.on is not None else None
     on = tool.name if tool is not None else None
     src = analysis.lookup(module, r.src, ir.Skill)
     if r.on is None and src is not None and r.when is not None:  # `when tool == "t"` pins `t`
         tool = _pinned_tool(analysis, analysis.resolve(module, r.src).module, src, r.when)
     statuses = tuple(s.name for s in r.status if s.name in STATUSES) if r.status else ()
-    return Site(module, "route", expr if expr is not None else r.when,
-                f"route `{r.src} -> {r.dst}`", tool=tool, on=on, statuses=statuses,
-                skill=src.name if src else None)
+    return Site(module, "route", r.when, f"route `{r.src} -> {r.dst}`", tool=tool, on=on,
+                statuses=statuses, skill=src.name if src else None)
 
 
 def _pinned_tool(analysis: Analysis, module: str, src: ir.Skill, when: ir.Expr) -> ir.Tool | None:
@@ -139,10 +143,10 @@ _VALIDATED = frozenset({"success", "failure", "partial", "absent"})  # the argum
 _AFTER = ("success", "failure", "partial", "absent")  # results of calls that ran
 
 
-@attrs.frozen
-class SchemaView:
+class SchemaView(NamedTuple):
     """How a tool schema types `args`/`result` at a site: exactly (`loose` False), or only for a
-    success with null otherwise (`loose`), paths under `keys` being read from the envelope."""
+    success with null otherwise (`loose`), paths under `keys` being read from the envelope.
+    Speed: a named tuple (one per route guard and root)."""
 
     schema: ir.Schema
     loose: bool = False
@@ -227,14 +231,26 @@ _INTEGER = (frozenset({"integer"}), frozenset({"integer", "null"}))
 
 
 def facts(site: Site) -> Facts:
-    """What is known about each key at `site` (schema-level and edge-level atoms)."""
+    """What is known about each key at `site` (schema-level and edge-level atoms).
+    Speed: one function per site (the expression and guard checks both ask), keyed by identity,
+    the entry keeping the site alive; bounded, and dropped after each `run_checks`."""
+    hit = _SITE_FACTS.get(id(site))
+    if hit is not None and hit[0] is site:
+        return hit[1]
+    if len(_SITE_FACTS) >= 65536:
+        _SITE_FACTS.clear()
     cache: dict[Key, tuple[Atom, ...]] = {}
 
     def f(key: Key) -> tuple[Atom, ...]:
-        if key not in cache:
-            cache[key] = _facts(site, key)
-        return cache[key]
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = _facts(site, key)
+        return found
+    _SITE_FACTS[id(site)] = (site, f)
     return f
+
+
+_SITE_FACTS: dict[int, tuple[Site, Facts]] = {}
 
 
 def _facts(site: Site, key: Key) -> tuple[Atom, ...]:
@@ -286,6 +302,8 @@ _FACTS: dict[tuple[int, bool, Key], tuple[Any, tuple[Atom, ...]]] = {}
 
 def clear_cache() -> None:
     _FACTS.clear()
+    _SITE_FACTS.clear()
+    _VIEWS.clear()
 
 
 def _schema_facts(tool: ir.Tool, view: SchemaView, key: Key) -> tuple[Atom, ...]:
@@ -305,22 +323,36 @@ def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: boo
     field = walk_schema(schema.json, key[2:])
     if not isinstance(field, Field):
         return
-    where = f"{'input' if key[1] == 'args' else 'output'} schema of `{tool.name}`"
-    otherwise = ", or null when the status is not `success`" if loose else ""
-    node, name = field.schema, key_text(key)
+    node = field.schema
     values = _enum(node)
     if values is not None:
         values += (None,) if field.optional else ()
-        shown = ", ".join([_show(v) for v in values])
         yield Atom("eq", key, values=values + ((None,) if loose else ()), level="schema",
-                   text=f"`{name}` is one of {shown} ({where}){otherwise}")
+                   text=None, render=partial(_enum_text, tool.name, key, values, loose))
     types = schema_types(node)
     if types is not None and types <= _KNOWN_TYPES:
         mapped = {_JSON_TYPES[t] for t in types} | ({"null"} if field.optional or loose else set())
-        integer = types in _INTEGER
-        shown = type_names(types) + (" or absent" if field.optional else "")
-        yield Atom("type", key, types=frozenset(mapped), integer=integer, level="schema",
-                   text=f"`{name}` is {shown} ({where}){otherwise}")
+        yield Atom("type", key, types=frozenset(mapped), integer=types in _INTEGER, level="schema",
+                   text=None, render=partial(_type_text, tool.name, key, types, field.optional, loose))
+
+
+# Speed: the texts of schema facts name the tool, so each is made only when a diagnostic reads it.
+def _enum_text(tool: str, key: Key, values: tuple, loose: bool) -> str:
+    shown = ", ".join([_show(v) for v in values])
+    return f"`{key_text(key)}` is one of {shown} ({_where(tool, key)}){_otherwise(loose)}"
+
+
+def _type_text(tool: str, key: Key, types: frozenset, optional: bool, loose: bool) -> str:
+    shown = type_names(types) + (" or absent" if optional else "")
+    return f"`{key_text(key)}` is {shown} ({_where(tool, key)}){_otherwise(loose)}"
+
+
+def _where(tool: str, key: Key) -> str:
+    return f"{'input' if key[1] == 'args' else 'output'} schema of `{tool}`"
+
+
+def _otherwise(loose: bool) -> str:
+    return ", or null when the status is not `success`" if loose else ""
 
 
 def _enum(node: Mapping) -> tuple | None:

@@ -148,8 +148,8 @@ def _unique(atoms: tuple[Atom, ...]) -> tuple[Atom, ...]:
     """The atoms without repeats, first occurrences kept in order. Atoms are equal when their
     fields are, with values told apart by type (`true` is not `1`) and text conditions by their
     whole comparison (`Atom` equality leaves the expression out)."""
-    if len(atoms) < 2 or len({a.text for a in atoms}) == len(atoms):
-        return atoms  # (repeats render alike; atoms that all read differently repeat nothing)
+    if len(atoms) < 2 or _all_differ(atoms):
+        return atoms
     seen: set = set()
     out = []
     for a in atoms:
@@ -158,6 +158,15 @@ def _unique(atoms: tuple[Atom, ...]) -> tuple[Atom, ...]:
             seen.add(ident)
             out.append(a)
     return tuple(out) if len(out) < len(atoms) else atoms
+
+
+def _all_differ(atoms: tuple[Atom, ...]) -> bool:
+    """True when no two atoms can be equal: they differ in a field equality compares.
+    Speed: read without their texts, which are rendered only when a diagnostic needs them."""
+    try:
+        return len({(a.kind, a.level, a.op, a.values, a.bound) for a in atoms}) == len(atoms)
+    except TypeError:  # an unhashable value: then by their texts (atoms that all read
+        return len({a.text for a in atoms}) == len(atoms)  # differently repeat nothing)
 
 
 def _solve_key(atoms: tuple[Atom, ...], key: Key, work: Work) -> _KeyResult:
