@@ -118,6 +118,30 @@ class Recorder:
                                   payload)))
         return eid
 
+    def vouch(self, payload: Any, token: str, keys: tuple[str, ...]) -> None:
+        """Right after `emit` recorded `payload`: when it was recorded as it is (found clean),
+        the dicts with `keys` whose values all sit in it, recorded by `emit_vouched` under
+        `token`, need no check of their own until a secret is remembered (`CleanCheck.vouch`)."""
+        red = self.redactor
+        if (red._rules or red._memory.values) and self.trace[-1].payload is payload:
+            red.vouch(token, keys)
+
+    def emit_vouched(self, kind: str, payload: dict, token: str, iteration: int,
+                     source: Span | None, cause: str) -> str:
+        """`emit` of a payload made as `vouch` says, caused by one event."""
+        self.seq += 1
+        if self.clock is None:
+            self.time += 1
+        else:
+            self.time = self._tick()
+        eid = f"{self.trace.run_id}:{self.seq}"
+        red = self.redactor
+        if (red._rules or red._memory.values) and not red.is_clean_vouched(payload, token):
+            payload = red.scrub(payload, at=kind)
+        self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
+                                  (cause,) if cause else (), source, payload)))
+        return eid
+
 
 def run_clock(effects: Any, start: int) -> Any:
     """The Effects clock of a run whose time is `start` (None: the recorder counts its ticks;
