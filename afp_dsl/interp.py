@@ -23,7 +23,7 @@ from .providers.base import Message, Request, checked_reply, requested_model, re
 from .runtime import LLMCall, RunCtx
 from .state import Pending, ToolResult
 from .prompts import WRAP_UP
-from .toolcall import dispatch
+from .toolcall import CALLED_KEYS, dispatch
 from .toolcall_policy import record_decisions
 
 
@@ -170,6 +170,8 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
     if reply.response_id is not None or reply.response_model is not None:
         out.update(response_keys(reply))  # (what the provider's reply says of itself)
     replied = ctx.emit("llm.replied", out, caused_by=(called,))
+    if calls:  # each call's `tool.called` holds its name, id and arguments, all in `out`
+        ctx.rec.vouch(out, replied, CALLED_KEYS)
     return reply, replied
 
 

@@ -85,6 +85,11 @@ class _RuleSet:
 class Redactor(CleanCheck):
     """Scrubs JSON-like values and text for one run; remembers the secrets it has seen."""
 
+    # Speed: at most 30 instance attributes (this class's and `CleanCheck`'s): CPython 3.11
+    # shares one key table among the instances of a class up to 30 keys, and past that every
+    # attribute and method lookup on a redactor takes the slow path (tests/test_redaction_vouch.py).
+    _planted = _PLANTED_RULE  # (a constant: a class attribute, not one of the 30)
+
     def __init__(self, rules: Sequence[ir.Redact] = (), *, _memory: Memory | None = None,
                  _model_only: bool = False):
         self._decls = tuple(rules)
@@ -95,7 +100,6 @@ class Redactor(CleanCheck):
         self._ruleset = rs
         self._rules, self._active, self._keys = rs.rules, rs.active, rs.keys
         self._matcher, self._placeholders = rs.matcher, rs.placeholders
-        self._planted = _PLANTED_RULE
         self._memory = _memory if _memory is not None else Memory()
         # the memory's numbers for this redactor's rules (`Memory.ref`), and back; a secret
         # remembered by a rule this redactor does not hold (an inner agent's own) is "foreign"

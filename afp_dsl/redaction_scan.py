@@ -31,11 +31,12 @@ class CleanCheck:
         self._clean_keys: set[str] = set()
         self._clean_ints: set[int] = set()
         self._clean_shapes: set[tuple] = set()
+        self._vouched: set[Any] = set()  # tokens vouched for (`vouch`)
+        self._vouched_keys: dict[int, tuple] = {}  # tuples of keys found clean by `vouch`
         self._clean_version = -1
         self._screen: Any = False
         self._short = 0  # strings shorter than this hold no match (`_least_width`)
         self._int_bound = 0  # ints strictly between -bound/10 and bound print shorter
-        self._shared_keys: set[str] = self._ruleset.clean_keys
 
     def is_clean(self, value: Any) -> bool:
         """True when scrubbing `value` would change nothing and remember nothing: no key selected
@@ -67,6 +68,36 @@ class CleanCheck:
             shapes.clear()
         shapes.add(shape)
         return True
+
+    def vouch(self, token: Any, keys: tuple[str, ...]) -> None:
+        """Vouch for the payloads checked under `token` (`is_clean_vouched`) until a secret is
+        remembered. The caller calls it right after a payload P was found clean, and passes under
+        `token` only dicts whose keys are `keys` (checked here) and whose values all sit in P:
+        such a dict holds no match (a string's verdict does not depend on where it sits) and no
+        selected key (its own keys are `keys`, those below were P's). Nothing is vouched for
+        when a secret was remembered since the last check (P's verdict may be stale)."""
+        if self._clean_version != self._memory.version:
+            return
+        if self._vouched_keys.get(id(keys)) is not keys:  # (by identity: exact strs stay so)
+            known = self._clean_keys
+            for k in keys:
+                if type(k) is not str or (k not in known and not self._clean_key(k)):
+                    return
+            if len(self._vouched_keys) >= CACHE_SIZE:
+                self._vouched_keys.clear()
+            self._vouched_keys[id(keys)] = keys  # (keeps `keys` alive: its id is not reused)
+        vouched = self._vouched
+        if len(vouched) >= CACHE_SIZE:
+            vouched.clear()
+        vouched.add(token)
+
+    def is_clean_vouched(self, payload: Any, token: Any) -> bool:
+        """`is_clean(payload)` for a payload made as `vouch` says: True without a walk when
+        `token` is vouched for (and nothing was remembered since). Speed: a tool call's
+        `tool.called` repeats the name, id and arguments its reply's `llm.replied` just held."""
+        if self._clean_version != self._memory.version:
+            self._check_clean()
+        return token in self._vouched or self.is_clean(payload)
 
     # ------------------------------------------------------------ clean check
     # Speed: `is_clean` runs on every recorded payload, so it walks with three per-run caches of
@@ -185,9 +216,11 @@ class CleanCheck:
         redactors (they depend on the rules alone); after, this redactor keeps its own."""
         if self._clean_version != self._memory.version:
             self._clean = set()
-            self._clean_keys = self._shared_keys if self._memory.version == 0 else set()
+            self._clean_keys = self._ruleset.clean_keys if self._memory.version == 0 else set()
             self._clean_ints = set()
             self._clean_shapes = set()
+            self._vouched = set()
+            self._vouched_keys = {}
             self._screen = self._make_screen()
             self._short = short = self._least_width()
             self._int_bound = 10 ** (short - 1) if short > 1 else 0

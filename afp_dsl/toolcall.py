@@ -36,6 +36,9 @@ from .trace import dumps
 from .call_outcome import CallOutcome
 from . import toolcall_builtins as bi
 
+CALLED_KEYS = ("tool", "call_id", "args")  # the keys of a `tool.called` payload
+
+
 def call_fingerprint(tool: str, call_id: str, args: Any) -> str:
     text = dumps({"tool": tool, "id": call_id, "args": args})  # (a lone surrogate is JSON too)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -49,15 +52,18 @@ def to_text(value: Any) -> str:
 
 # ---------------------------------------------------------------- entry point
 def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None):
-    """Generator: run one tool call through the pipeline; returns a `CallOutcome`."""
+    """Generator: run one tool call through the pipeline; returns a `CallOutcome`. `cause` is
+    the `llm.replied` whose payload holds `call` (its `tool.called` is vouched for by it, see
+    `Recorder.vouch`)."""
     args = plain(call.arguments) if call.arguments is not None else {}
     info = ctx.plan.tools.get(call.name)
     source = info.decl.span if info is not None else None
     if resume is not None and resume["checkin"].get("called"):
         called = resume["checkin"]["called"]
     else:
-        called = ctx.emit("tool.called", {"tool": call.name, "call_id": call.id, "args": args},
-                          source=source, caused_by=(cause,))
+        called = ctx.rec.emit_vouched("tool.called", {"tool": call.name, "call_id": call.id,
+                                                      "args": args},
+                                      cause, ctx.state.iteration, source, cause)
     if call.name in sk.BUILTINS and call.name not in ctx.plan.tools and bi.has_builtin(ctx, call.name):
         return _finish(ctx, call, args, bi.builtin(ctx, call, args, called), called)
     if info is None:

@@ -57,13 +57,22 @@ class _CallEnv(tuple):
 
 def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict, cause: str,
          start_after: int = 0, can_pause: bool = True):
-    env: Any = _CallEnv((env_roots, ctx))
-    result = walk_steps(found, moment, env, call.name, call.id, ctx.state.iteration, can_pause,
-                        ctx.session.policy_host, start_after,
+    iteration = ctx.state.iteration
+    result = walk_steps(found, moment, _env(_CallEnv, (env_roots, ctx)), call.name, call.id,
+                        iteration, can_pause, ctx.session.policy_host, start_after,
                         False)  # (evidence: no ledger row records a rule's conditions)
-    if result.decisions:
-        record_decisions(ctx, result.decisions, cause)
+    if result[1]:  # (`record_decisions`, inline: a walk that decides records its rows)
+        emit, heads = ctx.rec.emit_shaped, _HEADS
+        for d in result[1]:
+            head = heads.get(d[:6]) or _head(d[:6])
+            payload = head[0].copy()
+            payload["call_id"] = call_id = d[6]
+            payload["iteration"] = iteration
+            emit("policy.decided", payload, head[1], call_id, iteration, d[2], cause)
     return result
+
+
+_env = tuple.__new__  # Speed: a `_CallEnv` in one C call, without the class call's lookups
 
 
 def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
