@@ -1,7 +1,9 @@
 """The recorder: every event of a run, redacted, at the time the Effects clock gives.
 
 Role:       `Recorder.emit` is the one way an event enters a trace (`emit_shaped` for ledger
-            rows); `run_clock` makes a run's clock from its Effects. Split from `runtime`.
+            rows, `emit_vouched` / `emit_vouched_plus` for a tool call's `tool.called` and
+            `tool.returned`); `run_clock` makes a run's clock from its Effects. Split from
+            `runtime`.
 Emits:      whatever kind it is given.
 Invariants: every recorded payload passes the redactor first; event ids are `<run>:<seq>`; times
             come from the Effects clock (default `LogicalClock`: one tick per event), are ints and
@@ -140,6 +142,25 @@ class Recorder:
             payload = red.scrub(payload, at=kind)
         self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
                                   (cause,) if cause else (), source, payload)))
+        return eid
+
+    def emit_vouched_plus(self, kind: str, payload: dict, token: str, keys: tuple[str, ...],
+                          values: tuple, iteration: int, source: Span | None,
+                          caused_by: tuple[str, ...]) -> str:
+        """`emit` of a payload made of entries as `vouch` says and the entries `keys` →
+        `values` (`CleanCheck.is_clean_vouched_plus`)."""
+        self.seq += 1
+        if self.clock is None:
+            self.time += 1
+        else:
+            self.time = self._tick()
+        eid = f"{self.trace.run_id}:{self.seq}"
+        red = self.redactor
+        if (red._rules or red._memory.values) and not red.is_clean_vouched_plus(
+                payload, token, keys, values):
+            payload = red.scrub(payload, at=kind)
+        self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
+                                  tuple(filter(None, caused_by)), source, payload)))
         return eid
 
 

@@ -76,16 +76,8 @@ class CleanCheck:
         such a dict holds no match (a string's verdict does not depend on where it sits) and no
         selected key (its own keys are `keys`, those below were P's). Nothing is vouched for
         when a secret was remembered since the last check (P's verdict may be stale)."""
-        if self._clean_version != self._memory.version:
+        if self._clean_version != self._memory.version or not self._clean_key_tuple(keys):
             return
-        if self._vouched_keys.get(id(keys)) is not keys:  # (by identity: exact strs stay so)
-            known = self._clean_keys
-            for k in keys:
-                if type(k) is not str or (k not in known and not self._clean_key(k)):
-                    return
-            if len(self._vouched_keys) >= CACHE_SIZE:
-                self._vouched_keys.clear()
-            self._vouched_keys[id(keys)] = keys  # (keeps `keys` alive: its id is not reused)
         vouched = self._vouched
         if len(vouched) >= CACHE_SIZE:
             vouched.clear()
@@ -98,6 +90,36 @@ class CleanCheck:
         if self._clean_version != self._memory.version:
             self._check_clean()
         return token in self._vouched or self.is_clean(payload)
+
+    def is_clean_vouched_plus(self, payload: dict, token: Any, keys: tuple[str, ...],
+                              values: tuple) -> bool:
+        """`is_clean(payload)` for a dict whose entries are some made as `vouch` says (keys
+        among the vouched ones, values in the vouched payload) and, besides those, exactly the
+        entries `keys` → `values`: with `token` vouched for, only those are checked. Speed: a
+        tool call's `tool.returned` repeats the call's name and id from its reply."""
+        if self._clean_version != self._memory.version:
+            self._check_clean()
+        if token not in self._vouched or (self._vouched_keys.get(id(keys)) is not keys
+                                          and not self._clean_key_tuple(keys)):
+            return self.is_clean(payload)
+        try:
+            return self._clean_items(values)
+        except RecursionError:  # too deep to walk: `scrub` replaces it whole
+            return False
+
+    def _clean_key_tuple(self, keys: tuple[str, ...]) -> bool:
+        """All of `keys` are clean keys; a tuple found so is remembered (by identity: exact
+        strs stay so) until a secret is remembered."""
+        if self._vouched_keys.get(id(keys)) is keys:
+            return True
+        known = self._clean_keys
+        for k in keys:
+            if type(k) is not str or (k not in known and not self._clean_key(k)):
+                return False
+        if len(self._vouched_keys) >= CACHE_SIZE:
+            self._vouched_keys.clear()
+        self._vouched_keys[id(keys)] = keys  # (keeps `keys` alive: its id is not reused)
+        return True
 
     # ------------------------------------------------------------ clean check
     # Speed: `is_clean` runs on every recorded payload, so it walks with three per-run caches of
@@ -163,6 +185,8 @@ class CleanCheck:
             elif t is dict:
                 if not self._clean_map(v):
                     return False
+            elif t is bool or v is None:
+                continue
             elif not self._clean_walk(v):
                 return False
         return True

@@ -37,6 +37,9 @@ from .call_outcome import CallOutcome
 from . import toolcall_builtins as bi
 
 CALLED_KEYS = ("tool", "call_id", "args")  # the keys of a `tool.called` payload
+# the keys of a `tool.returned` payload besides its tool and call id (those are the reply's)
+RETURNED_KEYS = ("status", "executed", "result", "duration")
+READ_KEYS = RETURNED_KEYS + ("read",)
 
 
 def call_fingerprint(tool: str, call_id: str, args: Any) -> str:
@@ -65,11 +68,11 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
                                                       "args": args},
                                       cause, ctx.state.iteration, source, cause)
     if call.name in sk.BUILTINS and call.name not in ctx.plan.tools and bi.has_builtin(ctx, call.name):
-        return _finish(ctx, call, args, bi.builtin(ctx, call, args, called), called)
+        return _finish(ctx, call, args, bi.builtin(ctx, call, args, called), called, cause)
     if info is None:
-        return _finish(ctx, call, args, _unknown(ctx, call), called)
+        return _finish(ctx, call, args, _unknown(ctx, call), called, cause)
     if resume is None and ctx.comp is not None and call.name not in ctx.comp.names:
-        return _finish(ctx, call, args, _not_offered(ctx, call), called)
+        return _finish(ctx, call, args, _not_offered(ctx, call), called, cause)
     if resume is not None:
         _restore_offered(ctx, resume["checkin"])
         out = yield from _resumed(ctx, call, args, info, resume, called)
@@ -80,7 +83,7 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
         return attrs.evolve(out, pause={**out.pause, "called": called, "offered": offered})
     if out.fatal is not None:
         return out
-    return _finish(ctx, call, args, out, called)
+    return _finish(ctx, call, args, out, called, cause)
 
 
 def _unknown(ctx: RunCtx, call: ToolCall) -> CallOutcome:
@@ -301,40 +304,43 @@ def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: st
     return attrs.evolve(out, status="denied", text=pol.reason(chain))
 
 
-def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
+def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str,
+            cause: str) -> CallOutcome:
+    """Record the call's `tool.returned`; its name and id are in `cause`, the reply's
+    `llm.replied` (vouched for as the `tool.called` is, see `Recorder.vouch`)."""
     text = out.text
     if out.status == "success" and call.name not in sk.BUILTINS:
         text += _step_advance(ctx, call, called)
-    payload = {"tool": call.name, "call_id": call.id, "status": out.status,
-               "executed": out.executed, "result": plain(out.result),
-               "duration": ctx.rec.next_time() - _time_of(ctx, called)}
+    status, executed, result = out.status, out.executed, plain(out.result)
+    now = ctx.rec.next_time()
+    at = ctx.rec.trace.index(called)  # (read twice below: the call's time, what followed it)
+    duration = now - (ctx.rec.time if at is None else ctx.rec.trace[at].time)  # (in ticks)
+    payload = {"tool": call.name, "call_id": call.id, "status": status, "executed": executed,
+               "result": result, "duration": duration}
     if out.result is None or to_text(out.result) != text:
         payload["read"] = text
+        keys, values = READ_KEYS, (status, executed, result, duration, text)
+    else:
+        keys, values = RETURNED_KEYS, (status, executed, result, duration)
     ctx.redactor.learn_json_text(out.result)  # (before recording: JSON text holds keys too)
     info = ctx.plan.tools.get(call.name)
-    eid = ctx.emit("tool.returned", payload, source=info.decl.span if info else None,
-                   caused_by=(called,) + _decisions_since(ctx, called))
+    eid = ctx.rec.emit_vouched_plus("tool.returned", payload, cause, keys, values,
+                                    ctx.state.iteration, info.decl.span if info else None,
+                                    (called,) + _decisions_since(ctx, called, at))
     return attrs.evolve(out, text=text, event=eid)
-
-
-def _time_of(ctx: RunCtx, event_id: str) -> int:
-    """Logical time of an event of this run (durations are in clock ticks)."""
-    i = ctx.rec.trace.index(event_id)
-    return ctx.rec.time if i is None else ctx.rec.trace[i].time
 
 
 _ON_THE_WAY = ("policy.decided", "tool.args_invalid", "checkin.decided", "skill.rejected",
                "step.skipped", "step.advanced")
 
 
-def _decisions_since(ctx: RunCtx, called: str) -> tuple[str, ...]:
-    """Ids of the decisions recorded for this call (policy rows, invalid args, check-ins)."""
-    trace = ctx.rec.trace
-    i = trace.index(called)
-    if i is None:
+def _decisions_since(ctx: RunCtx, called: str, at: int | None) -> tuple[str, ...]:
+    """Ids of the decisions recorded for this call (policy rows, invalid args, check-ins) after
+    its `tool.called`, at position `at` of the trace (None: not in it)."""
+    if at is None:
         return ()
-    return tuple([e.id for e in trace.since(i) if e.kind in _ON_THE_WAY and called in e.caused_by
-                  or e.kind == "checkin.decided"])
+    return tuple([e.id for e in ctx.rec.trace.since(at) if e.kind in _ON_THE_WAY
+                  and called in e.caused_by or e.kind == "checkin.decided"])
 
 
 def _step_advance(ctx: RunCtx, call: ToolCall, called: str) -> str:

@@ -1,5 +1,5 @@
-"""A `tool.called` vouched for by its reply's clean `llm.replied` records exactly what the full
-clean check records.
+"""A `tool.called` (and the name and id of a `tool.returned`) vouched for by its reply's clean
+`llm.replied` records exactly what the full clean check records.
 
 `Recorder.vouch` lets a tool call's `tool.called` (its name, id and arguments, all in the reply
 just found clean) skip its own walk until a secret is remembered. These tests run the same
@@ -16,7 +16,7 @@ from afp_dsl.effects import Effects, counter_ids
 from afp_dsl.providers import mock
 from afp_dsl.recorder import Recorder
 from afp_dsl.redaction import Redactor
-from afp_dsl.toolcall import CALLED_KEYS
+from afp_dsl.toolcall import CALLED_KEYS, READ_KEYS, RETURNED_KEYS
 
 SPEC = """
 agent a {
@@ -45,13 +45,19 @@ SCRIPTS = {
     # the first call's result holds a password: the second call of the same reply repeats it
     "learned mid-batch": [[("login", {"user": "bob"}), ("echo", {"word": "hunter22"})],
                           [("echo", {"word": "xhunter22x"})], "done"],
+    # results: a pattern in one (echoed), a dict read as JSON text (`read`), an unknown tool
+    "results": [[("echo", {"word": "a sk-abcdefghijklmnop b"}), ("login", {"user": "sk-"}),
+                 ("nope", {"x": 1}), ("echo", {"word": "w"})], "done"],
 }
+KEY_RULES = ('"password", "status"', '"password", "read"', '"password", "duration"',
+             '"password", "result"', '"password", "executed"')
 
 
-def _run(script: list, vouching: bool, monkeypatch: pytest.MonkeyPatch) -> list:
+def _run(script: list, vouching: bool, monkeypatch: pytest.MonkeyPatch,
+         keys: str = '"password"') -> list:
     if not vouching:
         monkeypatch.setattr(Recorder, "vouch", lambda self, payload, token, keys: None)
-    program = afp.load(SPEC)
+    program = afp.load(SPEC.replace('"password"', keys))
     tools = {"echo": lambda word: word, "login": lambda user: {"user": user, "password": "hunter22"}}
     agent = program.agent(provider=mock(script), tools=tools,
                           effects=Effects(run_ids=counter_ids("v")))
@@ -64,6 +70,19 @@ def _run(script: list, vouching: bool, monkeypatch: pytest.MonkeyPatch) -> list:
 def test_a_vouched_tool_called_records_what_the_full_check_records(name, monkeypatch) -> None:
     script = SCRIPTS[name]
     assert _run(script, True, monkeypatch) == _run(script, False, monkeypatch)
+
+
+@pytest.mark.parametrize("keys", KEY_RULES)
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_rule_selecting_a_returned_key_is_applied_as_by_the_full_check(name, keys,
+                                                                           monkeypatch) -> None:
+    script = SCRIPTS[name]
+    vouched = _run(script, True, monkeypatch, keys)
+    assert vouched == _run(script, False, monkeypatch, keys)
+    selected = keys.split(", ")[1].strip('"')
+    returned = [p for kind, _, p in vouched if kind == "tool.returned"]
+    assert all(p[selected] == "[REDACTED]" for p in returned if selected in p)
+    assert any(selected in p for p in returned) or name != "results"
 
 
 def test_a_secret_learned_before_the_next_call_of_the_reply_is_scrubbed(monkeypatch) -> None:
@@ -87,6 +106,32 @@ def test_a_clean_reply_vouches_for_its_calls(monkeypatch) -> None:
         return full(self, value)
     monkeypatch.setattr(Redactor, "is_clean", is_clean)
     _run(SCRIPTS["clean"], True, monkeypatch)
+
+
+def test_a_clean_reply_vouches_for_the_name_and_id_of_its_results(monkeypatch) -> None:
+    """(And for the `tool.returned` payloads: only their other values are checked.)"""
+    full = Redactor.is_clean
+
+    def is_clean(self, value):
+        assert not (type(value) is dict and "executed" in value), "walked a tool.returned"
+        return full(self, value)
+    monkeypatch.setattr(Redactor, "is_clean", is_clean)
+    _run(SCRIPTS["clean"], True, monkeypatch)
+
+
+def test_a_vouched_result_still_checks_its_own_values() -> None:
+    red = _redactor()
+    assert red.is_clean({"tool": "echo", "call_id": "c1", "args": {}})
+    red.vouch("r:1", CALLED_KEYS)
+    payload = {"tool": "echo", "call_id": "c1", "status": "success", "executed": True,
+               "result": "sk-abcdefghijklmnop", "duration": 3}
+    values = ("success", True, "sk-abcdefghijklmnop", 3)
+    assert not red.is_clean_vouched_plus(payload, "r:1", RETURNED_KEYS, values)
+    clean = ("success", True, {"n": [1, 2.5, None]}, 3, "text")
+    assert red.is_clean_vouched_plus({}, "r:1", READ_KEYS, clean)
+    assert not red.is_clean_vouched_plus({"password": 1}, "r:2", READ_KEYS, clean)  # not vouched
+    red.remember("text")
+    assert not red.is_clean_vouched_plus({"read": "text"}, "r:1", READ_KEYS, clean)
 
 
 def test_a_vouch_is_forgotten_when_a_secret_is_remembered() -> None:
