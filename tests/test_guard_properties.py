@@ -10,7 +10,7 @@ from afp_dsl import ir
 from afp_dsl.analysis import Analysis
 from afp_dsl.checks import graph as graph_checks
 from afp_dsl.checks import graphview
-from afp_dsl.checks.solver import Atom, solve
+from afp_dsl.checks.solver import Atom, refute, solve
 from afp_dsl.evaluate import Env, evaluate
 
 # ---------------------------------------------------------------- reachability
@@ -151,3 +151,16 @@ def test_a_guard_reading_into_a_fixed_string_gets_a_diagnostic(tmp_path) -> None
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "AFP304" in proc.stdout + proc.stderr
     assert "internal error" not in proc.stdout + proc.stderr
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expr=expr_st, other=expr_st, enum=facts_st)
+def test_verdicts_without_reasons_agree(expr, other, enum) -> None:
+    """`reasons=False` (callers that read no reasons) changes nothing else of a verdict."""
+    full, bare = solve([expr, other], _facts(enum)), solve([expr, other], _facts(enum), reasons=False)
+    assert (bare.status, bare.witness, bare.notes, bare.cases, bare.reasons) == (
+        full.status, full.witness, full.notes, full.cases, ())
+    full, bare = refute([expr, other], _facts(enum)), refute([expr, other], _facts(enum), reasons=False)
+    assert (full is None) == (bare is None)
+    if full is not None:
+        assert (bare.status, bare.cases, bare.reasons) == (full.status, full.cases, ())

@@ -23,12 +23,18 @@ CONTEXT = (ir.Steering, ir.Fact, ir.Instruction)
 def check_names(a: Analysis) -> Iterable[Diagnostic]:
     for m in a.program.modules:
         yield from _duplicates(m)
+        key, resolve = m.key, a.resolve
         for decl in m.decls:
             yield from _repeated(decl)
-            for ref, kinds, what in _refs(decl):
-                d = _check_ref(a, m.key, ref, kinds, what)
-                if d is not None:
-                    yield d
+            for refs, kinds, what in _refs(decl):
+                for ref in refs:
+                    # Speed: a reference to a declaration of the expected kind (nearly all of
+                    # them) is settled here; `_check_ref` asks the same questions again.
+                    r = resolve(key, ref)
+                    if r is None or not isinstance(r.decl, kinds):
+                        d = _check_ref(a, key, ref, kinds, what)
+                        if d is not None:
+                            yield d
         yield from _ambiguous_agents(m)
 
 
@@ -53,12 +59,13 @@ def _duplicates(m: ir.Module) -> Iterator[Diagnostic]:
                             "the alias")
 
 
-def _lists(decl: ir.Decl) -> Iterator[tuple[str, tuple[ir.Ref, ...]]]:
+def _lists(decl: ir.Decl) -> tuple[tuple[str, tuple[ir.Ref, ...]], ...]:
     if isinstance(decl, ir.Agent):
-        yield from (("tools", decl.tools), ("skills", decl.skills), ("context", decl.context),
-                    ("policies", decl.policies), ("redact", decl.redact))
-    elif isinstance(decl, ir.Skill):
-        yield "tools", decl.tools
+        return (("tools", decl.tools), ("skills", decl.skills), ("context", decl.context),
+                ("policies", decl.policies), ("redact", decl.redact))
+    if isinstance(decl, ir.Skill):
+        return (("tools", decl.tools),)
+    return ()
 
 
 def _repeated(decl: ir.Decl) -> Iterator[Diagnostic]:
@@ -76,31 +83,36 @@ def _repeated(decl: ir.Decl) -> Iterator[Diagnostic]:
                            help=f"remove the repeat from `{key}`")
 
 
-def _refs(decl: ir.Decl) -> Iterator[tuple[ir.Ref, tuple[type, ...], str]]:
+_TOOL, _SKILL = (ir.Tool,), (ir.Skill,)
+
+
+def _refs(decl: ir.Decl) -> Iterator[tuple[Iterable[ir.Ref], tuple[type, ...], str]]:
+    """The declaration's references in source order, in runs of one expected kind (a run rather
+    than a tuple per reference: most references are in lists)."""
     if isinstance(decl, ir.Agent):
-        yield from ((r, (ir.Tool,), "a tool") for r in decl.tools)
-        yield from ((r, (ir.Skill,), "a skill") for r in decl.skills)
+        yield decl.tools, _TOOL, "a tool"
+        yield decl.skills, _SKILL, "a skill"
         if decl.graph is not None:
-            yield decl.graph, (ir.Graph,), "a graph"
-        yield from ((r, CONTEXT, "a steering, fact or instruction") for r in decl.context)
-        yield from ((r, (ir.Policy,), "a policy") for r in decl.policies)
-        yield from ((r, (ir.Redact,), "a redact rule") for r in decl.redact)
+            yield (decl.graph,), (ir.Graph,), "a graph"
+        yield decl.context, CONTEXT, "a steering, fact or instruction"
+        yield decl.policies, (ir.Policy,), "a policy"
+        yield decl.redact, (ir.Redact,), "a redact rule"
     elif isinstance(decl, ir.Tool) and isinstance(decl.impl, ir.AgentImpl):
-        yield decl.impl.agent, (ir.Agent,), "an agent"
+        yield (decl.impl.agent,), (ir.Agent,), "an agent"
     elif isinstance(decl, ir.Skill):
-        yield from ((r, (ir.Tool,), "a tool") for r in decl.tools)
-        yield from ((s.tool, (ir.Tool,), "a tool") for s in decl.steps)
+        yield decl.tools, _TOOL, "a tool"
+        if decl.steps:
+            yield (s.tool for s in decl.steps), _TOOL, "a tool"
     elif isinstance(decl, ir.Graph):
-        yield from ((e.skill, (ir.Skill,), "a skill") for e in decl.entries)
+        yield (e.skill for e in decl.entries), _SKILL, "a skill"
         for r in decl.routes:
-            yield r.src, (ir.Skill,), "a skill"
-            yield r.dst, (ir.Skill,), "a skill"
+            yield (r.src, r.dst), _SKILL, "a skill"
             if r.on is not None:
-                yield r.on, (ir.Tool,), "a tool"
+                yield (r.on,), _TOOL, "a tool"
     elif isinstance(decl, ir.Policy):
-        yield from ((b.tool, (ir.Tool,), "a tool") for b in decl.blocks if b.tool is not None)
+        yield (b.tool for b in decl.blocks if b.tool is not None), _TOOL, "a tool"
     elif isinstance(decl, ir.Test) and decl.agent is not None:
-        yield decl.agent, (ir.Agent,), "an agent"
+        yield (decl.agent,), (ir.Agent,), "an agent"
 
 
 def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], what: str) -> Diagnostic | None:

@@ -109,7 +109,7 @@ def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyB
                        help="move this rule before the one that always matches")
             continue
         site = by_rule.get(id(rule.when))
-        if site is not None and refute([site.expr], S.facts(site)) is not None:
+        if site is not None and refute([site.expr], S.facts(site), reasons=False) is not None:
             # never true on its own: AFP401 here, or AFP305 already (no second, vacuous
             # "shadowed"); and a rule that never holds decides nothing before later rules
             d = unsatisfiable(site, "AFP401", f"the condition of this `{rule.action}` rule")
@@ -131,7 +131,7 @@ def _shadowed(rule: ir.Rule, earlier: list[ir.Rule], site: S.Site) -> Diagnostic
     if not earlier:
         return None
     negated = [ir.Not(item=r.when, span=r.when.span) for r in earlier]
-    if refute([rule.when] + negated, S.facts(site)) is None:
+    if refute([rule.when] + negated, S.facts(site), reasons=False) is None:
         return None
     return diag("AFP401", f"this `{rule.action}` rule can never match", rule.span,
                 "earlier rules of the block always decide first",

@@ -135,14 +135,14 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
         return None  # a guard naming an unknown root or field means nothing yet: reported already
     site = S.route_site(analysis, v.module, v.graph, b.route if tb.tool else a.route)
     site = site._replace(statuses=tuple(sorted(statuses or ())))
-    verdict = solve([a.route.when, b.route.when], S.facts(site))
+    verdict = solve([a.route.when, b.route.when], S.facts(site), reasons=False)  # (none read)
     if verdict.status == "unsat":
         return None
     trigger = _trigger_text(ta if ta.tool else tb, statuses)
     covers = (ta.tool is None or ta.tool == tb.tool) and (
         ta.statuses is None or (tb.statuses is not None and tb.statuses <= ta.statuses))
     if a.route.when is None and covers:
-        if b.route.when is None or refute([b.route.when], S.facts(site)) is None:
+        if b.route.when is None or refute([b.route.when], S.facts(site), reasons=False) is None:
             return _shadowed(a, b, _trigger_text(ta, ta.statuses))
     if verdict.status == "sat" and a.route.when is not None and b.route.when is not None:
         if covers and _covered(a, b, S.facts(site)):
@@ -227,7 +227,8 @@ def _covered(a: G.RouteEdge, b: G.RouteEdge, facts) -> bool:
     """Wherever `b`'s guard holds, `a`'s holds too: `b`'s guard and the negation of `a`'s are
     refuted together (a guard that cannot be evaluated is false, and the solver's negation
     keeps those values, so this claims nothing where `a` could fail and `b` hold)."""
-    return refute([b.route.when, ir.Not(item=a.route.when, span=a.route.when.span)], facts) is not None
+    both = [b.route.when, ir.Not(item=a.route.when, span=a.route.when.span)]
+    return refute(both, facts, reasons=False) is not None
 
 
 def _shadowed(a: G.RouteEdge, b: G.RouteEdge, trigger: str, guarded: bool = False) -> Diagnostic:

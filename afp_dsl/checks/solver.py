@@ -246,45 +246,52 @@ def _solve_type(t: str, atoms: tuple[Atom, ...], work: Work) -> tuple[str, list]
 
 
 # ---------------------------------------------------------------- one case, many cases
-def solve(exprs: Iterable[Any], facts: Facts = no_facts, extra: Iterable[Atom] = ()) -> Verdict:
-    """Satisfiability of the conjunction of `exprs` (None entries skipped) under `facts`."""
+def solve(exprs: Iterable[Any], facts: Facts = no_facts, extra: Iterable[Atom] = (),
+          reasons: bool = True) -> Verdict:
+    """Satisfiability of the conjunction of `exprs` (None entries skipped) under `facts`.
+    `reasons=False`: an "unsat" or "unknown" verdict carries no reasons (the same status, notes
+    and witness). Speed: a caller that reads no reasons is spared minimising each conflict."""
     cases = dnf(exprs)
     if cases is None:
         return Verdict("unknown", notes=(f"the condition has more than {MAX_CASES} cases in "
                                          "disjunctive form and was not analysed",))
     extra, work = tuple(extra), Work()
-    reasons, notes, witness = [], [], None
+    found, notes, witness = [], [], None
     for case in cases:
-        status, detail = solve_case(case + extra, facts, work)
+        status, detail = solve_case(case + extra, facts, work, reasons)
         if status == "sat":
             return Verdict("sat", witness=detail, cases=tuple(cases))
         if status == "unsat":
-            reasons.append(detail)
+            if reasons:
+                found.append(detail)
         else:
             notes += [n for n in detail if n not in notes]
     if notes:
-        return Verdict("unknown", reasons=tuple(reasons), notes=tuple(notes), cases=tuple(cases))
-    return Verdict("unsat", witness=witness, reasons=tuple(reasons), cases=tuple(cases))
+        return Verdict("unknown", reasons=tuple(found), notes=tuple(notes), cases=tuple(cases))
+    return Verdict("unsat", witness=witness, reasons=tuple(found), cases=tuple(cases))
 
 
-def refute(exprs: Iterable[Any], facts: Facts = no_facts) -> Verdict | None:
-    """`solve`'s verdict when it is "unsat", else None. Speed: builds no witness, since a check
-    that reports only conditions that can never hold needs none (most conditions can hold)."""
+def refute(exprs: Iterable[Any], facts: Facts = no_facts, reasons: bool = True) -> Verdict | None:
+    """`solve`'s verdict when it is "unsat", else None (`reasons=False`: with no reasons, as for
+    `solve`). Speed: builds no witness, since a check that reports only conditions that can never
+    hold needs none (most conditions can hold)."""
     cases = dnf(exprs)
     if cases is None:
         return None
-    reasons, work = [], Work()
+    found, work = [], Work()
     for case in cases:
-        conflict = _conflict(case, facts, work)[0]
+        conflict = _conflict(case, facts, work, reasons)[0]
         if conflict is None:
             return None
-        reasons.append(conflict)
-    return Verdict("unsat", reasons=tuple(reasons), cases=tuple(cases))
+        found.append(conflict)
+    return Verdict("unsat", reasons=tuple(found) if reasons else (), cases=tuple(cases))
 
 
-def solve_case(case: tuple[Atom, ...], facts: Facts, work: Work | None = None) -> tuple[str, Any]:
-    """("sat", Env) | ("unsat", conflicting atoms) | ("unknown", notes)."""
-    conflict, results = _conflict(case, facts, work or Work())
+def solve_case(case: tuple[Atom, ...], facts: Facts, work: Work | None = None,
+               minimal: bool = True) -> tuple[str, Any]:
+    """("sat", Env) | ("unsat", conflicting atoms) | ("unknown", notes). `minimal=False`: the
+    conflicting atoms are all those of the key, not minimised."""
+    conflict, results = _conflict(case, facts, work or Work(), minimal)
     if conflict is not None:
         return "unsat", conflict
     big = [key_text(k) for k, r in results.items() if r.out_of_work]
@@ -302,9 +309,11 @@ def solve_case(case: tuple[Atom, ...], facts: Facts, work: Work | None = None) -
     return "unknown", notes or ["paths that read into one another (such as `result` and `result.x`)"]
 
 
-def _conflict(case: tuple[Atom, ...], facts: Facts, work: Work) -> tuple[tuple[Atom, ...] | None, dict]:
-    """The conflicting atoms of the first key whose conditions contradict (None if none does),
-    and the `_KeyResult` of each key solved. Repeated atoms are solved once (`_unique`)."""
+def _conflict(case: tuple[Atom, ...], facts: Facts, work: Work,
+              minimal: bool = True) -> tuple[tuple[Atom, ...] | None, dict]:
+    """The conflicting atoms of the first key whose conditions contradict (None if none does;
+    minimised unless `minimal` is false), and the `_KeyResult` of each key solved. Repeated
+    atoms are solved once (`_unique`)."""
     for a in case:
         if a.kind == "const" and not a.truth:
             return (a,), {}
@@ -320,7 +329,7 @@ def _conflict(case: tuple[Atom, ...], facts: Facts, work: Work) -> tuple[tuple[A
         full = _unique(tuple(atoms) + tuple(facts(key)))
         r = solve_key(full, key, work)
         if r.status == "unsat":
-            return minimize(full, key), results
+            return (minimize(full, key) if minimal else full), results
         results[key] = r
     return None, results
 
