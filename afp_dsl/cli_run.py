@@ -172,11 +172,23 @@ def _print(out: dict[str, Any], result: Any, as_json: bool) -> None:
         echo(out["answer"] if out["answer"] is not None else "")
 
 
+def _message(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """`-m`: UTF-8 text that says something. A blank message is refused before anything runs:
+    it is almost always an unset shell variable (`-m "$MSG"`), and it would still cost a model
+    call (some providers refuse empty content outright)."""
+    value = utf8_text(ctx, param, value)
+    if isinstance(value, str) and not value.strip():
+        raise click.BadParameter("is empty: pass the user's message, e.g. "
+                                 "-m \"Where is my order?\"", ctx, param)
+    return value
+
+
 @click.command("run")
 @click.argument("file")
 @click.option("--agent", "agent_name", callback=utf8_text,
               help="The agent to run (default: the only one).")
-@click.option("-m", "--message", required=True, callback=utf8_text, help="The user's message.")
+@click.option("-m", "--message", required=True, callback=_message,
+              help="The user's message.")
 @click.option("--provider", default="mock", show_default=True, metavar="NAME[:MODEL]",
               callback=_provider_name,
               help="Model provider: mock, ollama, openai, anthropic (NAME:MODEL picks a model).")

@@ -189,3 +189,12 @@ def test_resuming_an_inner_agent_s_pause_from_the_cli_continues_where_it_stopped
     done = cli.invoke(main, ["resume", run_id, "--approve", "--store", db, "--json"])
     assert done.exit_code == 0, done.output
     assert json.loads(done.output.strip().splitlines()[-1])["answer"] == "outer done"
+
+
+@pytest.mark.parametrize("message", ["", "   ", "\n\t"])
+def test_a_blank_message_is_refused_before_anything_runs(env, message):
+    spec, db = env
+    res = cli("run", spec, "-m", message, "--store", db, "--script", "small")
+    assert res.exit_code == 2
+    assert "'-m' / '--message'" in res.output and "is empty" in res.output
+    assert not db.exists()  # nothing ran, nothing was stored
