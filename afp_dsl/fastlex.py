@@ -127,6 +127,13 @@ def wrapped(inner: Node, start: int, end: int) -> Wrapped:
     return n
 
 
+class Lowered(Node):
+    """A tool's schema block the fast parser lowered itself (`fastparse_schema`): `value` is its
+    `ir.Schema`, which `lower_schema` takes as it is. It has no children."""
+
+    __slots__ = ("value",)
+
+
 class EmptyNode(Node):
     """A node without tokens (an empty file): lark leaves its meta empty."""
 

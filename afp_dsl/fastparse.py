@@ -3,7 +3,9 @@
 Role:       `parser.parse` tries this first; the Lark grammar (grammar/afp.lark) stays normative.
             Builds exactly the tree Lark builds (rule names, kept tokens and their types, spans
             as `propagate_positions` sets them) so `lower` cannot tell the two apart. This part:
-            declarations, graphs, policies, tests; over `fastparse_values` and `fastlex`.
+            declarations, graphs, policies, tests; over `fastparse_schema` (which, given the
+            file's name, hands `lower` a tool's schema block already lowered), `fastparse_values`
+            and `fastlex`.
 Emits:      nothing: on anything it does not fully understand it returns None and the caller
             re-parses with Lark, which also writes the diagnostic.
 Invariants: soft keywords: a word is typed as a keyword only where the grammar accepts it; a
@@ -13,18 +15,21 @@ Invariants: soft keywords: a word is typed as a keyword only where the grammar a
 from __future__ import annotations
 
 from .fastlex import ATTR_KEYS, DECLS, KEYWORDS, Bail, EmptyNode, Node, Token, node
-from .fastparse_values import ValueParser
+from .fastparse_schema import SchemaParser
 
 
-def parse_tree(text: str) -> tuple[Node, list[Token]] | None:
-    """(tree, comment tokens), or None when Lark must decide (any error or doubt)."""
+def parse_tree(text: str, file: str | None = None) -> tuple[Node, list[Token]] | None:
+    """(tree, comment tokens), or None when Lark must decide (any error or doubt). Given the
+    file's name (its spans' `file`), a tool's schema blocks may come lowered (`fastparse_schema`)."""
     try:
-        return _Parser(text).start()
+        p = _Parser(text)
+        p.file = file
+        return p.start()
     except (Bail, IndexError, RecursionError):
         return None
 
 
-class _Parser(ValueParser):
+class _Parser(SchemaParser):
     # -------------------------------------------------------------- file and declarations
     def start(self) -> tuple[Node, list[Token]]:
         items = []
@@ -84,7 +89,7 @@ class _Parser(ValueParser):
         w = self.word()
         if w in ("input", "output") and self.next_is("{"):
             key = self.take(w.upper())
-            block = self.schema_block()
+            block = self.schema_value()
             end = self.comma(block.ce)
             return node("schema_attr", [node("schema_key", [key], key.start_pos, key.end_pos), block],
                          key.start_pos, end)

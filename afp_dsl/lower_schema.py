@@ -1,6 +1,9 @@
 """Lowering of schema blocks (`input { city: string(min_length: 1) "City" }`) to JSON Schema 2020-12.
 
-Role:       called by `lower` for a tool's `input`/`output` blocks.
+Role:       called by `lower` for a tool's `input`/`output` blocks. The module-level builders
+            (`named_schema` ... `block_schema`) make every schema part from plain values; the tree
+            walker here and the parser's fused path (`fastparse_schema`, which lowers a block that
+            needs no diagnostic straight from its tokens) both build with them.
 Emits:      AFP301 invalid-schema (unknown type or constraint, constraint not fitting its type,
             duplicate field), AFP302 default-violates-schema.
 Invariants: the compiled schema is an object with `properties`, `required` (fields without `?`
@@ -13,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import ir
 from .codes import diag
+from .fastlex import Lowered
 from .frozen import adopt, thaw
 from .lower_values import BAD, MAX_NAME, ValueLowerer, compile_problem, to_data
 from .source import Span
@@ -55,11 +59,13 @@ class SchemaLowerer:
         self.pointers: list[tuple[str, Span]] = []
 
     def block(self, node: lark.Tree) -> ir.Schema:
-        """A top-level schema block → ir.Schema with pointer spans for each field."""
+        """A top-level schema block → ir.Schema with pointer spans for each field; a block the
+        fast parser already lowered (`Lowered`) is taken as it is."""
+        if type(node) is Lowered:
+            return refiled(node.value, self.v.file)
         self.pointers = []
         json = self.object(node, "")
-        return ir.Schema(json=adopt(json), origin="block", pointers=tuple(self.pointers),
-                         span=self.v.span(node))
+        return block_schema(json, self.pointers, self.v.span(node))
 
     # Speed: each part is frozen as it is finished (`adopt`, tuples), so the schema needs no second
     # walk to freeze it; a dict stays open only while its own field or type is being built.
@@ -81,10 +87,7 @@ class SchemaLowerer:
             props[name] = schema
             if is_required:
                 required.append(name)
-        out: dict[str, Any] = {"type": "object", "properties": adopt(props), "required": tuple(required)}
-        if not open_:
-            out["additionalProperties"] = False
-        return out
+        return object_schema(props, required, open_)
 
     def field(self, node: lark.Tree, pointer: str, seen: dict) -> tuple[str | None, Any, bool]:
         name_tok = node.children[0].children[0]
@@ -123,9 +126,9 @@ class SchemaLowerer:
         if kind == "type_name":
             return self.named_type(node.children[0])
         if kind == "type_null":
-            return {"type": "null"}
+            return null_schema()
         if kind == "type_list":
-            return {"type": "array", "items": adopt(self.stype(node.children[0], pointer + "/items"))}
+            return list_schema(self.stype(node.children[0], pointer + "/items"))
         if kind == "type_object":
             return self.object(node.children[0], pointer)
         if kind == "literal_union":
@@ -134,15 +137,15 @@ class SchemaLowerer:
 
     def named_type(self, tok: lark.Token) -> dict:
         name = str(tok)
-        if name not in TYPES:
+        out = named_schema(name)
+        if out is None:
             close = closest(name, list(TYPES))
             self.diags.append(diag(
                 "AFP301", f"unknown type `{name}`", self.v.span(tok), "not a schema type",
                 help=f"did you mean `{close}`?" if close else
                 "types are string, integer, number, boolean, null, any, [T], { fields } or literals"))
             return {}
-        t = TYPES[name]
-        return {"type": t} if t else {}
+        return out
 
     def union(self, node: lark.Tree) -> dict:
         values = []
@@ -154,11 +157,7 @@ class SchemaLowerer:
                 values.append(self.v.number(tok))  # what `token` puts in its Lit
             else:
                 values.append(None if tok.type == "NULL" else str(tok) == "true")
-        out: dict[str, Any] = {"enum": tuple(values)}
-        kinds = {json_type(v) for v in values}
-        if len(kinds) == 1:
-            out = {"type": kinds.pop(), **out}
-        return out
+        return union_schema(values)
 
     # -------------------------------------------------------------- constraints, defaults
     def constraints(self, node: lark.Tree, schema: dict) -> None:
@@ -185,7 +184,7 @@ class SchemaLowerer:
             return
         problem = _constraint_problem(key, raw, is_lit, schema)
         if problem is None:
-            schema[CONSTRAINTS[key][0]] = raw
+            add_constraint(schema, key, raw)
             return
         code, message, label, at_value, help_ = problem  # Speed: spans only for a diagnostic
         span = self.v.span(val_node) if at_value else self.v.span(key_tok)
@@ -210,6 +209,67 @@ class SchemaLowerer:
             self.diags.append(diag("AFP302", f"the default does not satisfy the field's schema: {best.message}",
                                    span, "invalid default"))
 
+
+# -------------------------------------------------------------- the shared builders
+# Schema parts from plain values. Each returns a new dict that its caller may still extend (a
+# field's constraints and label go after its type's keys); `adopt` freezes it when finished.
+def named_schema(name: str) -> dict | None:
+    """The schema of type `name` (`string`, `any`, ...), or None when no type has that name."""
+    if name not in TYPES:
+        return None
+    t = TYPES[name]
+    return {"type": t} if t else {}
+
+
+def null_schema() -> dict:
+    return {"type": "null"}
+
+
+def list_schema(items: dict) -> dict:
+    return {"type": "array", "items": adopt(items)}
+
+
+def union_schema(values: list) -> dict:
+    """A union of literal values (`"ok" | "fail"`): their enum, typed when they share one type."""
+    out: dict[str, Any] = {"enum": tuple(values)}
+    kinds = {json_type(v) for v in values}
+    if len(kinds) == 1:
+        out = {"type": kinds.pop(), **out}
+    return out
+
+
+def constraint_fits(key: str, raw: Any, schema: dict) -> bool:
+    """Whether constraint `key` with the literal value `raw` goes into `schema` without a
+    diagnostic (a known constraint, not given yet, fitting the type, a value of the right kind)."""
+    spec = CONSTRAINTS.get(key)
+    return spec is not None and spec[0] not in schema and _constraint_problem(key, raw, True, schema) is None
+
+
+def add_constraint(schema: dict, key: str, raw: Any) -> None:
+    schema[CONSTRAINTS[key][0]] = raw
+
+
+def object_schema(props: dict, required: list, open_: bool) -> dict:
+    """A block's fields (name → finished schema) as an object schema; closed unless `open_` (`...`)."""
+    out: dict[str, Any] = {"type": "object", "properties": adopt(props), "required": tuple(required)}
+    if not open_:
+        out["additionalProperties"] = False
+    return out
+
+
+def block_schema(json: dict, pointers: list, span: Span) -> ir.Schema:
+    """A top-level block's schema, with the span of each field's name by JSON pointer."""
+    return ir.Schema(json=adopt(json), origin="block", pointers=tuple(pointers), span=span)
+
+
+def refiled(schema: ir.Schema, file: str) -> ir.Schema:
+    """`schema` (lowered by the parser) with its spans in `file`, should the tree be lowered
+    under another name than it was parsed with."""
+    if schema.span.file == file:
+        return schema
+    return ir.Schema(json=schema.json, origin=schema.origin,
+                     pointers=tuple((p, Span(file, s.start, s.end)) for p, s in schema.pointers),
+                     span=Span(file, schema.span.start, schema.span.end))
 
 
 def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple | None:

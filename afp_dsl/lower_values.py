@@ -123,6 +123,7 @@ class ValueLowerer:
         """Decode a `"..."` literal with JSON escapes (or a `\"\"\"` one, dedented)."""
         if tok.type == "MLSTRING":
             return multiline(str(tok))
+        # Speed: `plain_string`'s test, inlined (one call fewer for nearly every string).
         if "\\" not in tok and tok.isprintable():
             return tok[1:-1]  # no escapes, no control characters: what json.loads returns (a plain str)
         try:
@@ -274,6 +275,12 @@ class ValueLowerer:
 # ---------------------------------------------------------------- helpers
 def _same(new: tuple, old: tuple) -> bool:
     return all(a is b for a, b in zip(new, old))
+
+
+def plain_string(raw: str) -> str | None:
+    """A `"..."` literal's value when it needs no decoding (no escapes, no control characters:
+    what `ValueLowerer.string` returns for it, with no diagnostic), else None."""
+    return raw[1:-1] if "\\" not in raw and raw.isprintable() else None
 
 
 def multiline(raw: str) -> str:

@@ -113,7 +113,7 @@ def parse(src: SourceFile) -> Parsed:
                  Span(src.name, at, at + 1), "NUL byte here",
                  help="a spec must be UTF-8 text")
         return Parsed(None, (d,), ())
-    fast = parse_tree(src.text)
+    fast = parse_tree(src.text, src.name)
     if fast is not None:
         tree, comment_toks = fast
         return Parsed(tree, (), tuple(ir.Comment(text=str(t), span=Span(src.name, t.start_pos, t.end_pos))
