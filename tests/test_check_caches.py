@@ -3,7 +3,8 @@
 1. an atom's text rendered late (`Atom(render=…)`) reads, compares and hashes like the same
    text given at once, and `solver._unique` still keeps atoms that differ only in their texts;
 2. a graph view's `dead` routes, settled when first read, are the same whether the analysis
-   that built the view is still alive or not;
+   that built the view is still alive or not; a graph's resolved nodes and routes are shared by
+   the analyses of one program object only, and dropped with it;
 3. the per-site caches (`sites.facts`, `exprs.operand_problems`, `sites.route_site`) answer
    for the very site (or route and analysis) asked about, never for another that happens to
    be equal or to reuse an id.
@@ -104,6 +105,27 @@ def test_dead_routes_are_the_same_after_the_analysis_is_gone():
     orphan = G.view(Analysis(live.program), m, g)  # its analysis is dropped at once
     gc.collect()
     assert orphan.dead == expected
+
+
+def test_resolved_graphs_are_shared_by_program_object_only():
+    first = _analysis(DEAD)
+    m, g = next(first.decls(ir.Graph))
+    v = G.view(first, m, g)
+    again = G.view(Analysis(first.program), m, g)  # another analysis of the same program
+    assert again is not v and again.nodes is v.nodes and again.routes is v.routes
+    twin = _analysis(DEAD)  # an equal program, but another object: resolved on its own
+    assert twin.program == first.program and twin.program is not first.program
+    m2, g2 = next(twin.decls(ir.Graph))
+    w = G.view(twin, m2, g2)
+    assert w.nodes is not v.nodes and list(w.nodes) == list(v.nodes)
+    assert all(any(n.skill is d for d in twin.program.root_module.decls) for n in w.nodes.values())
+    assert [e.route for e in w.routes] == [e.route for e in v.routes]
+    assert all(a.route is b for a, b in zip(w.routes, g2.routes))
+    key = id(twin.program)
+    assert key in G._SHARED
+    del twin, w, g2
+    gc.collect()
+    assert key not in G._SHARED  # the entry goes with its program
 
 
 # ---------------------------------------------------------------- 3. per-site caches

@@ -7,12 +7,15 @@ Invariants: a statement whose skill reference does not resolve is left out (name
             `dead` holds the deterministic routes proved never to fire (`dead_routes`): they
             still widen what `read_skill` accepts (any edge does), like a bare route, so only
             a reachability given the routes that never fire (`silent`: `dead` and, from
-            `routes`, the shadowed or duplicated ones) leaves them out.
+            `routes`, the shadowed or duplicated ones) leaves them out. The resolved nodes and
+            edges of a graph are found once per program object and shared by the views of every
+            analysis of it (`_resolved`); nothing mutates them.
 """
 from __future__ import annotations
 
 import weakref
 from collections import deque
+from functools import partial
 from typing import Callable, Iterable, NamedTuple
 
 import attrs
@@ -147,6 +150,42 @@ def view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
 
 
 def _view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
+    nodes, entries, routes, complete = _resolved(analysis, module, graph)
+    return GraphView(module, graph, nodes, entries, routes, complete, _dead_later(analysis))
+
+
+# Speed: a diagram drawn after a check (the check + draw of `bench.compile`, `afpc graph` after
+# `afpc check` in one process) builds a new `Analysis` of the same program, and resolving every
+# statement again was about a quarter of the draw. What `_resolve_graph` finds is a pure function
+# of the (frozen) program, so it is kept per program object: keyed by its identity and held
+# weakly (the entry goes when the program is freed, so an id is never reused while cached), and
+# holding only parts of that program (its graph, skills, routes), never the program itself.
+_SHARED: dict[int, tuple[weakref.ref, dict]] = {}
+_SHARED_MAX = 64  # programs alive at once with a graph resolved (bounded all the same)
+
+
+def _resolved(analysis: Analysis, module: str, graph: ir.Graph) -> tuple:
+    """(nodes, entries, routes, complete) of `graph`, resolved once per program object."""
+    program = analysis.program
+    if type(program) is not ir.Program:  # (only the frozen IR's own class is known immutable)
+        return _resolve_graph(analysis, module, graph)
+    entry = _SHARED.get(id(program))
+    if entry is None or entry[0]() is not program:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        entry = _SHARED[id(program)] = (weakref.ref(program, partial(_forget, id(program))), {})
+    found = entry[1].get((module, id(graph)))
+    if found is None or found[0] is not graph:
+        found = entry[1][(module, id(graph))] = (graph, _resolve_graph(analysis, module, graph))
+    return found[1]
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    if key in _SHARED and _SHARED[key][0] is ref:
+        del _SHARED[key]
+
+
+def _resolve_graph(analysis: Analysis, module: str, graph: ir.Graph) -> tuple:
     nodes: dict[NodeKey, Node] = {}
 
     def node(ref: ir.Ref) -> NodeKey | None:
@@ -170,7 +209,7 @@ def _view(analysis: Analysis, module: str, graph: ir.Graph) -> GraphView:
         if s is not None and d is not None:
             routes.append(RouteEdge(r, s, d, i))
         complete = complete and s is not None and d is not None
-    return GraphView(module, graph, nodes, entries, routes, complete, _dead_later(analysis))
+    return nodes, entries, routes, complete
 
 
 def _dead_later(analysis: Analysis) -> Callable[[GraphView], frozenset[int]]:
