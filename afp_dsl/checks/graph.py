@@ -157,6 +157,8 @@ def _self_loops(v: GraphView) -> Iterator[Diagnostic]:
 
 
 def _no_way_out(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
+    if not _may_be_closed(v):
+        return  # Speed: the usual graph; spares the strongly connected components below
     out = v.out_edges()
     anyway = v.reach(deterministic_only=False)
     comps = G.sccs(list(v.nodes), lambda k: [e.dst for e in out[k]])
@@ -181,6 +183,23 @@ def _no_way_out(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
                               "the model can still answer at any time; check that it should "
                               "not hand over to a closing skill"),
                        help="add a route from the cycle to a skill that answers")
+
+
+def _may_be_closed(v: GraphView) -> bool:
+    """Could a cycle of two or more skills have no way out? Not when every skill reaches a
+    skill with no routes out: such a cycle reaches only its own skills, which all have one."""
+    out = v.out_edges()
+    into: dict[NodeKey, list[NodeKey]] = {}
+    for e in v.routes:
+        into.setdefault(e.dst, []).append(e.src)
+    todo = [k for k, edges in out.items() if not edges]
+    seen = set(todo)
+    while todo:
+        for src in into.get(todo.pop(), ()):
+            if src not in seen:
+                seen.add(src)
+                todo.append(src)
+    return len(seen) < len(out)
 
 
 # ---------------------------------------------------------------- tools
@@ -281,6 +300,10 @@ def _two_places(analysis: Analysis) -> Iterator[Diagnostic]:
 
 
 def _agent_cycles(analysis: Analysis) -> Iterator[Diagnostic]:
+    # Speed: only a tool run by an agent makes a call edge; without one there is no cycle, and
+    # the walk over every agent's every tool below is spared.
+    if not any(isinstance(t.impl, ir.AgentImpl) for _, t in analysis.decls(ir.Tool)):
+        return
     agents = {(m, a.name): a for m, a in analysis.decls(ir.Agent)}
     calls: dict[NodeKey, list[tuple[ir.Tool, NodeKey]]] = {}
     for (m, name), a in agents.items():

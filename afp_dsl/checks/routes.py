@@ -134,7 +134,9 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     if _flawed(analysis, v, a) or _flawed(analysis, v, b):
         return None  # a guard naming an unknown root or field means nothing yet: reported already
     site = S.route_site(analysis, v.module, v.graph, b.route if tb.tool else a.route)
-    site = site._replace(statuses=tuple(sorted(statuses or ())))
+    wanted = tuple(sorted(statuses or ()))
+    if site.statuses != wanted:  # Speed: else the site itself, whose facts are settled already
+        site = site._replace(statuses=wanted)
     verdict = solve([a.route.when, b.route.when], S.facts(site), reasons=False)  # (none read)
     if verdict.status == "unsat":
         return None
