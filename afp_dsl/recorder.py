@@ -120,6 +120,28 @@ class Recorder:
                                   payload)))
         return eid
 
+    def emit_rows(self, heads: list, call_id: Any, iteration: int, cause: str) -> None:
+        """`emit_shaped` of the ledger rows of one walk: each head is (payload with `call_id`
+        and `iteration` still None, shape, source span); every row gets `call_id` and
+        `iteration`, and is caused by `cause`. Speed: the rows share their call id and
+        iteration, checked once (`CleanCheck.clean_shapes`), so each row costs one lookup of its
+        shape; a row whose shape is not known clean takes `is_clean_shaped`."""
+        red = self.redactor
+        check = bool(red._rules or red._memory.values)
+        shapes = red.clean_shapes(call_id, iteration) if check else None
+        append, run_id, causes = self._append, self.trace.run_id, (cause,)
+        for row, shape, span in heads:
+            payload = row.copy()
+            payload["call_id"] = call_id
+            payload["iteration"] = iteration
+            if check and (shapes is None or shape not in shapes) and not red.is_clean_shaped(
+                    payload, shape, call_id, iteration):
+                payload = red.scrub(payload, at="policy.decided")
+            self.seq = seq = self.seq + 1
+            self.time = time = self.time + 1 if self.clock is None else self._tick()
+            append(_new(Event, (seq, f"{run_id}:{seq}", "policy.decided", iteration, time,
+                                causes, span, payload)))
+
     def vouch(self, payload: Any, token: str, keys: tuple[str, ...]) -> None:
         """Right after `emit` recorded `payload`: when it was recorded as it is (found clean),
         the dicts with `keys` whose values all sit in it, recorded by `emit_vouched` under

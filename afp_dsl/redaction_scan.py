@@ -69,6 +69,18 @@ class CleanCheck:
         shapes.add(shape)
         return True
 
+    def clean_shapes(self, tail: Any, number: Any) -> set | None:
+        """The shapes found clean (`is_clean_shaped`) when `tail` and `number` are clean, else
+        None: a payload of a shape in it, with that tail and number, is clean. Read it before
+        anything else is checked or remembered (a remembered secret empties the caches)."""
+        if self._clean_version != self._memory.version:
+            self._check_clean()
+        if type(tail) is str and type(number) is int and (
+                tail in self._clean or self._clean_str(tail)) and (
+                number in self._clean_ints or self._clean_int(number)):
+            return self._clean_shapes
+        return None
+
     def vouch(self, token: Any, keys: tuple[str, ...]) -> None:
         """Vouch for the payloads checked under `token` (`is_clean_vouched`) until a secret is
         remembered. The caller calls it right after a payload P was found clean, and passes under
