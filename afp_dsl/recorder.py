@@ -83,9 +83,11 @@ class Recorder:
             f"counts up from `start` (as `LogicalClock` does)")
 
     def emit(self, kind: str, payload: Any, *, iteration: int, source: Span | None = None,
-             caused_by: tuple[str, ...] | list[str] = (), clip: bool = False) -> str:
+             caused_by: tuple[str, ...] | list[str] = (), clip: bool = False,
+             shaper: Any = None, shape_of: Any = None) -> str:
         """Record one event; `clip`: its payload holds conditions, whose evidence is shortened
-        after the payload is redacted, never before (`evidence.clip_evidence`)."""
+        after the payload is redacted, never before (`evidence.clip_evidence`); `shaper`: how
+        its clean check is settled from `shape_of` (`CleanCheck.is_clean_as`), None: in full."""
         self.seq += 1
         if self.clock is None:
             self.time += 1
@@ -93,7 +95,8 @@ class Recorder:
             self.time = self._tick()
         eid = f"{self.trace.run_id}:{self.seq}"
         red = self.redactor  # Speed: `not red.inert` inline (a property call per event)
-        if payload and (red._rules or red._memory.values) and not red.is_clean(payload):
+        if payload and (red._rules or red._memory.values) and not (
+                red.is_clean(payload) if shaper is None else red.is_clean_as(payload, shaper, shape_of)):
             payload = red.scrub(payload, at=kind)  # (a clean payload is kept as is, as it is
             # with no rules at all: scrubbing would only copy it)
         if clip:

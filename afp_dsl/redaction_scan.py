@@ -69,6 +69,34 @@ class CleanCheck:
         shapes.add(shape)
         return True
 
+    def is_clean_as(self, payload: Any, shaper: Any, source: Any) -> bool:
+        """`is_clean(payload)` for a payload that `shaper(source)` describes as (shape, values):
+        the payload is a function of `shape` (hashable, its values' exact types told apart:
+        `marshal` bytes, or a tuple headed by the kind it is made for, with the types of what
+        could vary) and of the tuple `values`, checked at every call; None: check in full.
+        Speed: a shape found clean (since the last remembered secret) needs only its values
+        checked (`llm.called` repeats its model and tools, `context.composed` most of itself)."""
+        if self._clean_version != self._memory.version:
+            self._check_clean()
+        try:
+            found = shaper(source)
+            known = found is not None and found[0] in self._clean_shapes
+        except Exception:  # unhashable, unmarshallable, too deep: the full check decides
+            found = known = None
+        if known:
+            try:
+                return not found[1] or self._clean_items(found[1])
+            except RecursionError:
+                return False
+        if not self.is_clean(payload):
+            return False
+        if found is not None:
+            shapes = self._clean_shapes
+            if len(shapes) >= CACHE_SIZE:
+                shapes.clear()
+            shapes.add(found[0])
+        return True
+
     def clean_shapes(self, tail: Any, number: Any) -> set | None:
         """The shapes found clean (`is_clean_shaped`) when `tail` and `number` are clean, else
         None: a payload of a shape in it, with that tail and number, is clean. Read it before
