@@ -1,9 +1,9 @@
 """The recorder: every event of a run, redacted, at the time the Effects clock gives.
 
 Role:       `Recorder.emit` is the one way an event enters a trace (`emit_shaped` for ledger
-            rows, `emit_vouched` / `emit_vouched_plus` for a tool call's `tool.called` and
-            `tool.returned`); `run_clock` makes a run's clock from its Effects. Split from
-            `runtime`.
+            rows, `emit_rows` for a settled policy walk's rows, `emit_vouched` /
+            `emit_vouched_plus` for a tool call's `tool.called` and `tool.returned`); `run_clock`
+            makes a run's clock from its Effects. Split from `runtime`.
 Emits:      whatever kind it is given.
 Invariants: every recorded payload passes the redactor first; event ids are `<run>:<seq>`; times
             come from the Effects clock (default `LogicalClock`: one tick per event), are ints and
