@@ -140,6 +140,7 @@ class Recorder:
             if check and (shapes is None or shape not in shapes) and not red.is_clean_shaped(
                     payload, shape, call_id, iteration):
                 payload = red.scrub(payload, at="policy.decided")
+                shapes = None  # (a scrub may remember a secret: the later rows in full)
             self.seq = seq = self.seq + 1
             self.time = time = self.time + 1 if self.clock is None else self._tick()
             append(_new(Event, (seq, f"{run_id}:{seq}", "policy.decided", iteration, time,

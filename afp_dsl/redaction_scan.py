@@ -99,8 +99,8 @@ class CleanCheck:
 
     def clean_shapes(self, tail: Any, number: Any) -> set | None:
         """The shapes found clean (`is_clean_shaped`) when `tail` and `number` are clean, else
-        None: a payload of a shape in it, with that tail and number, is clean. Read it before
-        anything else is checked or remembered (a remembered secret empties the caches)."""
+        None: a payload of a shape in it, with that tail and number, is clean. Valid until a
+        secret is remembered (a `scrub` may remember one): the caller drops it then."""
         if self._clean_version != self._memory.version:
             self._check_clean()
         if type(tail) is str and type(number) is int and (

@@ -137,3 +137,23 @@ def test_the_settled_walk_is_taken(monkeypatch) -> None:
     monkeypatch.setattr(toolcall_policy, "_settled", spy)
     _run(["w1"], True, monkeypatch)
     assert calls and any(calls)
+
+
+def test_a_secret_remembered_by_an_earlier_row_of_the_walk_is_scrubbed_from_the_later() -> None:
+    """`emit_rows` checks a walk's call id and iteration once; a row scrubbed on the way may
+    remember a secret (a value under a redacted key), and a later row of the same walk whose
+    shape was known clean must then be checked again."""
+    from afp_dsl import ir
+    from afp_dsl.recorder import Recorder
+    from afp_dsl.redaction import Redactor
+    from afp_dsl.trace import Trace
+    rec = Recorder(Trace("r"), Redactor([ir.Redact(name="secrets", keys=("password",))]))
+    clean = ({"policy": "p", "reason": "hunter22", "call_id": None, "iteration": None},
+             ("clean-shape",), None)
+    dirty = ({"policy": "p", "password": "hunter22", "call_id": None, "iteration": None},
+             ("dirty-shape",), None)
+    rec.emit_rows([clean], "call-1-1", 1, "r:0")  # its shape is now known clean
+    assert rec.trace[-1].payload["reason"] == "hunter22"
+    rec.emit_rows([dirty, clean], "call-2-1", 2, "r:0")
+    assert rec.trace[1].payload["password"] == "[REDACTED]"
+    assert rec.trace[2].payload["reason"] == "[REDACTED]"
