@@ -102,8 +102,9 @@ def _iteration(ctx: RunCtx):
     causes = tuple(dict.fromkeys([st.cursor_event or ""] + st.turn +
                                  [c for p in comp.pieces for c in p.caused_by]))
     payload = _composition_payload(comp)
-    composed = ctx.emit("context.composed", payload, caused_by=causes,
-                        clip="skipped" in payload or any(p.detail for p in comp.pieces))
+    composed = ctx.rec.emit("context.composed", payload, iteration=st.iteration,
+                            caused_by=causes, shaper=_composed_shape, shape_of=comp,
+                            clip="skipped" in payload or any(p.detail for p in comp.pieces))
     last_call = st.iteration >= plan.agent.max_iterations
     reply, replied = yield from _call_llm(ctx, comp.system, comp.tools, composed)
     if reply is None:
@@ -150,10 +151,11 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
     system, messages, tools = model_view.sent(ctx.model_redactor, system, st.history, tools)
     request = Request(system, messages, tuple(tools), _model(ctx), session.llm_calls)
     inputs = (cause,) + ((context,) if context else ()) + tuple(r.event for r in st.last_batch)
-    called = ctx.emit("llm.called", {"call": session.llm_calls,
-                                     "model": requested_model(session.provider, request),
-                                     "messages": len(request.messages),
-                                     "tools": [t.name for t in tools]}, caused_by=inputs)
+    called = ctx.rec.emit("llm.called", {"call": session.llm_calls,
+                                         "model": requested_model(session.provider, request),
+                                         "messages": len(request.messages),
+                                         "tools": [t.name for t in tools]},
+                          iteration=st.iteration, caused_by=inputs)
     try:
         reply = checked_reply((yield LLMCall(session.provider, request)))
     except Exception as exc:  # provider failure: the run ends with `error`
@@ -173,6 +175,26 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
     if calls:  # each call's `tool.called` holds its name, id and arguments, all in `out`
         ctx.rec.vouch(out, replied, CALLED_KEYS)
     return reply, replied
+
+
+# Speed: how the clean check of a `context.composed` payload is settled (`CleanCheck.is_clean_as`;
+# called only when something could be scrubbed). The payload is a function of the composition's
+# pieces (kind, name, reason, length, span, first cause), tools (name, origin, skill), active
+# skills and system prompt length, all texts of the checked program (exact strs) or event ids; a
+# piece with evidence (`detail`) or a skipped piece has run data: checked in full.
+def _composed_shape(comp) -> tuple | None:
+    if comp.skipped:
+        return None
+    pieces = comp.pieces
+    if pieces:
+        for p in pieces:
+            if p.detail is not None:
+                return None
+        pieces = tuple([(p.kind, p.name, p.reason, len(p.text), p.source, p.caused_by[:1])
+                        for p in pieces])
+    return ("context.composed", pieces, tuple([(o.spec.name, o.origin, o.skill)
+                                               for o in comp.offered]),
+            comp.active, len(comp.system)), ()
 
 
 def _provider_events(ctx: RunCtx, called: str) -> int:

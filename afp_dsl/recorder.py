@@ -1,9 +1,9 @@
 """The recorder: every event of a run, redacted, at the time the Effects clock gives.
 
 Role:       `Recorder.emit` is the one way an event enters a trace (`emit_shaped` for ledger
-            rows, `emit_vouched` / `emit_vouched_plus` for a tool call's `tool.called` and
-            `tool.returned`); `run_clock` makes a run's clock from its Effects. Split from
-            `runtime`.
+            rows, `emit_rows` for a settled policy walk's rows, `emit_vouched` /
+            `emit_vouched_plus` for a tool call's `tool.called` and `tool.returned`); `run_clock`
+            makes a run's clock from its Effects. Split from `runtime`.
 Emits:      whatever kind it is given.
 Invariants: every recorded payload passes the redactor first; event ids are `<run>:<seq>`; times
             come from the Effects clock (default `LogicalClock`: one tick per event), are ints and
@@ -83,9 +83,11 @@ class Recorder:
             f"counts up from `start` (as `LogicalClock` does)")
 
     def emit(self, kind: str, payload: Any, *, iteration: int, source: Span | None = None,
-             caused_by: tuple[str, ...] | list[str] = (), clip: bool = False) -> str:
+             caused_by: tuple[str, ...] | list[str] = (), clip: bool = False,
+             shaper: Any = None, shape_of: Any = None) -> str:
         """Record one event; `clip`: its payload holds conditions, whose evidence is shortened
-        after the payload is redacted, never before (`evidence.clip_evidence`)."""
+        after the payload is redacted, never before (`evidence.clip_evidence`); `shaper`: how
+        its clean check is settled from `shape_of` (`CleanCheck.is_clean_as`), None: in full."""
         self.seq += 1
         if self.clock is None:
             self.time += 1
@@ -93,7 +95,8 @@ class Recorder:
             self.time = self._tick()
         eid = f"{self.trace.run_id}:{self.seq}"
         red = self.redactor  # Speed: `not red.inert` inline (a property call per event)
-        if payload and (red._rules or red._memory.values) and not red.is_clean(payload):
+        if payload and (red._rules or red._memory.values) and not (
+                red.is_clean(payload) if shaper is None else red.is_clean_as(payload, shaper, shape_of)):
             payload = red.scrub(payload, at=kind)  # (a clean payload is kept as is, as it is
             # with no rules at all: scrubbing would only copy it)
         if clip:
@@ -119,6 +122,29 @@ class Recorder:
         self._append(_new(Event, (self.seq, eid, kind, iteration, self.time, (cause,), source,
                                   payload)))
         return eid
+
+    def emit_rows(self, heads: list, call_id: Any, iteration: int, cause: str) -> None:
+        """`emit_shaped` of the ledger rows of one walk: each head is (payload with `call_id`
+        and `iteration` still None, shape, source span); every row gets `call_id` and
+        `iteration`, and is caused by `cause`. Speed: the rows share their call id and
+        iteration, checked once (`CleanCheck.clean_shapes`), so each row costs one lookup of its
+        shape; a row whose shape is not known clean takes `is_clean_shaped`."""
+        red = self.redactor
+        check = bool(red._rules or red._memory.values)
+        shapes = red.clean_shapes(call_id, iteration) if check else None
+        append, run_id, causes = self._append, self.trace.run_id, (cause,)
+        for row, shape, span in heads:
+            payload = row.copy()
+            payload["call_id"] = call_id
+            payload["iteration"] = iteration
+            if check and (shapes is None or shape not in shapes) and not red.is_clean_shaped(
+                    payload, shape, call_id, iteration):
+                payload = red.scrub(payload, at="policy.decided")
+                shapes = None  # (a scrub may remember a secret: the later rows in full)
+            self.seq = seq = self.seq + 1
+            self.time = time = self.time + 1 if self.clock is None else self._tick()
+            append(_new(Event, (seq, f"{run_id}:{seq}", "policy.decided", iteration, time,
+                                causes, span, payload)))
 
     def vouch(self, payload: Any, token: str, keys: tuple[str, ...]) -> None:
         """Right after `emit` recorded `payload`: when it was recorded as it is (found clean),

@@ -69,6 +69,46 @@ class CleanCheck:
         shapes.add(shape)
         return True
 
+    def is_clean_as(self, payload: Any, shaper: Any, source: Any) -> bool:
+        """`is_clean(payload)` for a payload that `shaper(source)` describes as (shape, values):
+        the payload is a function of `shape` (hashable, its values' exact types told apart:
+        `marshal` bytes, or a tuple headed by the kind it is made for, with the types of what
+        could vary) and of the tuple `values`, checked at every call; None: check in full.
+        Speed: a shape found clean (since the last remembered secret) needs only its values
+        checked (`llm.called` repeats its model and tools, `context.composed` most of itself)."""
+        if self._clean_version != self._memory.version:
+            self._check_clean()
+        try:
+            found = shaper(source)
+            known = found is not None and found[0] in self._clean_shapes
+        except Exception:  # unhashable, unmarshallable, too deep: the full check decides
+            found = known = None
+        if known:
+            try:
+                return not found[1] or self._clean_items(found[1])
+            except RecursionError:
+                return False
+        if not self.is_clean(payload):
+            return False
+        if found is not None:
+            shapes = self._clean_shapes
+            if len(shapes) >= CACHE_SIZE:
+                shapes.clear()
+            shapes.add(found[0])
+        return True
+
+    def clean_shapes(self, tail: Any, number: Any) -> set | None:
+        """The shapes found clean (`is_clean_shaped`) when `tail` and `number` are clean, else
+        None: a payload of a shape in it, with that tail and number, is clean. Valid until a
+        secret is remembered (a `scrub` may remember one): the caller drops it then."""
+        if self._clean_version != self._memory.version:
+            self._check_clean()
+        if type(tail) is str and type(number) is int and (
+                tail in self._clean or self._clean_str(tail)) and (
+                number in self._clean_ints or self._clean_int(number)):
+            return self._clean_shapes
+        return None
+
     def vouch(self, token: Any, keys: tuple[str, ...]) -> None:
         """Vouch for the payloads checked under `token` (`is_clean_vouched`) until a secret is
         remembered. The caller calls it right after a payload P was found clean, and passes under

@@ -5,7 +5,10 @@ Role:       `toolcall` asks `chain(...)` (or `walk(...)` on steps already looked
             the `tool.called` event. Split from `toolcall` along the pipeline's policy stages.
 Emits:      policy.decided.
 Invariants: the walk is `policy.walk_steps` (declaration order, reverse for `after`); a chain with
-            no block for the moment and tool is not walked and records nothing.
+            no block for the moment and tool is not walked and records nothing; a walk of rule
+            links whose checks all answer plainly and allow is settled from a program made once
+            per steps tuple (`_settled`) and records the very rows the full walk records
+            (tests/test_policy_settled.py).
 """
 from __future__ import annotations
 
@@ -57,8 +60,19 @@ class _CallEnv(tuple):
 
 def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict, cause: str,
          start_after: int = 0, can_pause: bool = True):
+    """The chain's answer for one call at `moment` over its `found` steps, its rows recorded.
+    A walk settled by `_settled` answers `ALLOWED` (its rows are recorded, not returned)."""
+    env = _env(_CallEnv, (env_roots, ctx))
     iteration = ctx.state.iteration
-    result = walk_steps(found, moment, _env(_CallEnv, (env_roots, ctx)), call.name, call.id,
+    if not start_after:
+        prog = _PROGRAMS.get(id(found))
+        if prog is None or prog[0] is not found or prog[1] != moment or prog[2] != call.name:
+            prog = _program(found, moment, call.name)
+        heads = _settled(prog[3], env) if prog[3] is not None else None
+        if heads is not None:
+            ctx.rec.emit_rows(heads, call.id, iteration, cause)
+            return ALLOWED
+    result = walk_steps(found, moment, env, call.name, call.id,
                         iteration, can_pause, ctx.session.policy_host, start_after,
                         False)  # (evidence: no ledger row records a rule's conditions)
     if result[1]:  # (`record_decisions`, inline: a walk that decides records its rows)
@@ -70,6 +84,64 @@ def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict
             payload["iteration"] = iteration
             emit("policy.decided", payload, head[1], call_id, iteration, d[2], cause)
     return result
+
+
+# Speed: a chain of rule links only (no host link) at one moment for one tool, settled once per
+# steps tuple: per link, the head of its quiet `allow` row and, per rule, its compiled check, the
+# head of the row it makes when it holds, and whether that row allows. A walk where every check
+# answers plain True or False and every rule that holds allows is then a function of those
+# answers: the checks in walk order, the rows' heads picked, no decision objects (`_settled`).
+# Anything else (an unsure check, a deny or an ask) walks again in full with `walk_steps`: the
+# checks are pure functions of the env, so running them twice changes nothing. Keyed by the
+# steps tuple's identity (kept alive by the entry); bounded.
+_PROGRAMS: dict[int, tuple] = {}
+
+
+def _program(found: tuple, moment: str, tool: str) -> tuple:
+    links: list = []
+    for index, policy, rule, cond in found:
+        if rule is None:  # a host link: always the full walk
+            links = None
+            break
+        if not links or links[-1][0] != index:
+            links.append((index, _row_head("allow", policy.name, None, None, moment, tool), []))
+        links[-1][2].append((cond.check, _row_head(rule.action, policy.name, rule.span,
+                                                   rule.because, moment, tool),
+                             rule.action == "allow"))
+    prog = None if links is None else tuple((quiet, tuple(rules)) for _, quiet, rules in links)
+    if len(_PROGRAMS) >= 4096:
+        _PROGRAMS.clear()
+    entry = _PROGRAMS[id(found)] = (found, moment, tool, prog)
+    return entry
+
+
+def _row_head(outcome: str, policy: str, span: Any, reason: Any, moment: str,
+              tool: str) -> tuple:
+    """(payload head, shape, source span) of the row of a decision (see `_head`)."""
+    key = (outcome, policy, span, reason, moment, tool)
+    head = _HEADS.get(key) or _head(key)
+    return head[0], head[1], span
+
+
+def _settled(prog: tuple, env: Any) -> list | None:
+    """The row heads of a walk of `prog` (see `_PROGRAMS`), or None: walk it in full."""
+    heads = []
+    for quiet, rules in prog:
+        for check, head, allows in rules:
+            try:
+                verdict = check(env)
+            except Exception:
+                return None
+            if verdict is True:
+                if not allows:
+                    return None
+                heads.append(head)
+                break
+            if verdict is not False:
+                return None
+        else:
+            heads.append(quiet)
+    return heads
 
 
 _env = tuple.__new__  # Speed: a `_CallEnv` in one C call, without the class call's lookups

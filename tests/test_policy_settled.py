@@ -1,0 +1,159 @@
+"""A tool call's policy walk settled from its program (`toolcall_policy._settled`) records
+exactly what the full walk (`policy.walk_steps`) records.
+
+Rule-only chains are walked by running their compiled checks over a program settled once per
+steps tuple, and record their rows from cached heads; anything but plain True/False answers and
+allowing rules falls back to the full walk. These tests run the same scripted runs with the
+program and with every walk in full, and compare the traces: quiet links, rules that hold,
+denials, asks, an unsure check (an evaluation error), a host link, a secret in a call id, and a
+redaction rule that selects a ledger row's key.
+"""
+from __future__ import annotations
+
+import pytest
+
+import afp_dsl as afp
+from afp_dsl import toolcall_policy
+from afp_dsl.effects import Effects, counter_ids
+from afp_dsl.providers import mock
+
+SPEC = """
+agent a {
+  max_iterations = 8
+  tools = [echo, other]
+  policies = [screen_args, screen_any, screen_results]%s
+}
+tool echo {
+  description = "Echo a word."
+  input { word: string }
+}
+tool other {
+  description = "Another."
+  input { word: string }
+}
+redact secrets {
+  keys = [%s]
+  patterns = [/sk-[A-Za-z0-9]{12,}/]
+}
+policy screen_args {
+  before echo {
+    deny when args.word == "forbidden" because "That word is not allowed."
+    ask when args.word == "maybe" because "Sure?"
+    allow when args.word matches /^w[0-9]+$/
+  }
+}
+policy screen_any {
+  before * {
+    deny when args.word matches /drop\\s+table/i because "No SQL in arguments."
+    allow when args.word > 3
+  }
+}
+policy screen_results {
+  after echo {
+    deny when result mentions "secret-leak" because "The result leaks a secret."
+  }
+}
+"""
+HOST = """
+policy host_link { impl = python("test_policy_settled:host_link") }
+"""
+WORDS = ["w1", "w2", "forbidden", "maybe", "drop  TABLE x", "secret-leak here", "plain",
+         "sk-abcdefghijklmnop", "w3"]
+
+
+def host_link(ctx: dict):
+    return "deny" if ctx.get("args", {}).get("word") == "plain" else None
+
+
+def _script(words: list[str]) -> list:
+    calls = [[("echo", {"word": w}), ("other", {"word": w})] for w in words]
+    return calls[:6] + ["done"]
+
+
+def _run(words: list[str], settled: bool, monkeypatch: pytest.MonkeyPatch, *, redact: str = "",
+         keys: str = '"password"', host: bool = False) -> list:
+    if not settled:
+        monkeypatch.setattr(toolcall_policy, "_settled", lambda prog, env: None)
+    spec = SPEC % (redact, keys)
+    if host:
+        spec = spec.replace("policies = [", "policies = [host_link, ") + HOST
+    program = afp.load(spec)
+    tools = {"echo": lambda word: word, "other": lambda word: word}
+    agent = program.agent(provider=mock(_script(words)), tools=tools,
+                          effects=Effects(run_ids=counter_ids("s")))
+    result = agent.run("go")
+    monkeypatch.undo()
+    return [(e.kind, e.caused_by, e.source, e.payload) for e in result.trace]
+
+
+CASES = [WORDS[:3], WORDS[2:5], WORDS[4:], ["w1", "plain", "w2"], ["maybe", "w1"]]
+
+
+@pytest.mark.parametrize("words", CASES)
+@pytest.mark.parametrize("redact", ["", "\n  redact = [secrets]"])
+def test_a_settled_walk_records_what_the_full_walk_records(words, redact, monkeypatch) -> None:
+    assert _run(words, True, monkeypatch, redact=redact) == \
+        _run(words, False, monkeypatch, redact=redact)
+
+
+@pytest.mark.parametrize("words", CASES)
+def test_a_host_link_walks_in_full_and_records_the_same(words, monkeypatch) -> None:
+    assert _run(words, True, monkeypatch, host=True) == _run(words, False, monkeypatch, host=True)
+
+
+@pytest.mark.parametrize("keys", ['"call_id"', '"policy"', '"iteration"', '"outcome"'])
+def test_a_rule_selecting_a_row_key_is_applied_as_by_the_full_walk(keys, monkeypatch) -> None:
+    redact = "\n  redact = [secrets]"
+    settled = _run(WORDS[:2], True, monkeypatch, redact=redact, keys=keys)
+    assert settled == _run(WORDS[:2], False, monkeypatch, redact=redact, keys=keys)
+    rows = [p for kind, _, _, p in settled if kind == "policy.decided"]
+    assert rows and all(p[keys.strip('"')] == "[REDACTED]" for p in rows)
+
+
+def test_a_secret_remembered_after_the_rows_were_found_clean_is_scrubbed(monkeypatch) -> None:
+    """A row's shapes are known clean after the first call; a secret learned later (here the
+    call ids' text, planted through a result under a redacted key) must still be scrubbed."""
+    spec = SPEC % ("\n  redact = [secrets]", '"password"')
+    program = afp.load(spec)
+    tools = {"echo": lambda word: word,
+             "other": lambda word: {"password": "call-3-1"} if word == "w2" else word}
+    agent = program.agent(provider=mock(_script(["w1", "w2", "w1"])), tools=tools,
+                          effects=Effects(run_ids=counter_ids("s")))
+    rows = [e.payload for e in agent.run("go").trace if e.kind == "policy.decided"]
+    assert any(p["call_id"] == "call-1-1" for p in rows)
+    later = [p for p in rows if p["iteration"] == 3 and p["tool"] == "echo"]
+    assert later and all(p["call_id"] == "[REDACTED]" for p in later)
+
+
+def test_the_settled_walk_is_taken(monkeypatch) -> None:
+    """(The comparisons above compare something: a plain allowing walk is settled.)"""
+    calls = []
+    real = toolcall_policy._settled
+
+    def spy(prog, env):
+        out = real(prog, env)
+        calls.append(out is not None)
+        return out
+    monkeypatch.setattr(toolcall_policy, "_settled", spy)
+    _run(["w1"], True, monkeypatch)
+    assert calls and any(calls)
+
+
+def test_a_secret_remembered_by_an_earlier_row_of_the_walk_is_scrubbed_from_the_later() -> None:
+    """`emit_rows` checks a walk's call id and iteration once; a row scrubbed on the way may
+    remember a secret (a value under a redacted key), and a later row of the same walk whose
+    shape was known clean must then be checked again."""
+    from afp_dsl import ir
+    from afp_dsl.recorder import Recorder
+    from afp_dsl.redaction import Redactor
+    from afp_dsl.trace import Trace
+    rec = Recorder(Trace("r"), Redactor([ir.Redact(name="secrets", keys=("password",))]))
+    clean = ({"policy": "p", "reason": "hunter22", "call_id": None, "iteration": None},
+             ("clean-shape",), None)
+    dirty = ({"policy": "p", "password": "hunter22", "call_id": None, "iteration": None},
+             ("dirty-shape",), None)
+    rec.emit_rows([clean], "call-1-1", 1, "r:0")  # its shape is now known clean
+    assert rec.trace[-1].payload["reason"] == "hunter22"
+    rec.emit_rows([dirty, clean], "call-2-1", 2, "r:0")
+    assert rec.trace[1].payload["password"] == "[REDACTED]"
+    assert rec.trace[2].payload["reason"] == "[REDACTED]"
