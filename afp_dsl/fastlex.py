@@ -10,37 +10,34 @@ from __future__ import annotations
 
 import re
 from itertools import accumulate
+from operator import itemgetter
 
-# One match = one token (or one stray character: the fast path gives up). Words and the
-# one-character punctuation come first (the most frequent); `"""` must stay before `"`, and the
-# multi-character operators before the last, one-character catch-all. A string is runs of plain
-# characters between escapes (the same strings as `"(?:[^"\\\n\r]|\\.)*"`, but a run is one
-# quick repeat instead of one group per character).
-_TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"|#[^\n\r]*'
-          r'|->|=>|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
-          r'|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*|==|!=|<=|>=|\.\.\.|[^ \t\f\r\n\ufeff])')
+# One match = one token (or one stray character: the fast path gives up). Words, the one-character
+# punctuation and strings come first (the most frequent); `"""` must stay before `"`. Speed: every
+# alternative starts with a literal character or a character class, which lets the regex engine
+# skip it on its first character (an alternative starting with `-?` or a group is entered at every
+# token and every blank it tries): so numbers are spelt out by their first character, and the
+# operators of one to three characters are each one alternative (`=[=>]?`, `\.(?:\.\.)?`). A
+# string is runs of plain characters between escapes (the same strings as `"(?:[^"\\\n\r]|\\.)*"`,
+# but a run is one quick repeat instead of one group per character).
+_FRACTION = r'(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
+_TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"'
+          r'|=[=>]?|\.(?:\.\.)?|[1-9][0-9]*' + _FRACTION + '|0' + _FRACTION + r'|->|-(?:0|[1-9][0-9]*)'
+          + _FRACTION + r'|<=?|>=?|!=|#[^\n\r]*|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*'
+          r'|[^ \t\f\r\n\ufeff])')
 _SPLIT = re.compile(_TOKEN)  # `split`: [space, token, space, token, ..., space]
 _LEX = re.compile(r'([ \t\f\r\n\ufeff]*)' + _TOKEN)  # `findall`: (space, token) pairs
-_PUNCT = frozenset("{ } ( ) [ ] , : = . ? * | < > == != <= >= ... -> =>".split())
-# A token's kind: the punctuation itself, or W (word), S, M (strings), N, R (regex), # (comment).
-# `_FIRST` holds the kinds the first character decides on its own (a word, a number, a comment,
-# punctuation that starts no longer token); `_kind` decides the others.
-_FIRST = {c: "W" for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"}
-_FIRST.update({c: "N" for c in "0123456789"}, **{"#": "#"}, **{c: c for c in "{}()[],:?*|"})
-
-
-def _kind(tok: str) -> str:
-    """Kinds the first character does not decide; `?` (a stray character) makes the parser give up."""
-    if tok[0] == '"':
-        return "M" if tok.startswith('"""') else "S" if len(tok) > 1 else "?"
-    if tok in _PUNCT:
-        return tok
-    if tok[0] == "-" and len(tok) > 1:
-        return "N"
-    if tok[0] == "/" and len(tok) > 1:
-        return "R"
-    return "?"
-
+# A token's kind: the punctuation itself, or W (word), S, M (strings), N, R (regex), # (comment),
+# ~ (a stray character: no rule takes it, so the parser gives up there). The first character
+# decides it (`_BY_FIRST`, one character per code point below 256), except for the tokens
+# `_BY_TEXT` names (operators of two or three characters, and a `"`, `-` or `/` alone, which are
+# strays) and for `"""` strings (M, set apart after the fact).
+_BY_FIRST = "".join(
+    "W" if c.isascii() and (c.isalpha() or c == "_") else "N" if c in "0123456789-" else
+    c if c in "{}()[],:?*|#=.<>" else "S" if c == '"' else "R" if c == "/" else "~"
+    for c in map(chr, range(256)))
+_BY_TEXT = {op: op for op in ("->", "=>", "==", "!=", "<=", ">=", "...")}
+_BY_TEXT.update({'"': "~", "-": "~", "/": "~"})
 
 COMP_OPS = frozenset(("==", "!=", "<=", ">=", "<", ">"))
 
@@ -160,12 +157,17 @@ def lex(text: str) -> tuple[list[str], list[str], list[int], list[int], list[Tok
     vals = parts[1::2]
     offsets = list(accumulate(map(len, parts)))
     starts, ends = offsets[0:-1:2], offsets[1::2]
-    # Speed: the first character decides most kinds; the bound `get` spares a global and an
-    # attribute lookup per token.
-    first_kind = _FIRST.get
-    kinds = [first_kind(tok[0]) or _kind(tok) for tok in vals]
+    # Speed: the kinds are made in C, without a Python step per token: the tokens' first
+    # characters (picked out of the text at their starts) translated to their kinds, then
+    # corrected by the few token texts whose first character does not decide.
+    firsts = "".join(itemgetter(*starts)(text)) if starts else ""
+    if not firsts.isascii():
+        raise Bail  # a stray character (every token of the grammar starts with an ASCII one)
+    kinds = list(map(_BY_TEXT.get, vals, firsts.translate(_BY_FIRST)))
+    if '"""' in text:
+        kinds = ["M" if k == "S" and v.startswith('"""') else k for k, v in zip(kinds, vals)]
     comments = []
-    if "#" in kinds:
+    if "#" in firsts:
         keep = [j for j, k in enumerate(kinds) if k != "#"]
         comments = [token("COMMENT", vals[j], starts[j], ends[j]) for j, k in enumerate(kinds) if k == "#"]
         kinds, vals = [kinds[j] for j in keep], [vals[j] for j in keep]
