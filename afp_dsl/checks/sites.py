@@ -18,6 +18,7 @@ from typing import Any, Iterator, NamedTuple
 
 from .. import ir
 from ..analysis import Analysis
+from ..frozen import FrozenMap
 from .schemas import Field, schema_types, type_names, walk_schema
 from .solver import Atom, Facts, Key, key_text
 
@@ -65,31 +66,51 @@ def sites(analysis: Analysis) -> tuple[Site, ...]:
 
 
 def _sites(analysis: Analysis) -> Iterator[Site]:
+    # Speed: declarations told apart by exact type (the IR classes have no subclasses); most are
+    # tools and skills, which the first two tests settle
     for module, decl in analysis.decls():
-        if isinstance(decl, ir.Graph):
+        t = type(decl)
+        if t is ir.Tool:
+            if decl.check_in is not None:
+                yield Site(module, "check_in", decl.check_in,
+                           f"the `check_in` of tool `{decl.name}`", tool=decl, on=decl.name)
+        elif t is ir.Skill:
+            continue
+        elif t is ir.Graph:
             yield from _graph_sites(analysis, module, decl)
-        elif isinstance(decl, (ir.Fact, ir.Instruction)) and decl.when is not None:
+        elif (t is ir.Fact or t is ir.Instruction) and decl.when is not None:
             yield Site(module, "context", decl.when, f"{ir.kind_of(decl)} `{decl.name}`")
-        elif isinstance(decl, ir.Policy):
+        elif t is ir.Policy:
             yield from policy_sites(analysis, module, decl)
-        elif isinstance(decl, ir.Tool) and decl.check_in is not None:
-            yield Site(module, "check_in", decl.check_in, f"the `check_in` of tool `{decl.name}`",
-                       tool=decl, on=decl.name)
 
 
 def _graph_sites(analysis: Analysis, module: str, g: ir.Graph) -> Iterator[Site]:
     for e in g.entries:
         if e.when is not None:
             yield Site(module, "entry", e.when, f"the entry `{e.skill}` of graph `{g.name}`")
+    made = _route_sites(analysis)
     for r in g.routes:
         if r.when is not None:
-            yield route_site(analysis, module, g, r)
+            site = made.get((module, id(r)))
+            if site is None:
+                site = made[(module, id(r))] = _route_site(analysis, module, r)
+            yield site
 
 
 def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route) -> Site:
     """The site of a route's guard (the same object each time it is asked, per analysis: the
     expression checks, the guard checks and the route pairs all read it)."""
-    return analysis.memo(("route-site", module, id(r)), lambda: _route_site(analysis, module, r))
+    made = _route_sites(analysis)
+    site = made.get((module, id(r)))
+    if site is None:
+        site = made[(module, id(r))] = _route_site(analysis, module, r)
+    return site
+
+
+def _route_sites(analysis: Analysis) -> dict[tuple[str, int], Site]:
+    """The route sites made so far for `analysis`, by (module, id of the route): the analysis
+    holds its program, so a route's id is not reused while the entry lives."""
+    return analysis.memo("route-sites", dict)
 
 
 def _route_site(analysis: Analysis, module: str, r: ir.Route) -> Site:
@@ -141,6 +162,7 @@ _ENVELOPE_KEYS = {"failure": ("error",), "absent": ("absent", "reason", "searche
 _ENVELOPE_KEYS["denied"] = _ENVELOPE_KEYS["absent"] + _ENVELOPE_KEYS["partial"]
 _VALIDATED = frozenset({"success", "failure", "partial", "absent"})  # the arguments passed the schema
 _AFTER = ("success", "failure", "partial", "absent")  # results of calls that ran
+_ALL_SEEN, _AFTER_SEEN = frozenset(STATUSES), frozenset(_AFTER)
 
 
 class SchemaView(NamedTuple):
@@ -196,7 +218,8 @@ def _envelope_keys(seen: frozenset[str]) -> frozenset[str]:
 def seen_statuses(site: Site) -> frozenset[str]:
     """The statuses of the results a route or `after` rule can see: its place's, narrowed by a
     route's `status` set and by top-level `status == "…"` / `status in [...]` conditions."""
-    seen = frozenset(site.statuses or (STATUSES if site.place == "route" else _AFTER))
+    seen = frozenset(site.statuses) if site.statuses else (
+        _ALL_SEEN if site.place == "route" else _AFTER_SEEN)  # Speed: the usual sets, made once
     items = site.expr.items if isinstance(site.expr, ir.And) else (site.expr,)
     for c in items:
         named = _status_condition(c)
@@ -209,10 +232,10 @@ def _status_condition(c: ir.Expr) -> frozenset[str] | None:
     if not isinstance(c, ir.Compare) or c.op not in ("==", "in"):
         return None
     left, right = c.left, c.right
-    if c.op == "==" and not _is_status(left):
-        left, right = right, left
     if not _is_status(left):
-        return None
+        if c.op != "==" or not _is_status(right):
+            return None
+        left, right = right, left
     values = (right,) if c.op == "==" else right.items if isinstance(right, ir.ListExpr) else None
     if values is None or not all(isinstance(v, ir.Lit) for v in values):
         return None
@@ -356,15 +379,19 @@ def _otherwise(loose: bool) -> str:
 
 
 def _enum(node: Mapping) -> tuple | None:
-    if "const" in node and _plain_scalar(node["const"]):
-        return (node["const"],)
-    enum = node.get("enum")
-    if isinstance(enum, (list, tuple)) and enum and all(v is None or isinstance(v, _SCALARS) for v in enum):
+    d = node._d if type(node) is FrozenMap else node  # Speed: its dict's C methods
+    if "const" in d and _plain_scalar(d["const"]):
+        return (d["const"],)
+    enum = d.get("enum")
+    if isinstance(enum, (list, tuple)) and enum and (
+            _SCALAR_TYPES.issuperset(map(type, enum))  # Speed: plain JSON values, in C
+            or all(v is None or isinstance(v, _SCALARS) for v in enum)):
         return tuple(enum)
     return None
 
 
 _SCALARS = (bool, int, float, str)
+_SCALAR_TYPES = frozenset({bool, int, float, str, type(None)})
 
 
 def _plain_scalar(v: Any) -> bool:
