@@ -209,11 +209,12 @@ def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
 
     Speed: cached per (schema, segments): the path checks and the schema facts both walk every
     path a guard reads. The entry keeps `root` alive, so its id is not reused while cached."""
-    hit = _FIELDS.get((id(root), segments))
+    key = (id(root), segments)
+    hit = _FIELDS.get(key)
     if hit is None or hit[0] is not root:
         if len(_FIELDS) > 100_000:
             _FIELDS.clear()
-        hit = _FIELDS[(id(root), segments)] = (root, _walk_schema(root, segments))
+        hit = _FIELDS[key] = (root, _walk_schema(root, segments))
     return hit[1]
 
 
