@@ -11,6 +11,7 @@ Invariants: deterministic; nodes in skill declaration order (tooling.md §4); en
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Iterable, Mapping, NamedTuple
 
@@ -159,14 +160,15 @@ def guard_caption(e: Any) -> str:
         ...     right=ir.ListExpr(items=(ir.Lit(value="high"), ir.Lit(value="critical")))))))
         'score ≥ 0.7 AND level in [high, critical]'
     """
-    if isinstance(e, ir.Or):
-        return " OR ".join(guard_caption(i) for i in e.items)
-    if isinstance(e, ir.And):
-        return " AND ".join(_paren(i, ir.Or) for i in e.items)
-    if isinstance(e, ir.Not):
-        return "NOT " + _paren(e.item, (ir.And, ir.Or, ir.Compare))
-    if isinstance(e, ir.Compare):
+    t = type(e)  # Speed: exact types (the IR node classes have no subclasses), commonest first
+    if t is ir.Compare:
         return f"{_operand(e.left)} {_OPS.get(e.op, e.op)} {_operand(e.right)}"
+    if t is ir.And:
+        return " AND ".join(_paren(i, ir.Or) for i in e.items)
+    if t is ir.Or:
+        return " OR ".join(guard_caption(i) for i in e.items)
+    if t is ir.Not:
+        return "NOT " + _paren(e.item, (ir.And, ir.Or, ir.Compare))
     return _operand(e)
 
 
@@ -176,15 +178,18 @@ def _paren(e: Any, kinds) -> str:
 
 
 def _operand(e: Any) -> str:
-    if isinstance(e, ir.Path):
+    t = type(e)
+    if t is ir.Path:
         return e.root + "".join([f"[{s}]" if isinstance(s, int) else f".{s}" for s in e.segments])
-    if isinstance(e, ir.Lit):
-        return e.value if isinstance(e.value, str) else json.dumps(e.value)
-    if isinstance(e, ir.ListExpr):
+    if t is ir.Lit:  # Speed: a plain int or finite float as `json.dumps` writes it (its repr)
+        v = e.value
+        return v if isinstance(v, str) else repr(v) if type(v) is int or (
+            type(v) is float and math.isfinite(v)) else json.dumps(v)
+    if t is ir.ListExpr:
         return "[" + ", ".join(_operand(i) for i in e.items) + "]"
-    if isinstance(e, ir.Call):
+    if t is ir.Call:
         return f"{e.func}({e.arg})"
-    if isinstance(e, ir.Regex):
+    if t is ir.Regex:
         return str(e)
     return guard_caption(e)
 

@@ -7,7 +7,10 @@
    the analyses of one program object only, and dropped with it;
 3. the per-site caches (`sites.facts`, `exprs.operand_problems`, `sites.route_site`) answer
    for the very site (or route and analysis) asked about, never for another that happens to
-   be equal or to reuse an id.
+   be equal or to reuse an id; a site compares, hashes and copies (`_replace`) like the named
+   tuple of its fields it used to be, and a copy settles its own facts;
+4., 5. the shortcuts (`walk` of a plain comparison, `dnf` of a lone one) give the general path's
+   answer; 6. a schema walk reads a FrozenMap, a dict and any other mapping alike.
 """
 from __future__ import annotations
 
@@ -169,6 +172,26 @@ def test_checks_give_the_same_diagnostics_twice():
     assert first == again and any(code == "AFP304" for code, _, _ in first)
 
 
+def test_a_site_compares_hashes_and_copies_like_a_named_tuple_of_its_fields():
+    a = _analysis(TWO_TOOLS)
+    on_t, on_u = S.sites(a)
+    m, g = next(a.decls(ir.Graph))
+    twin = S.route_site(Analysis(a.program), m, g, g.routes[0])
+    assert twin == on_t and hash(twin) == hash(on_t) and not twin != on_t
+    assert on_t != on_u and len({on_t, twin, on_u}) == 2
+    try:
+        assert [f.kind for f in S.facts(on_t)(KEY)] == ["eq", "type"]  # settled on `on_t`
+        narrowed = on_t._replace(statuses=("success",))
+        assert narrowed.statuses == ("success",) and narrowed.expr is on_t.expr
+        assert narrowed != on_t and narrowed._replace(statuses=on_t.statuses) == on_t
+        # nothing settled carries over: on a success alone, `result` is the output's value
+        assert S.schema_view(on_t, "result").loose and not S.schema_view(narrowed, "result").loose
+        assert [f.values for f in S.facts(narrowed)(KEY) if f.kind == "eq"] == [("ok", "fail")]
+        assert [f.values for f in S.facts(on_t)(KEY) if f.kind == "eq"] == [("ok", "fail", None)]
+    finally:
+        run_checks(a, rules=())
+
+
 # ---------------------------------------------------------------- 4. `walk`'s shortcut
 def _walk_slowly(e) -> list:
     children = {ir.And: lambda n: n.items, ir.Or: lambda n: n.items, ir.ListExpr: lambda n: n.items,
@@ -189,3 +212,61 @@ def test_walk_lists_the_nodes_of_a_plain_comparison_like_the_general_walk():
     ]
     for e in shapes:
         assert [id(n) for n in exprs.walk(e)] == [id(n) for n in _walk_slowly(e)]
+
+
+
+# ---------------------------------------------------------------- 5. `dnf`'s shortcut
+def test_dnf_of_a_lone_comparison_is_the_general_paths():
+    from afp_dsl.checks import atoms
+    p, one = ir.Path(root="result", segments=("x",)), ir.Lit(value=1)
+    for c in (ir.Compare(op="==", left=p, right=one), ir.Compare(op="mentions", left=p, right=one),
+              ir.Compare(op="<", left=one, right=ir.ListExpr(items=(one,)))):
+        try:
+            general = atoms._nnf(c, False)
+            assert atoms.dnf([c]) == [(general,)] and atoms.dnf([c])[0][0] is general
+            assert atoms.dnf((c,)) == [(general,)]  # (a tuple takes the general path)
+        finally:
+            atoms.clear_cache()
+
+
+# ---------------------------------------------------------------- 6. schema walks through dicts
+def test_walk_schema_answers_alike_for_frozen_plain_and_other_mappings():
+    from collections.abc import Mapping
+
+    from afp_dsl.checks import schemas
+    from afp_dsl.frozen import freeze, plain
+
+    class Other(Mapping):  # a mapping of another class, read through its own methods
+        def __init__(self, d):
+            self._x = {k: Other(v) if isinstance(v, dict) else v for k, v in d.items()}
+
+        def __getitem__(self, k):
+            return self._x[k]
+
+        def __iter__(self):
+            return iter(self._x)
+
+        def __len__(self):
+            return len(self._x)
+
+    doc = {"type": "object", "required": ["a"], "additionalProperties": False,
+           "$defs": {"n": {"type": "integer"}},
+           "properties": {"a": {"type": "object", "properties": {"b": {"$ref": "#/$defs/n"}}},
+                          "s": {"type": "string"}, "l": {"type": "array", "items": {"enum": [1]}},
+                          "any": {"anyOf": [{"type": "string"}]}}}
+    paths = [("a",), ("a", "b"), ("a", "c"), ("s", "x"), ("l", 0), ("l", 0, "y"), ("zz",),
+             ("any", "q"), ("s", 0)]
+    try:
+        for segments in paths:
+            raw = schemas.walk_schema(doc, segments)
+            frozen = schemas.walk_schema(freeze(doc), segments)
+            other = schemas.walk_schema(Other(doc), segments)
+            shown = [type(x).__name__ if x is not None else None for x in (raw, frozen, other)]
+            assert len(set(shown)) == 1, (segments, shown)
+            if isinstance(raw, schemas.FieldProblem):
+                assert raw == frozen == other
+            elif raw is not None:
+                assert raw.schema == plain(frozen.schema) == plain(other.schema)
+                assert raw.optional == frozen.optional == other.optional
+    finally:
+        schemas.clear_cache()

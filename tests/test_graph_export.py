@@ -211,3 +211,22 @@ def test_overlay_styles_edges_of_imported_skills(tmp_path: Path) -> None:
     # the graph's own spelling is accepted as well
     assert "  linkStyle 0,1 stroke" in gx.to_mermaid(
         program, visited=["start"], taken=[(None, "start"), ("start", "lib.helper")])
+
+
+_NUMBERS = [0, -1, 7, 10**30, 0.5, -0.0, 1e100, 1e-7, 2.5e-300, float("inf"), float("-inf"),
+            float("nan"), True, False, None]
+
+
+@pytest.mark.parametrize("value", _NUMBERS, ids=repr)
+def test_a_literal_operand_is_written_as_json_writes_it(value):
+    # the caption writes plain ints and finite floats by their repr, without the encoder
+    assert gx.guard_caption(ir.Lit(value=value)) == json.dumps(value)
+    c = ir.Compare(op=">", left=ir.Path(root="result", segments=("x", 0)), right=ir.Lit(value=value))
+    assert gx.guard_caption(c) == f"result.x[0] > {json.dumps(value)}"
+
+
+def test_an_int_subclass_literal_is_still_written_by_the_encoder():
+    class Count(int):
+        def __repr__(self) -> str:
+            return "Count(3)"
+    assert gx.guard_caption(ir.Lit(value=Count(3))) == json.dumps(Count(3)) == "3"

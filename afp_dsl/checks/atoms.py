@@ -176,10 +176,13 @@ def clear_cache() -> None:
 
 def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     base = dict(expr=c, neg=neg, text=None, render=partial(_compare_text, c, neg), positive=not neg)
-    if _always_false(c):
-        return Atom("const", truth=neg, **base)
-    if _constant(c.left) and _constant(c.right):
-        return Atom("const", truth=evaluate(c, Env(roots={})).holds != neg, **base)
+    # Speed: `path OP literal` (most comparisons) is neither always false (no list, no regex;
+    # `mentions` aside) nor constant (a path), so it skips both tests
+    if not (type(c.left) is ir.Path and type(c.right) is ir.Lit and c.op != "mentions"):
+        if _always_false(c):
+            return Atom("const", truth=neg, **base)
+        if _constant(c.left) and _constant(c.right):
+            return Atom("const", truth=evaluate(c, Env(roots={})).holds != neg, **base)
     key, right, op = key_of(c.left), c.right, c.op
     if key is None and op in _SWAPPABLE:  # `500 < result.x` reads as `result.x > 500`
         key, right, op = key_of(c.right), c.left, FLIP.get(op, op)
@@ -297,6 +300,8 @@ def _dnf(node: Any) -> list[tuple[Atom, ...]]:
 
 def dnf(exprs: Iterable[Any]) -> list[tuple[Atom, ...]] | None:
     """The cases (conjunctions of atoms) of the conjunction of `exprs`; None past `MAX_CASES`."""
+    if type(exprs) is list and len(exprs) == 1 and type(exprs[0]) is ir.Compare:
+        return [(compare_atom(exprs[0]),)]  # Speed: a lone comparison (most guards), as below
     items = [_nnf(e, False) for e in exprs if e is not None]
     if len(items) == 1 and isinstance(items[0], Atom):  # Speed: a lone comparison (most guards)
         return [(items[0],)]

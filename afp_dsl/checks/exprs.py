@@ -42,10 +42,11 @@ def check_site(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
     for node, d in operand_problems(analysis, site, nodes):
         bad.add(id(node))
         yield d
-    for node, d in _misplaced_regexes(site.expr, nodes):
-        bad.add(id(node))
-        yield d
-    facts = S.facts(site)
+    if ir.Regex in set(map(type, nodes)):  # Speed: `nodes` holds every node of the expression
+        for node, d in _misplaced_regexes(site.expr, nodes):
+            bad.add(id(node))
+            yield d
+    facts = site.facts
     for node in nodes:
         if isinstance(node, ir.Compare) and not (bad and any(id(x) in bad for x in walk(node))):
             yield from _compare(site, node, facts)
@@ -94,7 +95,7 @@ def operand_problems(analysis: Analysis, site: S.Site,
         return hit[2]
     if len(_OPERANDS) >= 65536:
         _OPERANDS.clear()
-    found = tuple(_operand_problems(analysis, site, walk(site.expr) if nodes is None else nodes))
+    found = _operand_problems(analysis, site, walk(site.expr) if nodes is None else nodes)
     _OPERANDS[id(site)] = (site, analysis, found)
     return found
 
@@ -107,25 +108,34 @@ def clear_cache() -> None:
 
 
 def _operand_problems(analysis: Analysis, site: S.Site,
-                      nodes: Iterable[Any]) -> Iterator[tuple[Any, Diagnostic]]:
-    """(node, diagnostic) for each operand naming something unknown, in `nodes` order."""
+                      nodes: Iterable[Any]) -> tuple[tuple[Any, Diagnostic], ...]:
+    """(node, diagnostic) for each operand naming something unknown, in `nodes` order.
+    Speed: told apart by exact type (no subclasses), asked of every node of every site; only
+    paths and calls name anything."""
+    found = []
     for node in nodes:
-        d = _operand(analysis, site, node)
+        t = type(node)
+        if t is ir.Path:
+            d = _path_operand(site, node)
+        elif t is ir.Call:
+            d = _call_operand(analysis, site, node)
+        else:
+            continue
         if d is not None:
-            yield node, d
+            found.append((node, d))
+    return tuple(found)
 
 
-def _operand(analysis: Analysis, site: S.Site, node: Any) -> Diagnostic | None:
-    t = type(node)  # Speed: exact types (no subclasses), asked of every node of every site
-    if t is ir.Path:
-        if node.root not in S.ROOTS[site.place] or node.root in ("returned", "active"):
-            return _unknown_root(site, node.root, node.root_span if node.root_span.end else node.span)
-        return _path(site, node)
-    if t is ir.Call:
-        if node.func not in S.ROOTS[site.place]:
-            return _unknown_root(site, f"{node.func}(...)", node.span)
-        return _call_arg(analysis, site.module, node)
-    return None
+def _path_operand(site: S.Site, node: ir.Path) -> Diagnostic | None:
+    if node.root not in S.ROOTS[site.place] or node.root in ("returned", "active"):
+        return _unknown_root(site, node.root, node.root_span if node.root_span.end else node.span)
+    return _path(site, node)
+
+
+def _call_operand(analysis: Analysis, site: S.Site, node: ir.Call) -> Diagnostic | None:
+    if node.func not in S.ROOTS[site.place]:
+        return _unknown_root(site, f"{node.func}(...)", node.span)
+    return _call_arg(analysis, site.module, node)
 
 
 def _unknown_root(site: S.Site, root: str, span) -> Diagnostic:
@@ -201,9 +211,7 @@ def _seg(s: Any) -> str:
 def _misplaced_regexes(expr: Any, nodes: list[Any]) -> Iterator[tuple[Any, Diagnostic]]:
     """A regex literal anywhere but after `matches` (one per comparison): it is not a value, so
     the condition cannot be evaluated at run time (a policy denies, a route does not fire).
-    Speed: `nodes` holds every node of `expr`, so without a regex among them there is none."""
-    if ir.Regex not in set(map(type, nodes)):
-        return
+    `nodes`: every node of `expr` (the caller looks for a regex among them first)."""
     if isinstance(expr, ir.Regex):
         yield expr, _bare_regex(expr)
     for node in nodes:
@@ -236,17 +244,16 @@ def _bare_regex(rx: ir.Regex) -> Diagnostic:
 
 
 # ---------------------------------------------------------------- comparisons
-def _compare(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
+def _compare(site: S.Site, c: ir.Compare, facts) -> list[Diagnostic]:
     literal_diags = list(_literal_values(site, c, facts))
     if literal_diags:
-        yield from literal_diags
-        return
+        return literal_diags
     atom = compare_atom(c)
     conflict = self_impossible(atom, facts)
     if conflict is None:
-        return
-    yield diag("AFP305", f"`{atom.text}` can never be true", c.span, "always false",
-               notes=(why_impossible(atom, conflict),))
+        return literal_diags  # (empty)
+    return [diag("AFP305", f"`{atom.text}` can never be true", c.span, "always false",
+                 notes=(why_impossible(atom, conflict),))]
 
 
 def why_impossible(atom: Atom, conflict: tuple[Atom, ...]) -> str:

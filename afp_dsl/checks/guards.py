@@ -41,7 +41,7 @@ def check_guards(analysis: Analysis) -> Iterable[Diagnostic]:
 
 def unsatisfiable(site: S.Site, code: str = "AFP208", what: str | None = None) -> Diagnostic | None:
     """A diagnostic when the site's condition provably never holds (and is not AFP305's)."""
-    facts = S.facts(site)
+    facts = site.facts
     verdict = refute([site.expr], facts)
     if verdict is None or covered_by_exprs(verdict, facts):
         return None

@@ -25,7 +25,11 @@ def check_names(a: Analysis) -> Iterable[Diagnostic]:
         yield from _duplicates(m)
         key, resolve = m.key, a.resolve
         for decl in m.decls:
-            yield from _repeated(decl)
+            if type(decl) is ir.Tool and not isinstance(decl.impl, ir.AgentImpl):
+                continue  # Speed: a tool that is not an agent lists and names nothing here
+            lists = _lists(decl)
+            if lists:
+                yield from _repeated(lists)
             for refs, kinds, what in _refs(decl):
                 for ref in refs:
                     # Speed: a reference to a declaration of the expected kind (nearly all of
@@ -68,9 +72,10 @@ def _lists(decl: ir.Decl) -> tuple[tuple[str, tuple[ir.Ref, ...]], ...]:
     return ()
 
 
-def _repeated(decl: ir.Decl) -> Iterator[Diagnostic]:
-    """A name listed twice in one list attribute (`tools = [t, t]`): a warning at the repeat."""
-    for key, refs in _lists(decl):
+def _repeated(lists: tuple[tuple[str, tuple[ir.Ref, ...]], ...]) -> Iterator[Diagnostic]:
+    """A name listed twice in one list attribute (`tools = [t, t]`, `lists`: a declaration's
+    `_lists`): a warning at the repeat."""
+    for key, refs in lists:
         if len(refs) < 2:
             continue  # (nothing to repeat)
         seen: dict[tuple, ir.Ref] = {}

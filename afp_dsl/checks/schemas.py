@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple
 
 import attrs
 
@@ -169,9 +169,9 @@ def _defaults(node: Any, pointer: str, tool: ir.Tool, which: str, schema: ir.Sch
 
 
 # ---------------------------------------------------------------- what a schema says about a path
-@attrs.frozen
-class Field:
-    """What a schema says about one path: the sub-schema and whether it may be absent."""
+class Field(NamedTuple):
+    """What a schema says about one path: the sub-schema and whether it may be absent.
+    Speed: a named tuple (one C call to build; one per path a guard reads)."""
 
     schema: Any
     optional: bool
@@ -209,11 +209,12 @@ def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
 
     Speed: cached per (schema, segments): the path checks and the schema facts both walk every
     path a guard reads. The entry keeps `root` alive, so its id is not reused while cached."""
-    hit = _FIELDS.get((id(root), segments))
+    key = (id(root), segments)
+    hit = _FIELDS.get(key)
     if hit is None or hit[0] is not root:
         if len(_FIELDS) > 100_000:
             _FIELDS.clear()
-        hit = _FIELDS[(id(root), segments)] = (root, _walk_schema(root, segments))
+        hit = _FIELDS[key] = (root, _walk_schema(root, segments))
     return hit[1]
 
 
@@ -221,11 +222,12 @@ def _walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
     node, optional = root, False
     for i, seg in enumerate(segments):
         node = _deref(root, node)
-        if not is_mapping(node) or not _COMPOSED.isdisjoint(node):
+        d = _dict_of(node)
+        if d is None or not _COMPOSED.isdisjoint(d):
             return None
-        step = _step_field(node, seg) if isinstance(seg, str) else _step_item(node, seg)
+        step = _step_field(d, seg) if isinstance(seg, str) else _step_item(d, seg)
         if isinstance(step, str):
-            return FieldProblem(i, step, _candidates(node) if isinstance(seg, str) else ())
+            return FieldProblem(i, step, _candidates(d) if isinstance(seg, str) else ())
         if step is None:
             return None
         node, optional = step[0], optional or step[1]
@@ -233,9 +235,21 @@ def _walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
     return Field(node, optional) if is_mapping(node) else None
 
 
+def _dict_of(node: Any) -> Mapping | None:
+    """What to read a schema node through: a FrozenMap's own dict, a dict, any other mapping
+    itself; None for anything that is not a mapping.
+    Speed: the walk then reads keys with the dict's C methods, not FrozenMap's Python ones."""
+    t = type(node)
+    if t is FrozenMap:
+        return node._d
+    if t is dict or is_mapping(node):
+        return node
+    return None
+
+
 def _step_field(node: Mapping, seg: str) -> tuple | str | None:
-    props = node.get("properties")
-    if is_mapping(props) and seg in props:
+    props = _dict_of(node.get("properties"))
+    if props is not None and seg in props:
         required = node.get("required")
         return props[seg], not (isinstance(required, (list, tuple)) and seg in required)
     types = schema_types(node)  # (only needed, so only read, when the field is not declared)
@@ -277,8 +291,8 @@ def _candidates(node: Mapping) -> tuple[str, ...]:
 
 def _deref(root: Any, node: Any) -> Any:
     t = type(node)
-    if (t is FrozenMap or t is dict) and "$ref" not in node:
-        return node  # Speed: the usual node, with no `$ref` to follow
+    if (t is FrozenMap and "$ref" not in node._d) or (t is dict and "$ref" not in node):
+        return node  # Speed: the usual node, with no `$ref` to follow (a FrozenMap: its dict)
     for _ in range(32):
         if not (is_mapping(node) and isinstance(node.get("$ref"), str)):
             return node

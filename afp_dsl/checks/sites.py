@@ -2,7 +2,8 @@
 
 Role:       shared by exprs (AFP303–306), guards (AFP208), graph (AFP205/AFP210) and policies
             (AFP401): `sites(analysis)` lists every expression with its place, and
-            `facts(analysis, site)` says what the place and the tool's schemas tell about each key.
+            `facts(site)` says what the place and the tool's schemas (`schemafacts`) tell about
+            each key; a site keeps what is settled about it.
 Invariants: pure; a schema the walker does not understand (composition, remote `$ref`) yields
             no facts rather than a guess; `result` is the output schema only where the site sees
             nothing but `success` results, and `args` the input schema only where the call passed
@@ -11,15 +12,13 @@ Invariants: pure; a schema the walker does not understand (composition, remote `
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import Mapping
-from functools import partial
 from typing import Any, Iterator, NamedTuple
 
 from .. import ir
 from ..analysis import Analysis
-from .schemas import Field, schema_types, type_names, walk_schema
-from .solver import Atom, Facts, Key, key_text
+from . import schemafacts
+from .schemafacts import schema_facts
+from .solver import Atom, Facts, Key
 
 STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
 _BEFORE = ("tool", "args", "message", "iteration", "skill")
@@ -43,19 +42,62 @@ _SCALAR_ROOTS = {"message": "a string", "text": "a string", "iteration": "a numb
                  "tool": "a string", "status": "a string", "skill": "a string"}
 
 
-class Site(NamedTuple):
+class Site:
     """One expression: its module, place, the text that names its owner, and typing context.
-    Speed: a named tuple (one C call to build; every route's guard is one). The caches keyed
-    by a site use its identity, never its (deep) equality."""
+    Equal (and hashed) by those eight fields, as a named tuple of them would be; `_replace`
+    gives a copy with some changed. A site keeps what the checks settle about it: the facts
+    of each key (`facts`) and its schema views (`schema_view`); none of them refers back to
+    the site, so a site is freed as soon as its analysis lets go of it.
+    Speed: a plain slotted class (one per route guard): its own caches are slot reads where
+    global caches keyed by identity cost a key, a lookup and an identity test per question."""
 
-    module: str
-    place: str
-    expr: ir.Expr
-    owner: str
-    tool: ir.Tool | None = None  # whose `args` / `result` the expression reads
-    on: str | None = None  # a route's `on` tool / a before/after block's tool (the name seen)
-    statuses: tuple[str, ...] = ()  # a route's `status` set
-    skill: str | None = None  # a route's source skill
+    __slots__ = ("module", "place", "expr", "owner", "tool", "on", "statuses", "skill",
+                 "_known", "_args", "_result")
+
+    def __init__(self, module: str, place: str, expr: ir.Expr, owner: str,
+                 tool: ir.Tool | None = None, on: str | None = None,
+                 statuses: tuple[str, ...] = (), skill: str | None = None):
+        self.module = module
+        self.place = place
+        self.expr = expr
+        self.owner = owner
+        self.tool = tool  # whose `args` / `result` the expression reads
+        self.on = on  # a route's `on` tool / a before/after block's tool (the name seen)
+        self.statuses = statuses  # a route's `status` set
+        self.skill = skill  # a route's source skill
+        self._known: dict[Key, tuple[Atom, ...]] = {}  # facts by key
+        self._args = self._result = _UNSET  # schema views by root, once settled
+
+    def _fields(self) -> tuple:
+        return (self.module, self.place, self.expr, self.owner, self.tool, self.on,
+                self.statuses, self.skill)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Site:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Site(" + ", ".join(f"{f}={v!r}" for f, v in zip(_SITE_FIELDS, self._fields())) + ")"
+
+    def _replace(self, **changes: Any) -> "Site":
+        """A copy with `changes` (nothing settled about this site carries over)."""
+        return Site(**{**dict(zip(_SITE_FIELDS, self._fields())), **changes})
+
+    def facts(self, key: Key) -> tuple[Atom, ...]:
+        """What is known about `key` at this site (schema-level and edge-level atoms), settled
+        once per key (the expression and guard checks both ask)."""
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = _facts(self, key)
+        return found
+
+
+_SITE_FIELDS = ("module", "place", "expr", "owner", "tool", "on", "statuses", "skill")
+_UNSET: Any = object()
 
 
 # ---------------------------------------------------------------- enumeration
@@ -65,31 +107,51 @@ def sites(analysis: Analysis) -> tuple[Site, ...]:
 
 
 def _sites(analysis: Analysis) -> Iterator[Site]:
+    # Speed: declarations told apart by exact type (the IR classes have no subclasses); most are
+    # tools and skills, which the first two tests settle
     for module, decl in analysis.decls():
-        if isinstance(decl, ir.Graph):
+        t = type(decl)
+        if t is ir.Tool:
+            if decl.check_in is not None:
+                yield Site(module, "check_in", decl.check_in,
+                           f"the `check_in` of tool `{decl.name}`", tool=decl, on=decl.name)
+        elif t is ir.Skill:
+            continue
+        elif t is ir.Graph:
             yield from _graph_sites(analysis, module, decl)
-        elif isinstance(decl, (ir.Fact, ir.Instruction)) and decl.when is not None:
+        elif (t is ir.Fact or t is ir.Instruction) and decl.when is not None:
             yield Site(module, "context", decl.when, f"{ir.kind_of(decl)} `{decl.name}`")
-        elif isinstance(decl, ir.Policy):
+        elif t is ir.Policy:
             yield from policy_sites(analysis, module, decl)
-        elif isinstance(decl, ir.Tool) and decl.check_in is not None:
-            yield Site(module, "check_in", decl.check_in, f"the `check_in` of tool `{decl.name}`",
-                       tool=decl, on=decl.name)
 
 
 def _graph_sites(analysis: Analysis, module: str, g: ir.Graph) -> Iterator[Site]:
     for e in g.entries:
         if e.when is not None:
             yield Site(module, "entry", e.when, f"the entry `{e.skill}` of graph `{g.name}`")
+    made = _route_sites(analysis)
     for r in g.routes:
         if r.when is not None:
-            yield route_site(analysis, module, g, r)
+            site = made.get((module, id(r)))
+            if site is None:
+                site = made[(module, id(r))] = _route_site(analysis, module, r)
+            yield site
 
 
 def route_site(analysis: Analysis, module: str, g: ir.Graph, r: ir.Route) -> Site:
     """The site of a route's guard (the same object each time it is asked, per analysis: the
     expression checks, the guard checks and the route pairs all read it)."""
-    return analysis.memo(("route-site", module, id(r)), lambda: _route_site(analysis, module, r))
+    made = _route_sites(analysis)
+    site = made.get((module, id(r)))
+    if site is None:
+        site = made[(module, id(r))] = _route_site(analysis, module, r)
+    return site
+
+
+def _route_sites(analysis: Analysis) -> dict[tuple[str, int], Site]:
+    """The route sites made so far for `analysis`, by (module, id of the route): the analysis
+    holds its program, so a route's id is not reused while the entry lives."""
+    return analysis.memo("route-sites", dict)
 
 
 def _route_site(analysis: Analysis, module: str, r: ir.Route) -> Site:
@@ -141,6 +203,7 @@ _ENVELOPE_KEYS = {"failure": ("error",), "absent": ("absent", "reason", "searche
 _ENVELOPE_KEYS["denied"] = _ENVELOPE_KEYS["absent"] + _ENVELOPE_KEYS["partial"]
 _VALIDATED = frozenset({"success", "failure", "partial", "absent"})  # the arguments passed the schema
 _AFTER = ("success", "failure", "partial", "absent")  # results of calls that ran
+_ALL_SEEN, _AFTER_SEEN = frozenset(STATUSES), frozenset(_AFTER)
 
 
 class SchemaView(NamedTuple):
@@ -156,19 +219,16 @@ class SchemaView(NamedTuple):
 def schema_view(site: Site, root: str) -> SchemaView | None:
     """The schema `root` (`args`/`result`) is read against at `site`; None: not typed there.
     Speed: settled once per site and root (the facts and the expression checks both ask, once
-    per path); keyed by identity, the entry keeping the site alive. Bounded."""
-    key = (id(site), root)
-    hit = _VIEWS.get(key)
-    if hit is not None and hit[0] is site:
-        return hit[1]
-    if len(_VIEWS) >= 65536:
-        _VIEWS.clear()
-    view = _schema_view(site, root)
-    _VIEWS[key] = (site, view)
+    per path) and kept by the site."""
+    if root == "args":
+        view = site._args
+        if view is _UNSET:
+            view = site._args = _schema_view(site, root)
+        return view
+    view = site._result  # (any other root reads the output schema, as `_schema_view` does)
+    if view is _UNSET:
+        view = site._result = _schema_view(site, root)
     return view
-
-
-_VIEWS: dict[tuple[int, str], tuple[Any, "SchemaView | None"]] = {}
 
 
 def _schema_view(site: Site, root: str) -> SchemaView | None:
@@ -196,7 +256,8 @@ def _envelope_keys(seen: frozenset[str]) -> frozenset[str]:
 def seen_statuses(site: Site) -> frozenset[str]:
     """The statuses of the results a route or `after` rule can see: its place's, narrowed by a
     route's `status` set and by top-level `status == "…"` / `status in [...]` conditions."""
-    seen = frozenset(site.statuses or (STATUSES if site.place == "route" else _AFTER))
+    seen = frozenset(site.statuses) if site.statuses else (
+        _ALL_SEEN if site.place == "route" else _AFTER_SEEN)  # Speed: the usual sets, made once
     items = site.expr.items if isinstance(site.expr, ir.And) else (site.expr,)
     for c in items:
         named = _status_condition(c)
@@ -209,10 +270,10 @@ def _status_condition(c: ir.Expr) -> frozenset[str] | None:
     if not isinstance(c, ir.Compare) or c.op not in ("==", "in"):
         return None
     left, right = c.left, c.right
-    if c.op == "==" and not _is_status(left):
-        left, right = right, left
     if not _is_status(left):
-        return None
+        if c.op != "==" or not _is_status(right):
+            return None
+        left, right = right, left
     values = (right,) if c.op == "==" else right.items if isinstance(right, ir.ListExpr) else None
     if values is None or not all(isinstance(v, ir.Lit) for v in values):
         return None
@@ -224,33 +285,12 @@ def _is_status(e: ir.Expr) -> bool:
 
 
 # ---------------------------------------------------------------- facts
-_JSON_TYPES = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean",
-               "null": "null", "object": "compound", "array": "compound"}
-_KNOWN_TYPES = frozenset(_JSON_TYPES)
-_INTEGER = (frozenset({"integer"}), frozenset({"integer", "null"}))
 
 
 def facts(site: Site) -> Facts:
-    """What is known about each key at `site` (schema-level and edge-level atoms).
-    Speed: one function per site (the expression and guard checks both ask), keyed by identity,
-    the entry keeping the site alive; bounded, and dropped after each `run_checks`."""
-    hit = _SITE_FACTS.get(id(site))
-    if hit is not None and hit[0] is site:
-        return hit[1]
-    if len(_SITE_FACTS) >= 65536:
-        _SITE_FACTS.clear()
-    cache: dict[Key, tuple[Atom, ...]] = {}
-
-    def f(key: Key) -> tuple[Atom, ...]:
-        found = cache.get(key)
-        if found is None:
-            found = cache[key] = _facts(site, key)
-        return found
-    _SITE_FACTS[id(site)] = (site, f)
-    return f
-
-
-_SITE_FACTS: dict[int, tuple[Site, Facts]] = {}
+    """What is known about each key at `site` (schema-level and edge-level atoms): the site's
+    own `facts`, settled once per key and kept by the site."""
+    return site.facts
 
 
 def _facts(site: Site, key: Key) -> tuple[Atom, ...]:
@@ -260,7 +300,7 @@ def _facts(site: Site, key: Key) -> tuple[Atom, ...]:
         view = schema_view(site, key[1])
         if view is None or (view.loose and len(key) > 2 and key[2] in view.keys):
             return ()
-        return _schema_facts(site.tool, view, key)
+        return schema_facts(site.tool, view.schema, view.loose, key)
     return tuple(_place_facts(site, key))
 
 
@@ -297,78 +337,8 @@ def _place_facts(site: Site, key: Key) -> Iterator[Atom]:
             yield _type(key, {"string", "null"}, "`last.tool` is a tool name or null")
 
 
-_FACTS: dict[tuple[int, bool, Key], tuple[Any, tuple[Atom, ...]]] = {}
-
-
 def clear_cache() -> None:
-    _FACTS.clear()
-    _SITE_FACTS.clear()
-    _VIEWS.clear()
-
-
-def _schema_facts(tool: ir.Tool, view: SchemaView, key: Key) -> tuple[Atom, ...]:
-    """What a tool's schema says about `key`; cached per (schema, view, key), since the same
-    tool's paths are asked about from every route and rule that mentions them."""
-    schema = view.schema
-    hit = _FACTS.get((id(schema), view.loose, key))
-    if hit is None or hit[0] is not schema:
-        if len(_FACTS) > 100_000:
-            _FACTS.clear()
-        atoms = tuple(_compute_schema_facts(tool, schema, key, view.loose))
-        hit = _FACTS[(id(schema), view.loose, key)] = (schema, atoms)
-    return hit[1]
-
-
-def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: bool) -> Iterator[Atom]:
-    field = walk_schema(schema.json, key[2:])
-    if not isinstance(field, Field):
-        return
-    node = field.schema
-    values = _enum(node)
-    if values is not None:
-        values += (None,) if field.optional else ()
-        yield Atom("eq", key, values=values + ((None,) if loose else ()), level="schema",
-                   text=None, render=partial(_enum_text, tool.name, key, values, loose))
-    types = schema_types(node)
-    if types is not None and types <= _KNOWN_TYPES:
-        mapped = {_JSON_TYPES[t] for t in types} | ({"null"} if field.optional or loose else set())
-        yield Atom("type", key, types=frozenset(mapped), integer=types in _INTEGER, level="schema",
-                   text=None, render=partial(_type_text, tool.name, key, types, field.optional, loose))
-
-
-# Speed: the texts of schema facts name the tool, so each is made only when a diagnostic reads it.
-def _enum_text(tool: str, key: Key, values: tuple, loose: bool) -> str:
-    shown = ", ".join([_show(v) for v in values])
-    return f"`{key_text(key)}` is one of {shown} ({_where(tool, key)}){_otherwise(loose)}"
-
-
-def _type_text(tool: str, key: Key, types: frozenset, optional: bool, loose: bool) -> str:
-    shown = type_names(types) + (" or absent" if optional else "")
-    return f"`{key_text(key)}` is {shown} ({_where(tool, key)}){_otherwise(loose)}"
-
-
-def _where(tool: str, key: Key) -> str:
-    return f"{'input' if key[1] == 'args' else 'output'} schema of `{tool}`"
-
-
-def _otherwise(loose: bool) -> str:
-    return ", or null when the status is not `success`" if loose else ""
-
-
-def _enum(node: Mapping) -> tuple | None:
-    if "const" in node and _plain_scalar(node["const"]):
-        return (node["const"],)
-    enum = node.get("enum")
-    if isinstance(enum, (list, tuple)) and enum and all(v is None or isinstance(v, _SCALARS) for v in enum):
-        return tuple(enum)
-    return None
-
-
-_SCALARS = (bool, int, float, str)
-
-
-def _plain_scalar(v: Any) -> bool:
-    return v is None or isinstance(v, _SCALARS)
+    schemafacts.clear_cache()
 
 
 def _type(key: Key, types: set, text: str) -> Atom:
@@ -382,15 +352,6 @@ def _vocab_text(name: str) -> str:
 def _or(names: tuple[str, ...]) -> str:
     shown = [f"`{n}`" for n in names]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
-
-
-# Speed: `json.dumps` with a non-default option builds a new encoder on every call; this one
-# has exactly the options `json.dumps(v, ensure_ascii=False)` would use, so the text is the same.
-_JSON = json.JSONEncoder(ensure_ascii=False)
-
-
-def _show(v: Any) -> str:
-    return "`" + _JSON.encode(v) + "`"
 
 
 def scalar_root(root: str) -> str | None:

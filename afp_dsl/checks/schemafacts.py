@@ -1,0 +1,118 @@
+"""What a tool's schema says about one path, as solver atoms (types, closed sets of values).
+
+Role:       the schema half of `sites.facts`: a route's or rule's `args.x` / `result.x` gets the
+            facts its tool's input or output schema gives (`walk_schema` finds the field).
+Invariants: pure; a schema the walker does not understand yields no facts; an atom's text names
+            the tool and is rendered only when a diagnostic reads it.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+from .. import ir
+from ..frozen import FrozenMap
+from .schemas import Field, schema_types, type_names, walk_schema
+from .solver import Atom, Key, key_text
+
+_JSON_TYPES = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean",
+               "null": "null", "object": "compound", "array": "compound"}
+_KNOWN_TYPES = frozenset(_JSON_TYPES)
+_INTEGER = (frozenset({"integer"}), frozenset({"integer", "null"}))
+_FACTS: dict[tuple[int, bool, Key], tuple[Any, tuple[Atom, ...]]] = {}
+
+
+def clear_cache() -> None:
+    _FACTS.clear()
+
+
+def schema_facts(tool: ir.Tool, schema: ir.Schema, loose: bool, key: Key) -> tuple[Atom, ...]:
+    """What `tool`'s `schema` says about `key` (`loose`: null too, for a result that may not be
+    a success); cached per (schema, loose, key), since the same tool's paths are asked about
+    from every route and rule that mentions them. The entry keeps the schema alive, so its id
+    is not reused while cached; bounded, and dropped after each `run_checks`."""
+    cached = (id(schema), loose, key)
+    hit = _FACTS.get(cached)
+    if hit is None or hit[0] is not schema:
+        if len(_FACTS) > 100_000:
+            _FACTS.clear()
+        hit = _FACTS[cached] = (schema, _compute_schema_facts(tool, schema, key, loose))
+    return hit[1]
+
+
+def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: bool) -> tuple[Atom, ...]:
+    field = walk_schema(schema.json, key[2:])
+    if not isinstance(field, Field):
+        return ()
+    node, optional = field
+    values = _enum(node)
+    eq = None
+    if values is not None:
+        values += (None,) if optional else ()
+        eq = Atom("eq", key, values=values + ((None,) if loose else ()), level="schema",
+                  text=None, render=partial(_enum_text, tool.name, key, values, loose))
+    types = schema_types(node)
+    if types is None or not types <= _KNOWN_TYPES:
+        return () if eq is None else (eq,)
+    typed = Atom("type", key, types=_mapped_types(types, optional or loose),
+                 integer=types in _INTEGER, level="schema", text=None,
+                 render=partial(_type_text, tool.name, key, types, optional, loose))
+    return (typed,) if eq is None else (eq, typed)
+
+
+@functools.lru_cache(maxsize=256)
+def _mapped_types(types: frozenset[str], nullable: bool) -> frozenset[str]:
+    """The solver's types of values of the JSON `types` (and null when `nullable`).
+    Speed: a pure function of a few type names, asked for every path a guard reads."""
+    return frozenset({_JSON_TYPES[t] for t in types} | ({"null"} if nullable else set()))
+
+
+# Speed: the texts of schema facts name the tool, so each is made only when a diagnostic reads it.
+def _enum_text(tool: str, key: Key, values: tuple, loose: bool) -> str:
+    shown = ", ".join([_show(v) for v in values])
+    return f"`{key_text(key)}` is one of {shown} ({_where(tool, key)}){_otherwise(loose)}"
+
+
+def _type_text(tool: str, key: Key, types: frozenset, optional: bool, loose: bool) -> str:
+    shown = type_names(types) + (" or absent" if optional else "")
+    return f"`{key_text(key)}` is {shown} ({_where(tool, key)}){_otherwise(loose)}"
+
+
+def _where(tool: str, key: Key) -> str:
+    return f"{'input' if key[1] == 'args' else 'output'} schema of `{tool}`"
+
+
+def _otherwise(loose: bool) -> str:
+    return ", or null when the status is not `success`" if loose else ""
+
+
+def _enum(node: Mapping) -> tuple | None:
+    d = node._d if type(node) is FrozenMap else node  # Speed: its dict's C methods
+    if "const" in d and _plain_scalar(d["const"]):
+        return (d["const"],)
+    enum = d.get("enum")
+    if isinstance(enum, (list, tuple)) and enum and (
+            _SCALAR_TYPES.issuperset(map(type, enum))  # Speed: plain JSON values, in C
+            or all(v is None or isinstance(v, _SCALARS) for v in enum)):
+        return tuple(enum)
+    return None
+
+
+_SCALARS = (bool, int, float, str)
+_SCALAR_TYPES = frozenset({bool, int, float, str, type(None)})
+
+
+def _plain_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, _SCALARS)
+
+
+# Speed: `json.dumps` with a non-default option builds a new encoder on every call; this one
+# has exactly the options `json.dumps(v, ensure_ascii=False)` would use, so the text is the same.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def _show(v: Any) -> str:
+    return "`" + _JSON.encode(v) + "`"
