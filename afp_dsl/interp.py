@@ -171,10 +171,23 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
         out["chunks"] = chunks
     if reply.response_id is not None or reply.response_model is not None:
         out.update(response_keys(reply))  # (what the provider's reply says of itself)
-    replied = ctx.emit("llm.replied", out, caused_by=(called,))
+    replied = ctx.rec.emit("llm.replied", out, iteration=st.iteration, caused_by=(called,),
+                           shaper=_replied_shape if len(out) == 4 else None, shape_of=out)
     if calls:  # each call's `tool.called` holds its name, id and arguments, all in `out`
         ctx.rec.vouch(out, replied, CALLED_KEYS)
     return reply, replied
+
+
+# Speed: how the clean check of an `llm.replied` payload without chunks or response keys is
+# settled (`CleanCheck.is_clean_as`): its four keys and its calls' three are the code's, so the
+# payload is a function of the number of calls and of the values checked at every reply (the
+# text, the stop reason, the two token counts, each call's id, name and arguments).
+def _replied_shape(out: dict) -> tuple:
+    calls = out["tool_calls"]
+    values = [out["text"], out["stop"], *out["usage"]]
+    for c in calls:
+        values += (c["id"], c["tool"], c["args"])
+    return ("llm.replied", len(calls), len(out["usage"])), values
 
 
 # Speed: how the clean check of a `context.composed` payload is settled (`CleanCheck.is_clean_as`;

@@ -1,6 +1,6 @@
 """A `context.composed` payload whose clean check is settled by its composition's shape
-(`interp._composed_shape`, `CleanCheck.is_clean_as`) records exactly what the full clean check
-records.
+(`interp._composed_shape`, `CleanCheck.is_clean_as`), and an `llm.replied` one settled by its
+number of calls (`interp._replied_shape`), record exactly what the full clean check records.
 
 These tests run the same scripted runs with the shape and with every payload checked in full,
 and compare the traces: plain compositions repeated at every iteration, skills opened (pieces
@@ -132,3 +132,58 @@ def test_a_known_shape_skips_the_walk_until_a_secret_is_remembered(monkeypatch) 
     red.remember("baseline")  # a secret remembered: the shape is forgotten, the walk decides
     assert not red.is_clean_as(payload, lambda s: s, found)
     assert red.is_clean_as({"a": 1}, lambda s: 1 / 0, None)  # a shaper that fails: the walk
+
+
+# ---------------------------------------------------------------- llm.replied (`_replied_shape`)
+REPLIES = {
+    "plain": [[("echo", {"word": "w1"})], [("echo", {"word": "w2"})], "done"],
+    "two calls": [[("echo", {"word": "w1"}), ("echo", {"word": "w2"})],
+                  [("echo", {"word": "w3"})], "done"],
+    # a pattern's match in the arguments after the shape was found clean
+    "pattern later": [[("echo", {"word": "w1"})], [("echo", {"word": "sk-abcdefghijklmnop"})],
+                      "done"],
+    # a selected key in the arguments after the shape was found clean
+    "key later": [[("echo", {"word": "w1"})], [("echo", {"password": "x", "word": "w"})],
+                  "done"],
+    # a secret remembered (the password `login` returns) that the next reply repeats
+    "remembered later": [[("echo", {"word": "w1"})], [("login", {"user": "hunter22"})],
+                         [("echo", {"word": "hunter22"})], "done"],
+    "remembered tool name": [[("echo", {"word": "w1"})], [("login", {"user": "echo"})],
+                             [("echo", {"word": "w2"})], "done"],
+}
+
+
+def _run_replies(script: list, shaped: bool, monkeypatch: pytest.MonkeyPatch) -> list:
+    if not shaped:
+        monkeypatch.setattr(interp, "_replied_shape", lambda out: None)
+    events = _run(script, True, monkeypatch)
+    monkeypatch.undo()
+    return events
+
+
+@pytest.mark.parametrize("name", sorted(REPLIES))
+def test_a_shaped_reply_records_what_the_full_check_records(name, monkeypatch) -> None:
+    assert _run_replies(REPLIES[name], True, monkeypatch) == \
+        _run_replies(REPLIES[name], False, monkeypatch)
+
+
+def test_a_secret_in_a_reply_after_its_shape_was_found_clean_is_scrubbed(monkeypatch) -> None:
+    replies = [p for kind, _, p in _run(REPLIES["remembered later"], True, monkeypatch)
+               if kind == "llm.replied"]
+    assert replies[0]["tool_calls"][0]["args"] == {"word": "w1"}
+    assert replies[2]["tool_calls"][0]["args"] == {"word": "[REDACTED]"}
+    replies = [p for kind, _, p in _run(REPLIES["pattern later"], True, monkeypatch)
+               if kind == "llm.replied"]
+    assert replies[1]["tool_calls"][0]["args"] == {"word": "[REDACTED]"}
+
+
+def test_the_reply_shape_is_taken(monkeypatch) -> None:
+    """(The comparisons above compare something: a reply of a known shape is not walked.)"""
+    full, walked = Redactor.is_clean, []
+
+    def is_clean(self, value):
+        walked.append(type(value) is dict and "stop" in value)
+        return full(self, value)
+    monkeypatch.setattr(Redactor, "is_clean", is_clean)
+    _run(REPLIES["plain"], True, monkeypatch)
+    assert walked.count(True) == 2  # (the first reply with a call, and the final one)
