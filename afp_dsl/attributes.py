@@ -114,7 +114,7 @@ class Converter:
                 return self.v.string(node)
             if kind == "text":
                 value = self.v.string(node)  # (its diagnostic, if any, before the span: as `token`)
-                return ir.Text(value=value, span=self.v.span(node))
+                return _TEXT(value, None, self.v.span(node))
             return NOT_QUICK
         if kind == "refs" and node.data == "list":
             refs = []
@@ -309,6 +309,8 @@ class Converter:
 
 
 NOT_QUICK = object()  # `Converter.quick`: the value needs the general path
+# Speed: `quick` builds its nodes with `ir.maker`'s positional builders (the same objects).
+_TEXT, _REF = ir.maker(ir.Text), ir.maker(ir.Ref)
 
 
 def _path_ref(v: ValueLowerer, node: Any) -> ir.Ref | None:
@@ -320,11 +322,11 @@ def _path_ref(v: ValueLowerer, node: Any) -> ir.Ref | None:
     root = node.children[0]
     root_tok = root.children[0] if not isinstance(root, str) else root
     if len(node.children) == 1:
-        return ir.Ref(name=str(root_tok), span=v.span(node))
+        return _REF(str(root_tok), None, v.span(node))
     seg = node.children[1]
     if seg.type == "NUMBER":
         return None
-    return ir.Ref(name=str(seg), alias=str(root_tok), span=v.span(node))
+    return _REF(str(seg), str(root_tok), v.span(node))
 
 
 class _OutOfRange(ValueError):

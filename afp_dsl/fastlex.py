@@ -125,8 +125,9 @@ def wrapped(inner: Node, start: int, end: int) -> Wrapped:
 
 
 class Lowered(Node):
-    """A tool's schema block the fast parser lowered itself (`fastparse_schema`): `value` is its
-    `ir.Schema`, which `lower_schema` takes as it is. It has no children."""
+    """A part the fast parser lowered itself: a tool's schema block (`fastparse_schema`; `value`
+    is its `ir.Schema`, which `lower_schema` takes as it is) or a graph's route
+    (`fastparse_route`; `value` is its `ir.Route`, which `lower` takes as it is). No children."""
 
     __slots__ = ("value",)
 

@@ -3,9 +3,9 @@
 Role:       `parser.parse` tries this first; the Lark grammar (grammar/afp.lark) stays normative.
             Builds exactly the tree Lark builds (rule names, kept tokens and their types, spans
             as `propagate_positions` sets them) so `lower` cannot tell the two apart. This part:
-            declarations, graphs, policies, tests; over `fastparse_schema` (which, given the
-            file's name, hands `lower` a tool's schema block already lowered), `fastparse_values`
-            and `fastlex`.
+            declarations, graphs, policies, tests; over `fastparse_route` and `fastparse_schema`
+            (which, given the file's name, hand `lower` a graph's route or a tool's schema block
+            already lowered), `fastparse_values` and `fastlex`.
 Emits:      nothing: on anything it does not fully understand it returns None and the caller
             re-parses with Lark, which also writes the diagnostic.
 Invariants: soft keywords: a word is typed as a keyword only where the grammar accepts it; a
@@ -15,12 +15,13 @@ Invariants: soft keywords: a word is typed as a keyword only where the grammar a
 from __future__ import annotations
 
 from .fastlex import ATTR_KEYS, DECLS, KEYWORDS, Bail, EmptyNode, Node, Token, node
-from .fastparse_schema import SchemaParser
+from .fastparse_route import RouteParser
 
 
 def parse_tree(text: str, file: str | None = None) -> tuple[Node, list[Token]] | None:
     """(tree, comment tokens), or None when Lark must decide (any error or doubt). Given the
-    file's name (its spans' `file`), a tool's schema blocks may come lowered (`fastparse_schema`)."""
+    file's name (its spans' `file`), a tool's schema blocks and a graph's routes may come lowered
+    (`fastparse_schema`, `fastparse_route`)."""
     try:
         p = _Parser(text)
         p.file = file
@@ -29,7 +30,7 @@ def parse_tree(text: str, file: str | None = None) -> tuple[Node, list[Token]] |
         return None
 
 
-class _Parser(SchemaParser):
+class _Parser(RouteParser):
     # -------------------------------------------------------------- file and declarations
     def start(self) -> tuple[Node, list[Token]]:
         items = []
@@ -145,6 +146,10 @@ class _Parser(SchemaParser):
         return node("entry_stmt", children, start, self.comma(end))
 
     def route(self) -> Node:
+        if self.file is not None:
+            fused = self.lowered_route()
+            if fused is not None:
+                return fused
         start = self.s[self.i]
         self.i += 1
         src = self.qname()

@@ -13,7 +13,7 @@ import attrs
 
 from .ir_expr import (  # noqa: F401 - re-exported: `ir` is the one name the other stages use
     NOSPAN, And, Call, Compare, Data, Expr, ListExpr, Lit, Node, Not, Or, Path, Ref, Regex, Schema,
-    Text, node, span_field,
+    Text, maker, node, span_field,
 )
 from .source import Span
 

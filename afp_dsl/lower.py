@@ -16,6 +16,7 @@ from . import ir
 from .attributes import NOT_QUICK, SCHEMAS, Converter, KindSchema
 from .codes import diag
 from .diagnostics import Diagnostic, Severity
+from .fastlex import Lowered
 from .lower_schema import SchemaLowerer
 from .lower_values import BAD, MAX_NAME, ValueLowerer, to_data
 from .source import Span
@@ -211,8 +212,8 @@ class Lowerer:
                 continue
             if node.data == "entry_stmt":
                 entries.append(self.entry(node))
-            elif node.data == "route_stmt":
-                routes.append(self.route(node))
+            elif node.data == "route_stmt":  # (already lowered by the fast parser: `Lowered`)
+                routes.append(node.value if type(node) is Lowered else self.route(node))
         return {"entries": tuple(entries), "routes": tuple(routes)}
 
     def entry(self, node: lark.Tree) -> ir.Entry:

@@ -25,6 +25,8 @@ from .suggest import closest
 if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
     import lark
 
+# Speed: a block's `ir.Schema` is built by `ir.maker`'s positional builder (the same object).
+_SCHEMA = ir.maker(ir.Schema)
 TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
          "any": None, "object": "object"}
 
@@ -259,7 +261,7 @@ def object_schema(props: dict, required: list, open_: bool) -> dict:
 
 def block_schema(json: dict, pointers: list, span: Span) -> ir.Schema:
     """A top-level block's schema, with the span of each field's name by JSON pointer."""
-    return ir.Schema(json=adopt(json), origin="block", pointers=tuple(pointers), span=span)
+    return _SCHEMA(adopt(json), "block", None, tuple(pointers), span)
 
 
 def refiled(schema: ir.Schema, file: str) -> ir.Schema:
