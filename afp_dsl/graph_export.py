@@ -11,7 +11,6 @@ Invariants: deterministic; nodes in skill declaration order (tooling.md §4); en
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Iterable, Mapping, NamedTuple
 
@@ -21,16 +20,11 @@ from . import ir
 from .analysis import Analysis
 from .api import gc_paused
 from .checks import graphview as G
+from .graph_captions import (  # noqa: F401 - re-exported: the captions are part of the API
+    entry_caption, guard_caption, mermaid_caption, mermaid_escape, route_caption,
+)
 from .source import SourceFile, Span
 
-_OPS = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
-_MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;"}
-_MERMAID_TABLE = str.maketrans(_MERMAID_ESCAPES)
-# Unquoted, a bracket in an edge label starts a node shape (Mermaid's parser rejects it); between
-# quotes (`|"…"|`) it is plain text, so a caption holding one is quoted instead of mangled.
-_BRACKETS = frozenset("[](){}")
-# Line breaks (those of str.splitlines) become spaces; other whitespace is kept as written.
-_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 _NOT_ID = re.compile(r"[^A-Za-z0-9_]")  # what a node id cannot hold
 
 
@@ -127,101 +121,6 @@ def _declaration_order(a: Analysis) -> dict[tuple[str, str], tuple[int, int]]:
     """Skills are drawn in declaration order: module load order, then place in the module."""
     return {(m.key, d.name): (i, j) for i, m in enumerate(a.program.modules)
             for j, d in enumerate(m.decls) if isinstance(d, ir.Skill)}
-
-
-# ---------------------------------------------------------------- captions
-def entry_caption(e: ir.Entry) -> str | None:
-    if e.label is not None:
-        return e.label
-    return f"when {guard_caption(e.when)}" if e.when is not None else None
-
-
-def route_caption(r: ir.Route) -> str | None:
-    """The explicit label, else `on tool`, `on tool status=a,b`, `on status=a`, `when …`."""
-    if r.label is not None:
-        return r.label
-    parts = []
-    if r.on is not None:
-        parts.append(f"on {r.on}")
-    if r.status:
-        status = "status=" + ",".join(s.name for s in r.status)
-        parts.append(status if r.on is not None else f"on {status}")
-    if r.when is not None:
-        parts.append(f"when {guard_caption(r.when)}")
-    return " ".join(parts) or None
-
-
-def guard_caption(e: Any) -> str:
-    """A readable guard: `=`, `≠`, `≥`, `≤`, `in [a, b]`, `AND`, `OR`, `NOT`; strings unquoted.
-
-    Example:
-        >>> guard_caption(ir.And(items=(ir.Compare(op=">=", left=ir.Path(root="score"),
-        ...     right=ir.Lit(value=0.7)), ir.Compare(op="in", left=ir.Path(root="level"),
-        ...     right=ir.ListExpr(items=(ir.Lit(value="high"), ir.Lit(value="critical")))))))
-        'score ≥ 0.7 AND level in [high, critical]'
-    """
-    t = type(e)  # Speed: exact types (the IR node classes have no subclasses), commonest first
-    if t is ir.Compare:
-        return f"{_operand(e.left)} {_OPS.get(e.op, e.op)} {_operand(e.right)}"
-    if t is ir.And:
-        return " AND ".join(_paren(i, ir.Or) for i in e.items)
-    if t is ir.Or:
-        return " OR ".join(guard_caption(i) for i in e.items)
-    if t is ir.Not:
-        return "NOT " + _paren(e.item, (ir.And, ir.Or, ir.Compare))
-    return _operand(e)
-
-
-def _paren(e: Any, kinds) -> str:
-    text = guard_caption(e)
-    return f"({text})" if isinstance(e, kinds) else text
-
-
-def _operand(e: Any) -> str:
-    t = type(e)
-    if t is ir.Path:
-        return e.root + "".join([f"[{s}]" if isinstance(s, int) else f".{s}" for s in e.segments])
-    if t is ir.Lit:  # Speed: a plain int or finite float as `json.dumps` writes it (its repr)
-        v = e.value
-        return v if isinstance(v, str) else repr(v) if type(v) is int or (
-            type(v) is float and math.isfinite(v)) else json.dumps(v)
-    if t is ir.ListExpr:
-        return "[" + ", ".join(_operand(i) for i in e.items) + "]"
-    if t is ir.Call:
-        return f"{e.func}({e.arg})"
-    if t is ir.Regex:
-        return str(e)
-    return guard_caption(e)
-
-
-# ---------------------------------------------------------------- Mermaid
-def mermaid_escape(text: str) -> str:
-    """Entity-escape text for Mermaid (tooling.md §4: `|`, `"`, `<`, `>`): `|` would end an
-    edge label early, a quote ends a string, angle brackets are HTML; `#` itself starts an
-    entity, so it is escaped too. Line breaks become spaces; nothing else changes.
-
-    Example:
-        >>> mermaid_escape('on t status=a|b "x" <y> #1  [c]')
-        'on t status=a#124;b #quot;x#quot; #lt;y#gt; #35;1  [c]'
-    """
-    return _LINE_BREAK.sub(" ", text).translate(_MERMAID_TABLE)
-
-
-def mermaid_caption(text: str) -> str:
-    """An edge label as it sits between the pipes: escaped, and quoted when it holds a bracket
-    (unquoted, `[ ] ( ) { }` start node shapes and Mermaid rejects the line; quoted, they are
-    text); a quoted label's leading backtick is an entity (`"\u0060` opens a Markdown string).
-
-    Example:
-        >>> mermaid_caption('on probe')
-        'on probe'
-        >>> mermaid_caption('when level in [high, critical] AND x > 1')
-        '"when level in [high, critical] AND x #gt; 1"'
-    """
-    escaped = mermaid_escape(text)
-    if _BRACKETS.isdisjoint(escaped):
-        return escaped
-    return '"' + ("#96;" + escaped[1:] if escaped.startswith("`") else escaped) + '"'
 
 
 def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str] = (),

@@ -152,7 +152,11 @@ def test_cli_graph(tmp_path: Path) -> None:
 
 def test_doctests() -> None:
     import doctest
+
+    from afp_dsl import graph_captions
     assert doctest.testmod(gx).failed == 0
+    result = doctest.testmod(graph_captions)
+    assert result.failed == 0 and result.attempted >= 4  # (the captions' examples ran)
 
 
 def test_guard_lists_stay_readable_in_mermaid() -> None:
