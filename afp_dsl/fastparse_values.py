@@ -108,7 +108,8 @@ class ValueParser:
         return node("schema_block", items, start, self.expect("}"))
 
     def field(self, pure: bool) -> Node:
-        key = self.seg(pure)
+        # `field_name: NAME | _kw | "steps"`: `steps` is a keyword outside `_kw`, its own token
+        key = self.take("STEPS") if self.k[self.i] == "W" and self.v[self.i] == "steps" else self.seg(pure)
         children = [node("field_name", [key], key.start_pos, key.end_pos)]
         if self.k[self.i] == "?":
             children.append(self.take("OPTIONAL"))

@@ -181,6 +181,13 @@ def test_no_keyword_is_taken_right_after_a_step_name() -> None:
     assert "fails" in keywords("test t { tool a ")  # (a shared `qname` would have taken it)
 
 
+@pytest.mark.parametrize("fields", ["steps: string", "a?: any, steps: string",
+                                    "a: string = \"x\"\n steps?: number"])
+def test_a_field_named_steps_is_its_own_token_on_both_paths(fields: str) -> None:
+    """`field_name: NAME | _kw | "steps"`: Lark's token is `STEPS`, and the fast path's too."""
+    assert assert_same(f'tool t {{ description = "d"\n output {{ {fields} }} }}') == "same"
+
+
 @pytest.mark.parametrize("word", sorted(fastparse.KEYWORDS - {"steps"}))
 def test_a_step_may_be_named_like_any_keyword(word: str) -> None:
     text = f"skill s {{\n  steps {{\n    a\n    {word}\n    b.{word} \"note\"\n  }}\n}}\n"
