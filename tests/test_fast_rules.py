@@ -12,11 +12,13 @@
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from afp_dsl import ir
+from afp_dsl import ir, toolcall_policy
 from afp_dsl import rules_compiled as rc
 from afp_dsl.evaluate import Env, evaluate
 from afp_dsl.frozen import FrozenMap
@@ -100,11 +102,21 @@ def _agree(expr, env) -> None:
     quick = c.quick(env)
     if quick is not None:
         assert want.error is None and quick == want.holds and type(quick) is type(want.holds)
+    assert _settled_answer(c, env) is quick
     try:
         checked = c.check(env)
     except Exception:
         return
     assert checked is quick
+
+
+def _settled_answer(c: rc.Compiled, env: Env) -> bool | None:
+    """What a settled policy walk of one allowing rule (`toolcall_policy._settled`, which reads
+    a check of the simple form inline) takes `c` to answer: True, False, or None (unsure)."""
+    rule = (c.form or (None,) * 5) + (c.check, "held", True)
+    ctx = SimpleNamespace(state=SimpleNamespace(returned=env.returned), active_order=env.active)
+    heads = toolcall_policy._settled((("quiet", (rule,)),), env.roots, ctx)
+    return None if heads is None else heads == ["held"]
 
 
 @SETTINGS
@@ -132,6 +144,9 @@ RESULT = ir.Path(root="result")
     ir.Compare(op="mentions", left=RESULT, right=ir.ListExpr(items=(ir.Lit(value="a"), ir.Lit(value="leak")))),
     ir.Compare(op="in", left=ARGS, right=ir.ListExpr(items=(ir.Lit(value="w1"), ir.Lit(value=1)))),
     ir.Compare(op=">", left=ir.Path(root="args", segments=("amount",)), right=ir.Lit(value=10)),
+    ir.Compare(op="matches", left=ir.Path(root="message", segments=("word",)),
+               right=ir.Regex(pattern="^w")),  # a field of a root that may be a text
+    ir.Compare(op="==", left=ir.Path(root="message"), right=ir.Lit(value="w1")),
 ])
 @pytest.mark.parametrize("roots", [
     {"args": {"word": "w1"}, "result": "a secret-leak"}, {"args": {"word": "forbidden"}, "result": "ok"},
@@ -141,6 +156,7 @@ RESULT = ir.Path(root="result")
     {"args": {"word": {"deep": [1]}}, "result": [Odd()]},  # evidence of a value with no text
     {"args": {"word": [Odd()], "amount": {"x": Odd()}}},
     {"args": {"word": "Drop   TABLE users"}, "result": "x" * 100},
+    {"message": "w1", "result": FrozenMap({"word": "w1"})}, {"message": {"word": "w1"}},
 ])
 def test_the_common_rule_shapes_agree(expr, roots) -> None:
     _agree(expr, Env(roots))
