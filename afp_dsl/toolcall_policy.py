@@ -7,7 +7,7 @@ Emits:      policy.decided.
 Invariants: the walk is `policy.walk_steps` (declaration order, reverse for `after`); a chain with
             no block for the moment and tool is not walked and records nothing; a walk of rule
             links whose checks all answer plainly and allow is settled from a program made once
-            per plan, moment and tool (`program`, `_settled`) and records the very rows the full
+            per plan, moment and tool (`program`, `chain`) and records the very rows the full
             walk records (tests/test_policy_settled.py; the checks read inline agree with their
             closures, tests/test_fast_rules.py).
 """
@@ -31,7 +31,7 @@ def roots(ctx: RunCtx, call: ToolCall, args: Any) -> dict:
 def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *, out: Any = None,
           start_after: int = 0, can_pause: bool = True):
     """The chain's answer for `call` at `moment`, its rows recorded; at `after`, `out` is the
-    call's outcome (its result and status are roots). A walk settled by `_settled` answers
+    call's outcome (its result and status are roots). A settled walk (see `program`) answers
     `ALLOWED` (its rows are recorded, not returned)."""
     plan = ctx.plan
     if not plan.policies:
@@ -40,18 +40,49 @@ def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *, ou
     found, links = prog  # (`after` walks in reverse: the onion order)
     if not found:
         return ALLOWED
-    st = ctx.state  # (`roots`, inline)
-    env_roots = {"tool": call.name, "args": args, "message": st.message,
-                 "iteration": st.iteration, "skill": st.cursor}
-    if out is not None:
-        env_roots["result"] = parse_result(out.result)
-        env_roots["status"] = out.status
-    if links is not None and not start_after:
-        heads = _settled(links, env_roots, ctx)
+    st = ctx.state  # the roots' values, in `ROOTS` order (Speed: a tuple, its dict if asked for)
+    values = (call.name, args, st.message, st.iteration, st.cursor) if out is None else (
+        call.name, args, st.message, st.iteration, st.cursor, parse_result(out.result),
+        out.status)
+    if links is not None and not start_after:  # the settled walk (see `program`), inline:
+        heads = []  # (None: walk in full; a link's loop breaks when a rule holds or is unsure)
+        for quiet, rules in links:
+            for k, seg, search, lit, equal, check, head, allows in rules:
+                v = None if k is None else values[k]
+                if seg is not None:
+                    v = v.get(seg) if type(v) is dict else None
+                if type(v) is str:  # (what the check's closure does with a str)
+                    verdict = search(v) is not None if search is not None else (v == lit) is equal
+                else:
+                    verdict = _quick(check, values, ctx)
+                if verdict is True:
+                    heads = heads if allows else None
+                    break
+                if verdict is not False:
+                    heads = None
+                    break
+            else:
+                heads.append(quiet)
+                continue
+            if heads is None:
+                break
+            heads.append(head)
         if heads is not None:
             ctx.rec.emit_rows(heads, call.id, st.iteration, cause)
             return ALLOWED
-    return walk(ctx, found, moment, call, env_roots, cause, start_after, can_pause)
+    return walk(ctx, found, moment, call, dict(zip(ROOTS, values)), cause, start_after, can_pause)
+
+
+# The roots of a tool call's walk, in order (`after` adds the last two).
+ROOTS = ("tool", "args", "message", "iteration", "skill", "result", "status")
+
+
+def _quick(check: Any, values: tuple, ctx: RunCtx) -> Any:
+    """`check` on the walk's env: True, False, or None (unsure: it raised)."""
+    try:
+        return check(_env(_CallEnv, (dict(zip(ROOTS, values)), ctx)))
+    except Exception:
+        return None
 
 
 class _CallEnv(tuple):
@@ -94,13 +125,13 @@ def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict
 
 # Speed: a chain of rule links only (no host link) at one moment for one tool, settled once per
 # plan, moment and tool (`Plan.policy_programs`): the steps and, per link, the head of its quiet
-# `allow` row and, per rule, its compiled check (with its simple form spread out, see
-# `rules_compiled._check`), the head of the row it makes when it holds, and whether that row
-# allows. A walk where every check answers plain True or False and every rule that holds allows
-# is then a function of those answers: the checks in walk order, the rows' heads picked, no
-# decision objects (`_settled`). Anything else (an unsure check, a deny or an ask) walks again
-# in full with `walk_steps`: the checks are pure functions of the env, so running them twice
-# changes nothing.
+# `allow` row and, per rule, its compiled check with its simple form spread out (the position of
+# its root in the walk's values, or None; see `rules_compiled._check`), the head of the row it
+# makes when it holds, and whether that row allows. A walk where every check answers plain True
+# or False and every rule that holds allows is then a function of those answers: `chain` runs
+# the checks in walk order and picks the rows' heads, no decision objects, no roots dict. Anything
+# else (an unsure check, a deny or an ask) walks again in full with `walk_steps`: the checks are
+# pure functions of the env, so running them twice changes nothing.
 def program(plan: Any, moment: str, tool: str) -> tuple:
     """(steps, links or None) of `plan`'s chain at `moment` for `tool`, kept on the plan."""
     found = plan.policy_steps(moment, tool)
@@ -113,17 +144,20 @@ def program(plan: Any, moment: str, tool: str) -> tuple:
 
 
 def _links(found: tuple, moment: str, tool: str) -> tuple | None:
-    """Per link: (head of its quiet `allow` row, its rules); None when a host link is in it."""
+    """Per link: (head of its quiet `allow` row, its rules); None when a host link is in it.
+    A rule: (root position, field, search, literal, equal, check, row head, allows)."""
     links: list = []
+    at = ROOTS if moment == "after" else ROOTS[:5]  # (the roots of the walk's values)
     for index, policy, rule, cond in found:
         if rule is None:  # a host link: always the full walk
             return None
         if not links or links[-1][0] != index:
             links.append((index, _row_head("allow", policy.name, None, None, moment, tool), []))
-        form = cond.form or (None, None, None, None, None)
-        links[-1][2].append(form + (cond.check, _row_head(rule.action, policy.name, rule.span,
-                                                          rule.because, moment, tool),
-                                    rule.action == "allow"))
+        root, seg, search, lit, equal = cond.form or (None, None, None, None, None)
+        k = at.index(root) if root in at else None
+        head = _row_head(rule.action, policy.name, rule.span, rule.because, moment, tool)
+        links[-1][2].append((k, seg, search, lit, equal, cond.check, head,
+                             rule.action == "allow"))
     return tuple((quiet, tuple(rules)) for _, quiet, rules in links)
 
 
@@ -133,37 +167,6 @@ def _row_head(outcome: str, policy: str, span: Any, reason: Any, moment: str,
     key = (outcome, policy, span, reason, moment, tool)
     head = _HEADS.get(key) or _head(key)
     return head[0], head[1], span
-
-
-def _settled(links: tuple, roots: dict, ctx: RunCtx) -> list | None:
-    """The row heads of a walk of `links` (see `program`), or None: walk it in full.
-    Speed: a check of the simple form is read inline where the value is a `str` (what its
-    closure does then); any other value goes to the closure."""
-    heads = []
-    for quiet, rules in links:
-        for root, seg, search, lit, equal, check, head, allows in rules:
-            v = None
-            if root is not None:
-                v = roots.get(root)
-                if seg is not None:
-                    v = v.get(seg) if type(v) is dict else None
-            if type(v) is str:
-                verdict = search(v) is not None if search is not None else (v == lit) is equal
-            else:
-                try:
-                    verdict = check(_env(_CallEnv, (roots, ctx)))
-                except Exception:
-                    return None
-            if verdict is True:
-                if not allows:
-                    return None
-                heads.append(head)
-                break
-            if verdict is not False:
-                return None
-        else:
-            heads.append(quiet)
-    return heads
 
 
 _env = tuple.__new__  # Speed: a `_CallEnv` in one C call, without the class call's lookups

@@ -15,6 +15,7 @@ import pytest
 import afp_dsl as afp
 from afp_dsl import toolcall_policy
 from afp_dsl.effects import Effects, counter_ids
+from afp_dsl.policy import ALLOWED
 from afp_dsl.providers import mock
 
 SPEC = """
@@ -143,15 +144,9 @@ def test_a_secret_remembered_after_the_rows_were_found_clean_is_scrubbed(monkeyp
 def test_the_settled_walk_is_taken(monkeypatch) -> None:
     """(The comparisons above compare something: a plain allowing walk is settled.)"""
     calls = []
-    real = toolcall_policy._settled
-
-    def spy(links, roots, ctx):
-        out = real(links, roots, ctx)
-        calls.append(out is not None)
-        return out
-    monkeypatch.setattr(toolcall_policy, "_settled", spy)
-    _run(["w1"], True, monkeypatch)
-    assert calls and any(calls)
+    monkeypatch.setattr(toolcall_policy, "walk", lambda *a: calls.append(a) or ALLOWED)
+    trace = _run(["w1"], True, monkeypatch)
+    assert not calls and any(kind == "policy.decided" for kind, *_ in trace)
 
 
 def test_a_secret_remembered_by_an_earlier_row_of_the_walk_is_scrubbed_from_the_later() -> None:
