@@ -137,6 +137,10 @@ class Plan:
     # call (`policy_steps`); read by every tool call of every run of this plan.
     _steps: dict[str, dict[str, tuple]] = attrs.field(
         factory=lambda: {"before": {}, "after": {}}, init=False, eq=False, repr=False)
+    # Speed: per moment and tool, the walk's program (`toolcall_policy.program`: the steps and
+    # what settles a walk of rule links), made at a tool's first call; plain data of this plan.
+    policy_programs: dict[str, dict[str, tuple]] = attrs.field(
+        factory=lambda: {"before": {}, "after": {}}, init=False, eq=False, repr=False)
 
     @property
     def name(self) -> str:

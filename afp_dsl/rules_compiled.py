@@ -34,12 +34,16 @@ class Compiled:
     """One condition compiled. `run(env, rec)` is the closure (None: not compilable, reference
     only); `check(env)` answers True/False without evidence or raises when unsure."""
 
-    __slots__ = ("expr", "run", "check")
+    __slots__ = ("expr", "run", "check", "form")
 
-    def __init__(self, expr: ir.Expr, run: Node | None, check: Callable[[Env], Any] | None = None):
+    def __init__(self, expr: ir.Expr, run: Node | None, check: Callable[[Env], Any] | None = None,
+                 form: tuple | None = None):
         self.expr = expr
         self.run = run
         self.check: Callable[[Env], Any] = check or _unsure
+        # (root, field or None, search or None, literal, equal) of a `check` of the simple form
+        # (see `_check`), read inline by a settled policy walk; None otherwise
+        self.form = form
 
     def quick(self, env: Env) -> Any:
         """True or False as `evaluate(expr, env).holds` when that evaluation has no error; None
@@ -75,12 +79,12 @@ def compiled(expr: ir.Expr) -> Compiled:
         return hit[1]
     try:
         run: Node | None = _holds(expr)
-        check = _check(expr, run)
+        check, form = _check(expr, run)
     except Exception:  # _Unsure, a bad regex, too deep, a literal that cannot be rendered...:
-        run = check = None  # the reference evaluates (and reports) it
+        run = check = form = None  # the reference evaluates (and reports) it
     if len(_CACHE) >= 4096:
         _CACHE.clear()
-    out = Compiled(expr, run, check)
+    out = Compiled(expr, run, check, form)
     _CACHE[id(expr)] = (expr, out)
     return out
 
@@ -223,17 +227,20 @@ def _field(expr: Any) -> tuple[str, str] | None:
 
 
 # ---------------------------------------------------------------- checks without evidence
-def _check(expr: Any, run: Node) -> Callable[[Env], Any]:
+def _check(expr: Any, run: Node) -> tuple[Callable[[Env], Any], tuple | None]:
     """`run` without evidence; for `root OP constant` or `root.name OP constant` with a string
     on the left (the common rule), one closure doing what `run` does in that case: `json_equal`
     of two exact strings is `==`, `matches`/`mentions` of a string is one search, and a string
-    needs no `shorten`. Any other value goes through `run`."""
+    needs no `shorten`. Any other value goes through `run`. With the closure, its form
+    (root, name or None, search or None, literal, equal) for that common rule, else None:
+    where the root's value (or, with a name, its value in a `dict` root) is a `str`, the
+    check's answer is `search(v) is not None` with a search, else `(v == literal) is equal`."""
     def slow(env: Env) -> Any:
         return run(env, None)
     path = expr.left if type(expr) is ir.Compare else None
     if type(path) is not ir.Path or len(path.segments) > 1 or (
             path.segments and type(path.segments[0]) is not str):
-        return slow
+        return slow, None
     root, seg = path.root, (path.segments[0] if path.segments else None)
     op, right = expr.op, expr.right
     search, lit, equal = None, None, op == "=="
@@ -244,7 +251,7 @@ def _check(expr: Any, run: Node) -> Callable[[Env], Any]:
     elif op == "mentions" and (_fixed_keywords(right) or (None, None))[1] is not None:
         search = _fixed_keywords(right)[1].search
     else:
-        return slow
+        return slow, None
 
     def check(env: Env) -> Any:
         v = env.roots.get(root)
@@ -255,7 +262,7 @@ def _check(expr: Any, run: Node) -> Callable[[Env], Any]:
                 return search(v) is not None
             return (v == lit) is equal
         return slow(env)
-    return check
+    return check, (root, seg, search, lit, equal)
 
 
 def _matches(c: ir.Compare):

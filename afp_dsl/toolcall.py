@@ -24,7 +24,7 @@ import attrs
 
 from . import ir
 from . import skills as sk
-from .evaluate import Env, evaluate, parse_result
+from .evaluate import Env, evaluate
 from .argcheck import MAX_PROBLEMS, arg_problems, invalid_text, non_finite, plainly_valid
 from .envelopes import read_result
 from .frozen import thaw
@@ -292,13 +292,7 @@ def resolve_python(target: str) -> tuple[Any, str | None]:
 def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
     if not ctx.plan.policies:
         return out
-    walk = ctx.plan.policy_steps("after", call.name)
-    if not walk:
-        return out
-    roots = {"tool": call.name, "args": args, "message": ctx.state.message,
-             "iteration": ctx.state.iteration, "skill": ctx.state.cursor,
-             "result": parse_result(out.result), "status": out.status}  # (`pol.roots` and these two)
-    chain = pol.walk(ctx, walk, "after", call, roots, called, can_pause=False)  # no pause here
+    chain = pol.chain(ctx, "after", call, args, called, out=out, can_pause=False)  # no pause here
     if chain.outcome == "allow":
         return out
     return attrs.evolve(out, status="denied", text=pol.reason(chain))

@@ -1,20 +1,22 @@
 """The policy moments of one tool call: the chain's walk at `before` / `after`, and its ledger rows.
 
-Role:       `toolcall` asks `chain(...)` (or `walk(...)` on steps already looked up) and gets the
-            chain's answer; every decision is recorded here as a `policy.decided` event, caused by
-            the `tool.called` event. Split from `toolcall` along the pipeline's policy stages.
+Role:       `toolcall` asks `chain(...)` and gets the chain's answer; every decision is recorded
+            here as a `policy.decided` event, caused by the `tool.called` event. Split from
+            `toolcall` along the pipeline's policy stages.
 Emits:      policy.decided.
 Invariants: the walk is `policy.walk_steps` (declaration order, reverse for `after`); a chain with
             no block for the moment and tool is not walked and records nothing; a walk of rule
             links whose checks all answer plainly and allow is settled from a program made once
-            per steps tuple (`_settled`) and records the very rows the full walk records
-            (tests/test_policy_settled.py).
+            per plan, moment and tool (`program`, `chain`) and records the very rows the full
+            walk records (tests/test_policy_settled.py; the checks read inline agree with their
+            closures, tests/test_fast_rules.py).
 """
 from __future__ import annotations
 
 import operator
 from typing import Any
 
+from .evaluate import parse_result
 from .policy import ALLOWED, walk_steps
 from .providers.base import ToolCall
 from .runtime import RunCtx
@@ -26,18 +28,61 @@ def roots(ctx: RunCtx, call: ToolCall, args: Any) -> dict:
             "skill": st.cursor}
 
 
-def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *,
+def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *, out: Any = None,
           start_after: int = 0, can_pause: bool = True):
+    """The chain's answer for `call` at `moment`, its rows recorded; at `after`, `out` is the
+    call's outcome (its result and status are roots). A settled walk (see `program`) answers
+    `ALLOWED` (its rows are recorded, not returned)."""
     plan = ctx.plan
     if not plan.policies:
         return ALLOWED
-    found = plan.policy_steps(moment, call.name)  # (`after` walks in reverse: the onion order)
+    prog = plan.policy_programs[moment].get(call.name) or program(plan, moment, call.name)
+    found, links = prog  # (`after` walks in reverse: the onion order)
     if not found:
         return ALLOWED
-    st = ctx.state  # (`roots`, inline)
-    return walk(ctx, found, moment, call, {"tool": call.name, "args": args, "message": st.message,
-                                           "iteration": st.iteration, "skill": st.cursor},
-                cause, start_after, can_pause)
+    st = ctx.state  # the roots' values, in `ROOTS` order (Speed: a tuple, its dict if asked for)
+    values = (call.name, args, st.message, st.iteration, st.cursor) if out is None else (
+        call.name, args, st.message, st.iteration, st.cursor, parse_result(out.result),
+        out.status)
+    if links is not None and not start_after:  # the settled walk (see `program`), inline:
+        heads = []  # (None: walk in full; a link's loop breaks when a rule holds or is unsure)
+        for quiet, rules in links:
+            for k, seg, search, lit, equal, check, head, allows in rules:
+                v = None if k is None else values[k]
+                if seg is not None:
+                    v = v.get(seg) if type(v) is dict else None
+                if type(v) is str:  # (what the check's closure does with a str)
+                    verdict = search(v) is not None if search is not None else (v == lit) is equal
+                else:
+                    verdict = _quick(check, values, ctx)
+                if verdict is True:
+                    heads = heads if allows else None
+                    break
+                if verdict is not False:
+                    heads = None
+                    break
+            else:
+                heads.append(quiet)
+                continue
+            if heads is None:
+                break
+            heads.append(head)
+        if heads is not None:
+            ctx.rec.emit_rows(heads, call.id, st.iteration, cause)
+            return ALLOWED
+    return walk(ctx, found, moment, call, dict(zip(ROOTS, values)), cause, start_after, can_pause)
+
+
+# The roots of a tool call's walk, in order (`after` adds the last two).
+ROOTS = ("tool", "args", "message", "iteration", "skill", "result", "status")
+
+
+def _quick(check: Any, values: tuple, ctx: RunCtx) -> Any:
+    """`check` on the walk's env: True, False, or None (unsure: it raised)."""
+    try:
+        return check(_env(_CallEnv, (dict(zip(ROOTS, values)), ctx)))
+    except Exception:
+        return None
 
 
 class _CallEnv(tuple):
@@ -60,18 +105,10 @@ class _CallEnv(tuple):
 
 def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict, cause: str,
          start_after: int = 0, can_pause: bool = True):
-    """The chain's answer for one call at `moment` over its `found` steps, its rows recorded.
-    A walk settled by `_settled` answers `ALLOWED` (its rows are recorded, not returned)."""
+    """The chain's answer for one call at `moment` over its `found` steps, walked in full
+    (`policy.walk_steps`), its rows recorded."""
     env = _env(_CallEnv, (env_roots, ctx))
     iteration = ctx.state.iteration
-    if not start_after:
-        prog = _PROGRAMS.get(id(found))
-        if prog is None or prog[0] is not found or prog[1] != moment or prog[2] != call.name:
-            prog = _program(found, moment, call.name)
-        heads = _settled(prog[3], env) if prog[3] is not None else None
-        if heads is not None:
-            ctx.rec.emit_rows(heads, call.id, iteration, cause)
-            return ALLOWED
     result = walk_steps(found, moment, env, call.name, call.id,
                         iteration, can_pause, ctx.session.policy_host, start_after,
                         False)  # (evidence: no ledger row records a rule's conditions)
@@ -87,32 +124,41 @@ def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict
 
 
 # Speed: a chain of rule links only (no host link) at one moment for one tool, settled once per
-# steps tuple: per link, the head of its quiet `allow` row and, per rule, its compiled check, the
-# head of the row it makes when it holds, and whether that row allows. A walk where every check
-# answers plain True or False and every rule that holds allows is then a function of those
-# answers: the checks in walk order, the rows' heads picked, no decision objects (`_settled`).
-# Anything else (an unsure check, a deny or an ask) walks again in full with `walk_steps`: the
-# checks are pure functions of the env, so running them twice changes nothing. Keyed by the
-# steps tuple's identity (kept alive by the entry); bounded.
-_PROGRAMS: dict[int, tuple] = {}
+# plan, moment and tool (`Plan.policy_programs`): the steps and, per link, the head of its quiet
+# `allow` row and, per rule, its compiled check with its simple form spread out (the position of
+# its root in the walk's values, or None; see `rules_compiled._check`), the head of the row it
+# makes when it holds, and whether that row allows. A walk where every check answers plain True
+# or False and every rule that holds allows is then a function of those answers: `chain` runs
+# the checks in walk order and picks the rows' heads, no decision objects, no roots dict. Anything
+# else (an unsure check, a deny or an ask) walks again in full with `walk_steps`: the checks are
+# pure functions of the env, so running them twice changes nothing.
+def program(plan: Any, moment: str, tool: str) -> tuple:
+    """(steps, links or None) of `plan`'s chain at `moment` for `tool`, kept on the plan."""
+    found = plan.policy_steps(moment, tool)
+    prog = (found, _links(found, moment, tool))
+    by_tool = plan.policy_programs[moment]
+    if len(by_tool) >= 4096:  # (only the plan's tools reach a walk; bounded all the same)
+        by_tool.clear()
+    by_tool[tool] = prog
+    return prog
 
 
-def _program(found: tuple, moment: str, tool: str) -> tuple:
+def _links(found: tuple, moment: str, tool: str) -> tuple | None:
+    """Per link: (head of its quiet `allow` row, its rules); None when a host link is in it.
+    A rule: (root position, field, search, literal, equal, check, row head, allows)."""
     links: list = []
+    at = ROOTS if moment == "after" else ROOTS[:5]  # (the roots of the walk's values)
     for index, policy, rule, cond in found:
         if rule is None:  # a host link: always the full walk
-            links = None
-            break
+            return None
         if not links or links[-1][0] != index:
             links.append((index, _row_head("allow", policy.name, None, None, moment, tool), []))
-        links[-1][2].append((cond.check, _row_head(rule.action, policy.name, rule.span,
-                                                   rule.because, moment, tool),
+        root, seg, search, lit, equal = cond.form or (None, None, None, None, None)
+        k = at.index(root) if root in at else None
+        head = _row_head(rule.action, policy.name, rule.span, rule.because, moment, tool)
+        links[-1][2].append((k, seg, search, lit, equal, cond.check, head,
                              rule.action == "allow"))
-    prog = None if links is None else tuple((quiet, tuple(rules)) for _, quiet, rules in links)
-    if len(_PROGRAMS) >= 4096:
-        _PROGRAMS.clear()
-    entry = _PROGRAMS[id(found)] = (found, moment, tool, prog)
-    return entry
+    return tuple((quiet, tuple(rules)) for _, quiet, rules in links)
 
 
 def _row_head(outcome: str, policy: str, span: Any, reason: Any, moment: str,
@@ -121,27 +167,6 @@ def _row_head(outcome: str, policy: str, span: Any, reason: Any, moment: str,
     key = (outcome, policy, span, reason, moment, tool)
     head = _HEADS.get(key) or _head(key)
     return head[0], head[1], span
-
-
-def _settled(prog: tuple, env: Any) -> list | None:
-    """The row heads of a walk of `prog` (see `_PROGRAMS`), or None: walk it in full."""
-    heads = []
-    for quiet, rules in prog:
-        for check, head, allows in rules:
-            try:
-                verdict = check(env)
-            except Exception:
-                return None
-            if verdict is True:
-                if not allows:
-                    return None
-                heads.append(head)
-                break
-            if verdict is not False:
-                return None
-        else:
-            heads.append(quiet)
-    return heads
 
 
 _env = tuple.__new__  # Speed: a `_CallEnv` in one C call, without the class call's lookups

@@ -12,15 +12,20 @@
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from afp_dsl import ir
+from afp_dsl import toolcall_policy as tp
 from afp_dsl import rules_compiled as rc
-from afp_dsl.evaluate import Env, evaluate
+from afp_dsl.evaluate import Env, evaluate, parse_result
 from afp_dsl.frozen import FrozenMap
-from afp_dsl.policy import ChainResult, PolicyDecision, run_chain
+from afp_dsl.policy import ALLOWED, ChainResult, PolicyDecision, run_chain
 from afp_dsl.source import Span
 from strategies import expressions
 
@@ -100,11 +105,53 @@ def _agree(expr, env) -> None:
     quick = c.quick(env)
     if quick is not None:
         assert want.error is None and quick == want.holds and type(quick) is type(want.holds)
+    _check_settled(c, env)
     try:
         checked = c.check(env)
     except Exception:
         return
     assert checked is quick
+
+
+def _check_settled(c: rc.Compiled, env: Env) -> None:
+    """A settled policy walk (`toolcall_policy.chain`, which reads a check of the simple form
+    inline) of one allowing rule `c` answers, at either moment, what `quick` answers on the env
+    the full walk would see (its roots, from `env`'s)."""
+    for moment, roots in (("before", tp.ROOTS[:5]), ("after", tp.ROOTS)):
+        values = [env.roots.get(r) for r in roots]
+        out = None
+        if moment == "after":
+            out = SimpleNamespace(result=values[5], status=values[6])
+            values[5] = parse_result(values[5])
+        want = c.quick(Env(dict(zip(roots, values)), env.returned, env.active))
+        assert _chain_answer(c, moment, values, out, env) is want
+
+
+class _AnyTool(dict):
+    def get(self, key, default=None):
+        return self["prog"]
+
+
+def _chain_answer(c: rc.Compiled, moment: str, values: list, out: Any, env: Env) -> bool | None:
+    """True (the rule's row), False (the quiet row) or None (walked in full) from `chain`."""
+    found = ((0, SimpleNamespace(name="p"), SimpleNamespace(action="allow", span=None,
+                                                            because="held"), c),)
+    plan = SimpleNamespace(policies=(None,), policy_programs={
+        moment: _AnyTool(prog=(found, tp._links(found, moment, "t")))})
+    rows: list = []
+    ctx = SimpleNamespace(plan=plan, active_order=env.active, rec=SimpleNamespace(
+        emit_rows=lambda heads, *rest: rows.extend(heads)), state=SimpleNamespace(
+        message=values[2], iteration=values[3], cursor=values[4], returned=env.returned))
+    call = SimpleNamespace(name=values[0], id="call-1")
+    full, tp.walk = tp.walk, lambda *a: "walked in full"
+    try:
+        answer = tp.chain(ctx, moment, call, values[1], "cause", out=out)
+    finally:
+        tp.walk = full
+    if answer == "walked in full":
+        return None
+    assert answer is ALLOWED and len(rows) == 1
+    return rows[0][0]["reason"] == "held"
 
 
 @SETTINGS
@@ -132,6 +179,9 @@ RESULT = ir.Path(root="result")
     ir.Compare(op="mentions", left=RESULT, right=ir.ListExpr(items=(ir.Lit(value="a"), ir.Lit(value="leak")))),
     ir.Compare(op="in", left=ARGS, right=ir.ListExpr(items=(ir.Lit(value="w1"), ir.Lit(value=1)))),
     ir.Compare(op=">", left=ir.Path(root="args", segments=("amount",)), right=ir.Lit(value=10)),
+    ir.Compare(op="matches", left=ir.Path(root="message", segments=("word",)),
+               right=ir.Regex(pattern="^w")),  # a field of a root that may be a text
+    ir.Compare(op="==", left=ir.Path(root="message"), right=ir.Lit(value="w1")),
 ])
 @pytest.mark.parametrize("roots", [
     {"args": {"word": "w1"}, "result": "a secret-leak"}, {"args": {"word": "forbidden"}, "result": "ok"},
@@ -141,6 +191,7 @@ RESULT = ir.Path(root="result")
     {"args": {"word": {"deep": [1]}}, "result": [Odd()]},  # evidence of a value with no text
     {"args": {"word": [Odd()], "amount": {"x": Odd()}}},
     {"args": {"word": "Drop   TABLE users"}, "result": "x" * 100},
+    {"message": "w1", "result": FrozenMap({"word": "w1"})}, {"message": {"word": "w1"}},
 ])
 def test_the_common_rule_shapes_agree(expr, roots) -> None:
     _agree(expr, Env(roots))

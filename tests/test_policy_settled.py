@@ -15,13 +15,14 @@ import pytest
 import afp_dsl as afp
 from afp_dsl import toolcall_policy
 from afp_dsl.effects import Effects, counter_ids
+from afp_dsl.policy import ALLOWED
 from afp_dsl.providers import mock
 
 SPEC = """
 agent a {
   max_iterations = 8
   tools = [echo, other]
-  policies = [screen_args, screen_any, screen_results]%s
+  policies = [screen_args, screen_any, screen_results, screen_other]%s
 }
 tool echo {
   description = "Echo a word."
@@ -48,6 +49,12 @@ policy screen_any {
     allow when args.word > 3
   }
 }
+policy screen_other {
+  before other {
+    deny when message == "stop" because "Stopped."
+    allow when args.word != "zz"
+  }
+}
 policy screen_results {
   after echo {
     deny when result mentions "secret-leak" because "The result leaks a secret."
@@ -65,15 +72,15 @@ def host_link(ctx: dict):
     return "deny" if ctx.get("args", {}).get("word") == "plain" else None
 
 
-def _script(words: list[str]) -> list:
+def _script(words: list) -> list:
     calls = [[("echo", {"word": w}), ("other", {"word": w})] for w in words]
     return calls[:6] + ["done"]
 
 
-def _run(words: list[str], settled: bool, monkeypatch: pytest.MonkeyPatch, *, redact: str = "",
-         keys: str = '"password"', host: bool = False) -> list:
+def _run(words: list, settled: bool, monkeypatch: pytest.MonkeyPatch, *, redact: str = "",
+         keys: str = '"password"', host: bool = False, message: str = "go") -> list:
     if not settled:
-        monkeypatch.setattr(toolcall_policy, "_settled", lambda prog, env: None)
+        monkeypatch.setattr(toolcall_policy, "_links", lambda found, moment, tool: None)
     spec = SPEC % (redact, keys)
     if host:
         spec = spec.replace("policies = [", "policies = [host_link, ") + HOST
@@ -81,12 +88,15 @@ def _run(words: list[str], settled: bool, monkeypatch: pytest.MonkeyPatch, *, re
     tools = {"echo": lambda word: word, "other": lambda word: word}
     agent = program.agent(provider=mock(_script(words)), tools=tools,
                           effects=Effects(run_ids=counter_ids("s")))
-    result = agent.run("go")
+    result = agent.run(message)
     monkeypatch.undo()
     return [(e.kind, e.caused_by, e.source, e.payload) for e in result.trace]
 
 
-CASES = [WORDS[:3], WORDS[2:5], WORDS[4:], ["w1", "plain", "w2"], ["maybe", "w1"]]
+# (values that are not strings: read by the checks' closures, not inline)
+ODD = [5, None, {"word": "w1"}, ["w1"], True, "zz"]
+CASES = [WORDS[:3], WORDS[2:5], WORDS[4:], ["w1", "plain", "w2"], ["maybe", "w1"], ODD[:3],
+         ODD[3:]]
 
 
 @pytest.mark.parametrize("words", CASES)
@@ -94,6 +104,12 @@ CASES = [WORDS[:3], WORDS[2:5], WORDS[4:], ["w1", "plain", "w2"], ["maybe", "w1"
 def test_a_settled_walk_records_what_the_full_walk_records(words, redact, monkeypatch) -> None:
     assert _run(words, True, monkeypatch, redact=redact) == \
         _run(words, False, monkeypatch, redact=redact)
+
+
+def test_a_rule_on_a_root_settles_as_the_full_walk(monkeypatch) -> None:
+    for message in ("stop", "go"):
+        assert _run(["w1"], True, monkeypatch, message=message) == \
+            _run(["w1"], False, monkeypatch, message=message)
 
 
 @pytest.mark.parametrize("words", CASES)
@@ -128,15 +144,9 @@ def test_a_secret_remembered_after_the_rows_were_found_clean_is_scrubbed(monkeyp
 def test_the_settled_walk_is_taken(monkeypatch) -> None:
     """(The comparisons above compare something: a plain allowing walk is settled.)"""
     calls = []
-    real = toolcall_policy._settled
-
-    def spy(prog, env):
-        out = real(prog, env)
-        calls.append(out is not None)
-        return out
-    monkeypatch.setattr(toolcall_policy, "_settled", spy)
-    _run(["w1"], True, monkeypatch)
-    assert calls and any(calls)
+    monkeypatch.setattr(toolcall_policy, "walk", lambda *a: calls.append(a) or ALLOWED)
+    trace = _run(["w1"], True, monkeypatch)
+    assert not calls and any(kind == "policy.decided" for kind, *_ in trace)
 
 
 def test_a_secret_remembered_by_an_earlier_row_of_the_walk_is_scrubbed_from_the_later() -> None:
