@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import os
 import stat
-import attrs
-
 from . import ir, paths, resources
 from .codes import diag
 from .diagnostics import Diagnostic, Label
 from .lower import lower_module
 from .parser import parse
+from .record import Record, record
 from .source import SourceFile, Span
 from .suggest import closest
 
@@ -223,8 +222,8 @@ class Loader:
         return display_key(path), path
 
 
-@attrs.frozen
-class LoadResult:
+@record
+class LoadResult(Record):
     program: ir.Program | None
     diagnostics: list[Diagnostic]
     unparsed: frozenset[str]  # modules that failed to parse (later checks would only cascade)
