@@ -8,17 +8,16 @@ Invariants: `check` never raises for bad input (a missing file, a folder, empty 
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import ir
 from .analysis import Analysis
 from .checks import run_checks
 from .codes import diag
+from .collector import gc_paused  # noqa: F401 - re-exported (graph_export, hosts)
 from .diagnostics import CompileError, Diagnostic, has_errors, sorted_diagnostics
 from .launch_checks import _a, check_agent_name, check_model
 from .source import Span
@@ -99,35 +98,6 @@ def _folder(path: str | os.PathLike) -> Diagnostic:
     return diag("AFP006", f"cannot read `{key}`: it is a folder", Span(key, 0, 0),
                 help=f"pass one spec file (a `.afp` file in `{key}`); "
                      f"`afpc check {key}` checks every `*.afp` below a folder")
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Parsing allocates millions of short-lived acyclic objects; the cyclic collector's repeated
-    full scans over them made checking grow faster than linearly, so it is paused meanwhile."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            _settle_young()
-            gc.enable()
-
-
-def _settle_young() -> None:
-    """Move every tracked object to the collector's oldest generation without scanning it.
-
-    Speed: what a check keeps is a large, long-lived, acyclic IR (about 60 objects per line), and
-    the first collection after the pause would scan all of it as young objects (5–10 % of a
-    check, and again at the next middle-generation collection) only to promote it. `freeze` +
-    `unfreeze` moves the young generations to the oldest one in O(1) and resets the young count,
-    as `gc.freeze` users do; full collections still scan it, and the few cycles a check leaves
-    are freed then. Skipped when the host keeps objects frozen itself (`unfreeze` would release
-    them)."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 def analyse(path_or_text: str | os.PathLike, name: str = "<text>") -> tuple[ir.Program | None, list[Diagnostic]]:

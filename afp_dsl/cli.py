@@ -229,9 +229,13 @@ def main() -> None:
 # ---------------------------------------------------------------- check
 def analyse(path: str | Path) -> tuple[Any, list[Diagnostic]]:
     """`api.analyse_path`, imported on first use: the commands that only read the store
-    (`trace`, `why`, `resume`'s decisions) never load the front end and the checker."""
-    from .api import analyse_path
-    return analyse_path(os.fspath(path))
+    (`trace`, `why`, `resume`'s decisions) never load the front end and the checker. Speed:
+    imported with the collector paused, as the check runs: the checker and the IR classes are
+    thousands of long-lived objects that young collections would scan only to promote them."""
+    from .collector import gc_paused
+    with gc_paused():
+        from .api import analyse_path
+        return analyse_path(os.fspath(path))
 
 
 def collect_files(paths: Iterable[str]) -> list[str]:
@@ -248,9 +252,8 @@ def collect_files(paths: Iterable[str]) -> list[str]:
             out.append(p)
         else:
             raise click.UsageError(f"no such file or folder: {raw}")
-    from .loader import real_path
     seen: set[str] = set()
-    return [p for p in out if not (real_path(p) in seen or seen.add(real_path(p)))]
+    return [p for p in out if not (ps.real_path(p) in seen or seen.add(ps.real_path(p)))]
 
 
 def _folder_specs(folder: str) -> list[str]:

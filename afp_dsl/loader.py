@@ -18,6 +18,7 @@ from .codes import diag
 from .diagnostics import Diagnostic, Label
 from .lower import lower_module
 from .parser import parse
+from .paths import real_path  # noqa: F401 - (also `loader.real_path`)
 from .record import Record, record
 from .source import SourceFile, Span
 from .suggest import closest
@@ -34,16 +35,6 @@ def display_key(path: str | os.PathLike) -> str:
     if rel.startswith(".."):
         rel = paths.plain(path)
     return paths.posix(rel)
-
-
-def real_path(path: str | os.PathLike) -> str:
-    """`path` made absolute with symlinks resolved; a symlink loop is left unresolved (reading it
-    then fails with a clear reason instead of an exception)."""
-    p = paths.plain(path)
-    try:
-        return paths.resolve(p)
-    except (OSError, RuntimeError):
-        return paths.plain(os.path.abspath(p))
 
 
 def not_a_file(path: str | os.PathLike) -> str | None:

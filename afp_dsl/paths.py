@@ -156,3 +156,13 @@ def resolve(p: str) -> str:
 def _loop(e: OSError) -> None:
     if e.errno == errno.ELOOP:
         raise RuntimeError(f"Symlink loop from {e.filename!r}")
+
+
+def real_path(path: Any) -> str:
+    """`path` made absolute with symlinks resolved; a symlink loop is left unresolved (reading it
+    then fails with a clear reason instead of an exception)."""
+    p = plain(path)
+    try:
+        return resolve(p)
+    except (OSError, RuntimeError):
+        return plain(os.path.abspath(p))
