@@ -100,3 +100,17 @@ def test_a_stat_that_fails_is_answered_as_in_pathlib(tree, monkeypatch, error) -
     for ours, theirs in ((paths.is_file, Path.is_file), (paths.is_dir, Path.is_dir),
                          (paths.exists, Path.exists), (paths.is_symlink, Path.is_symlink)):
         assert outcome(ours, text) == outcome(theirs, Path(text)), ours.__name__
+
+
+def pathlib_real_path(path: Path) -> str:
+    """`loader.real_path` as it was written with `pathlib`."""
+    try:
+        return str(path.resolve())
+    except (OSError, RuntimeError):
+        return str(Path(os.path.abspath(path)))
+
+
+@pytest.mark.parametrize("rel", NAMES)
+def test_real_path_is_the_pathlib_one(tree, rel) -> None:
+    for text in (str(tree / rel) if rel else str(tree), rel, "./" + rel + "/"):
+        assert outcome(paths.real_path, text) == outcome(pathlib_real_path, Path(text)), text
