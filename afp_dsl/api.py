@@ -8,23 +8,23 @@ Invariants: `check` never raises for bad input (a missing file, a folder, empty 
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import ir
 from .analysis import Analysis
 from .checks import run_checks
 from .codes import diag
+from .collector import gc_paused  # noqa: F401 - re-exported (graph_export, hosts)
 from .diagnostics import CompileError, Diagnostic, has_errors, sorted_diagnostics
 from .launch_checks import _a, check_agent_name, check_model
 from .source import Span
 
 if TYPE_CHECKING:  # (imported lazily at run time: `afpc check` never loads the interpreter)
+    from pathlib import Path
+
     from .effects import Effects
     from .providers.base import Provider
     from .runner import Agent
@@ -89,40 +89,15 @@ def _unreadable(path_or_text: str | os.PathLike) -> Diagnostic | None:
         return diag("AFP006", "the spec text is empty: there is nothing to check",
                     Span("<text>", 0, 0), help="pass the path of a `.afp` file or spec text")
     if not _is_text(path_or_text) and os.path.isdir(path_or_text):
-        key = os.fspath(path_or_text)
-        return diag("AFP006", f"cannot read `{key}`: it is a folder", Span(key, 0, 0),
-                    help=f"pass one spec file (a `.afp` file in `{key}`); "
-                         f"`afpc check {key}` checks every `*.afp` below a folder")
+        return _folder(path_or_text)
     return None
 
 
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Parsing allocates millions of short-lived acyclic objects; the cyclic collector's repeated
-    full scans over them made checking grow faster than linearly, so it is paused meanwhile."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            _settle_young()
-            gc.enable()
-
-
-def _settle_young() -> None:
-    """Move every tracked object to the collector's oldest generation without scanning it.
-
-    Speed: what a check keeps is a large, long-lived, acyclic IR (about 60 objects per line), and
-    the first collection after the pause would scan all of it as young objects (5–10 % of a
-    check, and again at the next middle-generation collection) only to promote it. `freeze` +
-    `unfreeze` moves the young generations to the oldest one in O(1) and resets the young count,
-    as `gc.freeze` users do; full collections still scan it, and the few cycles a check leaves
-    are freed then. Skipped when the host keeps objects frozen itself (`unfreeze` would release
-    them)."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
+def _folder(path: str | os.PathLike) -> Diagnostic:
+    key = os.fspath(path)
+    return diag("AFP006", f"cannot read `{key}`: it is a folder", Span(key, 0, 0),
+                help=f"pass one spec file (a `.afp` file in `{key}`); "
+                     f"`afpc check {key}` checks every `*.afp` below a folder")
 
 
 def analyse(path_or_text: str | os.PathLike, name: str = "<text>") -> tuple[ir.Program | None, list[Diagnostic]]:
@@ -131,15 +106,29 @@ def analyse(path_or_text: str | os.PathLike, name: str = "<text>") -> tuple[ir.P
         return _analyse(path_or_text, name)
 
 
+def analyse_path(path: str) -> tuple[ir.Program | None, list[Diagnostic]]:
+    """`analyse` of a file or folder path given as a `str`, never taken for spec text (`afpc
+    check` hands over its files so: a `pathlib.Path` would cost its start the import)."""
+    with gc_paused():
+        if os.path.isdir(path):
+            return None, [_folder(path)]
+        return _analysed(path, None)
+
+
 def _analyse(path_or_text: str | os.PathLike, name: str) -> tuple[ir.Program | None, list[Diagnostic]]:
     problem = _unreadable(path_or_text)
     if problem is not None:
         return None, [problem]
-    from .loader import load as load_files  # (here: `load_ir` never imports the parser)
     if _is_text(path_or_text):
-        result = load_files(text=str(path_or_text), name=name)
-    else:
-        result = load_files(Path(path_or_text))
+        return _analysed(None, str(path_or_text), name)
+    return _analysed(path_or_text, None)
+
+
+def _analysed(path: str | os.PathLike | None, text: str | None,
+              name: str = "<text>") -> tuple[ir.Program | None, list[Diagnostic]]:
+    """Load (a file, or `text`) and check, unless the front end found a syntax error."""
+    from .loader import load as load_files  # (here: `load_ir` never imports the parser)
+    result = load_files(text=text, name=name) if text is not None else load_files(path)
     program, diags = result.program, result.diagnostics
     syntax_error = any(d.code == "AFP001" for d in diags)  # later checks would only cascade
     if program is not None and not result.unparsed and not syntax_error:
@@ -187,6 +176,7 @@ def _ir_text(path_or_json: str | os.PathLike) -> str:
             shown = path_or_json if len(path_or_json) <= 80 else path_or_json[:77] + "..."
             raise IRFormatError(f"no such IR file: `{shown}` (and the text is not JSON); "
                                 f"{FIX}, or its path")
+    from pathlib import Path
     return _read_ir_file(Path(path_or_json))
 
 

@@ -13,27 +13,26 @@ import json
 import posixpath
 from typing import Any, Callable
 
-import attrs
-
 from . import ir
 from .codes import diag
 from .diagnostics import Diagnostic
 from .frozen import freeze
 from .lower_values import BAD, NUMBER_RANGE, CallV, MapV, ValueLowerer, number, shown_number, to_data
+from .record import Record, record
 from .source import Span
 from .suggest import closest
 
 
-@attrs.frozen
-class Attr:
+@record
+class Attr(Record):
     field: str  # the IR field it fills
     kind: str  # converter name, see Converter.run
     choices: tuple = ()
     minimum: int | None = None
 
 
-@attrs.frozen
-class KindSchema:
+@record
+class KindSchema(Record):
     attrs: dict[str, Attr]
     required: tuple[str, ...] = ()
 

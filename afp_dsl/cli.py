@@ -13,14 +13,16 @@ import functools
 import os
 import re
 import sys
-from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import click
 
 from . import __version__
 from .diagnostics import Diagnostic, Severity, sorted_diagnostics
 from .render import FORMATS, explain, render
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 class CliError(Exception):
     """Bad input met by a command: one line on stderr, exit 1 (or `code`, 2 for usage)."""
@@ -225,34 +227,47 @@ def main() -> None:
 
 
 # ---------------------------------------------------------------- check
-def analyse(path: Path) -> tuple[Any, list[Diagnostic]]:
-    """`api.analyse`, imported on first use: the commands that only read the store (`trace`,
-    `why`, `resume`'s decisions) never load the front end and the checker."""
-    from .api import analyse as analyse_
-    return analyse_(path)
+def analyse(path: str | Path) -> tuple[Any, list[Diagnostic]]:
+    """`api.analyse_path`, imported on first use: the commands that only read the store
+    (`trace`, `why`, `resume`'s decisions) never load the front end and the checker. Speed:
+    imported with the collector paused, as the check runs: the checker and the IR classes are
+    thousands of long-lived objects that young collections would scan only to promote them."""
+    from .collector import gc_paused
+    with gc_paused():
+        from .api import analyse_path
+        return analyse_path(os.fspath(path))
 
 
-def collect_files(paths: Iterable[str]) -> list[Path]:
-    """Files given directly, plus every `*.afp` below given folders (sorted, deduplicated)."""
-    out: list[Path] = []
+def collect_files(paths: Iterable[str]) -> list[str]:
+    """Files given directly, plus every `*.afp` below given folders (sorted, deduplicated), as
+    the strings `pathlib.Path` would hold. Speed: strings, so that `afpc check` of files (no
+    folder) never imports `pathlib` (`afp_dsl.paths` answers as it would)."""
+    from . import paths as ps
+    out: list[str] = []
     for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*.afp") if q.is_file() and not _hidden(q, p)))
-        elif p.exists() or p.is_symlink():
+        p = ps.plain(raw)
+        if ps.is_dir(p):
+            out.extend(_folder_specs(p))
+        elif ps.exists(p) or ps.is_symlink(p):
             out.append(p)
         else:
             raise click.UsageError(f"no such file or folder: {raw}")
-    from .loader import real_path
-    seen: set[Path] = set()
-    return [p for p in out if not (real_path(p) in seen or seen.add(real_path(p)))]
+    seen: set[str] = set()
+    return [p for p in out if not (ps.real_path(p) in seen or seen.add(ps.real_path(p)))]
+
+
+def _folder_specs(folder: str) -> list[str]:
+    """Every `*.afp` file below `folder`, sorted as paths, outside hidden folders."""
+    from pathlib import Path
+    p = Path(folder)
+    return [str(q) for q in sorted(q for q in p.rglob("*.afp") if q.is_file() and not _hidden(q, p))]
 
 
 def _hidden(q: Path, root: Path) -> bool:
     return any(part.startswith(".") or part == "node_modules" for part in q.relative_to(root).parts[:-1])
 
 
-def check_files(files: list[Path]) -> tuple[list[Diagnostic], dict[str, str]]:
+def check_files(files: list[str]) -> tuple[list[Diagnostic], dict[str, str]]:
     diags: list[Diagnostic] = []
     sources: dict[str, str] = {}
     cycles: set[frozenset[str]] = set()
@@ -331,7 +346,7 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, output: str | None, re
     sys.exit(1 if any(d.severity in failing for d in diags) else 0)
 
 
-def reach_text(files: list[Path], skill: str) -> str:
+def reach_text(files: list[str], skill: str) -> str:
     try:
         from .checks.reach import reach_report
     except ImportError:  # pragma: no cover - the graph checks are optional during development
@@ -347,9 +362,11 @@ def reach_text(files: list[Path], skill: str) -> str:
 
 def checked_program(file: str) -> Any:
     """The checked program of one spec file; on errors, render them to stderr and exit 1."""
-    if not Path(file).exists():
+    from . import paths as ps
+    path = ps.plain(file)
+    if not ps.exists(path):
         raise click.UsageError(f"no such file: {file}")
-    program, diags = analyse(Path(file))
+    program, diags = analyse(path)
     if program is None or any(d.severity is Severity.ERROR for d in diags):
         sources = {m.key: m.source for m in program.modules} if program else {}
         click.echo(render(diags, sources, "text", color=use_color(sys.stderr)), err=True, nl=False)

@@ -315,7 +315,7 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
             parse_pattern(pattern)
         except ValueError as exc:
             raise click.BadParameter(f"`{pattern}` is malformed: {exc}", param_hint="-k") from None
-    files = collect_files(paths)
+    files = [Path(f) for f in collect_files(paths)]  # (`run_files` takes a `str` for spec text)
     found: list[str] = []
     tty = _stderr_tty()
     results, problems = run_files(files, pattern, found=found, progress=_progress(tty, len(files)))

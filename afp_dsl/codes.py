@@ -6,16 +6,15 @@ Invariants: codes are stable; the hundreds digit is the phase (0 syntax, 1 names
 """
 from __future__ import annotations
 
-import attrs
-
 from .diagnostics import Diagnostic, Label, Severity
+from .record import Record, record
 from .source import Span
 
 E, W = Severity.ERROR, Severity.WARNING
 
 
-@attrs.frozen
-class Code:
+@record
+class Code(Record):
     id: str
     name: str
     severity: Severity

@@ -8,8 +8,7 @@ from __future__ import annotations
 import enum
 from typing import Iterable
 
-import attrs
-
+from .record import Record, record
 from .source import Span
 
 
@@ -21,8 +20,8 @@ class Severity(str, enum.Enum):
     NOTE = "note"
 
 
-@attrs.frozen
-class Label:
+@record
+class Label(Record):
     """A source span a diagnostic points at, with what to say there (`primary`: the main one)."""
 
     span: Span
@@ -30,8 +29,8 @@ class Label:
     primary: bool = True
 
 
-@attrs.frozen
-class Diagnostic:
+@record
+class Diagnostic(Record):
     """One finding. `code` is `AFPnnn`; its kebab name and default severity come from `codes`."""
 
     code: str

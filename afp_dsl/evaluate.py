@@ -18,9 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import attrs
-
 from . import ir
+from .record import Record, record
 from .source import Span
 from .evidence import _compact_json, shorten  # noqa: F401 - (`shorten` is imported from here too)
 
@@ -29,8 +28,8 @@ _ORDERED = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
             ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
 
-@attrs.frozen
-class Env:
+@record
+class Env(Record):
     """The values an expression can read: `roots` by name, plus the sets behind the calls."""
 
     roots: Mapping[str, Any]
@@ -38,8 +37,8 @@ class Env:
     active: frozenset[str] = frozenset()
 
 
-@attrs.frozen
-class Condition:
+@record
+class Condition(Record):
     """One evaluated comparison (or bare boolean operand) and its outcome.
 
     `actual` is the left operand's value, shortened to 80 characters when it is a string or
@@ -53,8 +52,8 @@ class Condition:
     reason: str | None = None
 
 
-@attrs.frozen
-class Evaluation:
+@record
+class Evaluation(Record):
     holds: bool
     conditions: tuple[Condition, ...]
     error: str | None = None

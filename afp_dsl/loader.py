@@ -13,46 +13,35 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
-
-import attrs
-
-from . import ir, resources
+from . import ir, paths, resources
 from .codes import diag
 from .diagnostics import Diagnostic, Label
 from .lower import lower_module
 from .parser import parse
+from .paths import real_path  # noqa: F401 - (also `loader.real_path`)
+from .record import Record, record
 from .source import SourceFile, Span
 from .suggest import closest
 
 MAX_BYTES = 16 * 1024 * 1024
 
 
-def display_key(path: Path) -> str:
+def display_key(path: str | os.PathLike) -> str:
     """A stable display path: relative to the working directory when below it, else absolute."""
     try:
         rel = os.path.relpath(path)
     except ValueError:  # pragma: no cover - another drive on Windows
-        rel = str(path)
+        rel = paths.plain(path)
     if rel.startswith(".."):
-        rel = str(path)
-    return Path(rel).as_posix()
+        rel = paths.plain(path)
+    return paths.posix(rel)
 
 
-def real_path(path: Path) -> Path:
-    """`path` made absolute with symlinks resolved; a symlink loop is left unresolved (reading it
-    then fails with a clear reason instead of an exception)."""
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return Path(os.path.abspath(path))
-
-
-def not_a_file(path: Path) -> str | None:
+def not_a_file(path: str | os.PathLike) -> str | None:
     """Why `path` cannot be a spec file (missing, a folder, a FIFO or a device), or None. Looks
     only at the file's kind: never opens it, so a FIFO cannot block and a device cannot stream."""
     try:
-        mode = path.stat().st_mode
+        mode = os.stat(paths.plain(path)).st_mode
     except FileNotFoundError:
         return "no such file"
     except RuntimeError:
@@ -68,17 +57,18 @@ def not_a_file(path: Path) -> str | None:
     return None
 
 
-def read_text(path: Path) -> tuple[str | None, str | None]:
+def read_text(path: str | os.PathLike) -> tuple[str | None, str | None]:
     """(text, None) or (None, reason). Reads regular files only (a FIFO would block, a device
     like `/dev/zero` never ends), and only when their size is within `MAX_BYTES`."""
+    path = paths.plain(path)
     reason = not_a_file(path)
     if reason is not None:
         return None, reason
     try:
-        size = path.stat().st_size
+        size = os.stat(path).st_size
         if size > MAX_BYTES:
             return None, _too_large(size)
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return None, "no such file"
     except OSError as e:
@@ -92,6 +82,12 @@ def read_text(path: Path) -> tuple[str | None, str | None]:
     return text.removeprefix("\ufeff"), None
 
 
+def read_bytes(path: str) -> bytes:
+    """`Path(path).read_bytes()`."""
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def _too_large(size: int) -> str:
     return f"it is {size / 1e6:.1f} MB; specs are limited to {MAX_BYTES // (1024 * 1024)} MiB"
 
@@ -102,10 +98,10 @@ class Loader:
         self.order: list[str] = []
         self.diags: list[Diagnostic] = []
         self.stack: list[str] = []
-        self.paths: dict[str, Path | None] = {}
+        self.paths: dict[str, str | None] = {}
         self.unparsed: set[str] = set()
 
-    def load_text(self, key: str, text: str, base: Path | None) -> ir.Module | None:
+    def load_text(self, key: str, text: str, base: str | None) -> ir.Module | None:
         self.paths[key] = base
         self.stack.append(key)
         src = SourceFile.of(key, text)
@@ -124,15 +120,15 @@ class Loader:
         self.order.append(key)
         return module
 
-    def file_reader(self, base: Path | None):
+    def file_reader(self, base: str | None):
         def read(rel: str) -> str | None:
-            folder = base if base is not None else Path.cwd()
-            text, _ = read_text(folder / rel)
+            folder = base if base is not None else paths.plain(os.getcwd())
+            text, _ = read_text(paths.join(folder, rel))
             return text
         return read
 
     # -------------------------------------------------------------- imports
-    def resolve_imports(self, module: ir.Module, base: Path | None) -> ir.Module:
+    def resolve_imports(self, module: ir.Module, base: str | None) -> ir.Module:
         imports = []
         aliases: dict[str, ir.Import] = {}
         for imp in module.imports:
@@ -150,7 +146,7 @@ class Loader:
         return ir.Module(key=module.key, imports=tuple(imports), decls=module.decls,
                          comments=module.comments, source=module.source)
 
-    def load_import(self, imp: ir.Import, base: Path | None) -> str | None:
+    def load_import(self, imp: ir.Import, base: str | None) -> str | None:
         target = self.locate(imp, base)
         if target is None:
             return None
@@ -169,15 +165,15 @@ class Loader:
             self.diags.append(diag("AFP107", f"cannot read imported module `{imp.path}`: {reason}", imp.span,
                                    "cannot be read"))
             return None
-        self.load_text(key, text, path.parent)
+        self.load_text(key, text, paths.parent(path))
         return key
 
-    def locate(self, imp: ir.Import, base: Path | None) -> tuple[str, Path] | None:
+    def locate(self, imp: ir.Import, base: str | None) -> tuple[str, str] | None:
         if imp.path.startswith("std/"):
             name = imp.path[4:].removesuffix(".afp")
             path = resources.stdlib_path(name)
             if path.is_file():
-                return f"std/{name}.afp", path
+                return f"std/{name}.afp", paths.plain(path)
             names = resources.stdlib_names()
             close = closest(name, names)
             self.diags.append(diag(
@@ -185,18 +181,18 @@ class Loader:
                 help=f'did you mean `"std/{close}"`?' if close else
                 "standard modules: " + ", ".join(f"`std/{n}`" for n in names)))
             return None
-        if Path(imp.path).is_absolute():  # language §4: `std/NAME` or relative to the file
+        if paths.is_absolute(imp.path):  # language §4: `std/NAME` or relative to the file
             self.diags.append(diag("AFP107", f"cannot import `{imp.path}`: an import path is "
                                    "`std/NAME` or a path relative to the importing file",
                                    imp.span, "absolute path",
                                    help="write it relative to this file's folder, as "
                                         "`\"./common.afp\"`"))
             return None
-        folder = base if base is not None else Path.cwd()
-        path = real_path(folder / imp.path)
-        if not path.is_file():
-            alt = path.with_suffix(".afp") if path.suffix != ".afp" else None
-            if alt is not None and alt.is_file():
+        folder = base if base is not None else paths.plain(os.getcwd())
+        path = real_path(paths.join(folder, imp.path))
+        if not paths.is_file(path):
+            alt = paths.with_suffix(path, ".afp") if paths.suffix(path) != ".afp" else None
+            if alt is not None and paths.is_file(alt):
                 path = alt
             elif os.path.lexists(path) and not_a_file(path) != "no such file":
                 reason = str(not_a_file(path)).split(";")[0]  # there, but a folder, a pipe...
@@ -209,7 +205,7 @@ class Loader:
                                        "no such file", notes=(f"looked for `{display_key(path)}`",),
                                        help="relative imports are resolved from the importing file's folder"))
                 return None
-        if path.suffix != ".afp":  # (a Markdown or JSON file would be parsed as a module)
+        if paths.suffix(path) != ".afp":  # (a Markdown or JSON file would be parsed as a module)
             self.diags.append(diag("AFP107", f"cannot import `{imp.path}`: modules are `.afp` "
                                    "files", imp.span, "not a `.afp` file",
                                    help="import the spec module; read data with `file(...)`"))
@@ -217,8 +213,8 @@ class Loader:
         return display_key(path), path
 
 
-@attrs.frozen
-class LoadResult:
+@record
+class LoadResult(Record):
     program: ir.Program | None
     diagnostics: list[Diagnostic]
     unparsed: frozenset[str]  # modules that failed to parse (later checks would only cascade)
@@ -229,23 +225,23 @@ def load(path: str | os.PathLike | None = None, *, text: str | None = None,
     """Load a spec from a file (or from `text`), with all its imports."""
     loader = Loader()
     if text is not None:
-        key, base = name, (Path(path).parent if path is not None else None)
+        key, base = name, (paths.parent(paths.plain(path)) if path is not None else None)
     else:
         if path is None:
             raise TypeError("load needs a path or text")
-        p = Path(path)
+        p = paths.plain(path)
         key = display_key(real_path(p))
         text, reason = read_text(p)
         if text is None:
             return LoadResult(None, [_unread(p, key, reason)], frozenset([key]))
-        base = real_path(p).parent
+        base = paths.parent(real_path(p))
     root = loader.load_text(key, text, base)
     keys = [root.key] + [k for k in loader.order if k != root.key]
     program = ir.Program(root=root.key, modules=tuple(loader.modules[k] for k in keys))
     return LoadResult(program, loader.diags, frozenset(loader.unparsed))
 
 
-def _unread(path: Path, key: str, reason: str | None) -> Diagnostic:
+def _unread(path: str, key: str, reason: str | None) -> Diagnostic:
     """AFP109 file-not-found for a spec path that names nothing; AFP006 invalid-input for one
     that cannot be read as a spec (a folder, a FIFO, binary or too large)."""
     if not os.path.lexists(path):

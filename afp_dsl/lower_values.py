@@ -20,6 +20,7 @@ from . import ir
 from .codes import diag
 from .diagnostics import Diagnostic
 from .fastlex import Node, Token
+from .record import Record, record
 from .source import Span
 
 _new_span = tuple.__new__
@@ -31,16 +32,16 @@ EXPR_CALLS = ("returned", "active")
 REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
 
-@attrs.frozen
-class MapV:
+@record
+class MapV(Record):
     """A `{ key: value }` map as written (keys with their spans)."""
 
     items: tuple[tuple[str, Span, Any], ...]
     span: Span
 
 
-@attrs.frozen
-class CallV:
+@record
+class CallV(Record):
     """`name(args...)` outside expressions' `returned`/`active` meaning: file, python, returns, agent."""
 
     func: str

@@ -15,12 +15,11 @@ import threading
 
 from typing import TYPE_CHECKING
 
-import attrs
-
 from . import ir, resources
 from .codes import diag
 from .diagnostics import Diagnostic
 from .fastparse import parse_tree
+from .record import Record, record
 from .source import SourceFile, Span
 from .suggest import closest
 
@@ -39,8 +38,8 @@ FRIENDLY = {
 }
 
 
-@attrs.frozen
-class Parsed:
+@record
+class Parsed(Record):
     tree: lark.Tree | None
     diagnostics: tuple[Diagnostic, ...]
     comments: tuple[ir.Comment, ...]

@@ -1,7 +1,7 @@
 """Machine-read diagnostic formats: versioned JSON, SARIF 2.1.0 and GitHub workflow commands.
 
 Role:       the documents behind `render(..., fmt="json"|"sarif"|"github")`; positions and
-            text cleaning come from `render`.
+            text cleaning come from `render_text`.
 Invariants: plain dicts and strings, deterministic; never raises for any diagnostic. SARIF
             columns are UTF-16 code units (its default `columnKind`), JSON columns code points;
             ends are exclusive. Escaping of workflow commands follows `@actions/core`.
@@ -13,7 +13,8 @@ from typing import Mapping
 
 from . import codes
 from .diagnostics import Diagnostic, Severity
-from .render import _locate, _name, _severity
+from .render import _name, _severity
+from .render_text import _locate
 from .source import SourceFile, Span
 
 PROJECT_URI = "https://github.com/afp-dsl/afp"  # placeholder until the project has a home

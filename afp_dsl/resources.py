@@ -10,8 +10,10 @@ Invariants: an installed wheel carries them under `afp_dsl/_data/` (see pyprojec
 from __future__ import annotations
 
 import functools
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @functools.cache
@@ -19,7 +21,9 @@ def data_dir(name: str) -> Path:
     """`grammar` or `stdlib`: the folder inside the installed package, else the checkout's, else
     (no folder on disk: a zip import) the package's resource, unpacked. The plain paths come
     first: `importlib.resources` costs every `afpc` start a few milliseconds, so it is imported
-    only when they are missing."""
+    only when they are missing. (`pathlib` is imported here too: a check without stdlib imports
+    never needs it.)"""
+    from pathlib import Path
     here = Path(__file__).resolve().parent
     for folder in (here / "_data" / name, here.parent / name):
         if folder.is_dir():
@@ -40,6 +44,7 @@ def _unpacked(name: str) -> Path | None:
     import atexit
     import shutil
     import tempfile
+    from pathlib import Path
     target = Path(tempfile.mkdtemp(prefix=f"afp-{name}-"))
     atexit.register(shutil.rmtree, target, True)
     _copy(source, target)

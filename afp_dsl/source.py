@@ -10,7 +10,7 @@ import re
 from itertools import accumulate
 from typing import NamedTuple
 
-import attrs
+from .record import Record, record
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -49,8 +49,8 @@ def line_starts_of(text: str) -> tuple[int, ...]:
     return (0, *(m.end() for m in _LINE_END.finditer(text)))
 
 
-@attrs.frozen
-class SourceFile:
+@record
+class SourceFile(Record):
     """One file's text plus its line table.
 
     Example:

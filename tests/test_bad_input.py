@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import afp_dsl
-from afp_dsl import cli
+from afp_dsl import cli, loader
 from afp_dsl.lower import RESERVED
 from afp_dsl.parser import terminal_patterns
 from afp_dsl.render import FORMATS, render
@@ -305,10 +305,10 @@ def test_a_read_that_fails_midway_is_a_diagnostic(tmp_path, monkeypatch, error):
     path = tmp_path / "flaky.afp"
     path.write_text("agent a {}\n", encoding="utf-8")
 
-    def fail(self):
+    def fail(path):
         raise error
 
-    monkeypatch.setattr(Path, "read_bytes", fail)
+    monkeypatch.setattr(loader, "read_bytes", fail)
     code, out = afpc("check", str(path))
     assert code == 1 and "AFP006" in out, out
 

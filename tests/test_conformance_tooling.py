@@ -208,7 +208,7 @@ def test_internal_error_names_where_to_report(monkeypatch):
         def get_all(self, key):
             return ["Homepage, https://example.org", "Issues, https://example.org/issues"]
 
-    monkeypatch.setattr(api, "analyse", lambda p: 1 / 0)
+    monkeypatch.setattr(api, "analyse_path", lambda p: 1 / 0)
     monkeypatch.setattr(md, "metadata", lambda name: Meta())
     res = cli("check", SUPPORT)
     assert res.exit_code == 2

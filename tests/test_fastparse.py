@@ -99,7 +99,7 @@ def test_generated_modules_take_the_fast_path_and_agree(module) -> None:
     assert assert_same(text) == "same", text
 
 
-_TOKENS = fastlex._LEX
+_TOKENS = fastlex.token_pairs()
 _INSERTS = sorted(fastparse.KEYWORDS) + ["x", '"s"', "1", "-2", "(", ")", "{", "}", "[", "]", ",", ":",
                                           "=", ".", "->", "=>", "==", "?", "*", "|", "/r/", '"""m"""',
                                           "...", "#c\n", "\n"]

@@ -97,7 +97,7 @@ def test_generated_route_texts(routes) -> None:
 @given(st.data())
 def test_mutated_route_heavy_texts(data) -> None:
     text = generate(4) + "graph h {\n  entry a\n  route a -> b on t when not (x == 1) or y in [1, 2] \"l\",\n}\n"
-    toks = fastlex._LEX.findall(text)
+    toks = fastlex.token_pairs().findall(text)
     for _ in range(data.draw(st.integers(1, 3))):
         i = data.draw(st.integers(0, len(toks) - 1))
         new = data.draw(st.sampled_from(["", "x", '"s"', "1", "(", ")", "[", "]", ",", ".", "->", "=>",

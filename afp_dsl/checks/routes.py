@@ -23,6 +23,7 @@ from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label
+from ..record import Record, record
 from . import graphview as G
 from . import sites as S
 from .exprs import has_unknown_operand
@@ -34,8 +35,8 @@ def check_routes(analysis: Analysis) -> Iterable[Diagnostic]:
         yield from _findings(analysis, v).diagnostics
 
 
-@attrs.frozen
-class NeverFires:
+@record
+class NeverFires(Record):
     """A route AFP205 proves never to fire: `earlier` is tried first and takes every result it
     would (`duplicate`: the same route again, else shadowed)."""
     earlier: G.RouteEdge
@@ -47,8 +48,8 @@ class NeverFires:
         return f"{'duplicates' if self.duplicate else 'shadowed by'} the earlier route `{r.src} -> {r.dst}`"
 
 
-@attrs.frozen
-class _Findings:
+@record
+class _Findings(Record):
     diagnostics: tuple[Diagnostic, ...]
     never: dict[int, NeverFires]  # by route index
     silent: frozenset[int]  # `never` and `GraphView.dead`
@@ -103,8 +104,8 @@ def _cannot_fire(analysis: Analysis, v: G.GraphView) -> set[int]:
     return set(v.dead)
 
 
-@attrs.frozen
-class _Trigger:
+@record
+class _Trigger(Record):
     tool: tuple | None  # resolved tool key
     name: str | None
     statuses: frozenset | None  # None: any status

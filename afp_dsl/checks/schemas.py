@@ -15,13 +15,12 @@ import functools
 from collections.abc import Mapping
 from typing import Any, Iterable, Iterator, NamedTuple
 
-import attrs
-
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..frozen import FrozenMap, is_mapping, thaw
+from ..record import Record, record
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -177,8 +176,8 @@ class Field(NamedTuple):
     optional: bool
 
 
-@attrs.frozen
-class FieldProblem:
+@record
+class FieldProblem(Record):
     index: int  # the segment that has no field
     message: str
     candidates: tuple[str, ...] = ()

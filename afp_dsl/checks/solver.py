@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import attrs
-
 from ..evaluate import Env, _compare_values, evaluate, json_equal
+from ..record import Record, record
 from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, dnf, key_of, key_text,
                     no_facts, shape)
 from .candidates import (bounds as _bounds, empty as _empty, number_candidates as _number_candidates,
@@ -31,8 +30,8 @@ MAX_WORK = 50_000
 _TEXT_COST = 10
 
 
-@attrs.frozen
-class Verdict:
+@record
+class Verdict(Record):
     status: str  # "sat" | "unsat" | "unknown"
     witness: Env | None = None
     reasons: tuple[tuple[Atom, ...], ...] = ()  # unsat: the conflicting atoms of each case
@@ -94,8 +93,8 @@ def _env_for(key: Key, v: Any) -> Env:
 
 
 # ---------------------------------------------------------------- one key
-@attrs.frozen
-class _KeyResult:
+@record
+class _KeyResult(Record):
     status: str  # sat | unsat | unknown
     witnesses: tuple = ()
     out_of_work: bool = False  # unknown because the guard spent `MAX_WORK`
