@@ -53,7 +53,7 @@ class ValueParser:
             raise Bail
         return self.take("NAME")
 
-    def seg(self, pure: bool = True) -> Token:
+    def seg(self) -> Token:
         """`NAME | _kw` (a path segment, map key or field name)."""
         i = self.i
         if self.k[i] != "W":
@@ -61,8 +61,6 @@ class ValueParser:
         w = self.v[i]
         if w in KW_ANY:
             return self.take(w.upper())
-        if not pure and w in KEYWORDS:
-            raise Bail
         return self.take("NAME")
 
     def after_open(self) -> bool:
@@ -91,25 +89,24 @@ class ValueParser:
     def schema_block(self) -> Node:
         start = self.expect("{") - 1
         items = []
-        pure = True  # the LALR state before a field name takes no other keyword, except right
-        while self.k[self.i] != "}":  # after a default value (its states are shared with values)
+        while self.k[self.i] != "}":
             if self.k[self.i] == "...":
                 s, e = self.s[self.i], self.e[self.i]
                 self.i += 1
                 items.append(node("rest", [], s, e))
-                pure = True
             else:
-                items.append(self.field(pure))
-                pure = items[-1].children[-1].data != "default" if not isinstance(
-                    items[-1].children[-1], str) else True
+                items.append(self.field())
             if self.k[self.i] == ",":
                 self.i += 1
-                pure = True
         return node("schema_block", items, start, self.expect("}"))
 
-    def field(self, pure: bool) -> Node:
-        # `field_name: NAME | _kw | "steps"`: `steps` is a keyword outside `_kw`, its own token
-        key = self.take("STEPS") if self.k[self.i] == "W" and self.v[self.i] == "steps" else self.seg(pure)
+    def field(self) -> Node:
+        # `field_name: NAME | _kw | "steps"`: `steps` is a keyword outside `_kw`, its own token.
+        # The other keywords outside `_kw` (`note`, `fails`, `outcome`, `trace`) are NAMEs here,
+        # after a default value too: no LALR state where a field name may come next accepts
+        # them (tests/test_fastparse.py::test_keyword_field_names_after_a_default, every way a
+        # default can end)
+        key = self.take("STEPS") if self.k[self.i] == "W" and self.v[self.i] == "steps" else self.seg()
         children = [node("field_name", [key], key.start_pos, key.end_pos)]
         if self.k[self.i] == "?":
             children.append(self.take("OPTIONAL"))

@@ -280,3 +280,16 @@ def _plain_kind(tok: str) -> str:
     if tok[0] == "/" and len(tok) > 1:
         return "R"
     return "~"
+
+
+# Every way a default value can end (its last token decides Lark's lexer state), then a field
+# named by a keyword outside `_kw`: Lark reads a NAME, and so does the fast path.
+_DEFAULT_ENDS = ["null", "true", "false", "1", "-2", "1.5", '"s"', '"""m"""', "x", "x.y", "[1]", "[]",
+                 "{a: 1}", "{}", "/r/", "/r/i", "returned(x)"]
+
+
+@pytest.mark.parametrize("default", _DEFAULT_ENDS)
+@pytest.mark.parametrize("word", ["note", "fails", "outcome", "trace", "steps"])
+def test_keyword_field_names_after_a_default(default: str, word: str) -> None:
+    text = f'tool t {{\n  description = ""\n  output {{ file: string = {default}\n {word}: string }}\n}}\n'
+    assert assert_same(text) == "same", text
