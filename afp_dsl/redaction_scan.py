@@ -21,6 +21,7 @@ from .frozen import FrozenMap
 
 CACHE_SIZE = 4096  # entries in each per-run speed cache (verdicts, key lookups)
 CACHE_TEXT = 256  # longest string remembered as clean
+INT_BLOCK = 64  # small ints found clean together (`_clean_int`)
 
 
 class CleanCheck:
@@ -199,8 +200,11 @@ class CleanCheck:
                 return False  # (the type first: a str subclass may equal a cached key)
             t = type(v)  # the common types inline, the rest as `_clean_walk` decides
             if t is str:
-                if v not in clean and not self._clean_str(v):
-                    return False
+                if v not in clean:
+                    if len(v) < self._short and len(clean) < CACHE_SIZE:
+                        clean.add(v)  # (`_clean_str` inline for a text too short to match)
+                    elif not self._clean_str(v):
+                        return False
             elif v is None:
                 continue
             elif t is int:
@@ -221,8 +225,11 @@ class CleanCheck:
         for v in value:
             t = type(v)
             if t is str:
-                if v not in clean and not self._clean_str(v):
-                    return False
+                if v not in clean:
+                    if len(v) < self._short and len(clean) < CACHE_SIZE:
+                        clean.add(v)  # (as in `_clean_map`)
+                    elif not self._clean_str(v):
+                        return False
             elif t is int:
                 if v not in ints and not self._clean_int(v):
                     return False
@@ -246,6 +253,16 @@ class CleanCheck:
 
     def _clean_int(self, value: int) -> bool:
         bound = self._int_bound  # (as `_clean_str`, without caching the text)
+        if 0 <= value < bound:
+            # Speed: every int in [0, bound) prints shorter than anything could match, so the
+            # block of `INT_BLOCK` around `value` goes in at once: a run's counters (call
+            # numbers, message counts) then find theirs in the cache instead of calling here.
+            ints = self._clean_ints
+            if len(ints) >= CACHE_SIZE - INT_BLOCK:
+                ints.clear()
+            start = value & -INT_BLOCK
+            ints.update(range(start, min(start + INT_BLOCK, bound)))
+            return True
         if not -(bound // 10) < value < bound:
             text = str(value)
             screen = self._screen
@@ -290,7 +307,9 @@ class CleanCheck:
             self._vouched = set()
             self._vouched_keys = {}
             self._screen = self._make_screen()
-            self._short = short = self._least_width()
+            # (at most `CACHE_TEXT` + 1: the walks note shorter texts clean without a call, and
+            # only texts of at most `CACHE_TEXT` may be cached; a longer one is searched)
+            self._short = short = min(self._least_width(), CACHE_TEXT + 1)
             self._int_bound = 10 ** (short - 1) if short > 1 else 0
             self._clean_version = self._memory.version
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from afp_dsl import ir
 from afp_dsl.frozen import FrozenMap
 from afp_dsl.redaction import Redactor
+from afp_dsl.redaction_scan import CACHE_TEXT
 
 SETTINGS = settings(derandomize=True, deadline=None, max_examples=300, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -258,6 +259,55 @@ def test_the_least_width_bounds_the_shortcut_exactly() -> None:
     assert not wide.is_clean(["abcd"]) and not wide.is_clean({"n": "xabcdx"})
     wide.remember(1234)
     assert not wide.is_clean([1234]) and wide.is_clean([123, -123])
+
+
+DIGIT_RULES = [ir.Redact(name="digits", patterns=(ir.Regex(pattern=r"[1-9]\d"),))]  # 10 and on
+counters = st.one_of(st.integers(0, 1300), st.integers(-130, 130), st.sampled_from([9999, 10000, 99999]))
+short_texts = st.one_of(words, st.text("0123456789xyz-", max_size=4))
+count_ops = st.one_of(st.tuples(st.just("check"), st.lists(st.one_of(counters, short_texts), max_size=4)),
+                      st.tuples(st.just("remember"), st.sampled_from([1000, 1234, 1216, 9999, "1234", "w1",
+                                                                      "call"])))
+
+
+@SETTINGS
+@given(st.sampled_from([DIGIT_RULES, SHORT_RULES, RULES, NUMBER_RULES]),
+       st.lists(count_ops, min_size=1, max_size=12))
+def test_small_ints_cached_by_block_and_short_texts_noted_inline_are_the_plain_walk(rules, seq) -> None:
+    """A small int found clean puts its whole block of `INT_BLOCK` in the cache, and the walks
+    note texts shorter than any match without a call: neither vouches for a neighbour (or a
+    text) once a secret lowers the least width, whatever was checked before."""
+    red = Redactor(rules)
+    for op, value in seq:
+        if op == "remember":
+            red.remember(value)
+            continue
+        red._check_clean()
+        assert red.is_clean(value) == _clean_walk_plain(red, value)
+        assert red.is_clean({"n": value}) == _clean_walk_plain(red, {"n": value})  # cached
+
+
+def test_a_block_of_small_ints_is_forgotten_when_a_secret_is_remembered() -> None:
+    red = Redactor(PLAIN_RULES)
+    assert red.is_clean([1220]) and 1234 in red._clean_ints  # (its block, 1216 to 1279, is cached)
+    assert red.is_clean({"call": 1, "messages": 3}) and {0, 63} <= red._clean_ints
+    red.remember(1234)
+    assert not red.is_clean([1234]) and not red.is_clean({"n": 1234}) and red.is_clean([1200, 1, 3])
+    assert not red.is_clean([True, 1234]) and red.is_clean([True, 1235])
+    assert not red.is_clean(["1234"]) and not red.is_clean({"n": "1234"})  # (as long as the secret)
+    digits = Redactor(DIGIT_RULES)
+    assert digits.is_clean({"n": 9, "t": "9"}) and not digits.is_clean([10]) and not digits.is_clean([63])
+    assert not digits.is_clean({"t": "10"}) and not digits.is_clean(["63"])  # (as long as a match)
+
+
+def test_the_shortcut_width_is_capped_at_the_longest_cached_text() -> None:
+    """With every match longer than `CACHE_TEXT`, the walks' inline shortcut stops at that
+    length: a longer text is checked by `_clean_str` (searched, never cached)."""
+    red = Redactor([ir.Redact(name="long", patterns=(ir.Regex(pattern=r"a{300}"),))])
+    red._check_clean()
+    assert red._short == CACHE_TEXT + 1
+    assert red.is_clean(["b" * 299, {"k": "a" * 299}]) and "b" * 299 not in red._clean
+    assert not red.is_clean(["a" * 300]) and not red.is_clean({"k": "x" + "a" * 300})
+    assert red.is_clean(["b" * 20]) and "b" * 20 in red._clean
 
 
 # ---------------------------------------------------------------- ledger rows (shaped check)
