@@ -114,3 +114,44 @@ def test_retained_memory_is_bounded_by_max_runs_not_by_the_events_seen():
     bounded = _retained(10, 1000)  # 5·10^4 events seen, 10 runs kept
     unbounded = _retained(None, 100)  # 5·10^3 events seen, all kept
     assert bounded < 1_000_000 < unbounded
+
+
+def _eager(saves: list[list[Event]]) -> tuple[list[Event], tuple[int, int, int]]:
+    """What the store held after `saves` of one run when every save indexed and counted at once:
+    the first event of each seq, in seq order, and (count, highest iteration, last time)."""
+    stored: dict[int, Event] = {}
+    for events in saves:
+        for e in events:
+            stored.setdefault(e.seq, e)
+    events = [stored[k] for k in sorted(stored)]
+    if not events:
+        return events, (0, 0, 0)
+    return events, (len(events), max(0, *(e.iteration for e in events)),
+                    max(0, *(e.time for e in events)))
+
+
+@pytest.mark.parametrize("read_between", [False, True])
+def test_a_first_save_indexed_when_read_gives_what_an_eager_save_gave(read_between):
+    """A run's first save is kept as given and indexed when read (`MemoryStore._settle`): every
+    read, and a later save merging into it, sees the eager store's events and counts (duplicate
+    and unordered seqs, empty saves, a resumed run's second save)."""
+    def e(seq: int, iteration: int, time: int, tag: str = "") -> Event:
+        return Event(seq, f"r:{seq}{tag}", "llm.called", iteration, time, (), None, {"t": tag})
+
+    cases = [[[e(1, 0, 1), e(2, 1, 2), e(3, 1, 5)]],
+             [[e(3, 2, 9), e(1, 0, 1), e(3, 7, 2, "dup"), e(2, 1, 3)]],
+             [[]], [[], [e(1, 1, 1)]],
+             [[e(1, 0, 1), e(2, 1, 2)], [e(2, 5, 50, "again"), e(3, 2, 3), e(4, 3, 4)]]]
+    for saves in cases:
+        s = stores.memory(max_runs=None)
+        for k, events in enumerate(saves):
+            s.save_run("r", "a", None, "finished", "answered", None, {}, iter(events),
+                       new_run=k == 0)
+            if read_between:
+                s.run("r")
+        want, (n, iterations, time) = _eager(saves)
+        row = s.run("r")
+        assert (row["events"], row["iterations"], row["time"]) == (n, iterations, time)
+        assert s.events("r") == want and list(s.trace("r")) == want
+        assert [(r["events"], r["iterations"], r["time"]) for r in s.runs()] == [
+            (n, iterations, time)]
