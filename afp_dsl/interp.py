@@ -104,9 +104,10 @@ def _iteration(ctx: RunCtx):
     payload = _composition_payload(comp)
     composed = ctx.rec.emit("context.composed", payload, iteration=st.iteration,
                             caused_by=causes, shaper=_composed_shape, shape_of=comp,
-                            clip="skipped" in payload or any(p.detail for p in comp.pieces))
+                            clip="skipped" in payload or any(p.detail for p in comp.pieces),
+                            vouch=_TOOLS_KEY)
     last_call = st.iteration >= plan.agent.max_iterations
-    reply, replied = yield from _call_llm(ctx, comp.system, comp.tools, composed)
+    reply, replied = yield from _call_llm(ctx, comp.system, comp.tools, composed, vouched=True)
     if reply is None:
         return replied
     if not reply.tool_calls:
@@ -142,20 +143,25 @@ def _composition_payload(comp) -> dict:
     return out
 
 
-def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str | None = None):
+def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str | None = None,
+              vouched: bool = False):
     """Returns (reply, llm.replied id) or (None, CoreResult) on a provider failure; `context`:
-    the `context.composed` the call is sent when it is not `cause`."""
+    the `context.composed` the call is sent when it is not `cause`; `vouched`: `cause` is the
+    `context.composed` of `tools`, recorded with `vouch=_TOOLS_KEY`."""
     st, session = ctx.state, ctx.session
     session.llm_calls += 1
     st.llm_calls += 1
     system, messages, tools = model_view.sent(ctx.model_redactor, system, st.history, tools)
     request = Request(system, messages, tuple(tools), _model(ctx), session.llm_calls)
     inputs = (cause,) + ((context,) if context else ()) + tuple(r.event for r in st.last_batch)
-    called = ctx.rec.emit("llm.called", {"call": session.llm_calls,
-                                         "model": requested_model(session.provider, request),
-                                         "messages": len(request.messages),
-                                         "tools": [t.name for t in tools]},
-                          iteration=st.iteration, caused_by=inputs)
+    call, count = session.llm_calls, len(request.messages)
+    model = requested_model(session.provider, request)
+    payload = {"call": call, "model": model, "messages": count, "tools": [t.name for t in tools]}
+    if vouched:  # (its tool names sit in `cause`: only the other three values are checked)
+        called = ctx.rec.emit_vouched_plus("llm.called", payload, cause, _LLM_CALLED_KEYS,
+                                           (call, model, count), st.iteration, None, inputs)
+    else:
+        called = ctx.rec.emit("llm.called", payload, iteration=st.iteration, caused_by=inputs)
     try:
         reply = checked_reply((yield LLMCall(session.provider, request)))
     except Exception as exc:  # provider failure: the run ends with `error`
@@ -171,11 +177,18 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
         out["chunks"] = chunks
     if reply.response_id is not None or reply.response_model is not None:
         out.update(response_keys(reply))  # (what the provider's reply says of itself)
+    # (each call's `tool.called` holds its name, id and arguments, all in `out`: vouched for)
     replied = ctx.rec.emit("llm.replied", out, iteration=st.iteration, caused_by=(called,),
-                           shaper=_replied_shape if len(out) == 4 else None, shape_of=out)
-    if calls:  # each call's `tool.called` holds its name, id and arguments, all in `out`
-        ctx.rec.vouch(out, replied, CALLED_KEYS)
+                           shaper=_replied_shape if len(out) == 4 else None, shape_of=out,
+                           vouch=CALLED_KEYS if calls else None)
     return reply, replied
+
+
+# Speed: a `context.composed` vouches for the `tools` of its `llm.called` (their names sit in its
+# payload, from the same offered tools; `model_view.sent` keeps a tool's name), so that payload's
+# clean check walks only its other keys' values (`CleanCheck.is_clean_vouched_plus`).
+_TOOLS_KEY = ("tools",)
+_LLM_CALLED_KEYS = ("call", "model", "messages")
 
 
 # Speed: how the clean check of an `llm.replied` payload without chunks or response keys is
@@ -183,11 +196,15 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
 # payload is a function of the number of calls and of the values checked at every reply (the
 # text, the stop reason, the two token counts, each call's id, name and arguments).
 def _replied_shape(out: dict) -> tuple:
-    calls = out["tool_calls"]
-    values = [out["text"], out["stop"], *out["usage"]]
+    calls, usage = out["tool_calls"], out["usage"]
+    if len(calls) == 1:  # Speed: the usual reply, one tuple
+        c = calls[0]
+        return ("llm.replied", 1, len(usage)), (out["text"], out["stop"], *usage, c["id"],
+                                                 c["tool"], c["args"])
+    values = [out["text"], out["stop"], *usage]
     for c in calls:
         values += (c["id"], c["tool"], c["args"])
-    return ("llm.replied", len(calls), len(out["usage"])), values
+    return ("llm.replied", len(calls), len(usage)), values
 
 
 # Speed: how the clean check of a `context.composed` payload is settled (`CleanCheck.is_clean_as`;

@@ -84,10 +84,15 @@ class Recorder:
 
     def emit(self, kind: str, payload: Any, *, iteration: int, source: Span | None = None,
              caused_by: tuple[str, ...] | list[str] = (), clip: bool = False,
-             shaper: Any = None, shape_of: Any = None) -> str:
+             shaper: Any = None, shape_of: Any = None,
+             vouch: tuple[str, ...] | None = None) -> str:
         """Record one event; `clip`: its payload holds conditions, whose evidence is shortened
         after the payload is redacted, never before (`evidence.clip_evidence`); `shaper`: how
-        its clean check is settled from `shape_of` (`CleanCheck.is_clean_as`), None: in full."""
+        its clean check is settled from `shape_of` (`CleanCheck.is_clean_as`), None: in full;
+        `vouch`: when the payload is found clean (recorded as it is), the dicts with these keys
+        whose values all sit in it, recorded by `emit_vouched` (`emit_vouched_plus`) under this
+        event's id, need no check of their own until a secret is remembered
+        (`CleanCheck.vouch`)."""
         self.seq += 1
         if self.clock is None:
             self.time += 1
@@ -95,10 +100,13 @@ class Recorder:
             self.time = self._tick()
         eid = f"{self.trace.run_id}:{self.seq}"
         red = self.redactor  # Speed: `not red.inert` inline (a property call per event)
-        if payload and (red._rules or red._memory.values) and not (
-                red.is_clean(payload) if shaper is None else red.is_clean_as(payload, shaper, shape_of)):
-            payload = red.scrub(payload, at=kind)  # (a clean payload is kept as is, as it is
-            # with no rules at all: scrubbing would only copy it)
+        if payload and (red._rules or red._memory.values):
+            if red.is_clean(payload) if shaper is None else red.is_clean_as(payload, shaper,
+                                                                            shape_of):
+                if vouch is not None:
+                    red.vouch(eid, vouch)
+            else:  # (a clean payload is kept as is, as it is with no rules at all: scrubbing
+                payload = red.scrub(payload, at=kind)  # would only copy it)
         if clip:
             payload = clip_evidence(kind, payload)
         self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
@@ -131,7 +139,12 @@ class Recorder:
         shape; a row whose shape is not known clean takes `is_clean_shaped`."""
         red = self.redactor
         check = bool(red._rules or red._memory.values)
-        shapes = red.clean_shapes(call_id, iteration) if check else None
+        shapes = None
+        if check:  # Speed: `clean_shapes` inline when its caches answer (one call less a walk)
+            shapes = red._clean_shapes if (
+                red._clean_version == red._memory.version and type(call_id) is str
+                and call_id in red._clean and type(iteration) is int
+                and iteration in red._clean_ints) else red.clean_shapes(call_id, iteration)
         append, run_id, causes = self._append, self.trace.run_id, (cause,)
         for row, shape, span in heads:
             payload = row.copy()
@@ -145,14 +158,6 @@ class Recorder:
             self.time = time = self.time + 1 if self.clock is None else self._tick()
             append(_new(Event, (seq, f"{run_id}:{seq}", "policy.decided", iteration, time,
                                 causes, span, payload)))
-
-    def vouch(self, payload: Any, token: str, keys: tuple[str, ...]) -> None:
-        """Right after `emit` recorded `payload`: when it was recorded as it is (found clean),
-        the dicts with `keys` whose values all sit in it, recorded by `emit_vouched` under
-        `token`, need no check of their own until a secret is remembered (`CleanCheck.vouch`)."""
-        red = self.redactor
-        if (red._rules or red._memory.values) and self.trace[-1].payload is payload:
-            red.vouch(token, keys)
 
     def emit_vouched(self, kind: str, payload: dict, token: str, iteration: int,
                      source: Span | None, cause: str) -> str:

@@ -22,6 +22,7 @@ from .frozen import FrozenMap
 CACHE_SIZE = 4096  # entries in each per-run speed cache (verdicts, key lookups)
 CACHE_TEXT = 256  # longest string remembered as clean
 INT_BLOCK = 64  # small ints found clean together (`_clean_int`)
+_NOTHING = object()  # vouched for when nothing is (equal to no token)
 
 
 class CleanCheck:
@@ -36,7 +37,7 @@ class CleanCheck:
         self._clean_keys: set[str] = set()
         self._clean_ints: set[int] = set()
         self._clean_shapes: set[tuple] = set()
-        self._vouched: set[Any] = set()  # tokens vouched for (`vouch`)
+        self._vouched: Any = _NOTHING  # the token last vouched for (`vouch`)
         self._vouched_keys: dict[int, tuple] = {}  # tuples of keys found clean by `vouch`
         self._clean_version = -1
         self._screen: Any = False
@@ -117,16 +118,16 @@ class CleanCheck:
     def vouch(self, token: Any, keys: tuple[str, ...]) -> None:
         """Vouch for the payloads checked under `token` (`is_clean_vouched`) until a secret is
         remembered. The caller calls it right after a payload P was found clean, and passes under
-        `token` only dicts whose keys are `keys` (checked here) and whose values all sit in P:
-        such a dict holds no match (a string's verdict does not depend on where it sits) and no
-        selected key (its own keys are `keys`, those below were P's). Nothing is vouched for
-        when a secret was remembered since the last check (P's verdict may be stale)."""
-        if self._clean_version != self._memory.version or not self._clean_key_tuple(keys):
-            return
-        vouched = self._vouched
-        if len(vouched) >= CACHE_SIZE:
-            vouched.clear()
-        vouched.add(token)
+        `token` only dicts whose keys are `keys` (checked here) and whose values all sit in P (or
+        are lists of values that do): such a dict holds no match (a string's verdict does not
+        depend on where it sits) and no selected key (its own keys are `keys`, those below were
+        P's). Nothing is vouched for when a secret was remembered since the last check (P's
+        verdict may be stale). One token at a time: a vouch replaces the one before (a payload
+        under an older token is checked in full)."""
+        if self._clean_version != self._memory.version or (
+                self._vouched_keys.get(id(keys)) is not keys and not self._clean_key_tuple(keys)):
+            return  # (the tuple's cached verdict inline: one call less per vouch)
+        self._vouched = token
 
     def is_clean_vouched(self, payload: Any, token: Any) -> bool:
         """`is_clean(payload)` for a payload made as `vouch` says: True without a walk when
@@ -134,18 +135,19 @@ class CleanCheck:
         `tool.called` repeats the name, id and arguments its reply's `llm.replied` just held."""
         if self._clean_version != self._memory.version:
             self._check_clean()
-        return token in self._vouched or self.is_clean(payload)
+        return token == self._vouched or self.is_clean(payload)
 
     def is_clean_vouched_plus(self, payload: dict, token: Any, keys: tuple[str, ...],
                               values: tuple) -> bool:
         """`is_clean(payload)` for a dict whose entries are some made as `vouch` says (keys
         among the vouched ones, values in the vouched payload) and, besides those, exactly the
         entries `keys` → `values`: with `token` vouched for, only those are checked. Speed: a
-        tool call's `tool.returned` repeats the call's name and id from its reply."""
+        tool call's `tool.returned` repeats the call's name and id from its reply, an
+        `llm.called` the tool names of its `context.composed`."""
         if self._clean_version != self._memory.version:
             self._check_clean()
-        if token not in self._vouched or (self._vouched_keys.get(id(keys)) is not keys
-                                          and not self._clean_key_tuple(keys)):
+        if token != self._vouched or (self._vouched_keys.get(id(keys)) is not keys
+                                      and not self._clean_key_tuple(keys)):
             return self.is_clean(payload)
         try:
             return self._clean_items(values)
@@ -304,7 +306,7 @@ class CleanCheck:
             self._clean_keys = self._ruleset.clean_keys if self._memory.version == 0 else set()
             self._clean_ints = set()
             self._clean_shapes = set()
-            self._vouched = set()
+            self._vouched = _NOTHING
             self._vouched_keys = {}
             self._screen = self._make_screen()
             # (at most `CACHE_TEXT` + 1: the walks note shorter texts clean without a call, and

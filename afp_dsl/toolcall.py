@@ -57,7 +57,7 @@ def to_text(value: Any) -> str:
 def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None):
     """Generator: run one tool call through the pipeline; returns a `CallOutcome`. `cause` is
     the `llm.replied` whose payload holds `call` (its `tool.called` is vouched for by it, see
-    `Recorder.vouch`)."""
+    the `vouch` of `Recorder.emit`)."""
     args = plain(call.arguments) if call.arguments is not None else {}
     info = ctx.plan.tools.get(call.name)
     source = info.decl.span if info is not None else None
@@ -301,7 +301,7 @@ def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: st
 def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str,
             cause: str) -> CallOutcome:
     """Record the call's `tool.returned`; its name and id are in `cause`, the reply's
-    `llm.replied` (vouched for as the `tool.called` is, see `Recorder.vouch`)."""
+    `llm.replied` (vouched for as the `tool.called` is, see the `vouch` of `Recorder.emit`)."""
     text = out.text
     if out.status == "success" and call.name not in sk.BUILTINS:
         text += _step_advance(ctx, call, called)

@@ -1,10 +1,10 @@
 """A `tool.called` (and the name and id of a `tool.returned`) vouched for by its reply's clean
 `llm.replied` records exactly what the full clean check records.
 
-`Recorder.vouch` lets a tool call's `tool.called` (its name, id and arguments, all in the reply
-just found clean) skip its own walk until a secret is remembered. These tests run the same
-scripted runs with vouching and with every payload checked in full, and compare the traces:
-secrets in arguments, a secret learned from one call's result before the next call of the same
+`Recorder.emit(..., vouch=...)` lets a tool call's `tool.called` (its name, id and arguments,
+all in the reply just found clean) skip its own walk until a secret is remembered. These tests
+run the same scripted runs with vouching and with every payload checked in full, and compare the
+traces: secrets in arguments, a secret learned from one call's result before the next call of the same
 reply, a reply that was scrubbed, keys a rule selects. They also check the cache itself.
 """
 from __future__ import annotations
@@ -14,7 +14,6 @@ import pytest
 import afp_dsl as afp
 from afp_dsl.effects import Effects, counter_ids
 from afp_dsl.providers import mock
-from afp_dsl.recorder import Recorder
 from afp_dsl.redaction import Redactor
 from afp_dsl.toolcall import CALLED_KEYS, READ_KEYS, RETURNED_KEYS
 
@@ -54,11 +53,11 @@ KEY_RULES = ('"password", "status"', '"password", "read"', '"password", "duratio
 
 
 def _run(script: list, vouching: bool, monkeypatch: pytest.MonkeyPatch,
-         keys: str = '"password"') -> list:
+         keys: str = '"password"', pattern: str = "", password: str = "hunter22") -> list:
     if not vouching:
-        monkeypatch.setattr(Recorder, "vouch", lambda self, payload, token, keys: None)
-    program = afp.load(SPEC.replace('"password"', keys))
-    tools = {"echo": lambda word: word, "login": lambda user: {"user": user, "password": "hunter22"}}
+        monkeypatch.setattr(Redactor, "vouch", lambda self, token, keys: None)
+    program = afp.load(SPEC.replace('"password"', keys).replace("{12,}/", "{12,}/" + pattern))
+    tools = {"echo": lambda word: word, "login": lambda user: {"user": user, "password": password}}
     agent = program.agent(provider=mock(script), tools=tools,
                           effects=Effects(run_ids=counter_ids("v")))
     result = agent.run("go")
@@ -83,6 +82,51 @@ def test_a_rule_selecting_a_returned_key_is_applied_as_by_the_full_check(name, k
     returned = [p for kind, _, p in vouched if kind == "tool.returned"]
     assert all(p[selected] == "[REDACTED]" for p in returned if selected in p)
     assert any(selected in p for p in returned) or name != "results"
+
+
+# ---------------------------------------------------------------- llm.called
+# A `context.composed` found clean vouches for the tool names of its `llm.called`: only the call
+# number, the model and the message count are checked. The wrap-up call after the budget (no
+# tools, its cause a `budget.exhausted`) is checked in full.
+LLM_SCRIPTS = dict(SCRIPTS, budget=[[("echo", {"word": f"w{i}"})] for i in range(7)] + ["done"],
+                   **{"tool name remembered": [[("echo", {"word": "w1"})],
+                                               [("login", {"user": "bob"})],
+                                               [("echo", {"word": "w2"})], "done"]})
+LLM_RULES = [('"password", "tools"', ""), ('"password", "model"', ""),
+             ('"password", "call"', ""), ('"password", "messages"', ""),
+             ('"password"', ", /ech[o]/"), ('"password"', ", /logi[n]/"), ('"password"', ", /^3$/")]
+
+
+@pytest.mark.parametrize("keys,pattern", LLM_RULES)
+@pytest.mark.parametrize("name", sorted(LLM_SCRIPTS))
+def test_a_vouched_llm_called_records_what_the_full_check_records(name, keys, pattern,
+                                                                  monkeypatch) -> None:
+    script = LLM_SCRIPTS[name]
+    password = "echo" if name == "tool name remembered" else "hunter22"
+    vouched = _run(script, True, monkeypatch, keys, pattern, password)
+    assert vouched == _run(script, False, monkeypatch, keys, pattern, password)
+    called = [p for kind, _, p in vouched if kind == "llm.called"]
+    selected = keys.split(", ")[-1].strip('"')
+    assert all(p[selected] == "[REDACTED]" for p in called if selected in p)
+
+
+def test_a_tool_name_remembered_is_scrubbed_from_the_next_llm_called(monkeypatch) -> None:
+    called = [p for kind, _, p in _run(LLM_SCRIPTS["tool name remembered"], True, monkeypatch,
+                                       password="echo") if kind == "llm.called"]
+    assert called[0]["tools"] == ["echo", "login"]
+    assert called[-1]["tools"] == ["[REDACTED]", "login"]
+
+
+def test_a_clean_composition_vouches_for_its_llm_called(monkeypatch) -> None:
+    """(The comparisons above compare something: only the wrap-up call is walked.)"""
+    full, walked = Redactor.is_clean, []
+
+    def is_clean(self, value):
+        walked.append(type(value) is dict and "messages" in value)
+        return full(self, value)
+    monkeypatch.setattr(Redactor, "is_clean", is_clean)
+    _run(LLM_SCRIPTS["budget"], True, monkeypatch)
+    assert walked.count(True) == 1
 
 
 def test_a_secret_learned_before_the_next_call_of_the_reply_is_scrubbed(monkeypatch) -> None:
