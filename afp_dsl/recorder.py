@@ -103,8 +103,11 @@ class Recorder:
         if payload and (red._rules or red._memory.values):
             if red.is_clean(payload) if shaper is None else red.is_clean_as(payload, shaper,
                                                                             shape_of):
-                if vouch is not None:
-                    red.vouch(eid, vouch)
+                if vouch is not None:  # Speed: `vouch` inline when its key tuple is known
+                    if red._vouched_keys.get(id(vouch)) is vouch:  # (caches current: checked)
+                        red._vouched = eid
+                    else:
+                        red.vouch(eid, vouch)
             else:  # (a clean payload is kept as is, as it is with no rules at all: scrubbing
                 payload = red.scrub(payload, at=kind)  # would only copy it)
         if clip:
@@ -187,9 +190,18 @@ class Recorder:
             self.time = self._tick()
         eid = f"{self.trace.run_id}:{self.seq}"
         red = self.redactor
-        if (red._rules or red._memory.values) and not red.is_clean_vouched_plus(
-                payload, token, keys, values):
-            payload = red.scrub(payload, at=kind)
+        if red._rules or red._memory.values:
+            # Speed: `is_clean_vouched_plus` inline when its caches answer (one call less)
+            if token == red._vouched and red._clean_version == red._memory.version and (
+                    red._vouched_keys.get(id(keys)) is keys):
+                try:
+                    clean = red._clean_items(values)
+                except RecursionError:  # too deep to walk: `scrub` replaces it whole
+                    clean = False
+            else:
+                clean = red.is_clean_vouched_plus(payload, token, keys, values)
+            if not clean:
+                payload = red.scrub(payload, at=kind)
         self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
                                   tuple(filter(None, caused_by)), source, payload)))
         return eid

@@ -33,6 +33,7 @@ MAX_PATHS = 1000
 PLANTED = "(remembered)"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _LEAVES = frozenset((str, int, float, bool, type(None)))  # exact types `_collect` skips at once
+_JSON_STARTS = frozenset("{[ \t\n\r")  # how JSON text opens (`json.loads` skips these spaces)
 
 
 @attrs.frozen
@@ -156,8 +157,9 @@ class Redactor(CleanCheck):
         """A tool result written as JSON text is data too (guards read it so): remember the
         secrets under redacted keys inside it, so the text itself, and any later copy, is
         scrubbed. Anything else, or text that is not JSON, teaches nothing."""
-        if not self._keys or type(text) is not str or text.lstrip()[:1] not in ("{", "["):
-            return
+        if not self._keys or type(text) is not str or text[:1] not in _JSON_STARTS or (
+                text.lstrip()[:1] not in ("{", "[")):
+            return  # (the first test a quick reject: JSON text opens so, after JSON spaces)
         try:
             value = json.loads(text)  # (lenient: NaN and infinities, as tool results may hold)
         except (ValueError, RecursionError):

@@ -219,3 +219,26 @@ def test_sibling_rule_sets_sharing_a_memory_keep_their_own_rules():
     a.scrub({"ka": "SECRET-A-1"})
     assert b.scrub("x SECRET-A-1") == "x <A>" and outer.scrub("SECRET-A-1") == "<A>"
     assert b.report().counts == {"a": 1} and "b" not in b.report().counts
+
+
+def test_json_text_learning_matches_its_plain_definition():
+    """`learn_json_text` rejects quickly by the text's first character; it learns exactly what
+    the plain definition (JSON text opens with `{` or `[` after any spaces) learns."""
+    import json as _json
+    from afp_dsl import ir
+    from afp_dsl.redaction import Redactor
+
+    def plain(red, text):
+        if type(text) is str and text.lstrip()[:1] in ("{", "["):
+            try:
+                red.learn(_json.loads(text))
+            except (ValueError, RecursionError):
+                pass
+    body = '{"token": "AB-secret-1"}'
+    for lead in ("", " ", "\t", "\n", "\r", " \n ", "\u2003", "\x0b", "\x0c", " \u00a0", "x"):
+        for text in (lead + body, lead + "[" + body + "]", lead, lead + " 12345678"):
+            quick = Redactor((ir.Redact(name="k", keys=("token",)),))
+            full = Redactor((ir.Redact(name="k", keys=("token",)),))
+            quick.learn_json_text(text)
+            plain(full, text)
+            assert quick.memory_state() == full.memory_state(), repr(text)

@@ -230,3 +230,67 @@ def test_a_redactor_keeps_to_the_shared_key_limit() -> None:
     red.report()
     assert red.for_model() is None
     assert len(vars(red)) <= 30
+
+
+# ---------------------------------------------------------------- the recorder's inline checks
+# `Recorder.emit` vouches inline and `emit_vouched_plus` checks inline when the redactor's caches
+# answer; both must record what the redactor's own methods decide.
+def _recorder(keys: str = '"password"'):
+    from afp_dsl.recorder import Recorder
+    from afp_dsl.trace import Trace
+    red = _redactor(keys)
+    return Recorder(Trace("r"), red), red
+
+
+def _returned(rec, token: str, values: tuple) -> dict:
+    payload = {"tool": "echo", "call_id": "c1", **dict(zip(RETURNED_KEYS, values))}
+    rec.emit_vouched_plus("tool.returned", payload, token, RETURNED_KEYS, values, 1, None, ())
+    return rec.trace[len(rec.trace) - 1].payload
+
+
+def test_the_recorder_vouches_as_the_redactor_does() -> None:
+    rec, red = _recorder()
+    reply = {"tool": "echo", "call_id": "c1", "args": {"word": "w"}}
+    first = rec.emit("llm.replied", reply, iteration=1, vouch=CALLED_KEYS)  # (keys checked here)
+    second = rec.emit("llm.replied", reply, iteration=1, vouch=CALLED_KEYS)  # (inline)
+    assert red._vouched == second != first
+    assert _returned(rec, first, ("success", True, "w", 1))["result"] == "w"  # (walked in full)
+    assert _returned(rec, second, ("success", True, "w", 1))["result"] == "w"
+    assert _returned(rec, second, ("success", True, "sk-abcdefghijklmnop", 1))["result"] == (
+        "[REDACTED]")
+    red.remember("hunter22")  # after the vouch: the vouched names are checked again
+    assert _returned(rec, second, ("success", True, "xhunter22x", 1))["result"] == (
+        "x[REDACTED]x")
+    rec.emit("llm.replied", {"tool": "hunter22", "call_id": "c2"}, iteration=1,
+             vouch=CALLED_KEYS)  # scrubbed: vouches for nothing
+    payload = {"tool": "hunter22", "call_id": "c2", "status": "success", "executed": True,
+               "result": "w", "duration": 1}
+    rec.emit_vouched_plus("tool.returned", payload, rec.trace[len(rec.trace) - 1].id,
+                          RETURNED_KEYS, ("success", True, "w", 1), 1, None, ())
+    assert rec.trace[len(rec.trace) - 1].payload["tool"] == "[REDACTED]"
+
+
+@pytest.mark.parametrize("value", [Tagged("w"), 1.0, [["w"] * 3], {"password": "x"}, None, False])
+def test_the_recorder_checks_vouched_values_as_the_redactor_does(value) -> None:
+    rec, red = _recorder()
+    rec.emit("llm.replied", {"tool": "echo"}, iteration=1, vouch=CALLED_KEYS)
+    token = rec.emit("llm.replied", {"tool": "echo"}, iteration=1, vouch=CALLED_KEYS)
+    values = ("success", True, value, 1)
+    payload = {"tool": "echo", "call_id": "c1", **dict(zip(RETURNED_KEYS, values))}
+    clean = red.is_clean_vouched_plus(payload, token, RETURNED_KEYS, values)
+    assert clean == (type(value) is not Tagged and value != {"password": "x"})
+    rec.emit_vouched_plus("tool.returned", payload, token, RETURNED_KEYS, values, 1, None, ())
+    assert (rec.trace[len(rec.trace) - 1].payload is payload) == clean  # (kept as is: clean)
+
+
+def test_a_value_too_deep_to_walk_is_scrubbed_by_the_recorder() -> None:
+    rec, _ = _recorder()
+    rec.emit("llm.replied", {"tool": "echo"}, iteration=1, vouch=CALLED_KEYS)
+    token = rec.emit("llm.replied", {"tool": "echo"}, iteration=1, vouch=CALLED_KEYS)
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    values = ("success", True, deep, 1)
+    payload = {"tool": "echo", "call_id": "c1", **dict(zip(RETURNED_KEYS, values))}
+    rec.emit_vouched_plus("tool.returned", payload, token, RETURNED_KEYS, values, 1, None, ())
+    assert rec.trace[len(rec.trace) - 1].payload is not payload
