@@ -197,14 +197,17 @@ _LLM_CALLED_KEYS = ("call", "model", "messages")
 # text, the stop reason, the two token counts, each call's id, name and arguments).
 def _replied_shape(out: dict) -> tuple:
     calls, usage = out["tool_calls"], out["usage"]
-    if len(calls) == 1:  # Speed: the usual reply, one tuple
+    if len(calls) == 1 and len(usage) == 2:  # Speed: the usual reply, one tuple
         c = calls[0]
-        return ("llm.replied", 1, len(usage)), (out["text"], out["stop"], *usage, c["id"],
-                                                 c["tool"], c["args"])
+        return _ONE_CALL, (out["text"], out["stop"], usage[0], usage[1], c["id"], c["tool"],
+                           c["args"])
     values = [out["text"], out["stop"], *usage]
     for c in calls:
         values += (c["id"], c["tool"], c["args"])
     return ("llm.replied", len(calls), len(usage)), values
+
+
+_ONE_CALL = ("llm.replied", 1, 2)  # (the shape of a one-call reply)
 
 
 # Speed: how the clean check of a `context.composed` payload is settled (`CleanCheck.is_clean_as`;
@@ -215,16 +218,20 @@ def _replied_shape(out: dict) -> tuple:
 def _composed_shape(comp) -> tuple | None:
     if comp.skipped:
         return None
-    pieces = comp.pieces
+    # Speed: each part flat (fixed fields per piece and per tool), built by a loop: no tuple
+    # per piece or tool kept, no comprehension frame, one pass over the pieces.
+    pieces: list | tuple = comp.pieces
     if pieces:
+        flat: list = []
         for p in pieces:
             if p.detail is not None:
                 return None
-        pieces = tuple([(p.kind, p.name, p.reason, len(p.text), p.source, p.caused_by[:1])
-                        for p in pieces])
-    return ("context.composed", pieces, tuple([(o.spec.name, o.origin, o.skill)
-                                               for o in comp.offered]),
-            comp.active, len(comp.system)), ()
+            flat += (p.kind, p.name, p.reason, len(p.text), p.source, p.caused_by[:1])
+        pieces = tuple(flat)
+    tools: list = []
+    for o in comp.offered:
+        tools += (o.spec.name, o.origin, o.skill)
+    return ("context.composed", pieces, tuple(tools), comp.active, len(comp.system)), ()
 
 
 def _provider_events(ctx: RunCtx, called: str) -> int:

@@ -86,14 +86,14 @@ class CleanCheck:
             self._check_clean()
         try:
             found = shaper(source)
-            known = found is not None and found[0] in self._clean_shapes
+            if found is not None and found[0] in self._clean_shapes:
+                values = found[1]
+                try:
+                    return not values or self._clean_items(values)
+                except RecursionError:  # too deep to walk: `scrub` replaces it whole
+                    return False
         except Exception:  # unhashable, unmarshallable, too deep: the full check decides
-            found = known = None
-        if known:
-            try:
-                return not found[1] or self._clean_items(found[1])
-            except RecursionError:
-                return False
+            found = None
         if not self.is_clean(payload):
             return False
         if found is not None:

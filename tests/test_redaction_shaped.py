@@ -187,3 +187,35 @@ def test_the_reply_shape_is_taken(monkeypatch) -> None:
     monkeypatch.setattr(Redactor, "is_clean", is_clean)
     _run(REPLIES["plain"], True, monkeypatch)
     assert walked.count(True) == 2  # (the first reply with a call, and the final one)
+
+
+def test_equal_composition_shapes_mean_equal_payloads() -> None:
+    """The shape is flat (fixed fields per piece and per tool): two compositions share a shape
+    only when their payloads are equal, however their fields are split into pieces and tools."""
+    import attrs
+
+    from afp_dsl.context import Composition, Offered, Piece
+    from afp_dsl.providers.base import ToolSpec
+    from afp_dsl.source import Span
+
+    def piece(name, reason="always", text="ab", cause=()):
+        return Piece("fact", name, Span("<t>", 1, 3), reason, text, None, cause)
+
+    def tool(name, origin="baseline", skill=None):
+        return Offered(ToolSpec(name, "d", {}), origin, skill)
+    variants = [((), ()), ((), (tool("a"),)), ((), (tool("a"), tool("b"))),
+                ((), (tool("b"), tool("a"))), ((), (tool("a", "skill", "s"),)),
+                ((piece("p"),), ()), ((piece("p"),), (tool("a"),)),
+                ((piece("p"), piece("q")), (tool("a"),)), ((piece("q"), piece("p")), (tool("a"),)),
+                ((piece("p", text="abc"),), (tool("a"),)), ((piece("p", "entry"),), (tool("a"),)),
+                ((piece("p", cause=("r:1",)),), (tool("a"),)),
+                ((piece("p", cause=("r:2", "r:1")),), (tool("a"),))]
+    comps = [Composition("x" * len(p), p, (), t, ("s",) if t and t[0].skill else (), (),
+                         frozenset()) for p, t in variants]
+    for a in comps:
+        for b in comps:
+            same = interp._composed_shape(a)[0] == interp._composed_shape(b)[0]
+            assert same == (interp._composition_payload(a) == interp._composition_payload(b))
+    with_evidence = attrs.evolve(comps[6], pieces=(attrs.evolve(comps[6].pieces[0],
+                                                                detail=[{"x": 1}]),))
+    assert interp._composed_shape(with_evidence) is None  # (evidence: checked in full)

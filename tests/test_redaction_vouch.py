@@ -258,7 +258,12 @@ def test_the_recorder_vouches_as_the_redactor_does() -> None:
     assert _returned(rec, second, ("success", True, "w", 1))["result"] == "w"
     assert _returned(rec, second, ("success", True, "sk-abcdefghijklmnop", 1))["result"] == (
         "[REDACTED]")
+    def called(word):  # (a payload breaking the vouch's contract shows when it is taken)
+        eid = rec.emit_vouched("tool.called", {"word": word}, second, 1, None, "")
+        return rec.trace[rec.trace.index(eid)].payload["word"]
+    assert called("sk-abcdefghijklmnop") == "sk-abcdefghijklmnop"  # (vouched: not walked)
     red.remember("hunter22")  # after the vouch: the vouched names are checked again
+    assert called("hunter22") == "[REDACTED]"
     assert _returned(rec, second, ("success", True, "xhunter22x", 1))["result"] == (
         "x[REDACTED]x")
     rec.emit("llm.replied", {"tool": "hunter22", "call_id": "c2"}, iteration=1,
