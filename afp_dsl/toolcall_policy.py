@@ -6,13 +6,14 @@ Role:       `toolcall` asks `chain(...)` and gets the chain's answer; every deci
 Emits:      policy.decided.
 Invariants: the walk is `policy.walk_steps` (declaration order, reverse for `after`); a chain with
             no block for the moment and tool is not walked and records nothing; a walk of rule
-            links whose checks all answer plainly and allow is settled from a program made once
-            per plan, moment and tool (`program`, `chain`) and records the very rows the full
-            walk records (tests/test_policy_settled.py; the checks read inline agree with their
-            closures, tests/test_fast_rules.py).
+            links whose checks all answer plainly and allow is settled by a function written
+            once per plan, moment and tool (`program`, `settler`) and records the very rows the
+            full walk records (tests/test_policy_settled.py; the checks read inline agree with
+            their closures, tests/test_fast_rules.py).
 """
 from __future__ import annotations
 
+import itertools
 import operator
 from typing import Any
 
@@ -31,42 +32,21 @@ def roots(ctx: RunCtx, call: ToolCall, args: Any) -> dict:
 def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *, out: Any = None,
           start_after: int = 0, can_pause: bool = True):
     """The chain's answer for `call` at `moment`, its rows recorded; at `after`, `out` is the
-    call's outcome (its result and status are roots). A settled walk (see `program`) answers
+    call's outcome (its result and status are roots). A settled walk (see `settler`) answers
     `ALLOWED` (its rows are recorded, not returned)."""
     plan = ctx.plan
     if not plan.policies:
         return ALLOWED
     prog = plan.policy_programs[moment].get(call.name) or program(plan, moment, call.name)
-    found, links = prog  # (`after` walks in reverse: the onion order)
+    found, settle = prog  # (`after` walks in reverse: the onion order)
     if not found:
         return ALLOWED
     st = ctx.state  # the roots' values, in `ROOTS` order (Speed: a tuple, its dict if asked for)
     values = (call.name, args, st.message, st.iteration, st.cursor) if out is None else (
         call.name, args, st.message, st.iteration, st.cursor, parse_result(out.result),
         out.status)
-    if links is not None and not start_after:  # the settled walk (see `program`), inline:
-        heads = []  # (None: walk in full; a link's loop breaks when a rule holds or is unsure)
-        for quiet, rules in links:
-            for k, seg, search, lit, equal, check, head, allows in rules:
-                v = None if k is None else values[k]
-                if seg is not None:
-                    v = v.get(seg) if type(v) is dict else None
-                if type(v) is str:  # (what the check's closure does with a str)
-                    verdict = search(v) is not None if search is not None else (v == lit) is equal
-                else:
-                    verdict = _quick(check, values, ctx)
-                if verdict is True:
-                    heads = heads if allows else None
-                    break
-                if verdict is not False:
-                    heads = None
-                    break
-            else:
-                heads.append(quiet)
-                continue
-            if heads is None:
-                break
-            heads.append(head)
+    if settle is not None and not start_after:  # the settled walk (see `settler`)
+        heads = settle(values, ctx)  # (None: walk in full)
         if heads is not None:
             ctx.rec.emit_rows(heads, call.id, st.iteration, cause)
             return ALLOWED
@@ -133,9 +113,11 @@ def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict
 # else (an unsure check, a deny or an ask) walks again in full with `walk_steps`: the checks are
 # pure functions of the env, so running them twice changes nothing.
 def program(plan: Any, moment: str, tool: str) -> tuple:
-    """(steps, links or None) of `plan`'s chain at `moment` for `tool`, kept on the plan."""
+    """(steps, settled walk or None) of `plan`'s chain at `moment` for `tool`, kept on the
+    plan (see `settler`)."""
     found = plan.policy_steps(moment, tool)
-    prog = (found, _links(found, moment, tool))
+    links = _links(found, moment, tool)
+    prog = (found, None if links is None else settler(links))
     by_tool = plan.policy_programs[moment]
     if len(by_tool) >= 4096:  # (only the plan's tools reach a walk; bounded all the same)
         by_tool.clear()
@@ -159,6 +141,56 @@ def _links(found: tuple, moment: str, tool: str) -> tuple | None:
         links[-1][2].append((k, seg, search, lit, equal, cond.check, head,
                              rule.action == "allow"))
     return tuple((quiet, tuple(rules)) for _, quiet, rules in links)
+
+
+# Speed: the settled walk of one chain is written out as one Python function, made once per plan,
+# moment and tool, as attrs writes an `__init__`: per rule its root, field, regex or literal,
+# closure and row head are constants of the code, so a walk runs no loops over links and rules
+# and unpacks no rule tuples (a third of `chain`'s bytecodes in the policy loop of bench/loop.py).
+# What it answers is the loop kept in tests/test_policy_settled.py (`_reference_settle`), compared
+# on generated chains and values; its text is the function's `source` attribute.
+def settler(links: tuple) -> Any:
+    """The settled walk of `links` (see `_links`) as a function `(values, ctx)` answering the
+    rows' heads in walk order, or None when the chain must be walked in full: a check that is
+    unsure (raised, or answered neither True nor False), or a rule that holds and does not
+    allow. Each link's block ends at the rule that holds (its head) or after its last rule (the
+    quiet head)."""
+    names: dict[str, Any] = {"_quick": _quick}
+    lines = ["def settle(values, ctx):", "    heads = []"]
+    for i, (quiet, rules) in enumerate(links):
+        names[f"Q{i}"] = quiet
+        lines.append("    while True:")
+        for j, (k, seg, search, lit, equal, check, head, allows) in enumerate(rules):
+            n = f"{i}_{j}"
+            names[f"C{n}"], names[f"H{n}"] = check, head
+            if k is None:
+                lines.append(f"        verdict = _quick(C{n}, values, ctx)")
+            else:
+                lines.append(f"        v = values[{k}]")
+                if seg is not None:
+                    names[f"F{n}"] = seg
+                    lines.append(f"        v = v.get(F{n}) if type(v) is dict else None")
+                if search is not None:
+                    names[f"S{n}"] = search
+                    test = f"S{n}(v) is not None"
+                else:
+                    names[f"L{n}"], names[f"E{n}"] = lit, equal
+                    test = f"(v == L{n}) is E{n}"
+                lines.append(f"        verdict = {test} if type(v) is str else "
+                             f"_quick(C{n}, values, ctx)")
+            if allows:
+                lines += ["        if verdict is True:", f"            heads.append(H{n})",
+                          "            break"]
+            else:
+                lines += ["        if verdict is True:", "            return None"]
+            lines += ["        if verdict is not False:", "            return None"]
+        lines += [f"        heads.append(Q{i})", "        break"]
+    lines.append("    return heads")
+    source = "\n".join(lines)
+    exec(compile(source, "<afp settled walk>", "exec"), names)  # (only the names above)
+    settle = names["settle"]
+    settle.source = source
+    return settle
 
 
 def _row_head(outcome: str, policy: str, span: Any, reason: Any, moment: str,
@@ -192,7 +224,11 @@ def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
 # `is_clean_shaped`. Rows made from one head share its `rule` map; a recorded payload is never
 # changed. Only heads made of declarations are kept (a rule's row, or a row without a reason): a
 # host link's reason is run data, which a cache should not keep alive for other runs. Bounded.
+# Speed: a kept head's shape is the kind and a serial number (a serial is never given twice, so
+# it stands for that one payload): hashed at every row, two small fields cost less than the six
+# of its key, a span among them.
 _HEADS: dict[tuple, tuple[dict, tuple]] = {}
+_SERIALS = itertools.count()
 
 
 def _head(key: tuple) -> tuple[dict, tuple]:
@@ -201,11 +237,12 @@ def _head(key: tuple) -> tuple[dict, tuple]:
                "iteration": None, "outcome": outcome, "reason": reason,
                "rule": None if span is None else {"file": span.file, "start": span.start,
                                                   "end": span.end}}
-    head = (payload, key + (type(tool),))
-    if span is not None or reason is None:
-        if len(_HEADS) >= 4096:
-            _HEADS.clear()
-        _HEADS[key] = head
+    if span is None and reason is not None:  # (not kept: its shape is its key)
+        return payload, key + (type(tool),)
+    head = (payload, ("policy.decided", next(_SERIALS)))
+    if len(_HEADS) >= 4096:
+        _HEADS.clear()
+    _HEADS[key] = head
     return head
 
 

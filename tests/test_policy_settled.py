@@ -10,7 +10,11 @@ redaction rule that selects a ledger row's key.
 """
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import afp_dsl as afp
 from afp_dsl import toolcall_policy
@@ -90,7 +94,8 @@ def _run(words: list, settled: bool, monkeypatch: pytest.MonkeyPatch, *, redact:
                           effects=Effects(run_ids=counter_ids("s")))
     result = agent.run(message)
     monkeypatch.undo()
-    return [(e.kind, e.caused_by, e.source, e.payload) for e in result.trace]
+    return [(e.kind, e.caused_by, e.source, e.payload, e.seq, e.id, e.time, e.iteration)
+            for e in result.trace]
 
 
 # (values that are not strings: read by the checks' closures, not inline)
@@ -117,12 +122,13 @@ def test_a_host_link_walks_in_full_and_records_the_same(words, monkeypatch) -> N
     assert _run(words, True, monkeypatch, host=True) == _run(words, False, monkeypatch, host=True)
 
 
-@pytest.mark.parametrize("keys", ['"call_id"', '"policy"', '"iteration"', '"outcome"'])
+@pytest.mark.parametrize("keys", ['"call_id"', '"policy"', '"iteration"', '"outcome"', '"rule"',
+                                  '"moment"'])
 def test_a_rule_selecting_a_row_key_is_applied_as_by_the_full_walk(keys, monkeypatch) -> None:
     redact = "\n  redact = [secrets]"
     settled = _run(WORDS[:2], True, monkeypatch, redact=redact, keys=keys)
     assert settled == _run(WORDS[:2], False, monkeypatch, redact=redact, keys=keys)
-    rows = [p for kind, _, _, p in settled if kind == "policy.decided"]
+    rows = [p for kind, _, _, p, *_ in settled if kind == "policy.decided"]
     assert rows and all(p[keys.strip('"')] == "[REDACTED]" for p in rows)
 
 
@@ -167,3 +173,97 @@ def test_a_secret_remembered_by_an_earlier_row_of_the_walk_is_scrubbed_from_the_
     rec.emit_rows([dirty, clean], "call-2-1", 2, "r:0")
     assert rec.trace[1].payload["password"] == "[REDACTED]"
     assert rec.trace[2].payload["reason"] == "[REDACTED]"
+
+
+def test_a_walk_whose_later_row_must_be_scrubbed_keeps_its_rows_in_order() -> None:
+    """`emit_rows` records rows whose shapes are known clean in its quick loop and hands the
+    rest of the walk to the general one at the first row that is not: every row recorded once,
+    in order, with consecutive seqs, ids and times."""
+    from afp_dsl import ir
+    from afp_dsl.recorder import Recorder
+    from afp_dsl.redaction import Redactor
+    from afp_dsl.trace import Trace
+    rec = Recorder(Trace("r"), Redactor([ir.Redact(name="secrets", keys=("password",))]))
+    clean = ({"policy": "p", "call_id": None, "iteration": None}, ("clean-shape",), None)
+    other = ({"policy": "q", "call_id": None, "iteration": None}, ("other-shape",), None)
+    dirty = ({"policy": "r", "password": "hunter22", "call_id": None, "iteration": None},
+             ("dirty-shape",), None)
+    rec.emit_rows([clean, other], "call-1-1", 1, "r:0")  # both shapes now known clean
+    rec.emit_rows([clean, dirty, other], "call-2-1", 2, "r:0")
+    events = list(rec.trace)
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+    assert [e.id for e in events] == [f"r:{k}" for k in range(1, 6)]
+    assert [e.time for e in events] == [1, 2, 3, 4, 5] and rec.time == 5 and rec.seq == 5
+    assert [e.payload["policy"] for e in events] == ["p", "q", "p", "r", "q"]
+    assert events[3].payload["password"] == "[REDACTED]"
+    assert all(e.payload["call_id"] == "call-2-1" and e.iteration == 2 for e in events[2:])
+
+
+# ---------------------------------------------------------------- the generated settled walk
+def _reference_settle(links: tuple, values: tuple, ctx) -> list | None:
+    """The loop `toolcall_policy.settler` compiles (as `chain` ran it inline before)."""
+    heads: list | None = []
+    for quiet, rules in links:
+        for k, seg, search, lit, equal, check, head, allows in rules:
+            v = None if k is None else values[k]
+            if seg is not None:
+                v = v.get(seg) if type(v) is dict else None
+            if type(v) is str:
+                verdict = search(v) is not None if search is not None else (v == lit) is equal
+            else:
+                verdict = toolcall_policy._quick(check, values, ctx)
+            if verdict is True:
+                heads = heads if allows else None
+                break
+            if verdict is not False:
+                heads = None
+                break
+        else:
+            heads.append(quiet)
+            continue
+        if heads is None:
+            break
+        heads.append(head)
+    return heads
+
+
+def _check_answering(answer):
+    def check(env):
+        if answer == "raise":
+            raise ValueError("unsure")
+        return answer
+    return check
+
+
+_RULES = st.tuples(
+    st.sampled_from([None, 0, 1, 2]),  # the root's position in the values, or none
+    st.sampled_from([None, "word", "n"]),  # a field of it
+    st.sampled_from([None, "^w[0-9]+$", "x"]),  # a regex searched in a str value
+    st.sampled_from(["w1", "x", ""]), st.booleans(),  # else a literal: equal or not
+    st.sampled_from([True, False, None, "raise", 1]),  # the closure's answer (not a str)
+    st.booleans())  # whether the rule allows
+_VALUE = st.sampled_from(["w1", "x", "zz", "", 5, None, True, {"word": "w1"},
+                          {"word": "x", "n": 3}, {"n": "w7"}, ["w1"]])
+
+
+@settings(derandomize=True, deadline=None, max_examples=500, database=None)
+@given(st.lists(st.lists(_RULES, min_size=1, max_size=4), min_size=1, max_size=5),
+       st.tuples(_VALUE, _VALUE, _VALUE))
+def test_the_generated_settled_walk_answers_as_the_loop(link_specs, values) -> None:
+    links = tuple(
+        (("quiet", i), tuple(
+            (k, seg, None if pattern is None else re.compile(pattern).search, lit, equal,
+             _check_answering(answer), ("head", i, j), allows)
+            for j, (k, seg, pattern, lit, equal, answer, allows) in enumerate(rules)))
+        for i, rules in enumerate(link_specs))
+    ctx = None
+    assert toolcall_policy.settler(links)(values, ctx) == _reference_settle(links, values, ctx)
+
+
+def test_a_long_chain_compiles_to_one_settled_walk() -> None:
+    search = re.compile("^w").search
+    links = tuple((("quiet", i), tuple((1, "word", search, None, True, None, ("head", i, j),
+                                        j == 9) for j in range(10))) for i in range(300))
+    settle = toolcall_policy.settler(links)
+    assert settle(("t", {"word": "zz"}), None) == [("quiet", i) for i in range(300)]
+    assert settle(("t", {"word": "w1"}), None) is None  # the first rule holds and denies
