@@ -41,15 +41,12 @@ def chain(ctx: RunCtx, moment: str, call: ToolCall, args: Any, cause: str, *, ou
     found, settle = prog  # (`after` walks in reverse: the onion order)
     if not found:
         return ALLOWED
-    st = ctx.state  # the roots' values, in `ROOTS` order (Speed: a tuple, its dict if asked for)
+    st = ctx.state
+    if settle is not None and not start_after and settle(ctx, call, args, st, out, cause):
+        return ALLOWED  # (settled: its rows are recorded)
     values = (call.name, args, st.message, st.iteration, st.cursor) if out is None else (
         call.name, args, st.message, st.iteration, st.cursor, parse_result(out.result),
-        out.status)
-    if settle is not None and not start_after:  # the settled walk (see `settler`)
-        heads = settle(values, ctx)  # (None: walk in full)
-        if heads is not None:
-            ctx.rec.emit_rows(heads, call.id, st.iteration, cause)
-            return ALLOWED
+        out.status)  # the roots' values, in `ROOTS` order
     return walk(ctx, found, moment, call, dict(zip(ROOTS, values)), cause, start_after, can_pause)
 
 
@@ -117,7 +114,7 @@ def program(plan: Any, moment: str, tool: str) -> tuple:
     plan (see `settler`)."""
     found = plan.policy_steps(moment, tool)
     links = _links(found, moment, tool)
-    prog = (found, None if links is None else settler(links))
+    prog = (found, None if links is None else settler(links, moment == "after"))
     by_tool = plan.policy_programs[moment]
     if len(by_tool) >= 4096:  # (only the plan's tools reach a walk; bounded all the same)
         by_tool.clear()
@@ -145,52 +142,75 @@ def _links(found: tuple, moment: str, tool: str) -> tuple | None:
 
 # Speed: the settled walk of one chain is written out as one Python function, made once per plan,
 # moment and tool, as attrs writes an `__init__`: per rule its root, field, regex or literal,
-# closure and row head are constants of the code, so a walk runs no loops over links and rules
-# and unpacks no rule tuples (a third of `chain`'s bytecodes in the policy loop of bench/loop.py).
-# What it answers is the loop kept in tests/test_policy_settled.py (`_reference_settle`), compared
-# on generated chains and values; its text is the function's `source` attribute.
-def settler(links: tuple) -> Any:
-    """The settled walk of `links` (see `_links`) as a function `(values, ctx)` answering the
-    rows' heads in walk order, or None when the chain must be walked in full: a check that is
-    unsure (raised, or answered neither True nor False), or a rule that holds and does not
-    allow. Each link's block ends at the rule that holds (its head) or after its last rule (the
-    quiet head)."""
-    names: dict[str, Any] = {"_quick": _quick}
-    lines = ["def settle(values, ctx):", "    heads = []"]
+# closure and row head are constants of the code, each root and field the rules read is read once,
+# and the rows go to `Recorder.emit_rows` from there, so a walk runs no loops over links and rules,
+# unpacks no rule tuples and builds no tuple of the roots (the closures' `_quick`, for a value
+# that is not a str, builds it when it runs). What it answers is the loop kept in
+# tests/test_policy_settled.py (`_reference_settle`), compared on generated chains and values; its
+# text is the function's `source` attribute.
+_ROOT_READS = ("call.name", "args", "st.message", "st.iteration", "st.cursor",
+               "parse_result(out.result)", "out.status")  # (in `ROOTS` order)
+
+
+def settler(links: tuple, after: bool) -> Any:
+    """The settled walk of `links` (see `_links`; `after`: the walk at `after`, whose roots
+    include the call's result and status) as a function `(ctx, call, args, st, out, cause)` that
+    records the rows (`emit_rows`) and answers True, or answers False, recording nothing, when
+    the chain must be walked in full: a check that is unsure (raised, or answered neither True
+    nor False), or a rule that holds and does not allow. Each link's block ends at the rule that
+    holds (its head) or after its last rule (the quiet head)."""
+    names: dict[str, Any] = {"_quick": _quick, "parse_result": parse_result}
+    values = "(" + ", ".join(_ROOT_READS[:7 if after else 5]) + ")"
+    lines = ["def settle(ctx, call, args, st, out, cause):"]
+    read: dict[tuple, str] = {}  # (root, field) -> the local holding its value
+    for _, rules in links:
+        for k, seg, *_ in rules:
+            if k is not None and (k, seg) not in read:
+                if (k, None) not in read:
+                    read[k, None] = f"r{k}"
+                    lines.append(f"    r{k} = {_ROOT_READS[k]}")
+                if seg is not None:
+                    local = read[k, seg] = f"r{k}_{len(read)}"
+                    names[f"F{local}"] = seg
+                    lines.append(f"    {local} = r{k}.get(F{local}) if type(r{k}) is dict else None")
+    for local in dict.fromkeys(read[k, seg] for _, rules in links for k, seg, *_ in rules
+                               if k is not None):  # (whether each value tested is a str)
+        lines.append(f"    {local}_str = type({local}) is str")
     for i, (quiet, rules) in enumerate(links):
         names[f"Q{i}"] = quiet
         lines.append("    while True:")
         for j, (k, seg, search, lit, equal, check, head, allows) in enumerate(rules):
             n = f"{i}_{j}"
             names[f"C{n}"], names[f"H{n}"] = check, head
+            holds = [f"h{i} = H{n}", "break"] if allows else ["return False"]
+            unsure = [f"verdict = _quick(C{n}, {values}, ctx)", "if verdict is True:",
+                      *_indent(holds), "if verdict is not False:", "    return False"
+                      ] if allows else [f"if _quick(C{n}, {values}, ctx) is not False:",
+                                        "    return False"]
             if k is None:
-                lines.append(f"        verdict = _quick(C{n}, values, ctx)")
+                lines += _indent(unsure, 8)
+                continue
+            local = read[k, seg]
+            if search is not None:
+                names[f"S{n}"] = search
+                test = f"S{n}({local}) is not None"
             else:
-                lines.append(f"        v = values[{k}]")
-                if seg is not None:
-                    names[f"F{n}"] = seg
-                    lines.append(f"        v = v.get(F{n}) if type(v) is dict else None")
-                if search is not None:
-                    names[f"S{n}"] = search
-                    test = f"S{n}(v) is not None"
-                else:
-                    names[f"L{n}"], names[f"E{n}"] = lit, equal
-                    test = f"(v == L{n}) is E{n}"
-                lines.append(f"        verdict = {test} if type(v) is str else "
-                             f"_quick(C{n}, values, ctx)")
-            if allows:
-                lines += ["        if verdict is True:", f"            heads.append(H{n})",
-                          "            break"]
-            else:
-                lines += ["        if verdict is True:", "            return None"]
-            lines += ["        if verdict is not False:", "            return None"]
-        lines += [f"        heads.append(Q{i})", "        break"]
-    lines.append("    return heads")
+                names[f"L{n}"], names[f"E{n}"] = lit, equal
+                test = f"({local} == L{n}) is E{n}"
+            lines += _indent([f"if {local}_str:", f"    if {test}:", *_indent(holds, 8),
+                              "else:", *_indent(unsure)], 8)
+        lines += [f"        h{i} = Q{i}", "        break"]
+    heads = "".join(f"h{i}, " for i in range(len(links)))  # (a tuple, made in one step)
+    lines += [f"    ctx.rec.emit_rows(({heads}), call.id, st.iteration, cause)", "    return True"]
     source = "\n".join(lines)
     exec(compile(source, "<afp settled walk>", "exec"), names)  # (only the names above)
     settle = names["settle"]
     settle.source = source
     return settle
+
+
+def _indent(lines: list, by: int = 4) -> list:
+    return [" " * by + line for line in lines]
 
 
 def _row_head(outcome: str, policy: str, span: Any, reason: Any, moment: str,

@@ -137,7 +137,8 @@ def _chain_answer(c: rc.Compiled, moment: str, values: list, out: Any, env: Env)
     found = ((0, SimpleNamespace(name="p"), SimpleNamespace(action="allow", span=None,
                                                             because="held"), c),)
     plan = SimpleNamespace(policies=(None,), policy_programs={
-        moment: _AnyTool(prog=(found, tp.settler(tp._links(found, moment, "t"))))})
+        moment: _AnyTool(prog=(found, tp.settler(tp._links(found, moment, "t"),
+                                                   moment == "after")))})
     rows: list = []
     ctx = SimpleNamespace(plan=plan, active_order=env.active, rec=SimpleNamespace(
         emit_rows=lambda heads, *rest: rows.extend(heads)), state=SimpleNamespace(

@@ -11,6 +11,7 @@ redaction rule that selects a ledger row's key.
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 import afp_dsl as afp
 from afp_dsl import toolcall_policy
 from afp_dsl.effects import Effects, counter_ids
+from afp_dsl.evaluate import parse_result
 from afp_dsl.policy import ALLOWED
 from afp_dsl.providers import mock
 
@@ -236,19 +238,19 @@ def _check_answering(answer):
 
 
 _RULES = st.tuples(
-    st.sampled_from([None, 0, 1, 2]),  # the root's position in the values, or none
+    st.sampled_from([None, 0, 1, 2, 3, 4, 5, 6]),  # the root's position in the values, or none
     st.sampled_from([None, "word", "n"]),  # a field of it
     st.sampled_from([None, "^w[0-9]+$", "x"]),  # a regex searched in a str value
     st.sampled_from(["w1", "x", ""]), st.booleans(),  # else a literal: equal or not
     st.sampled_from([True, False, None, "raise", 1]),  # the closure's answer (not a str)
     st.booleans())  # whether the rule allows
 _VALUE = st.sampled_from(["w1", "x", "zz", "", 5, None, True, {"word": "w1"},
-                          {"word": "x", "n": 3}, {"n": "w7"}, ["w1"]])
+                          {"word": "x", "n": 3}, {"n": "w7"}, ["w1"], '{"word": "w2"}', '"x"'])
 
 
 @settings(derandomize=True, deadline=None, max_examples=500, database=None)
 @given(st.lists(st.lists(_RULES, min_size=1, max_size=4), min_size=1, max_size=5),
-       st.tuples(_VALUE, _VALUE, _VALUE))
+       st.tuples(*[_VALUE] * 7))
 def test_the_generated_settled_walk_answers_as_the_loop(link_specs, values) -> None:
     links = tuple(
         (("quiet", i), tuple(
@@ -256,14 +258,32 @@ def test_the_generated_settled_walk_answers_as_the_loop(link_specs, values) -> N
              _check_answering(answer), ("head", i, j), allows)
             for j, (k, seg, pattern, lit, equal, answer, allows) in enumerate(rules)))
         for i, rules in enumerate(link_specs))
-    ctx = None
-    assert toolcall_policy.settler(links)(values, ctx) == _reference_settle(links, values, ctx)
+    for after in (False, True):
+        chain = links if after else tuple(  # (`before` has five roots: the rest read none)
+            (quiet, tuple((None if r[0] is not None and r[0] > 4 else r[0],) + r[1:]
+                          for r in rules)) for quiet, rules in links)
+        raw = values if after else values[:5]
+        roots = raw[:5] + (parse_result(raw[5]), raw[6]) if after else raw
+        assert _settled(chain, raw, after) == _reference_settle(chain, roots, None)
+
+
+def _settled(links: tuple, values: tuple, after: bool) -> list | None:
+    """The generated walk's answer for these roots' values (the call's result as the tool gave
+    it): the heads it records, or None (walk in full, nothing recorded)."""
+    rows: list = []
+    ctx = SimpleNamespace(rec=SimpleNamespace(emit_rows=lambda heads, *rest: rows.append(heads)))
+    call = SimpleNamespace(name=values[0], id="call-1")
+    st = SimpleNamespace(message=values[2], iteration=values[3], cursor=values[4])
+    out = SimpleNamespace(result=values[5], status=values[6]) if after else None
+    answer = toolcall_policy.settler(links, after)(ctx, call, values[1], st, out, "cause")
+    assert answer is bool(rows) and len(rows) <= 1
+    return list(rows[0]) if rows else None
 
 
 def test_a_long_chain_compiles_to_one_settled_walk() -> None:
     search = re.compile("^w").search
     links = tuple((("quiet", i), tuple((1, "word", search, None, True, None, ("head", i, j),
                                         j == 9) for j in range(10))) for i in range(300))
-    settle = toolcall_policy.settler(links)
-    assert settle(("t", {"word": "zz"}), None) == [("quiet", i) for i in range(300)]
-    assert settle(("t", {"word": "w1"}), None) is None  # the first rule holds and denies
+    assert _settled(links, ("t", {"word": "zz"}, None, 1, None), False) == [
+        ("quiet", i) for i in range(300)]
+    assert _settled(links, ("t", {"word": "w1"}, None, 1, None), False) is None  # (a deny)
