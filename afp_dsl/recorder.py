@@ -138,54 +138,39 @@ class Recorder:
         """`emit_shaped` of the ledger rows of one walk: each head is (payload with `call_id`
         and `iteration` still None, shape, source span); every row gets `call_id` and
         `iteration`, and is caused by `cause`. Speed: the rows share their call id and
-        iteration, checked once (`CleanCheck.clean_shapes`), so each row costs one lookup of its
-        shape; a row whose shape is not known clean takes `is_clean_shaped`."""
+        iteration, checked once, so each row costs one lookup of its shape; a row whose shape is
+        not known clean takes `is_clean_shaped`."""
         red = self.redactor
-        check = bool(red._rules or red._memory.values)
-        shapes = None
-        if check:  # Speed: `clean_shapes` inline when its caches answer (one call less a walk)
-            shapes = red._clean_shapes if (
-                red._clean_version == red._memory.version and type(call_id) is str
+        if not (red._clean_version == red._memory.version and type(call_id) is str
                 and call_id in red._clean and type(iteration) is int
-                and iteration in red._clean_ints) else red.clean_shapes(call_id, iteration)
-        append, prefix, causes = self._append, self.trace.run_id + ":", (cause,)
+                and iteration in red._clean_ints) or self.clock is not None:
+            return self._emit_rows(heads, call_id, iteration, (cause,))
+        # Speed: the usual walk inline: the call id and iteration known clean (so the clean
+        # check has run: there are rules or secrets, and every row is checked), a logical clock
+        # (one tick per row, counted here)
+        shapes, append, prefix, causes = red._clean_shapes, self._append, self.trace.run_id + ":", (
+            cause,)
         seq = start = self.seq
-        if self.clock is None and shapes is not None:  # Speed: `_emit_rows` inline for the
-            time = self.time  # usual walk: a logical clock (one tick per row, counted here),
-            # every row's shape known clean
-            for row, shape, span in heads:
-                payload = row.copy()
-                payload["call_id"] = call_id
-                payload["iteration"] = iteration
-                if shape not in shapes and not red.is_clean_shaped(payload, shape, call_id,
-                                                                   iteration):
-                    self.seq, self.time = seq, time  # (the general loop takes over here)
-                    return self._emit_rows(heads[seq - start:], call_id, iteration, causes)
-                seq += 1
-                time += 1
-                append(_new(Event, (seq, f"{prefix}{seq}", "policy.decided", iteration, time,
-                                    causes, span, payload)))
-            self.seq, self.time = seq, time
-            return None
-        if self.clock is None and not check:  # (as above, nothing to check)
-            time = self.time
-            for row, shape, span in heads:
-                payload = row.copy()
-                payload["call_id"] = call_id
-                payload["iteration"] = iteration
-                seq += 1
-                time += 1
-                append(_new(Event, (seq, f"{prefix}{seq}", "policy.decided", iteration, time,
-                                    causes, span, payload)))
-            self.seq, self.time = seq, time
-            return None
-        return self._emit_rows(heads, call_id, iteration, causes, check)
+        time = self.time
+        for row, shape, span in heads:
+            payload = row.copy()
+            payload["call_id"] = call_id
+            payload["iteration"] = iteration
+            if shape not in shapes and not red.is_clean_shaped(payload, shape, call_id, iteration):
+                self.seq, self.time = seq, time  # (the general loop takes over here)
+                return self._emit_rows(heads[seq - start:], call_id, iteration, causes)
+            seq += 1
+            time += 1
+            append(_new(Event, (seq, f"{prefix}{seq}", "policy.decided", iteration, time, causes,
+                                span, payload)))
+        self.seq, self.time = seq, time
+        return None
 
-    def _emit_rows(self, heads: list, call_id: Any, iteration: int, causes: tuple,
-                   check: bool = True) -> None:
-        """`emit_rows`' general loop: each row's shape checked (`is_clean_shaped`), the
-        clock read per row."""
+    def _emit_rows(self, heads: list, call_id: Any, iteration: int, causes: tuple) -> None:
+        """`emit_rows`' general loop: each row checked (`is_clean_shaped`, when there is
+        anything to check), the clock read per row."""
         red, append, prefix = self.redactor, self._append, self.trace.run_id + ":"
+        check = bool(red._rules or red._memory.values)
         for row, shape, span in heads:
             payload = row.copy()
             payload["call_id"] = call_id
