@@ -389,7 +389,9 @@ def _message_policy(ctx: RunCtx, moment: str, roots: dict,
     """(refusal reason or None, ids of the ledger rows) at the `input`/`output` boundary."""
     if not ctx.plan.policies:
         return None, ()
-    from .policy import run_chain
+    from .policy import run_chain, steps
+    if not steps(ctx.plan.policies, moment, None, False):  # (settled per chain and moment)
+        return None, ()  # no link has a rule for this moment: nothing is walked or recorded
     env = Env(roots, frozenset(ctx.state.returned), frozenset(ctx.active_order))
     result = run_chain(ctx.plan.policies, moment, env, tool=None, call_id=None,
                        iteration=ctx.state.iteration, can_pause=False,
