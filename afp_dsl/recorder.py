@@ -24,11 +24,31 @@ from .trace import Event, Trace
 # more per event).
 _new = tuple.__new__
 
+# Speed: the decimal texts of the seqs met so far, shared by every run (numbers, not run data):
+# an event id is then one concatenation, where formatting an int into an f-string costs ≈ 740
+# instructions more. `_SEQ_TEXT[i] == str(i)` always: the table is replaced by a longer one
+# built whole (never extended in place, so a thread reading it meanwhile sees either table),
+# doubling, up to `_SEQ_CAP` entries (≈ 3.5 MB); past that a seq is formatted.
+_SEQ_TEXT: list[str] = list(map(str, range(256)))
+_SEQ_CAP = 1 << 16
+
+
+def seq_text(seq: int) -> str:
+    """`str(seq)`, from the table when `seq` is below `_SEQ_CAP` (growing it)."""
+    global _SEQ_TEXT
+    if 0 <= seq < _SEQ_CAP:
+        table = _SEQ_TEXT
+        if seq >= len(table):
+            table = _SEQ_TEXT = list(map(str, range(min(2 * seq + 2, _SEQ_CAP))))
+        return table[seq]
+    return str(seq)
+
 
 class Recorder:
     """Appends redacted events to a trace, each at the time the Effects clock gives."""
 
-    __slots__ = ("trace", "redactor", "seq", "time", "_append", "clock", "_next", "_logical")
+    __slots__ = ("trace", "redactor", "seq", "time", "_append", "clock", "_next", "_logical",
+                 "_prefix")
 
     def __init__(self, trace: Trace, redactor: Redactor, seq: int = 0, time: int = 0,
                  clock: Any = None):
@@ -38,6 +58,7 @@ class Recorder:
         again: the events count their own ticks."""
         self.trace = trace
         self._append = trace.appender()
+        self._prefix = f"{trace.run_id}:"  # (an event's id is this and its seq's text)
         self.redactor = redactor
         self.seq = seq
         self.time = time
@@ -98,7 +119,10 @@ class Recorder:
             self.time += 1
         else:
             self.time = self._tick()
-        eid = f"{self.trace.run_id}:{self.seq}"
+        try:  # Speed: the seq's text from the table (see `_SEQ_TEXT`)
+            eid = self._prefix + _SEQ_TEXT[self.seq]
+        except IndexError:
+            eid = self._prefix + seq_text(self.seq)
         red = self.redactor  # Speed: `not red.inert` inline (a property call per event)
         if payload and (red._rules or red._memory.values):
             if red.is_clean(payload) if shaper is None else red.is_clean_as(payload, shaper,
@@ -125,7 +149,10 @@ class Recorder:
             self.time += 1
         else:
             self.time = self._tick()
-        eid = f"{self.trace.run_id}:{self.seq}"
+        try:  # Speed: the seq's text from the table (see `_SEQ_TEXT`)
+            eid = self._prefix + _SEQ_TEXT[self.seq]
+        except IndexError:
+            eid = self._prefix + seq_text(self.seq)
         red = self.redactor
         if (red._rules or red._memory.values) and not red.is_clean_shaped(payload, shape, tail,
                                                                          iteration):
@@ -148,8 +175,7 @@ class Recorder:
         # Speed: the usual walk inline: the call id and iteration known clean (so the clean
         # check has run: there are rules or secrets, and every row is checked), a logical clock
         # (one tick per row, counted here)
-        shapes, append, prefix, causes = red._clean_shapes, self._append, self.trace.run_id + ":", (
-            cause,)
+        shapes, append, causes = red._clean_shapes, self._append, (cause,)
         seq = start = self.seq
         time = self.time
         for row, shape, span in heads:
@@ -161,15 +187,19 @@ class Recorder:
                 return self._emit_rows(heads[seq - start:], call_id, iteration, causes)
             seq += 1
             time += 1
-            append(_new(Event, (seq, f"{prefix}{seq}", "policy.decided", iteration, time, causes,
-                                span, payload)))
+            try:
+                eid = self._prefix + _SEQ_TEXT[seq]
+            except IndexError:
+                eid = self._prefix + seq_text(seq)
+            append(_new(Event, (seq, eid, "policy.decided", iteration, time, causes, span,
+                                payload)))
         self.seq, self.time = seq, time
         return None
 
     def _emit_rows(self, heads: list, call_id: Any, iteration: int, causes: tuple) -> None:
         """`emit_rows`' general loop: each row checked (`is_clean_shaped`, when there is
         anything to check), the clock read per row."""
-        red, append, prefix = self.redactor, self._append, self.trace.run_id + ":"
+        red, append = self.redactor, self._append
         check = bool(red._rules or red._memory.values)
         for row, shape, span in heads:
             payload = row.copy()
@@ -179,8 +209,8 @@ class Recorder:
                 payload = red.scrub(payload, at="policy.decided")
             self.seq = seq = self.seq + 1
             self.time = time = self.time + 1 if self.clock is None else self._tick()
-            append(_new(Event, (seq, f"{prefix}{seq}", "policy.decided", iteration, time,
-                                causes, span, payload)))
+            append(_new(Event, (seq, self._prefix + seq_text(seq), "policy.decided",
+                                iteration, time, causes, span, payload)))
 
     def emit_vouched(self, kind: str, payload: dict, token: str, iteration: int,
                      source: Span | None, cause: str) -> str:
@@ -190,7 +220,10 @@ class Recorder:
             self.time += 1
         else:
             self.time = self._tick()
-        eid = f"{self.trace.run_id}:{self.seq}"
+        try:  # Speed: the seq's text from the table (see `_SEQ_TEXT`)
+            eid = self._prefix + _SEQ_TEXT[self.seq]
+        except IndexError:
+            eid = self._prefix + seq_text(self.seq)
         red = self.redactor
         if (red._rules or red._memory.values) and (  # Speed: the vouch's test inline
                 token != red._vouched or red._clean_version != red._memory.version) and (
@@ -210,7 +243,10 @@ class Recorder:
             self.time += 1
         else:
             self.time = self._tick()
-        eid = f"{self.trace.run_id}:{self.seq}"
+        try:  # Speed: the seq's text from the table (see `_SEQ_TEXT`)
+            eid = self._prefix + _SEQ_TEXT[self.seq]
+        except IndexError:
+            eid = self._prefix + seq_text(self.seq)
         red = self.redactor
         if red._rules or red._memory.values:
             # Speed: `is_clean_vouched_plus` inline when its caches answer (one call less)
