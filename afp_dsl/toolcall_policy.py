@@ -160,45 +160,14 @@ def settler(links: tuple, after: bool) -> Any:
     nor False), or a rule that holds and does not allow. Each link's block ends at the rule that
     holds (its head) or after its last rule (the quiet head)."""
     names: dict[str, Any] = {"_quick": _quick, "parse_result": parse_result}
-    values = "(" + ", ".join(_ROOT_READS[:7 if after else 5]) + ")"
+    values = "(" + ", ".join(_ROOT_READS[:7 if after else 5]) + ")"  # (for a closure)
     lines = ["def settle(ctx, call, args, st, out, cause):"]
-    read: dict[tuple, str] = {}  # (root, field) -> the local holding its value
-    for _, rules in links:
-        for k, seg, *_ in rules:
-            if k is not None and (k, seg) not in read:
-                if (k, None) not in read:
-                    read[k, None] = f"r{k}"
-                    lines.append(f"    r{k} = {_ROOT_READS[k]}")
-                if seg is not None:
-                    local = read[k, seg] = f"r{k}_{len(read)}"
-                    names[f"F{local}"] = seg
-                    lines.append(f"    {local} = r{k}.get(F{local}) if type(r{k}) is dict else None")
-    for local in dict.fromkeys(read[k, seg] for _, rules in links for k, seg, *_ in rules
-                               if k is not None):  # (whether each value tested is a str)
-        lines.append(f"    {local}_str = type({local}) is str")
+    read = _read_roots(links, lines, names)
     for i, (quiet, rules) in enumerate(links):
         names[f"Q{i}"] = quiet
         lines.append("    while True:")
-        for j, (k, seg, search, lit, equal, check, head, allows) in enumerate(rules):
-            n = f"{i}_{j}"
-            names[f"C{n}"], names[f"H{n}"] = check, head
-            holds = [f"h{i} = H{n}", "break"] if allows else ["return False"]
-            unsure = [f"verdict = _quick(C{n}, {values}, ctx)", "if verdict is True:",
-                      *_indent(holds), "if verdict is not False:", "    return False"
-                      ] if allows else [f"if _quick(C{n}, {values}, ctx) is not False:",
-                                        "    return False"]
-            if k is None:
-                lines += _indent(unsure, 8)
-                continue
-            local = read[k, seg]
-            if search is not None:
-                names[f"S{n}"] = search
-                test = f"S{n}({local}) is not None"
-            else:
-                names[f"L{n}"], names[f"E{n}"] = lit, equal
-                test = f"({local} == L{n}) is E{n}"
-            lines += _indent([f"if {local}_str:", f"    if {test}:", *_indent(holds, 8),
-                              "else:", *_indent(unsure)], 8)
+        for j, rule in enumerate(rules):
+            lines += _indent(_rule_lines(i, j, rule, read, values, names), 8)
         lines += [f"        h{i} = Q{i}", "        break"]
     heads = "".join(f"h{i}, " for i in range(len(links)))  # (a tuple, made in one step)
     lines += [f"    ctx.rec.emit_rows(({heads}), call.id, st.iteration, cause)", "    return True"]
@@ -207,6 +176,50 @@ def settler(links: tuple, after: bool) -> Any:
     settle = names["settle"]
     settle.source = source
     return settle
+
+
+def _read_roots(links: tuple, lines: list, names: dict) -> dict[tuple, str]:
+    """The lines reading each root and field the rules test, once, and whether each is a str;
+    answers (root, field) -> the local holding its value."""
+    read: dict[tuple, str] = {}
+    tested = []
+    for _, rules in links:
+        for k, seg, *_ in rules:
+            if k is None:
+                continue
+            if (k, None) not in read:
+                read[k, None] = f"r{k}"
+                lines.append(f"    r{k} = {_ROOT_READS[k]}")
+            if (k, seg) not in read:
+                local = read[k, seg] = f"r{k}_{len(read)}"
+                names[f"F{local}"] = seg
+                lines.append(f"    {local} = r{k}.get(F{local}) if type(r{k}) is dict else None")
+            tested.append(read[k, seg])
+    lines += [f"    {local}_str = type({local}) is str" for local in dict.fromkeys(tested)]
+    return read
+
+
+def _rule_lines(i: int, j: int, rule: tuple, read: dict, values: str, names: dict) -> list:
+    """The lines of rule `j` of link `i`: its simple check inline on a str value, its closure
+    (`_quick`) on anything else; when it holds, the link's head is its own (or, for a rule that
+    does not allow, the walk is left to the full one)."""
+    k, seg, search, lit, equal, check, head, allows = rule
+    n = f"{i}_{j}"
+    names[f"C{n}"], names[f"H{n}"] = check, head
+    holds = [f"h{i} = H{n}", "break"] if allows else ["return False"]
+    unsure = [f"verdict = _quick(C{n}, {values}, ctx)", "if verdict is True:", *_indent(holds),
+              "if verdict is not False:", "    return False"] if allows else [
+        f"if _quick(C{n}, {values}, ctx) is not False:", "    return False"]
+    if k is None:
+        return unsure
+    local = read[k, seg]
+    if search is not None:
+        names[f"S{n}"] = search
+        test = f"S{n}({local}) is not None"
+    else:
+        names[f"L{n}"], names[f"E{n}"] = lit, equal
+        test = f"({local} == L{n}) is E{n}"
+    return [f"if {local}_str:", f"    if {test}:", *_indent(holds, 8), "else:", *_indent(unsure)]
 
 
 def _indent(lines: list, by: int = 4) -> list:
