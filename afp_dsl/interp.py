@@ -212,26 +212,31 @@ _ONE_CALL = ("llm.replied", 1, 2)  # (the shape of a one-call reply)
 
 # Speed: how the clean check of a `context.composed` payload is settled (`CleanCheck.is_clean_as`;
 # called only when something could be scrubbed). The payload is a function of the composition's
-# pieces (kind, name, reason, length, span, first cause), tools (name, origin, skill), active
-# skills and system prompt length, all texts of the checked program (exact strs) or event ids; a
-# piece with evidence (`detail`) or a skipped piece has run data: checked in full.
+# pieces (kind, name, reason, length, span, whether it has a cause), tools (name, origin, skill),
+# active skills and system prompt length, all of the checked program (exact strs), and of the
+# pieces' first causes (event ids: the values, checked every time, so that the shape holds
+# nothing of the run and is shared by the rule set's runs); a piece with evidence (`detail`) or a
+# skipped piece has run data: checked in full.
 def _composed_shape(comp) -> tuple | None:
     if comp.skipped:
         return None
     # Speed: each part flat (fixed fields per piece and per tool), built by a loop: no tuple
     # per piece or tool kept, no comprehension frame, one pass over the pieces.
     pieces: list | tuple = comp.pieces
+    values: list | tuple = ()
     if pieces:
         flat: list = []
+        values = []
         for p in pieces:
             if p.detail is not None:
                 return None
-            flat += (p.kind, p.name, p.reason, len(p.text), p.source, p.caused_by[:1])
+            flat += (p.kind, p.name, p.reason, len(p.text), p.source, not p.caused_by)
+            values += p.caused_by[:1]
         pieces = tuple(flat)
     tools: list = []
     for o in comp.offered:
         tools += (o.spec.name, o.origin, o.skill)
-    return ("context.composed", pieces, tuple(tools), comp.active, len(comp.system)), ()
+    return ("context.composed", pieces, tuple(tools), comp.active, len(comp.system)), values
 
 
 def _provider_events(ctx: RunCtx, called: str) -> int:

@@ -54,11 +54,13 @@ _PLANTED_RULE = Rule(-1, PLANTED, DEFAULT_PLACEHOLDER, False)
 
 class _RuleSet:
     """What one rule set compiles to, shared by every redactor of those rules (and view): rules,
-    key table, patterns, and two caches of answers that depend on the rules alone: the rules
-    each key selects, and the keys that are clean while nothing is remembered (`CleanCheck`)."""
+    key table, patterns, and caches of answers that depend on the rules alone: the rules each
+    key selects, and, while nothing is remembered, the keys, the payload shapes and the tuples of
+    vouched keys found clean (`CleanCheck`; shapes and key tuples hold only the program's texts
+    and the code's, never a run's data, so one run's verdicts serve the next)."""
 
     __slots__ = ("decls", "rules", "active", "keys", "matcher", "placeholders", "key_cache",
-                 "clean_keys")
+                 "clean_keys", "clean_shapes", "vouched_keys")
     _cache: dict[tuple, "_RuleSet"] = {}
 
     def __init__(self, decls: tuple[ir.Redact, ...], model_only: bool):
@@ -71,6 +73,8 @@ class _RuleSet:
         self.placeholders = frozenset({r.placeholder for r in self.rules} | {DEFAULT_PLACEHOLDER})
         self.key_cache: dict[str, tuple[int, ...]] = {}
         self.clean_keys: set[str] = set()
+        self.clean_shapes: set = set()
+        self.vouched_keys: dict = {}
 
     @classmethod
     def of(cls, decls: tuple[ir.Redact, ...], model_only: bool) -> "_RuleSet":

@@ -7,7 +7,8 @@ Invariants: answers exactly what the plain walk answers (`_clean_walk_plain` in
             tests/test_redaction_prefilter.py): plain JSON shapes of exact types, every key an
             exact str with no match and selected by no rule, every string and number text without
             a match; it only caches verdicts, and forgets them when a secret is remembered (the
-            keys found clean while nothing is remembered are shared by the rule set's redactors).
+            keys, shapes and key tuples found clean while nothing is remembered are shared by
+            the rule set's redactors).
 Contract:   the class using it provides `_memory` (`redaction_match.Memory`), `_matcher`,
             `_ruleset.clean_keys`, `_key_rules(key)`, `_find(text)` and `_memory_regex()`, and
             calls `_init_clean()`.
@@ -56,7 +57,8 @@ class CleanCheck:
 
     def is_clean_shaped(self, payload: dict, shape: tuple, tail: Any, number: Any = 0) -> bool:
         """`is_clean(payload)` for a payload that is a function of `shape` (a hashable tuple of
-        its other values, their types included where they could vary), one value `tail` and one
+        its other values, their types included where they could vary, holding no run data: the
+        shapes found clean are shared by runs; None: checked in full), one value `tail` and one
         int `number`. Speed: a ledger row's payload repeats its shape at every tool call and
         differs only in the call id and the iteration, so a shape found clean (since the last
         remembered secret) needs only those two checked: lookups instead of a walk of the whole
@@ -69,19 +71,21 @@ class CleanCheck:
             return True
         if not self.is_clean(payload):
             return False
-        shapes = self._clean_shapes
-        if len(shapes) >= CACHE_SIZE:
-            shapes.clear()
-        shapes.add(shape)
+        if shape is not None:  # (None: a payload of run data, checked in full every time)
+            shapes = self._clean_shapes
+            if len(shapes) >= CACHE_SIZE:
+                shapes.clear()
+            shapes.add(shape)
         return True
 
     def is_clean_as(self, payload: Any, shaper: Any, source: Any) -> bool:
         """`is_clean(payload)` for a payload that `shaper(source)` describes as (shape, values):
-        the payload is a function of `shape` (hashable, its values' exact types told apart:
-        `marshal` bytes, or a tuple headed by the kind it is made for, with the types of what
-        could vary) and of the tuple `values`, checked at every call; None: check in full.
+        the payload is a function of `shape` (hashable, its values' exact types told apart: a
+        tuple headed by the kind it is made for, with the types of what could vary, holding the
+        program's texts and the code's, no run data: the shapes found clean are shared by runs)
+        and of the sequence `values`, checked at every call; None: check in full.
         Speed: a shape found clean (since the last remembered secret) needs only its values
-        checked (`llm.called` repeats its model and tools, `context.composed` most of itself)."""
+        checked (`llm.replied` repeats its keys, `context.composed` most of itself)."""
         if self._clean_version != self._memory.version:
             self._check_clean()
         try:
@@ -102,18 +106,6 @@ class CleanCheck:
                 shapes.clear()
             shapes.add(found[0])
         return True
-
-    def clean_shapes(self, tail: Any, number: Any) -> set | None:
-        """The shapes found clean (`is_clean_shaped`) when `tail` and `number` are clean, else
-        None: a payload of a shape in it, with that tail and number, is clean. Valid until a
-        secret is remembered (a `scrub` may remember one): the caller drops it then."""
-        if self._clean_version != self._memory.version:
-            self._check_clean()
-        if type(tail) is str and type(number) is int and (
-                tail in self._clean or self._clean_str(tail)) and (
-                number in self._clean_ints or self._clean_int(number)):
-            return self._clean_shapes
-        return None
 
     def vouch(self, token: Any, keys: tuple[str, ...]) -> None:
         """Vouch for the payloads checked under `token` (`is_clean_vouched`) until a secret is
@@ -299,15 +291,19 @@ class CleanCheck:
 
     def _check_clean(self) -> None:
         """Forget the verdicts known clean when a secret was remembered since (by any view).
-        While nothing is remembered, the clean keys are those of the rule set, shared by its
-        redactors (they depend on the rules alone); after, this redactor keeps its own."""
+        While nothing is remembered, the clean keys, shapes and vouched key tuples are those of
+        the rule set, shared by its redactors (they depend on the rules alone, and shapes hold
+        no run data: a run starts knowing its agent's shapes); after, this redactor keeps its
+        own. The clean strs and ints are always the run's own."""
         if self._clean_version != self._memory.version:
+            shared = self._memory.version == 0
+            rs = self._ruleset
             self._clean = set()
-            self._clean_keys = self._ruleset.clean_keys if self._memory.version == 0 else set()
+            self._clean_keys = rs.clean_keys if shared else set()
             self._clean_ints = set()
-            self._clean_shapes = set()
+            self._clean_shapes = rs.clean_shapes if shared else set()
             self._vouched = _NOTHING
-            self._vouched_keys = {}
+            self._vouched_keys = rs.vouched_keys if shared else {}
             self._screen = self._make_screen()
             # (at most `CACHE_TEXT` + 1: the walks note shorter texts clean without a call, and
             # only texts of at most `CACHE_TEXT` may be cached; a longer one is searched)

@@ -92,7 +92,7 @@ def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict
     if result[1]:  # (`record_decisions`, inline: a walk that decides records its rows)
         emit, heads = ctx.rec.emit_shaped, _HEADS
         for d in result[1]:
-            head = heads.get(d[:6]) or _head(d[:6])
+            head = heads.get(d[:6]) or _head(d[:6], d[3] is None)
             payload = head[0].copy()
             payload["call_id"] = call_id = d[6]
             payload["iteration"] = iteration
@@ -243,7 +243,7 @@ def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
     out = []
     for d in decisions:  # a row is a function of the decision's first six fields, its call id
         key = d[:6]  # and the iteration
-        head = heads.get(key) or _head(key)
+        head = heads.get(key) or _head(key, key[3] is None)
         payload = head[0].copy()
         payload["call_id"] = call_id = d[6]
         payload["iteration"] = iteration
@@ -255,8 +255,11 @@ def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
 # (outcome, policy, rule span, reason, moment, tool): the payload with `call_id` and `iteration`
 # still None (their keys in place, so the copy keeps the keys' order) and the row's shape for
 # `is_clean_shaped`. Rows made from one head share its `rule` map; a recorded payload is never
-# changed. Only heads made of declarations are kept (a rule's row, or a row without a reason): a
-# host link's reason is run data, which a cache should not keep alive for other runs. Bounded.
+# changed. Only heads made of declarations are kept: those of the settled walks (a rule's row, a
+# quiet link's) and, from a full walk, those without a reason. A walk's reason may be run data (a
+# host link's answer, an exception's or an evaluation error's text), which a cache should not
+# keep alive for other runs: such a head is made for its row and has no shape (None: its payload
+# is checked in full), since the shapes found clean are shared by runs. Bounded.
 # Speed: a kept head's shape is the kind and a serial number (a serial is never given twice, so
 # it stands for that one payload): hashed at every row, two small fields cost less than the six
 # of its key, a span among them.
@@ -264,14 +267,14 @@ _HEADS: dict[tuple, tuple[dict, tuple]] = {}
 _SERIALS = itertools.count()
 
 
-def _head(key: tuple) -> tuple[dict, tuple]:
+def _head(key: tuple, kept: bool = True) -> tuple[dict, tuple | None]:
     outcome, policy, span, reason, moment, tool = key
     payload = {"policy": policy, "moment": moment, "tool": tool, "call_id": None,
                "iteration": None, "outcome": outcome, "reason": reason,
                "rule": None if span is None else {"file": span.file, "start": span.start,
                                                   "end": span.end}}
-    if span is None and reason is not None:  # (not kept: its shape is its key)
-        return payload, key + (type(tool),)
+    if not kept:  # (not kept, no shape: see above)
+        return payload, None
     head = (payload, ("policy.decided", next(_SERIALS)))
     if len(_HEADS) >= 4096:
         _HEADS.clear()

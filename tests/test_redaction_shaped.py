@@ -191,7 +191,8 @@ def test_the_reply_shape_is_taken(monkeypatch) -> None:
 
 def test_equal_composition_shapes_mean_equal_payloads() -> None:
     """The shape is flat (fixed fields per piece and per tool): two compositions share a shape
-    only when their payloads are equal, however their fields are split into pieces and tools."""
+    and values only when their payloads are equal, however their fields are split into pieces
+    and tools; the shape holds no event id (those are values: the shape is shared by runs)."""
     import attrs
 
     from afp_dsl.context import Composition, Offered, Piece
@@ -214,8 +215,10 @@ def test_equal_composition_shapes_mean_equal_payloads() -> None:
                          frozenset()) for p, t in variants]
     for a in comps:
         for b in comps:
-            same = interp._composed_shape(a)[0] == interp._composed_shape(b)[0]
+            same = interp._composed_shape(a) == interp._composed_shape(b)
             assert same == (interp._composition_payload(a) == interp._composition_payload(b))
+    shapes = {interp._composed_shape(c)[0] for c in comps[-3:]}
+    assert len(shapes) == 2 and not any("r:1" in str(s) for s in shapes)  # (ids are values)
     with_evidence = attrs.evolve(comps[6], pieces=(attrs.evolve(comps[6].pieces[0],
                                                                 detail=[{"x": 1}]),))
     assert interp._composed_shape(with_evidence) is None  # (evidence: checked in full)
