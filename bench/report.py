@@ -144,8 +144,13 @@ def _trace(b: dict) -> list[str]:
         ["bare", b["events"]["bare"], _f(b["bare_us_per_iter"], 1), _f(b["bare_cpu_us_per_iter"], 1)],
         ["redaction + 3 policies", b["events"]["guarded"], _f(b["guarded_us_per_iter"], 1),
          _f(b["guarded_cpu_us_per_iter"], 1)]])
-    out += [f"Overhead: **{_f(b['overhead_pct'], 1)} %** (CPU time: {_f(b['overhead_cpu_pct'], 1)} %).", ""]
-    return out
+    out += [f"Overhead: **{_f(b['overhead_pct'], 1)} %** (CPU time: {_f(b['overhead_cpu_pct'], 1)} %)."]
+    workers = b.get("workers") or []
+    if len(workers) > 1:
+        each = ", ".join(_f(w["overhead_pct"], 1) for w in workers)
+        out += [f"Medians over {len(workers)} worker processes of {b['reps']} interleaved rounds "
+                f"each; the workers' overheads: {each} %."]
+    return out + [""]
 
 
 def _memory(b: dict) -> list[str]:

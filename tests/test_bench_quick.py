@@ -49,6 +49,8 @@ def test_report_has_the_figures_the_goals_read(quick_report: tuple[dict, str]) -
     for row in b["loop"]["rows"]:
         assert row["afp"]["us_per_iter"] > 0 and row["events"] > row["n"]
     assert b["trace_overhead"]["events"]["guarded"] > b["trace_overhead"]["events"]["bare"]
+    workers = b["trace_overhead"]["workers"]  # (the figure is the median of its workers')
+    assert workers and b["trace_overhead"]["overhead_pct"] in [w["overhead_pct"] for w in workers]
     assert b["memory"]["retained"]["runs"] > 0 and b["memory"]["one_run"]["peak_kib"] > 0
     assert len(report["goals"]) == len(GOALS)
     assert all(g["met"] is None for g in report["goals"])  # quick figures are not judged
