@@ -12,6 +12,7 @@ Invariants: at most `max_iterations` LLM calls (+1 wrap-up call); tools run only
 """
 from __future__ import annotations
 
+from . import event_shapes as shapes
 from . import model_view
 from . import skills as sk
 from .context import active_skills, compose
@@ -101,11 +102,11 @@ def _iteration(ctx: RunCtx):
     comp = _recompose(ctx)
     causes = tuple(dict.fromkeys([st.cursor_event or ""] + st.turn +
                                  [c for p in comp.pieces for c in p.caused_by]))
-    payload = _composition_payload(comp)
+    payload = shapes.composition_payload(comp)
     composed = ctx.rec.emit("context.composed", payload, iteration=st.iteration,
-                            caused_by=causes, shaper=_composed_shape, shape_of=comp,
+                            caused_by=causes, shaper=shapes.composed_shape, shape_of=comp,
                             clip="skipped" in payload or any(p.detail for p in comp.pieces),
-                            vouch=_TOOLS_KEY)
+                            vouch=shapes.TOOLS_KEY)
     last_call = st.iteration >= plan.agent.max_iterations
     reply, replied = yield from _call_llm(ctx, comp.system, comp.tools, composed, vouched=True)
     if reply is None:
@@ -129,25 +130,11 @@ def _recompose(ctx: RunCtx):
     return comp
 
 
-def _composition_payload(comp) -> dict:
-    pieces = [{"kind": p.kind, "name": p.name, "reason": p.reason, "chars": len(p.text),
-               "source": None if p.source is None else [p.source.file, p.source.start, p.source.end],
-               **({"detail": p.detail} if p.detail is not None else {}),
-               **({"event": p.caused_by[0]} if p.caused_by else {})} for p in comp.pieces]
-    tools = [{"name": o.spec.name, "origin": o.origin, **({"skill": o.skill} if o.skill else {})}
-             for o in comp.offered]
-    out = {"pieces": pieces, "tools": tools, "active": list(comp.active),
-           "system_chars": len(comp.system)}
-    if comp.skipped:
-        out["skipped"] = list(comp.skipped)
-    return out
-
-
 def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str | None = None,
               vouched: bool = False):
     """Returns (reply, llm.replied id) or (None, CoreResult) on a provider failure; `context`:
     the `context.composed` the call is sent when it is not `cause`; `vouched`: `cause` is the
-    `context.composed` of `tools`, recorded with `vouch=_TOOLS_KEY`."""
+    `context.composed` of `tools`, recorded with `vouch=TOOLS_KEY`."""
     st, session = ctx.state, ctx.session
     session.llm_calls += 1
     st.llm_calls += 1
@@ -158,7 +145,7 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
     model = requested_model(session.provider, request)
     payload = {"call": call, "model": model, "messages": count, "tools": [t.name for t in tools]}
     if vouched:  # (its tool names sit in `cause`: only the other three values are checked)
-        called = ctx.rec.emit_vouched_plus("llm.called", payload, cause, _LLM_CALLED_KEYS,
+        called = ctx.rec.emit_vouched_plus("llm.called", payload, cause, shapes.LLM_CALLED_KEYS,
                                            (call, model, count), st.iteration, None, inputs)
     else:
         called = ctx.rec.emit("llm.called", payload, iteration=st.iteration, caused_by=inputs)
@@ -179,64 +166,9 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
         out.update(response_keys(reply))  # (what the provider's reply says of itself)
     # (each call's `tool.called` holds its name, id and arguments, all in `out`: vouched for)
     replied = ctx.rec.emit("llm.replied", out, iteration=st.iteration, caused_by=(called,),
-                           shaper=_replied_shape if len(out) == 4 else None, shape_of=out,
+                           shaper=shapes.replied_shape if len(out) == 4 else None, shape_of=out,
                            vouch=CALLED_KEYS if calls else None)
     return reply, replied
-
-
-# Speed: a `context.composed` vouches for the `tools` of its `llm.called` (their names sit in its
-# payload, from the same offered tools; `model_view.sent` keeps a tool's name), so that payload's
-# clean check walks only its other keys' values (`CleanCheck.is_clean_vouched_plus`).
-_TOOLS_KEY = ("tools",)
-_LLM_CALLED_KEYS = ("call", "model", "messages")
-
-
-# Speed: how the clean check of an `llm.replied` payload without chunks or response keys is
-# settled (`CleanCheck.is_clean_as`): its four keys and its calls' three are the code's, so the
-# payload is a function of the number of calls and of the values checked at every reply (the
-# text, the stop reason, the two token counts, each call's id, name and arguments).
-def _replied_shape(out: dict) -> tuple:
-    calls, usage = out["tool_calls"], out["usage"]
-    if len(calls) == 1 and len(usage) == 2:  # Speed: the usual reply, one tuple
-        c = calls[0]
-        return _ONE_CALL, (out["text"], out["stop"], usage[0], usage[1], c["id"], c["tool"],
-                           c["args"])
-    values = [out["text"], out["stop"], *usage]
-    for c in calls:
-        values += (c["id"], c["tool"], c["args"])
-    return ("llm.replied", len(calls), len(usage)), values
-
-
-_ONE_CALL = ("llm.replied", 1, 2)  # (the shape of a one-call reply)
-
-
-# Speed: how the clean check of a `context.composed` payload is settled (`CleanCheck.is_clean_as`;
-# called only when something could be scrubbed). The payload is a function of the composition's
-# pieces (kind, name, reason, length, span, whether it has a cause), tools (name, origin, skill),
-# active skills and system prompt length, all of the checked program (exact strs), and of the
-# pieces' first causes (event ids: the values, checked every time, so that the shape holds
-# nothing of the run and is shared by the rule set's runs); a piece with evidence (`detail`) or a
-# skipped piece has run data: checked in full.
-def _composed_shape(comp) -> tuple | None:
-    if comp.skipped:
-        return None
-    # Speed: each part flat (fixed fields per piece and per tool), built by a loop: no tuple
-    # per piece or tool kept, no comprehension frame, one pass over the pieces.
-    pieces: list | tuple = comp.pieces
-    values: list | tuple = ()
-    if pieces:
-        flat: list = []
-        values = []
-        for p in pieces:
-            if p.detail is not None:
-                return None
-            flat += (p.kind, p.name, p.reason, len(p.text), p.source, not p.caused_by)
-            values += p.caused_by[:1]
-        pieces = tuple(flat)
-    tools: list = []
-    for o in comp.offered:
-        tools += (o.spec.name, o.origin, o.skill)
-    return ("context.composed", pieces, tuple(tools), comp.active, len(comp.system)), values
 
 
 def _provider_events(ctx: RunCtx, called: str) -> int:

@@ -1,6 +1,6 @@
 """A `context.composed` payload whose clean check is settled by its composition's shape
-(`interp._composed_shape`, `CleanCheck.is_clean_as`), and an `llm.replied` one settled by its
-number of calls (`interp._replied_shape`), record exactly what the full clean check records.
+(`event_shapes.composed_shape`, `CleanCheck.is_clean_as`), and an `llm.replied` one settled by its
+number of calls (`event_shapes.replied_shape`), record exactly what the full clean check records.
 
 These tests run the same scripted runs with the shape and with every payload checked in full,
 and compare the traces: plain compositions repeated at every iteration, skills opened (pieces
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 import afp_dsl as afp
-from afp_dsl import interp
+from afp_dsl import event_shapes
 from afp_dsl.effects import Effects, counter_ids
 from afp_dsl.providers import mock
 from afp_dsl.redaction import Redactor
@@ -66,7 +66,7 @@ SCRIPTS = {
 def _run(script: list, shaped: bool, monkeypatch: pytest.MonkeyPatch, *, message: str = "go",
          patterns: str = "", cond: bool = False) -> list:
     if not shaped:
-        monkeypatch.setattr(interp, "_composed_shape", lambda comp: None)
+        monkeypatch.setattr(event_shapes, "composed_shape", lambda comp: None)
     program = afp.load(SPEC % (", cond" if cond else "", patterns))
     tools = {"echo": lambda word: word, "lookup": lambda q: q,
              "login": lambda user: {"password": user}}
@@ -134,7 +134,7 @@ def test_a_known_shape_skips_the_walk_until_a_secret_is_remembered(monkeypatch) 
     assert red.is_clean_as({"a": 1}, lambda s: 1 / 0, None)  # a shaper that fails: the walk
 
 
-# ---------------------------------------------------------------- llm.replied (`_replied_shape`)
+# ---------------------------------------------------------------- llm.replied (`replied_shape`)
 REPLIES = {
     "plain": [[("echo", {"word": "w1"})], [("echo", {"word": "w2"})], "done"],
     "two calls": [[("echo", {"word": "w1"}), ("echo", {"word": "w2"})],
@@ -155,7 +155,7 @@ REPLIES = {
 
 def _run_replies(script: list, shaped: bool, monkeypatch: pytest.MonkeyPatch) -> list:
     if not shaped:
-        monkeypatch.setattr(interp, "_replied_shape", lambda out: None)
+        monkeypatch.setattr(event_shapes, "replied_shape", lambda out: None)
     events = _run(script, True, monkeypatch)
     monkeypatch.undo()
     return events
@@ -215,10 +215,10 @@ def test_equal_composition_shapes_mean_equal_payloads() -> None:
                          frozenset()) for p, t in variants]
     for a in comps:
         for b in comps:
-            same = interp._composed_shape(a) == interp._composed_shape(b)
-            assert same == (interp._composition_payload(a) == interp._composition_payload(b))
-    shapes = {interp._composed_shape(c)[0] for c in comps[-3:]}
+            same = event_shapes.composed_shape(a) == event_shapes.composed_shape(b)
+            assert same == (event_shapes.composition_payload(a) == event_shapes.composition_payload(b))
+    shapes = {event_shapes.composed_shape(c)[0] for c in comps[-3:]}
     assert len(shapes) == 2 and not any("r:1" in str(s) for s in shapes)  # (ids are values)
     with_evidence = attrs.evolve(comps[6], pieces=(attrs.evolve(comps[6].pieces[0],
                                                                 detail=[{"x": 1}]),))
-    assert interp._composed_shape(with_evidence) is None  # (evidence: checked in full)
+    assert event_shapes.composed_shape(with_evidence) is None  # (evidence: checked in full)
