@@ -98,7 +98,7 @@ def write_page(report: dict, args: argparse.Namespace, json_path: Path) -> int:
     md_path.write_text(render(report, baseline, notes, also), encoding="utf-8")
     for g in report["goals"]:
         mark = {True: "met", False: "MISSED", None: "n/a"}[g["met"]]
-        value = "–" if g["value"] is None else f"{g['value']:.2f}"
+        value = "–" if g["value"] is None else g.get("shown") or f"{g['value']:.2f}"
         print(f"{mark:>7}  {g['goal']}: {value} (goal {g['target']})", file=sys.stderr)
     print(f"bench: wrote {json_path} and {md_path}", file=sys.stderr)
     return 0

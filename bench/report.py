@@ -46,8 +46,20 @@ def goals(report: dict) -> list[dict]:
         value = None if "error" in data else get(data)
         ok = None if value is None or report.get("quick") else {
             ">=": value >= target, "<=": value <= target, "<": value < target}[op]
-        out.append({"benchmark": bench, "goal": text, "target": f"{op} {target:g}", "value": value, "met": ok})
+        out.append({"benchmark": bench, "goal": text, "target": f"{op} {target:g}", "value": value, "met": ok,
+                    "shown": shown(value, target)})
     return out
+
+
+def shown(value: Any, target: float) -> str:
+    """`value` with two decimals, or as many more (up to five) as tell it apart from `target`:
+    0.5575 against `< 0.56` reads 0.558, not 0.56."""
+    if not isinstance(value, (int, float)):
+        return _f(value)
+    digits = 2
+    while digits < 5 and f"{value:.{digits}f}" == f"{target:.{digits}f}" and value != target:
+        digits += 1
+    return f"{value:,.{digits}f}"
 
 
 def _f(x: Any, digits: int = 2) -> str:
@@ -195,7 +207,7 @@ def render(report: dict, baseline: dict | None = None, notes: str = "", also: li
              f"* Python {report.get('python', '?')}; date {report.get('date', '?')}"
              + ("; **quick mode** (tiny sizes, 1 repetition: not figures to quote)" if report.get("quick") else ""),
              "", "## Goals", ""]
-    rows = [[g["goal"], g["target"], _f(g["value"]), {True: "met", False: "**missed**", None: "–"}[g["met"]]]
+    rows = [[g["goal"], g["target"], g.get("shown") or _f(g["value"]), {True: "met", False: "**missed**", None: "–"}[g["met"]]]
             for g in goals(report)]
     lines += _table(["goal", "target", "measured", ""], rows)
     if baseline:
