@@ -177,3 +177,22 @@ def test_a_host_reason_is_checked_at_every_run() -> None:
         reasons = [p["reason"] for kind, _, _, p, *_ in events
                    if kind == "policy.decided" and p["policy"] == "host_link"]
         assert reasons == ["saw w9", "saw [REDACTED]"]
+
+
+def test_runs_in_threads_record_what_runs_alone_record() -> None:
+    """Runs of one program in threads, some remembering a secret, share the rule set's sets while
+    they run: each records what it records alone (switching threads as often as CPython can)."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+    scripts = [PLAIN, SECRET] * 6
+    alone = {id(s): _run(_program(graph=True), s) for s in (PLAIN, SECRET)}
+    program = _program(graph=True)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            traces = list(pool.map(lambda s: _run(program, s), scripts))
+    finally:
+        sys.setswitchinterval(interval)
+    for script, trace in zip(scripts, traces):
+        assert trace == alone[id(script)]
