@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -111,8 +112,9 @@ def test_a_misspelt_outcome_gets_a_did_you_mean():
 
 
 # ---------------------------------------------------------------- §3: short and JSON places
-def test_an_unreadable_file_is_reported_at_line_1_column_1(tmp_path):
-    bad = tmp_path / "x.afp"
+def test_an_unreadable_file_is_reported_at_line_1_column_1(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # (the path is shown as given, whatever the test's own cwd)
+    bad = Path("x.afp")
     bad.write_bytes(b"\xff\xfe agent")
     runner = CliRunner()
     short = runner.invoke(cli.main, ["check", str(bad), "--format", "short"])

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import afp_dsl as afp
 from afp_dsl.cli_trace import overlay_drawings
 from afp_dsl.graph_svg import to_svg
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 SPEC = '''
 agent g { graph = m tools = [t, u] }
@@ -55,7 +58,7 @@ def test_the_overlay_marks_visited_skills_taken_and_refused_edges():
 
 
 def test_a_run_of_an_example_is_drawn_with_what_it_did():
-    program = afp.load("examples/support/support.afp")
+    program = afp.load(EXAMPLES / "support" / "support.afp")
     agent = program.agent(provider=afp.providers.mock([[("lookup_order", {"order_id": "AB-12"})],
                                                        "done"]))
     r = agent.run("I was charged twice for order AB-12")
