@@ -174,7 +174,7 @@ def test_a_call_id_used_again_by_a_later_reply_ends_each_tool_span_at_its_own_re
 
 
 # ---------------------------------------------------------------- error.type and response ids
-from afp_dsl.providers._http import ProviderTimeoutError, RateLimitedError  # noqa: E402
+from afp_dsl.providers._errors import ProviderTimeoutError, RateLimitedError  # noqa: E402
 from afp_dsl.providers.base import Reply  # noqa: E402
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from afp_dsl.frozen import freeze
-from afp_dsl.providers import _http as h
+from afp_dsl.providers import _errors as h
 from afp_dsl.providers.base import Message, ProviderError, Request, ToolSpec
 from tests.fakes.clients import KEY, make
 from tests.fakes.server import FakeServer, Hang, Response, free_port

@@ -10,7 +10,7 @@ import socketserver
 
 import pytest
 
-from afp_dsl.providers import _http as h
+from afp_dsl.providers import _errors as h
 from afp_dsl.providers.base import Message, ProviderError, Request, ToolCall
 from tests.fakes.clients import KEY, make
 from tests.fakes.server import FakeServer, Response, free_port

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from afp_dsl.providers import _deadline as d
-from afp_dsl.providers import _http as h
+from afp_dsl.providers import _errors as h
 from afp_dsl.providers.base import Message, Request
 from afp_dsl.providers.resilience import with_retry
 from tests.fakes.clients import make

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from afp_dsl.providers import _http as h
+from afp_dsl.providers import _errors as h
 from afp_dsl.providers.base import Message, ProviderError, Request
 from afp_dsl.providers.mock import MockProvider
 from afp_dsl.providers.registry import make_provider, split_name

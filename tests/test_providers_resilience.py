@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from afp_dsl.providers import _http as h
+from afp_dsl.providers import _errors as h
 from afp_dsl.providers.base import Message, Provider, ProviderError, Reply, Request
 from afp_dsl.providers.mock import mock
 from afp_dsl.providers.resilience import (CircuitOpenError, with_circuit_breaker, with_fallback,

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._http import (AuthenticationError, BadRequestError, BadToolArgumentsError, EmptyReplyError,
-                    MalformedReplyError, MissingKeyError, ModelNotFoundError, ProviderEvent,
-                    ProviderFailure, ProviderTimeoutError, QuotaExceededError, RateLimitedError,
-                    ServerError, ServerUnreachableError)
+from ._errors import (AuthenticationError, BadRequestError, BadToolArgumentsError, EmptyReplyError,
+                      MalformedReplyError, MissingKeyError, ModelNotFoundError, ProviderFailure,
+                      ProviderTimeoutError, QuotaExceededError, RateLimitedError, ServerError,
+                      ServerUnreachableError)
+from ._http import ProviderEvent
 from .anthropic import anthropic
 from .base import (Message, Provider, ProviderError, Reply, Request, ToolCall, ToolSpec,
                    Usage)

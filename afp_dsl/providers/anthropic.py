@@ -18,9 +18,9 @@ from typing import Any, Mapping
 from ..frozen import thaw
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
-from ._http import (Adapter, MissingKeyError, ProviderFailure, body_error, call_id, empty_reply,
-                    error_reply, malformed, map_sdk_error, parse_arguments, reply_meta,
-                    shown_url, stream_cut, url_secrets)
+from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
+                      malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
+from ._http import Adapter, call_id, parse_arguments, reply_meta
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 OFFICIAL = "https://api.anthropic.com"

@@ -17,11 +17,11 @@ from typing import Any, Mapping
 from ..frozen import thaw
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import deadline_hooks, watch_client
-from ._http import (Adapter, AuthenticationError, BadRequestError, BadToolArgumentsError,
-                    ModelNotFoundError, ProviderFailure, ProviderTimeoutError, RateLimitedError,
-                    ServerError, ServerUnreachableError, body_error, call_id, clip,
-                    empty_reply, error_reply, malformed,
-                    mid_reply, parse_arguments, parse_retry_after, reply_meta, stream_cut)
+from ._errors import (AuthenticationError, BadRequestError, BadToolArgumentsError,
+                      ModelNotFoundError, ProviderFailure, ProviderTimeoutError, RateLimitedError,
+                      ServerError, ServerUnreachableError, body_error, clip, empty_reply,
+                      error_reply, malformed, mid_reply, parse_retry_after, stream_cut)
+from ._http import Adapter, call_id, parse_arguments, reply_meta
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_HOST = "http://127.0.0.1:11434"

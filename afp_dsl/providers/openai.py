@@ -16,9 +16,9 @@ from typing import Any, Mapping
 
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
-from ._http import (Adapter, MissingKeyError, ProviderFailure, call_id, dump_arguments,
-                    body_error, empty_reply, error_reply, malformed, map_sdk_error,
-                    parse_arguments, reply_meta, shown_url, stream_cut, url_secrets)
+from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
+                      malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
+from ._http import Adapter, call_id, dump_arguments, parse_arguments, reply_meta
 
 DEFAULT_MODEL = "gpt-4o-mini"
 OFFICIAL = "https://api.openai.com/v1"

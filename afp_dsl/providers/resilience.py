@@ -16,7 +16,8 @@ import time
 from typing import Any, Callable
 
 from .base import Provider, ProviderError, Reply, Request, error_kind, requested_model
-from ._http import Observable, ProviderFailure, clip, forward_events, is_transient
+from ._errors import ProviderFailure, clip, is_transient
+from ._http import Observable, forward_events
 
 
 class CircuitOpenError(ProviderFailure):
