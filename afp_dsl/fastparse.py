@@ -15,7 +15,7 @@ Invariants: soft keywords: a word is typed as a keyword only where the grammar a
 from __future__ import annotations
 
 from .fastlex import ATTR_KEYS, DECLS, KEYWORDS, Bail, EmptyNode, Node, Token, node
-from .fastparse_route import RouteParser
+from .fastparse_decl import FUSED_KINDS, DeclParser
 
 
 def parse_tree(text: str, file: str | None = None) -> tuple[Node, list[Token]] | None:
@@ -30,7 +30,7 @@ def parse_tree(text: str, file: str | None = None) -> tuple[Node, list[Token]] |
         return None
 
 
-class _Parser(RouteParser):
+class _Parser(DeclParser):
     # -------------------------------------------------------------- file and declarations
     def start(self) -> tuple[Node, list[Token]]:
         items = []
@@ -56,6 +56,10 @@ class _Parser(RouteParser):
         return node("import_decl", [path, alias], start, alias.end_pos)
 
     def decl(self, kind: str) -> Node:
+        if self.file is not None and kind in FUSED_KINDS:
+            fused = self.lowered_decl(kind)
+            if fused is not None:
+                return fused
         start = self.s[self.i]
         self.i += 1
         children = [self.name()]

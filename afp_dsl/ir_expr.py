@@ -73,7 +73,7 @@ def maker(cls: type) -> Any:
     stores through the slots' own descriptors, without keywords (≈ 0.25 µs). IR classes have no
     validators, converters or post-init hooks (tests/test_ir_maker.py checks every class)."""
     sets = [getattr(cls, f.name).__set__ for f in attrs.fields(cls)]
-    return _MAKERS[len(sets)](cls, object.__new__, *sets)
+    return _MAKERS.get(len(sets), _make_many)(cls, object.__new__, *sets)
 
 
 def _make2(cls, new, s0, s1):
@@ -128,6 +128,18 @@ def _make7(cls, new, s0, s1, s2, s3, s4, s5, s6):
         s4(o, e)
         s5(o, f)
         s6(o, g)
+        return o
+    return make
+
+
+def _make_many(cls, new, *sets):
+    """A builder of any arity (the declarations' many fields): a loop over the slots' setters."""
+    def make(*args):
+        if len(args) != len(sets):
+            raise TypeError(f"{cls.__name__} takes {len(sets)} fields, {len(args)} given")
+        o = new(cls)
+        for put, value in zip(sets, args):
+            put(o, value)
         return o
     return make
 

@@ -17,7 +17,7 @@ from .attributes import NOT_QUICK, SCHEMAS, Converter, KindSchema
 from .codes import diag
 from .diagnostics import Diagnostic, Severity
 from .fastlex import Lowered
-from .lower_schema import SchemaLowerer
+from .lower_schema import SchemaLowerer, refiled
 from .lower_values import BAD, MAX_NAME, ValueLowerer, to_data
 from .source import Span
 from .suggest import closest
@@ -113,6 +113,8 @@ class Lowerer:
 
     # -------------------------------------------------------------- declarations
     def decl(self, node: lark.Tree) -> ir.Decl | None:
+        if type(node) is Lowered:  # (already lowered by the fast parser)
+            return refiled(node.value, self.key)
         kind = node.data[: -len("_decl")]
         children = node.children
         name_tok = children[0]
@@ -213,7 +215,8 @@ class Lowerer:
             if node.data == "entry_stmt":
                 entries.append(self.entry(node))
             elif node.data == "route_stmt":  # (already lowered by the fast parser: `Lowered`)
-                routes.append(node.value if type(node) is Lowered else self.route(node))
+                routes.append(refiled(node.value, self.key) if type(node) is Lowered
+                              else self.route(node))
         return {"entries": tuple(entries), "routes": tuple(routes)}
 
     def entry(self, node: lark.Tree) -> ir.Entry:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from . import ir
 from .codes import diag
 from .fastlex import Lowered
@@ -264,14 +266,21 @@ def block_schema(json: dict, pointers: list, span: Span) -> ir.Schema:
     return _SCHEMA(adopt(json), "block", None, tuple(pointers), span)
 
 
-def refiled(schema: ir.Schema, file: str) -> ir.Schema:
-    """`schema` (lowered by the parser) with its spans in `file`, should the tree be lowered
-    under another name than it was parsed with."""
-    if schema.span.file == file:
-        return schema
-    return ir.Schema(json=schema.json, origin=schema.origin,
-                     pointers=tuple((p, Span(file, s.start, s.end)) for p, s in schema.pointers),
-                     span=Span(file, schema.span.start, schema.span.end))
+def refiled(value: Any, file: str) -> Any:
+    """`value`, IR the fast parser lowered (a schema, a route, a declaration), with every span in
+    `file`, should its tree be lowered under another name than it was parsed with."""
+    t = type(value)
+    if t is Span:  # (a field's default, `NOSPAN`, stays as it is)
+        return value if value.file == file or not value.file else Span(file, value.start, value.end)
+    if t is tuple:
+        return tuple(refiled(x, file) for x in value)
+    if attrs.has(t):
+        span = getattr(value, "span", None)
+        if type(span) is Span and span.file == file:  # (the parser's file: all spans are in it)
+            return value
+        return attrs.evolve(value, **{f.name: refiled(getattr(value, f.name), file)
+                                      for f in attrs.fields(t)})
+    return value
 
 
 def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple | None:

@@ -44,8 +44,10 @@ def _lowered(text: str, fused: bool, parse_as: str = "spec.afp"):
 
 def _fused_blocks(text: str) -> int:
     got = fastparse.parse_tree(text, "spec.afp")
+    fused_decls = [d.value for d in got[0].children if type(d) is fastlex.Lowered]  # (its blocks too)
     return sum(type(item.children[-1]) is fastlex.Lowered for decl in got[0].children
-               for item in decl.children if not isinstance(item, str) and item.data == "schema_attr")
+               for item in decl.children if not isinstance(item, str) and item.data == "schema_attr"
+               ) + sum((d.input is not None) + (d.output is not None) for d in fused_decls)
 
 
 def assert_same(text: str) -> None:
