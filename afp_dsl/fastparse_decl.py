@@ -26,7 +26,7 @@ import attrs
 
 from . import ir
 from .attributes import SCHEMAS
-from .fastlex import ATTR_KEYS, KEYWORDS, Lowered, node
+from .fastlex import ATTR_KEYS, KEYWORDS, Bail, Lowered, node
 from .fastparse_route import RouteParser
 from .fastparse_schema import Unfused
 from .lower import RESERVED
@@ -62,7 +62,7 @@ class DeclParser(RouteParser):
         i, depth = self.i, self.depth
         try:
             return self.fused_decl(kind)
-        except (Unfused, IndexError):
+        except (Unfused, Bail, IndexError):
             self.i, self.depth = i, depth  # (the tree path bails on what is not valid syntax)
             return None
 
