@@ -3,9 +3,10 @@
 Role:       `parser.parse` tries this first; the Lark grammar (grammar/afp.lark) stays normative.
             Builds exactly the tree Lark builds (rule names, kept tokens and their types, spans
             as `propagate_positions` sets them) so `lower` cannot tell the two apart. This part:
-            declarations, graphs, policies, tests; over `fastparse_route` and `fastparse_schema`
-            (which, given the file's name, hand `lower` a graph's route or a tool's schema block
-            already lowered), `fastparse_values` and `fastlex`.
+            declarations, graphs, policies, tests; over `fastparse_decl`, `fastparse_route` and
+            `fastparse_schema` (which, given the file's name, hand `lower` a plain declaration, a
+            graph's route or a tool's schema block already lowered), `fastparse_values` and
+            `fastlex`.
 Emits:      nothing: on anything it does not fully understand it returns None and the caller
             re-parses with Lark, which also writes the diagnostic.
 Invariants: soft keywords: a word is typed as a keyword only where the grammar accepts it; a

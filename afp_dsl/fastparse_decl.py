@@ -101,7 +101,7 @@ class DeclParser(RouteParser):
         args = list(defaults)
         for field, value in fields.values():
             args[index[field]] = value
-        args[index["name"]] = str(name)
+        args[index["name"]] = name
         args[index["span"]] = name_span
         args[index["full_span"]] = _new_span(Span, (self.file, start, end))
         out = node(kind + "_decl", [], start, end, Lowered)
