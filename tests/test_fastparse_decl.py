@@ -13,6 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from afp_dsl import fastlex, fastparse, ir, lower
+from afp_dsl.printer import print_module
+from strategies import modules
 from test_fastparse import SPECS, budget, mutated
 from test_fastparse_schema import _lowered, assert_same
 
@@ -51,6 +53,14 @@ def test_the_examples_plain_declarations_are_fused() -> None:
 @given(mutated())
 def test_mutated_specs(text: str) -> None:
     assert_same(text)
+
+
+@budget(200)
+@given(modules())
+def test_generated_modules(module) -> None:
+    """Every kind of declaration with generated values (names, texts with escapes and newlines,
+    qualified references, schemas), as the printer writes it."""
+    assert_same(print_module(module))
 
 
 # Declaration texts built from pieces, many of which draw a diagnostic, are not plain values or
