@@ -285,7 +285,7 @@ class Converter:
         if isinstance(value, CallV) and value.func == "python":
             if len(value.args) == 1 and isinstance(value.args[0], ir.Lit) and isinstance(value.args[0].value, str):
                 target = value.args[0].value
-                if _valid_target(target):
+                if valid_target(target):
                     return ir.PythonImpl(target=target, span=value.span)
                 self.diags.append(diag("AFP106", f"`{target}` is not a `module:attribute` target",
                                        value.args[0].span, "bad target",
@@ -343,7 +343,7 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"`{name}` is not a JSON value")
 
 
-def _valid_target(target: str) -> bool:
+def valid_target(target: str) -> bool:
     mod, sep, attr = target.partition(":")
     return bool(sep) and all(p.isidentifier() for p in mod.split(".")) and all(
         p.isidentifier() for p in attr.split("."))
