@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import afp_dsl as afp
+from tests.fakes.server import QuietServer
 from afp_dsl import stdtools
 from afp_dsl.effects import Effects, counter_ids
 from afp_dsl.providers.mock import MockProvider
@@ -257,7 +258,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def server():
     _Handler.hits = []
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv = QuietServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     try:

@@ -40,6 +40,20 @@ class Hang:
 Handler = Callable[[Recorded], "Response | Hang"]
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A threaded server that says nothing when a client hangs up mid-answer (a client that
+    timed out, or stopped reading at its size cap: what the tests make clients do); any other
+    error in a handler is printed as `socketserver` does."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeServer:
     """`with FakeServer(handler) as s:` then point a client at `s.url`."""
 
@@ -47,8 +61,7 @@ class FakeServer:
         self.handler = handler
         self.requests: list[Recorded] = []
         self.stopped = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._httpd.daemon_threads = True
+        self._httpd = QuietServer(("127.0.0.1", 0), _make_handler(self))
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,),
                                         daemon=True)
 
