@@ -162,7 +162,11 @@ def lex(text: str) -> tuple[list[str], list[str], list[int], list[int], list[Tok
     # Speed: `split` returns [space, token, space, token, ..., space] without a tuple per match,
     # and the running sums of those lengths are every token's start and end, summed in C.
     parts = _SPLIT.split(text)
-    vals = parts[1::2]
+    # Memory: one object per distinct token text (a name written fifty times is one string),
+    # so the IR's names, references and keys share their strings, and a lookup of one in a
+    # table built from another meets the very key (an identity test, no characters read).
+    seen: dict[str, str] = {}
+    vals = list(map(seen.setdefault, parts[1::2], parts[1::2]))
     offsets = list(accumulate(map(len, parts)))
     starts, ends = offsets[0:-1:2], offsets[1::2]
     # Speed: the kinds are made in C, without a Python step per token: the tokens' first

@@ -264,6 +264,23 @@ def test_the_lexer_cuts_text_as_the_plain_regex_and_kinds_each_token(pieces) -> 
     assert kinds[-1] == "$" and all(str(c).startswith("#") for c in comments)
 
 
+def test_equal_token_texts_are_one_string() -> None:
+    """The IR's names share their strings: a declaration's name, each reference to it and each
+    schema key of that name are the very same object (so a table lookup of one meets the other
+    at once)."""
+    text = ('tool lookup { description = "d", output { state: string } }\n'
+            'skill first { description = "d", tools = [lookup] }\n'
+            'skill second { description = "d", tools = [lookup] }\n'
+            'graph g { entry first\n route first -> second on lookup when result.state == "x" }\n')
+    kinds, vals, *_ = fastlex.lex(text)  # (one-character strings are shared anyway: longer ones)
+    assert len({id(v) for v in vals if v == "lookup"}) == 1 and vals.count("lookup") == 4
+    module = lower.lower_module(fastparse.parse_tree(text, "f.afp")[0], "f.afp", text, lambda r: None)[0]
+    tool, a, b, g = module.decls
+    assert a.tools[0].name is tool.name and b.tools[0].name is tool.name
+    assert g.routes[0].on.name is tool.name and g.routes[0].src.name is a.name
+    assert g.routes[0].when.left.segments[0] is next(iter(tool.output.json["properties"]))
+
+
 def _plain_kind(tok: str) -> str:
     """A token's kind, decided the plain way (one Python test after another)."""
     punct = set("{ } ( ) [ ] , : = . ? * | < > == != <= >= ... -> =>".split())
