@@ -25,6 +25,15 @@ def _fused_decls(text: str, parse_as: str = "spec.afp") -> list[str]:
     return [d.data[: -len("_decl")] for d in got[0].children if type(d) is fastlex.Lowered]
 
 
+def test_the_declarations_defaults_can_be_shared() -> None:
+    """The fused path fills a declaration's absent fields with the class's defaults, the same
+    objects for every declaration: none may be a factory (a fresh value per instance)."""
+    import attrs
+    from afp_dsl.fastparse_decl import _KINDS
+    for cls in _KINDS.values():
+        assert not any(isinstance(f.default, attrs.Factory) for f in attrs.fields(cls)), cls
+
+
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.name)
 def test_every_spec_in_the_repository(path) -> None:
     assert_same(path.read_bytes().decode("utf-8", errors="replace"))
