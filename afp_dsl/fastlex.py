@@ -9,8 +9,8 @@ Invariants: no lark import (start-up time); a stray character makes the fast pat
 from __future__ import annotations
 
 import re
-from itertools import accumulate
-from operator import itemgetter
+from itertools import accumulate, repeat
+from operator import itemgetter, sub
 
 # One match = one token (or one stray character: the fast path gives up). Words, the one-character
 # punctuation and strings come first (the most frequent); `"""` must stay before `"`. Speed: every
@@ -25,12 +25,15 @@ _TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(
           r'|=[=>]?|\.(?:\.\.)?|[1-9][0-9]*' + _FRACTION + '|0' + _FRACTION + r'|->|-(?:0|[1-9][0-9]*)'
           + _FRACTION + r'|<=?|>=?|!=|#[^\n\r]*|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*'
           r'|[^ \t\f\r\n\ufeff])')
-_SPLIT = re.compile(_TOKEN)  # `split`: [space, token, space, token, ..., space]
+_BLANKS = " \t\f\r\n\ufeff"  # what may stand between tokens (anything else is a token or a stray)
+# One match = the blanks before a token, and the token. Matches follow each other with no gap (a
+# non-blank character always starts a token), so their lengths sum to every token's end.
+_PIECE = re.compile(r"[ \t\f\r\n\ufeff]*(?:" + _TOKEN[1:-1] + ")")
 
 
 def token_pairs() -> re.Pattern[str]:
     """A regex whose `findall` gives (space, token) pairs, for the tests' mutations. Speed:
-    compiled on demand (≈ 0.5 ms): the lexer itself splits with `_SPLIT`."""
+    compiled on demand (≈ 0.5 ms): the lexer itself scans with `_PIECE`."""
     return re.compile(r'([ \t\f\r\n\ufeff]*)' + _TOKEN)
 
 
@@ -45,6 +48,8 @@ _BY_FIRST = "".join(
     for c in map(chr, range(256)))
 _BY_TEXT = {op: op for op in ("->", "=>", "==", "!=", "<=", ">=", "...")}
 _BY_TEXT.update({'"': "~", "-": "~", "/": "~"})
+
+_FIRST_CHAR = itemgetter(0)
 
 COMP_OPS = frozenset(("==", "!=", "<=", ">=", "<", ">"))
 
@@ -159,25 +164,25 @@ def node(data: str, children: list, start: int, end: int, cls: type = Node) -> N
 
 def lex(text: str) -> tuple[list[str], list[str], list[int], list[int], list[Token]]:
     """(kinds, texts, starts, ends, comments); the lists end with an end-of-file sentinel `$`."""
-    # Speed: `split` returns [space, token, space, token, ..., space] without a tuple per match,
-    # and the running sums of those lengths are every token's start and end, summed in C.
-    parts = _SPLIT.split(text)
+    # Speed: `findall` gives one string per token (its blanks in front), without a Python step
+    # per match; the running sum of their lengths is every token's end, summed in C. The scan
+    # stops at the last token: blanks at the end would make the search retry at each of them.
+    pieces = _PIECE.findall(text, 0, len(text.rstrip(_BLANKS)))
     # Memory: one object per distinct token text (a name written fifty times is one string),
     # so the IR's names, references and keys share their strings, and a lookup of one in a
-    # table built from another meets the very key (an identity test, no characters read).
+    # table built from another meets the very key (an identity test, no characters read). The
+    # blanks are cut off each distinct piece only (most pieces repeat: " =", "\n  tools"), and a
+    # token's kind is worked out once per distinct text.
+    distinct = list(dict.fromkeys(pieces))
     seen: dict[str, str] = {}
-    vals = list(map(seen.setdefault, parts[1::2], parts[1::2]))
-    offsets = list(accumulate(map(len, parts)))
-    starts, ends = offsets[0:-1:2], offsets[1::2]
-    # Speed: the kinds are made in C, without a Python step per token: the tokens' first
-    # characters (picked out of the text at their starts) translated to their kinds, then
-    # corrected by the few token texts whose first character does not decide.
-    firsts = "".join(itemgetter(*starts)(text)) if starts else ""
-    if not firsts.isascii():
-        raise Bail  # a stray character (every token of the grammar starts with an ASCII one)
-    kinds = list(map(_BY_TEXT.get, vals, firsts.translate(_BY_FIRST)))
-    if '"""' in text:
-        kinds = ["M" if k == "S" and v.startswith('"""') else k for k, v in zip(kinds, vals)]
+    texts = list(map(str.lstrip, distinct, repeat(_BLANKS)))
+    text_of = dict(zip(distinct, map(seen.setdefault, texts, texts)))
+    vals = list(map(text_of.__getitem__, pieces))
+    ends = list(accumulate(map(len, pieces)))
+    del pieces, distinct, texts, text_of
+    starts = list(map(sub, ends, map(len, vals)))
+    kind_of, firsts = _kinds(list(seen))
+    kinds = list(map(kind_of.__getitem__, vals))
     comments = []
     if "#" in firsts:
         keep = [j for j, k in enumerate(kinds) if k != "#"]
@@ -190,6 +195,19 @@ def lex(text: str) -> tuple[list[str], list[str], list[int], list[int], list[Tok
     starts.append(end)
     ends.append(end)
     return kinds, vals, starts, ends, comments
+
+
+def _kinds(texts: list[str]) -> tuple[dict[str, str], str]:
+    """Each distinct token text's kind, and their first characters. Speed: made in C, without a Python step per token: the
+    tokens' first characters translated to their kinds, then corrected by the few token texts
+    whose first character does not decide."""
+    firsts = "".join(map(_FIRST_CHAR, texts))
+    if not firsts.isascii():
+        raise Bail  # a stray character (every token of the grammar starts with an ASCII one)
+    kinds = dict(zip(texts, map(_BY_TEXT.get, texts, firsts.translate(_BY_FIRST))))
+    if '"' in firsts:
+        kinds.update((t, "M") for t in texts if t.startswith('"""'))
+    return kinds, firsts
 
 
 def token(type_: str, value: str, start: int, end: int) -> Token:

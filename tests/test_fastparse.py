@@ -9,6 +9,7 @@ the nesting it accepts stays under `lower.MAX_DEPTH`.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -252,16 +253,31 @@ _PIECES = ["a", "_b1", "0", "01", "-", "-0", "-12", "1.5", "2e5", "3E-2", ".", "
 @given(st.lists(st.sampled_from(_PIECES), max_size=30))
 def test_the_lexer_cuts_text_as_the_plain_regex_and_kinds_each_token(pieces) -> None:
     text = "".join(pieces)
-    assert fastlex._SPLIT.split(text) == re.split(_PLAIN_TOKEN, text)
+    parts = re.split(_PLAIN_TOKEN, text)
+    offsets = list(itertools.accumulate(map(len, parts)))
+    want = list(zip(parts[1::2], offsets[0:-1:2], offsets[1::2]))
     try:
         kinds, vals, starts, ends, comments = fastlex.lex(text)
     except fastlex.Bail:  # only for a stray character beyond ASCII
-        assert not all(tok[0].isascii() for tok in re.findall(_PLAIN_TOKEN, text))
+        assert not all(tok[0].isascii() for tok, _, _ in want)
         return
+    got = sorted([*zip(vals[:-1], starts, ends), *((str(c), c.start_pos, c.end_pos) for c in comments)],
+                 key=lambda t: t[1])
+    assert got == want
     for kind, val, s, e in zip(kinds[:-1], vals, starts, ends):
         assert text[s:e] == val
         assert kind == _plain_kind(val), (val, kind)
     assert kinds[-1] == "$" and all(str(c).startswith("#") for c in comments)
+    kept = [e for tok, _, e in want if not tok.startswith("#")]
+    assert starts[-1] == ends[-1] == (kept[-1] if kept else 0)  # the sentinel: after the last token
+
+
+@pytest.mark.parametrize("text", ["a" + " " * 200_000, " \n" * 100_000, "\ufeff" * 50_000 + "#x\n\t"])
+def test_the_lexer_ends_at_once_on_a_long_run_of_trailing_blanks(text) -> None:
+    """The scan stops at the last token: a search would otherwise retry at every trailing blank
+    and scan the rest of them each time (quadratic, minutes for these texts)."""
+    kinds, vals, starts, ends, comments = fastlex.lex(text)
+    assert kinds[-1] == "$" and len(vals) == 2 - len(comments) - (text.strip() == "")
 
 
 def test_equal_token_texts_are_one_string() -> None:
