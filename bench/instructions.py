@@ -60,8 +60,25 @@ def loop_spec(config: str, n: int) -> str:
     return SPEC.format(limit=n + 1, extra=extra) + decls
 
 
+LOOP_CONFIGS = ("bare", "redact", "policies", "both")
+
+
+def check_workload(name: str) -> None:
+    """Stop with a message naming the fix when `name` is no workload (before valgrind starts a
+    child, whose last words would be valgrind's summary)."""
+    kind, _, arg = name.partition(":")
+    if kind == "loop" and arg in ("", *LOOP_CONFIGS):
+        return
+    if kind == "compile" and (arg == "" or (arg.isascii() and arg.isdigit() and int(arg) > 0)):
+        return
+    raise SystemExit(f"unknown workload `{name}`: use loop:CONFIG (CONFIG one of "
+                     f"{', '.join(LOOP_CONFIGS)}) or compile:SIZE (SIZE a whole number of skills, "
+                     "e.g. compile:1000)")
+
+
 def workload(name: str, quick: bool) -> tuple[Callable[[], Any], float]:
     """(one repetition, units per repetition) of a workload named `kind:arg`."""
+    check_workload(name)
     kind, _, arg = name.partition(":")
     if kind == "loop":
         from bench.loop import afp_runner
@@ -73,7 +90,7 @@ def workload(name: str, quick: bool) -> tuple[Callable[[], Any], float]:
         path = Path(tempfile.mkdtemp()) / f"bench_{size}.afp"
         path.write_text(generate(size), encoding="utf-8")
         return (lambda: check_and_draw(path)), 1
-    raise SystemExit(f"unknown workload `{name}`: use loop:CONFIG or compile:SIZE")
+    raise AssertionError(name)  # (check_workload lets no other through)
 
 
 def child(name: str, reps: int, quick: bool, gc_mode: str = "freeze") -> None:
@@ -138,11 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args.child[0], int(args.child[1]), args.quick, args.gc)
         return 0
+    names = args.workloads or (QUICK if args.quick else DEFAULT)
+    for name in names:
+        check_workload(name)
     if shutil.which("valgrind") is None:
         write_result(args.json_out, {"benchmark": "instructions",
                                      "skipped": "valgrind is not installed (Debian: apt-get install valgrind)"})
         return 0
-    names = args.workloads or (QUICK if args.quick else DEFAULT)
     env = child_env(args.src)
     # Both children load the package's bytecode, as an installed package does: without it (a
     # checkout run with PYTHONDONTWRITEBYTECODE=1) each compiles every module, and a .pyc written

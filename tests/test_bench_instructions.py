@@ -40,8 +40,17 @@ def test_without_valgrind_the_result_says_why(tmp_path: Path) -> None:
     assert "valgrind is not installed" in json.loads(proc.stdout)["skipped"]
 
 
-@pytest.mark.parametrize("workload, message", [("loop:nope", "unknown loop configuration `nope`"),
+@pytest.mark.parametrize("workload, message", [("loop:nope", "unknown workload `loop:nope`"),
                                                ("walk:1", "unknown workload `walk:1`")])
 def test_unknown_workload_is_named(workload: str, message: str) -> None:
     proc = _run("--child", workload, "1", "--quick")
     assert proc.returncode != 0 and message in proc.stderr
+
+
+@pytest.mark.parametrize("workload", ["loop:redaction", "compile:abc", "compile:0", "compile:-5", "walk"])
+def test_a_bad_workload_is_refused_before_any_count(workload: str, tmp_path: Path) -> None:
+    """Checked in the parent, valgrind or not: a child's last words would be valgrind's summary."""
+    for env in (None, dict(os.environ, PATH=str(tmp_path))):  # with valgrind (if any), without
+        proc = _run(workload, env=env)
+        assert proc.returncode == 1 and f"unknown workload `{workload}`" in proc.stderr
+        assert "loop:CONFIG (CONFIG one of bare, redact, policies, both)" in proc.stderr
