@@ -40,6 +40,8 @@ class FilePath(click.Path):
         super().__init__(dir_okay=False, writable=writable)
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value == "":  # (an unset shell variable, most likely: never "standard output")
+            self.fail("is empty; name a file", param, ctx)
         try:
             return super().convert(value, param, ctx)
         except (ValueError, OSError) as exc:
@@ -200,6 +202,17 @@ def utf8_text(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
+def store_text(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """`--store` callback: UTF-8 and not empty (an empty value, most likely an unset shell
+    variable, would otherwise fall back to the default store without a word)."""
+    value = utf8_text(ctx, param, value)
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty; name a store (a file path, `sqlite:///PATH` or a "
+                                 "`postgresql://` URL), or leave the option out to use "
+                                 "$AFP_STORE or .afp/runs.db", ctx, param)
+    return value
+
+
 # Commands living in their own modules, imported only when invoked or listed: `afpc check` then
 # pays nothing for the interpreter, the store or the graph drawing (click's "lazy group" recipe).
 LAZY_COMMANDS = {
@@ -218,6 +231,19 @@ class LazyGroup(click.Group):
             module, attr = LAZY_COMMANDS[name].split(":")
             self.add_command(getattr(importlib.import_module(f"{__package__}.{module}"), attr), name)
         return super().get_command(ctx, name)
+
+    def main(self, *args: Any, **kw: Any) -> Any:
+        """click's `main`, plus the one failure it lets through outside any command: writing the
+        `--help` or `--version` text (eager options, answered before a command's `guarded`
+        runs) to an output that refuses it, e.g. a full disk."""
+        try:
+            return super().main(*args, **kw)
+        except OSError as e:
+            if not _from_stdout(e):
+                _internal_error(e)
+            _drop_stdout()
+            click.echo(f"afpc: error: cannot write to standard output: {e.strerror or e}", err=True)
+            sys.exit(1)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -245,6 +271,9 @@ def collect_files(paths: Iterable[str]) -> list[str]:
     from . import paths as ps
     out: list[str] = []
     for raw in paths:
+        if raw == "":  # (`ps.plain` would read it as `.`: the whole working folder)
+            raise click.UsageError("an empty path was given (an unset shell variable?): name a "
+                                   "file or folder, or `.` for the working folder")
         p = ps.plain(raw)
         if ps.is_dir(p):
             out.extend(_folder_specs(p))
@@ -257,14 +286,23 @@ def collect_files(paths: Iterable[str]) -> list[str]:
 
 
 def _folder_specs(folder: str) -> list[str]:
-    """Every `*.afp` file below `folder`, sorted as paths, outside hidden folders."""
+    """Every `*.afp` file below `folder`, sorted as paths, outside hidden folders (not entered).
+    A folder that cannot be read is an error naming it: skipping it would let a gate pass
+    without checking what is inside. (`os.walk` rather than `Path.rglob`, which skips such a
+    folder silently.)"""
     from pathlib import Path
-    p = Path(folder)
-    return [str(q) for q in sorted(q for q in p.rglob("*.afp") if q.is_file() and not _hidden(q, p))]
-
-
-def _hidden(q: Path, root: Path) -> bool:
-    return any(part.startswith(".") or part == "node_modules" for part in q.relative_to(root).parts[:-1])
+    found: list[Path] = []
+    unreadable: list[OSError] = []
+    for top, dirs, names in os.walk(folder, onerror=unreadable.append):
+        dirs[:] = [d for d in dirs if not (d.startswith(".") or d == "node_modules")]
+        found += [Path(top, n) for n in names if n.endswith(".afp") and os.path.isfile(os.path.join(top, n))]
+    if unreadable:
+        e = unreadable[0]
+        more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+        raise CliError(f"cannot read the folder {_shown_path(e.filename or folder)}{more}: "
+                       f"{e.strerror or e}; afpc does not skip what it cannot read: fix its "
+                       f"permissions, or name the files to check", code=2)
+    return [str(q) for q in sorted(found)]
 
 
 def check_files(files: list[str]) -> tuple[list[Diagnostic], dict[str, str]]:

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from . import graph_export
-from .cli import FilePath, checked_program, emit, guarded, utf8_text
+from .cli import FilePath, checked_program, emit, guarded, store_text, utf8_text
 
 _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "json": graph_export.to_json}
 
@@ -29,7 +29,7 @@ _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "jso
               help="Write the diagram to a file instead of standard output.")
 @click.option("--run", "run_id", metavar="RUN", callback=utf8_text,
               help="Overlay the path a recorded run took (a run id, or `last`).")
-@click.option("--store", "store_url", help="Run store (default .afp/runs.db or $AFP_STORE).")
+@click.option("--store", "store_url", callback=store_text, help="Run store (default .afp/runs.db or $AFP_STORE).")
 @guarded
 def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
           run_id: str | None = None, store_url: str | None = None) -> None:

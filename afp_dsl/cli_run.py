@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import click
 
-from .cli import CliError, FilePath, echo, guarded, utf8_text, write_file
+from .cli import CliError, FilePath, echo, guarded, store_text, utf8_text, write_file
 from .resume_count import calls_made, executions, inner_events
 from .trace import json_text
 
@@ -31,8 +31,7 @@ _Bad = CliError  # bad input: one line on stderr, exit 1 (or 2 for usage)
 
 
 def _load(file: str) -> Any:
-    from .api import load
-    from .diagnostics import CompileError
+    from .api import Program
     from .render import render
     from .loader import not_a_file
     reason = not_a_file(Path(file))
@@ -43,20 +42,19 @@ def _load(file: str) -> Any:
                    f"(`{Path(file) / 'NAME.afp'}`)", 2)
     if reason is not None:
         raise _Bad(f"cannot run `{file}`: {reason}", 2)
-    try:
-        return load(file)
-    except CompileError as exc:
-        sources = {}
-        for d in exc.diagnostics:
-            for lab in d.labels:
-                p = Path(lab.span.file)
-                if p.is_file():
-                    sources[lab.span.file] = p.read_text(encoding="utf-8", errors="replace")
-        click.echo(render(exc.diagnostics, sources, "text"), err=True)
+    from .cli import analyse
+    from .diagnostics import has_errors
+    program, diags = analyse(file)
+    if program is None or has_errors(diags):
+        # the sources the loader read (a file too large or not UTF-8 was never read: its
+        # diagnostic is drawn without source lines, as `afpc check` draws it)
+        sources = {m.key: m.source for m in program.modules} if program is not None else {}
+        click.echo(render(diags, sources, "text"), err=True)
         if file.endswith(".json"):
             raise _Bad(f"{file} is not a spec: `afpc run` takes the `.afp` file; an IR written by "
-                       f"`afpc compile` is run from Python with `afp_dsl.load_ir(...)`") from None
-        raise _Bad(f"{file} has errors; fix them before running") from None
+                       f"`afpc compile` is run from Python with `afp_dsl.load_ir(...)`")
+        raise _Bad(f"{file} has errors; fix them before running")
+    return Program(program, diags)
 
 
 def _model_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -200,7 +198,7 @@ def _message(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 @click.option("--stream", is_flag=True, help="Stream replies (chunk counts reach the trace).")
 @click.option("--script", "script", metavar="TEST", callback=utf8_text,
               help="Use a test block's replies and stubs.")
-@click.option("--store", "store_url", callback=utf8_text,
+@click.option("--store", "store_url", callback=store_text,
               help="Run store (default .afp/runs.db or $AFP_STORE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @guarded
@@ -225,7 +223,7 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
 @click.option("--by", callback=utf8_text, help="Who decides.")
 @click.option("--note", callback=utf8_text,
               help="A note kept with the decision; with --decline the model reads it too.")
-@click.option("--store", "store_url", callback=utf8_text,
+@click.option("--store", "store_url", callback=store_text,
               help="Run store (default .afp/runs.db or $AFP_STORE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @guarded

@@ -21,10 +21,10 @@ from typing import Any, Callable
 
 import click
 
-from .cli import FilePath, echo, emit, guarded, utf8_text
+from .cli import FilePath, echo, emit, guarded, store_text, utf8_text
 from .suggest import closest
 
-_STORE = click.option("--store", "store_url",
+_STORE = click.option("--store", "store_url", callback=store_text,
                       help="Run store (default .afp/runs.db or $AFP_STORE).")
 
 

@@ -68,6 +68,33 @@ def guard_caption(e: Any) -> str:
     return _operand(e)
 
 
+def readable_condition(text: str) -> str:
+    """A recorded condition's source text (`result.amount <= 500`, from a `route.evaluated`
+    event) written as `guard_caption` writes guards (`result.amount ≤ 500`): the operators and
+    `and`/`or`/`not` replaced, strings unquoted, the rest as written. Text it cannot read as
+    tokens is kept as it is."""
+    from .fastlex import Bail, lex
+    try:
+        kinds, vals, starts, ends, _ = lex(text)
+    except (Bail, RecursionError):
+        return text
+    out, at = [], 0
+    for kind, val, start, end in zip(kinds[:-1], vals, starts, ends):
+        out.append(text[at:start])
+        if kind in _OPS:
+            val = _OPS[kind]
+        elif kind == "W" and val in ("and", "or", "not"):
+            val = val.upper()
+        elif kind == "S":
+            try:
+                val = json.loads(val)
+            except ValueError:
+                pass
+        out.append(val)
+        at = end
+    return "".join(out) + text[at:]
+
+
 def _paren(e: Any, kinds) -> str:
     text = guard_caption(e)
     return f"({text})" if isinstance(e, kinds) else text

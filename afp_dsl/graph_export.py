@@ -21,7 +21,7 @@ from .analysis import Analysis
 from .api import gc_paused
 from .checks import graphview as G
 from .graph_captions import (  # noqa: F401 - re-exported: the captions are part of the API
-    entry_caption, guard_caption, mermaid_caption, mermaid_escape, route_caption,
+    entry_caption, guard_caption, mermaid_caption, mermaid_escape, readable_condition, route_caption,
 )
 from .source import SourceFile, Span
 
@@ -216,7 +216,8 @@ def run_overlay(events: Iterable[Any]) -> tuple[set[str], set, dict]:
         elif e.kind == "route.evaluated" and not p.get("fired") and dst:
             conditions = p.get("conditions") if isinstance(p.get("conditions"), list) else []
             failed = [c for c in conditions if isinstance(c, dict) and not c.get("passed")]
-            note = (f"{failed[0].get('text')} (actual {str(failed[0].get('actual'))[:40]})"
+            note = (f"{readable_condition(str(failed[0].get('text')))} "
+                    f"(actual {str(failed[0].get('actual'))[:40]})"
                     if failed else (p.get("reason") or "did not hold"))
             refused.setdefault((src, dst), str(note).replace("`", ""))
     return visited, taken, refused

@@ -114,9 +114,12 @@ def _location(span: Span, message: str, files: Mapping[str, SourceFile]) -> dict
 
 def artifact_uri(path: str) -> str:
     """A file key as a relative URI reference: posix separators, unsafe characters %-encoded (a
-    name that is not UTF-8, held with `surrogateescape`, as its own bytes)."""
-    return urllib.parse.quote(str(path).replace("\\", "/"), safe="/!$&'()*+,;=:@-._~",
-                              errors="surrogateescape")
+    name that is not UTF-8, held with `surrogateescape`, as its own bytes). A first segment
+    with a `:` gets `./` in front, or it would read as a scheme (RFC 3986 §4.2: `c:x/d.afp` is
+    scheme `c`)."""
+    uri = urllib.parse.quote(str(path).replace("\\", "/"), safe="/!$&'()*+,;=:@-._~",
+                             errors="surrogateescape")
+    return "./" + uri if ":" in uri.partition("/")[0] else uri
 
 
 # ---------------------------------------------------------------------------- github

@@ -234,3 +234,21 @@ def test_an_int_subclass_literal_is_still_written_by_the_encoder():
         def __repr__(self) -> str:
             return "Count(3)"
     assert gx.guard_caption(ir.Lit(value=Count(3))) == json.dumps(Count(3)) == "3"
+
+
+@pytest.mark.parametrize("text, readable", [
+    ("result.amount <= 500", "result.amount ≤ 500"),
+    ('result.status == "lost"', "result.status = lost"),
+    ("not a.b != 3 and c >= 2 or d", "NOT a.b ≠ 3 AND c ≥ 2 OR d"),
+    ('a == "x <= y"', "a = x <= y"),  # (inside a string: text)
+    ('r.items[0].name in ["a", "b"]', "r.items[0].name in [a, b]"),
+    ("odd € text", "odd € text"),  # (not tokens the language has: kept as written)
+])
+def test_a_refusal_note_reads_its_condition_as_captions_do(text: str, readable: str) -> None:
+    """Before: the overlay's note was the condition's source text, so one caption read
+    `result.amount ≤ 500 ✗ refused: result.amount <= 500` (and Mermaid showed `#lt;=`)."""
+    assert gx.readable_condition(text) == readable
+    event = type("E", (), {"kind": "route.evaluated", "payload": {
+        "from": "a", "to": "b", "fired": False,
+        "conditions": [{"text": text, "passed": False, "actual": 900}]}})()
+    assert gx.run_overlay([event])[2] == {("a", "b"): f"{readable} (actual 900)"}

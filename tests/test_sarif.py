@@ -236,3 +236,16 @@ def test_sarif_of_a_flawed_spec_validates_and_has_a_rule_per_code(spec: Path) ->
     assert used and used <= set(rule_ids)
     for result in run["results"]:
         assert rule_ids[result["ruleIndex"]] == result["ruleId"]
+
+
+@pytest.mark.parametrize("key, uri", [("c:x/d.afp", "./c:x/d.afp"), ("c:d.afp", "./c:d.afp"),
+                                      ("a/b:c.afp", "a/b:c.afp"), ("/abs/c:d.afp", "/abs/c:d.afp"),
+                                      ("plain.afp", "plain.afp")])
+def test_a_first_segment_with_a_colon_is_not_read_as_a_scheme(key: str, uri: str) -> None:
+    """RFC 3986 §4.2: a relative reference whose first segment holds `:` reads as a scheme
+    (`c:x/d.afp` was scheme `c`); `./` in front keeps it a path."""
+    from urllib.parse import urlsplit
+
+    from afp_dsl.render_machine import artifact_uri
+    assert artifact_uri(key) == uri
+    assert urlsplit(artifact_uri(key)).scheme == ""

@@ -257,10 +257,10 @@ def test_cli_readers_never_create_a_store(args, store, tmp_path, monkeypatch):
 
 
 def test_cli_a_bare_sqlite_url_a_blank_one_and_a_memory_store_are_errors(tmp_path, monkeypatch):
-    for url, said in (("sqlite:///", "names no file"), ("memory:", "private in-process"),
-                      (" ", "is blank")):
+    for url, said, code in (("sqlite:///", "names no file", 1), ("memory:", "private in-process", 1),
+                            (" ", "is empty; name a store", 2), ("", "is empty; name a store", 2)):
         res = _cli(["trace", "list", "--store", url], tmp_path, monkeypatch)
-        assert res.exit_code == 1 and said in res.output, res.output
+        assert res.exit_code == code and said in res.output, res.output  # (blank: a usage error)
     assert list(tmp_path.iterdir()) == []
 
 
