@@ -30,6 +30,7 @@ _LAZY = {
     "AgentNotFound": ("results", "AgentNotFound"),
     "to_mermaid": ("graph_export", "to_mermaid"), "to_dot": ("graph_export", "to_dot"),
     "to_json": ("graph_export", "to_json"),
+    "rewrite": ("policy_host", "rewrite"), "Rewrite": ("policy_host", "Rewrite"),
 }
 
 
@@ -50,6 +51,6 @@ def __dir__() -> list[str]:
 
 __all__ = ["Agent", "AgentNotFound", "CheckIn", "CheckpointError", "Checkpoint", "CompileError",
            "Conversation", "Decision", "Diagnostic", "Effects", "IRFormatError", "Label", "Program",
-           "ResumeDecisionError", "RunResult", "Severity", "Span", "absent", "approve", "check",
-           "coverage", "decline", "described", "load", "load_ir", "providers", "stores", "to_dot",
-           "to_json", "to_mermaid", "__version__"]
+           "ResumeDecisionError", "Rewrite", "RunResult", "Severity", "Span", "absent", "approve",
+           "check", "coverage", "decline", "described", "load", "load_ir", "providers", "rewrite",
+           "stores", "to_dot", "to_json", "to_mermaid", "__version__"]

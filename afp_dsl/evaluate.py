@@ -36,6 +36,10 @@ class Env(Record):
     returned: frozenset[str] = frozenset()
     active: frozenset[str] = frozenset()
 
+    def with_root(self, name: str, value: Any) -> "Env":
+        """This env with one root replaced (a policy link's rewrite, for the links after it)."""
+        return Env({**self.roots, name: value}, self.returned, self.active)
+
 
 @record
 class Condition(Record):

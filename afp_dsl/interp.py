@@ -42,10 +42,12 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
             "provider": getattr(ctx.session.provider, "name", None)},
             source=ctx.plan.agent.span)
         st.turn = [st.start_event]
-        denied, rows = _message_policy(ctx, "input", {"message": st.message,
-                                                      "iteration": st.iteration})
+        denied, rows, rewritten = _message_policy(ctx, "input", {"message": st.message,
+                                                                 "iteration": st.iteration})
         if denied is not None:
             return finish(ctx, "denied", f"I can't help with that: {denied}", causes=rows)
+        if rewritten:  # what the links handed on is the message the run goes on with
+            st.message = rewritten[0]
         st.history.append(Message("user", st.message))
     elif resume.get("decision") is None:
         _recompose(ctx)
@@ -273,9 +275,9 @@ def _cut_short(ctx: RunCtx, cause: str) -> None:
 
 def _answer(ctx: RunCtx, outcome: str, text: str, cause: str) -> CoreResult:
     st = ctx.state
-    denied, rows = _message_policy(ctx, "output", {"text": text, "message": st.message,
-                                                   "iteration": st.iteration, "skill": st.cursor},
-                                   cause)
+    denied, rows, rewritten = _message_policy(ctx, "output", {
+        "text": text, "message": st.message, "iteration": st.iteration, "skill": st.cursor}, cause)
+    text = rewritten[0] if rewritten else text
     if denied is not None:
         refusal = f"I can't give that answer: {denied}"
         st.history.append(Message("assistant", refusal))  # a follow-up sees what the user saw
@@ -322,22 +324,23 @@ def _last_composed(ctx: RunCtx) -> str | None:
 
 
 def _message_policy(ctx: RunCtx, moment: str, roots: dict,
-                    cause: str = "") -> tuple[str | None, tuple[str, ...]]:
-    """(refusal reason or None, ids of the ledger rows) at the `input`/`output` boundary."""
+                    cause: str = "") -> tuple[str | None, tuple[str, ...], tuple]:
+    """(refusal reason or None, ids of the ledger rows, `(text,)` when links rewrote the
+    message or answer) at the `input`/`output` boundary."""
     if not ctx.plan.policies:
-        return None, ()
+        return None, (), ()
     from .policy import run_chain, steps
     if not steps(ctx.plan.policies, moment, None, False):  # (settled per chain and moment)
-        return None, ()  # no link has a rule for this moment: nothing is walked or recorded
+        return None, (), ()  # no link has a rule for this moment: nothing is walked or recorded
     env = Env(roots, frozenset(ctx.state.returned), frozenset(ctx.active_order))
     result = run_chain(ctx.plan.policies, moment, env, tool=None, call_id=None,
                        iteration=ctx.state.iteration, can_pause=False,
                        host=ctx.session.policy_host, evidence=False)
     rows = record_decisions(ctx, result.decisions, cause or ctx.state.start_event)
     if result.outcome == "allow":
-        return None, rows
+        return None, rows, result.value
     d = result.deciding
-    return (getattr(d, "reason", None) or f"refused by policy `{getattr(d, 'policy', '?')}`"), rows
+    return (getattr(d, "reason", None) or f"refused by policy `{getattr(d, 'policy', '?')}`"), rows, ()
 
 
 __all__ = ["CoreResult", "WRAP_UP", "run_core"]

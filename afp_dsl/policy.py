@@ -4,24 +4,26 @@ Role:       pure; the interpreter calls `run_chain` (or `walk_steps` on a chain'
             `steps`) at `input`, `before`, `after` and `output`, supplying the expression env and
             a resolver for `python(...)` bindings. Rule conditions run compiled (rules_compiled).
 Emits:      `PolicyDecision` rows (the interpreter records each as a `policy.decided` event).
-Invariants: declaration order (`after` walks it in reverse); the first non-allow answer wins and
-            later links do not run; a link that raises, an expression that cannot be evaluated,
-            an `ask` where no pause can carry it, and any answer outside the vocabulary are
-            denials; a link with nothing to say for the moment records nothing.
+Invariants: declaration order (`after` walks it in reverse); each link sees the previous link's
+            output (a host link may hand on a rewritten message, arguments, result or answer:
+            `Rewrite`); the first non-allow answer wins and later links do not run; a link that
+            raises, an expression that cannot be evaluated, an `ask` where no pause can carry
+            it, a rewrite the moment cannot take (a non-text message or answer) and any answer
+            outside the vocabulary are denials; a link with nothing to say records nothing.
 """
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from . import ir
 from .evaluate import Condition, Env
+from .policy_host import (  # noqa: F401 - (`OUTCOMES`, `policy_context`, `Rewrite`, `rewrite`: API)
+    CTX_ROOTS, OUTCOMES, REWRITES, Rewrite, exc_text, policy_context, rewrite, run_host,
+)
 from .rules_compiled import Compiled, compiled
 from .source import Span
 
-OUTCOMES = ("allow", "deny", "ask")
-CTX_ROOTS = ("tool", "args", "message", "iteration", "skill", "result", "status", "text")
 
 HostResolver = Callable[[ir.PythonImpl], Callable[[dict], Any]]
 
@@ -33,7 +35,8 @@ HostResolver = Callable[[ir.PythonImpl], Callable[[dict], Any]]
 class PolicyDecision(NamedTuple):
     """One link's decision; also the ledger row the trace records.
 
-    `conditions` is the evidence of the rule that decided (empty for host-bound links).
+    `conditions` is the evidence of the rule that decided (empty for host-bound links);
+    `rewritten` is `(value,)` when the link allowed with a rewritten value, else empty.
     """
 
     outcome: str
@@ -45,17 +48,20 @@ class PolicyDecision(NamedTuple):
     call_id: str | None
     iteration: int
     conditions: tuple[Condition, ...] = ()
+    rewritten: tuple = ()
 
 
 class ChainResult(NamedTuple):
     """The chain's answer. `deciding` is the non-allow decision (None when everything allowed);
     `deciding_index` is that link's position in walk order (a resume passes it + 1 as
-    `start_after`)."""
+    `start_after`). `value` is `(value,)` when links rewrote what they were given (the last
+    rewrite, which the rest of the chain saw), else empty."""
 
     outcome: str
     decisions: tuple[PolicyDecision, ...]
     deciding: PolicyDecision | None
     deciding_index: int | None = None
+    value: tuple = ()
 
 
 class _Call:
@@ -108,17 +114,22 @@ def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, tool: str | None,
     call: Any = None  # made for a host link or a rule evaluated in full (most walks: none)
     rows: list[PolicyDecision] = []
     answered = -1  # the link that gave its answer: its later rules do not run
+    value: tuple = ()  # (the value a link rewrote,), which the later links see
     quiet: Any = None  # a rule link whose rules so far all did not hold: (index, policy)
     for index, policy, rule, cond in walk:
         if index < start_after or index == answered:
             continue
         if quiet is not None and quiet[0] != index:  # its rules are done, none held: it allows
             rows.append(_new(PolicyDecision, ("allow", quiet[1].name, None, None, moment, tool,
-                                              call_id, iteration, ())))
+                                              call_id, iteration, (), ())))
             quiet = None
         if rule is None:
             call = call or _Call(moment, env, tool, call_id, iteration, can_pause, host)
             row = _run_host_link(policy, call)
+            if row is not None and row.rewritten:  # the next links see the rewritten value
+                value = row.rewritten
+                env = env.with_root(REWRITES[moment], value[0])
+                call = None
         else:
             # Speed: a rule that surely does not hold (and has no error) decides nothing and its
             # evidence is never recorded; `check` answers False only when `evaluate` would say
@@ -134,7 +145,7 @@ def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, tool: str | None,
             if verdict is True and not evidence and (can_pause or rule.action != "ask"):
                 # the row `_run_rule` would make for a rule that holds, without its evidence
                 row = _new(PolicyDecision, (rule.action, policy.name, rule.span, rule.because,
-                                            moment, tool, call_id, iteration, ()))
+                                            moment, tool, call_id, iteration, (), ()))
             else:
                 call = call or _Call(moment, env, tool, call_id, iteration, can_pause, host)
                 row = _run_rule(policy, rule, cond, call, evidence)
@@ -146,11 +157,11 @@ def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, tool: str | None,
             continue
         rows.append(row)
         if row.outcome != "allow":
-            return _new(ChainResult, (row.outcome, tuple(rows), row, index))
+            return _new(ChainResult, (row.outcome, tuple(rows), row, index, value))
     if quiet is not None:
         rows.append(_new(PolicyDecision, ("allow", quiet[1].name, None, None, moment, tool,
-                                          call_id, iteration, ())))
-    return _new(ChainResult, ("allow", tuple(rows), None, None)) if rows else ALLOWED
+                                          call_id, iteration, (), ())))
+    return _new(ChainResult, ("allow", tuple(rows), None, None, value)) if rows else ALLOWED
 
 
 # (index of the link in walk order, policy, rule, its compiled condition); rule and condition
@@ -206,9 +217,9 @@ def _steps(policies: tuple, moment: str, tool: str | None, reverse: bool) -> tup
 
 def _run_host_link(policy: ir.Policy, call: _Call) -> PolicyDecision | None:
     try:
-        row = _run_host(policy, policy.impl, call)
+        row = run_host(policy, policy.impl, call)
     except Exception as exc:  # law: a link that raises is a denial with the exception's message
-        return call.decision(policy, "deny", _exc_text(exc), policy.impl.span)
+        return call.decision(policy, "deny", exc_text(exc), policy.impl.span)
     except SystemExit as exc:  # (as a tool body's: a link may not end the host process)
         reason = f"policy `{policy.name}` called sys.exit({exc.code!r}): a link cannot end the program"
         return call.decision(policy, "deny", reason, policy.impl.span)
@@ -240,7 +251,7 @@ def _run_rule(policy: ir.Policy, rule: ir.Rule, cond: Compiled, call: _Call,
         else:
             return None
     except Exception as exc:  # law: a link that raises is a denial with the exception's message
-        return call.decision(policy, "deny", _exc_text(exc), policy.span)
+        return call.decision(policy, "deny", exc_text(exc), policy.span)
     return _no_pause(policy, row, call)
 
 
@@ -252,73 +263,3 @@ def _block_applies(block: ir.PolicyBlock, moment: str, tool: str | None) -> bool
     if block.any_tool:
         return True
     return block.tool is not None and tool is not None and block.tool.name == tool
-
-
-# ---------------------------------------------------------------- host policies
-def _run_host(policy: ir.Policy, impl: ir.PythonImpl, call: _Call) -> PolicyDecision | None:
-    if call.host is None:
-        reason = f"policy `{policy.name}` is bound to `{impl.target}` but no host can run it"
-        return call.decision(policy, "deny", reason, impl.span)
-    fn = call.host(impl)
-    answer = fn(policy_context(call.moment, call.env, tool=call.tool, call_id=call.call_id,
-                               iteration=call.iteration))
-    if answer is None:
-        return None
-    parsed = _parse_answer(answer)
-    if parsed is None:
-        if inspect.iscoroutine(answer):
-            answer.close()
-        reason = f"policy `{policy.name}` answered something it may not: {_answer_text(answer)}"
-        return call.decision(policy, "deny", reason, impl.span)
-    outcome, reason = parsed
-    return call.decision(policy, outcome, reason, impl.span)
-
-
-def _parse_answer(answer: Any) -> tuple[str, str | None] | None:
-    if isinstance(answer, str):
-        return (answer, None) if answer in OUTCOMES else None
-    if isinstance(answer, tuple) and len(answer) == 2:
-        outcome, reason = answer
-        if isinstance(outcome, str) and outcome in OUTCOMES and (reason is None or isinstance(reason, str)):
-            return outcome, reason
-    return None
-
-
-def policy_context(moment: str, env: Env, *, tool: str | None, call_id: str | None,
-                   iteration: int) -> dict[str, Any]:
-    """The plain-dict view a host policy receives (fresh copies: it cannot change the run)."""
-    roots: Mapping[str, Any] = env.roots
-    ctx = {name: _copy(roots[name]) for name in CTX_ROOTS if name in roots}
-    ctx.update(moment=moment, call_id=call_id, iteration=iteration)
-    if tool is not None:
-        ctx["tool"] = tool
-    return ctx
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_copy(v) for v in value]
-    return value
-
-
-def _answer_text(answer: Any, limit: int = 2000) -> str:
-    """An answer a link may not give, for the denial's reason: its `repr` whole (the reason is
-    redacted when recorded, and a cut could split a secret so that what is left no longer
-    matches), or only its type when the `repr` is long or cannot be made."""
-    try:
-        text = repr(answer)
-    except Exception:  # noqa: BLE001 - host code: a `__repr__` that raises
-        text = ""
-    if not text or len(text) > limit:
-        return f"a value of type {type(answer).__name__}"
-    return text
-
-
-def _exc_text(exc: BaseException) -> str:
-    try:
-        text = str(exc).strip()
-    except Exception:  # noqa: BLE001 - host code: a `__str__` that raises
-        return f"{type(exc).__name__} (its message cannot be shown)"
-    return text or type(exc).__name__

@@ -114,33 +114,41 @@ def _restore_offered(ctx: RunCtx, checkin: dict) -> None:
 
 def _fresh(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):
     chain = pol.chain(ctx, "before", call, args, called)
+    used = chain.value[0] if chain.value else args  # (as the links handed them on)
     if chain.outcome == "deny":
         return CallOutcome("denied", pol.reason(chain))
     if chain.outcome == "ask":
         d = chain.deciding
         return _pause(ctx, call, args, "policy", d.reason or f"policy `{d.policy}` asks",
-                      policy=d.policy, span=d.rule_span, link=chain.deciding_index)
-    bad = _validate(ctx, call, args, info, called)
+                      policy=d.policy, span=d.rule_span, link=chain.deciding_index, used=used)
+    return (yield from _checked(ctx, call, args, used, info, called))
+
+
+def _checked(ctx: RunCtx, call: ToolCall, args: dict, used: Any, info, called: str, suffix: str = ""):
+    """Stages 3 to 5 on the arguments the `before` links handed on (`used`; `args` are the
+    model's, which a pause's fingerprint is taken of): validation, the tool's check-in, the run."""
+    bad = _validate(ctx, call, used, info, called)
     if bad is not None:
         return bad
-    asks = _tool_check_in(ctx, call, args, info)
+    asks = _tool_check_in(ctx, call, args, info, suffix, used)
     if asks is not None:
         return asks
-    return (yield from _run(ctx, call, args, info, called))
+    return (yield from _run(ctx, call, used, info, called))
 
 
 def _tool_check_in(ctx: RunCtx, call: ToolCall, args: dict, info,
-                   suffix: str = "") -> CallOutcome | None:
+                   suffix: str = "", used: Any = None) -> CallOutcome | None:
     """Stage 4 of the pipeline: the tool's own `check_in` pauses the call when it holds (or
     cannot be evaluated). `suffix` tells its check-in apart from a policy's `ask`, approved
-    already for the same call."""
+    already for the same call. It reads the arguments the `before` links handed on."""
     if info.decl.check_in is None:
         return None
-    ev = evaluate(info.decl.check_in, Env(pol.roots(ctx, call, args)))
+    used = args if used is None else used
+    ev = evaluate(info.decl.check_in, Env(pol.roots(ctx, call, used)))
     if not (ev.holds or ev.error):
         return None
     return _pause(ctx, call, args, "tool", f"`{call.name}` asks for a decision before it runs",
-                  span=info.decl.span, suffix=suffix)
+                  span=info.decl.span, suffix=suffix, used=used)
 
 
 def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called: str):
@@ -154,26 +162,29 @@ def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called
         note = note.strip() if isinstance(note, str) else None  # (a blank note says nothing)
         text = "declined by a person" + (f": {note}" if note else "")
         return CallOutcome("denied", f"Not executed: {text}.")
+    used = checkin.get("args", args)  # (as the `before` links had handed them on)
     if checkin["source"] == "policy":
-        chain = pol.chain(ctx, "before", call, args, called, start_after=checkin["link"] + 1,
-                       can_pause=False)
+        chain = pol.chain(ctx, "before", call, used, called, start_after=checkin["link"] + 1,
+                          can_pause=False)
         if chain.outcome != "allow":
             return CallOutcome("denied", pol.reason(chain))
-        bad = _validate(ctx, call, args, info, called)
-        if bad is not None:
-            return bad
-        asks = _tool_check_in(ctx, call, args, info, suffix=":tool")  # its own gate, stage 4
-        if asks is not None:
-            return asks
-    return (yield from _run(ctx, call, args, info, called))
+        used = chain.value[0] if chain.value else used
+        return (yield from _checked(ctx, call, args, used, info, called, ":tool"))  # stage 4: its own gate
+    return (yield from _run(ctx, call, used, info, called))
 
 
 def _pause(ctx: RunCtx, call: ToolCall, args: dict, source: str, question: str, *,
-           policy: str | None = None, span=None, link: int = -1, suffix: str = "") -> CallOutcome:
+           policy: str | None = None, span=None, link: int = -1, suffix: str = "",
+           used: Any = None) -> CallOutcome:
+    """The check-in of a paused call: its fingerprint is of the model's arguments (`args`, which
+    a resume matches); `used`, when the `before` links rewrote them, is what the call goes on
+    with, kept as the check-in's `args`."""
     checkin = {"id": f"{ctx.state.run_id}:{ctx.state.iteration}:{call.id}{suffix}", "tool": call.name,
                "call_id": call.id, "source": source, "question": question, "policy": policy,
                "link": link, "fp": call_fingerprint(call.name, call.id, args),
                "span": None if span is None else [span.file, span.start, span.end]}
+    if used is not None and used is not args:
+        checkin["args"] = used
     return CallOutcome("pending", "", pause=checkin)
 
 
@@ -258,7 +269,7 @@ def _execute(ctx: RunCtx, call: ToolCall, args: dict, info):
     if fn is None:
         return "fatal", (f"AFP501 tool `{call.name}` is not bound: it has no `impl`; bind it "
                          f"with `tools={{'{call.name}': fn}}` or stub it in the test")
-    hargs = plain(call.arguments)
+    hargs = plain(args)  # (the arguments the `before` links handed on; a copy)
     if wants_context(fn) and isinstance(hargs, dict):  # the model cannot supply it: overwritten
         hargs[CONTEXT_PARAM] = tool_context(ctx, call.name, call.id)
     try:  # the host gets its own copy: nothing it mutates can reach the trace or history
@@ -294,6 +305,8 @@ def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: st
         return out
     chain = pol.chain(ctx, "after", call, args, called, out=out, can_pause=False)  # no pause here
     if chain.outcome == "allow":
+        if chain.value:  # what the model reads; the record keeps the real result
+            return attrs.evolve(out, text=read_result(chain.value[0])[1])
         return out
     return attrs.evolve(out, status="denied", text=pol.reason(chain))
 

@@ -79,6 +79,10 @@ class _CallEnv(tuple):
     def active(self) -> frozenset[str]:
         return frozenset(self[1].active_order)
 
+    def with_root(self, name: str, value: Any) -> "_CallEnv":
+        """This env with one root replaced (a policy link's rewrite, for the links after it)."""
+        return _env(_CallEnv, ({**self[0], name: value}, self[1]))
+
 
 def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict, cause: str,
          start_after: int = 0, can_pause: bool = True):
@@ -89,14 +93,8 @@ def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict
     result = walk_steps(found, moment, env, call.name, call.id,
                         iteration, can_pause, ctx.session.policy_host, start_after,
                         False)  # (evidence: no ledger row records a rule's conditions)
-    if result[1]:  # (`record_decisions`, inline: a walk that decides records its rows)
-        emit, heads = ctx.rec.emit_shaped, _HEADS
-        for d in result[1]:
-            head = heads.get(d[:6]) or _head(d[:6], d[3] is None)
-            payload = head[0].copy()
-            payload["call_id"] = call_id = d[6]
-            payload["iteration"] = iteration
-            emit("policy.decided", payload, head[1], call_id, iteration, d[2], cause)
+    if result[1]:
+        record_decisions(ctx, result[1], cause)
     return result
 
 
@@ -242,11 +240,14 @@ def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
     emit, iteration, heads = ctx.rec.emit_shaped, ctx.state.iteration, _HEADS
     out = []
     for d in decisions:  # a row is a function of the decision's first six fields, its call id
-        key = d[:6]  # and the iteration
-        head = heads.get(key) or _head(key, key[3] is None)
+        key = d[:6]  # and the iteration (and of the value of a rewrite: never kept)
+        head = heads.get(key) or _head(key, key[3] is None) if not d[9] else _head(key, False)
         payload = head[0].copy()
         payload["call_id"] = call_id = d[6]
         payload["iteration"] = iteration
+        if d[9]:  # a rewrite: what the link handed on, which the rest of the run saw
+            payload["changed"] = True
+            payload["value"] = d[9][0]
         out.append(emit("policy.decided", payload, head[1], call_id, iteration, d[2], cause))
     return tuple(out)
 

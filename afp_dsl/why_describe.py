@@ -71,8 +71,11 @@ def _returned(p: dict) -> str:
 
 
 def _policy(p: dict) -> str:
-    return (f"policy `{p.get('policy')}` decided {p.get('outcome')} at {p.get('moment')}"
-            + _if(p, "tool", " for `{}`") + _if(p, "reason", ": {}"))
+    decided = "rewrote what it was given and allowed" if p.get("changed") is True else (
+        f"decided {p.get('outcome')}")
+    return (f"policy `{p.get('policy')}` {decided} at {p.get('moment')}"
+            + _if(p, "tool", " for `{}`") + _if(p, "reason", ": {}")
+            + (f" (now: {short(p.get('value'))})" if p.get("changed") is True else ""))
 
 
 def _route(p: dict) -> str:

@@ -18,11 +18,12 @@ def test_an_event_cannot_be_changed_and_compares_by_its_fields() -> None:
 def test_the_recorder_builds_events_and_decisions_with_every_field_in_order() -> None:
     """The recorder and the policy walk build these tuples field by field (`tuple.__new__`), so a
     field added to either must be added there too: this fails until it is."""
-    from afp_dsl.policy import PolicyDecision
+    from afp_dsl.policy import ChainResult, PolicyDecision
 
     assert Event._fields == ("seq", "id", "kind", "iteration", "time", "caused_by", "source", "payload")
     assert PolicyDecision._fields == ("outcome", "policy", "rule_span", "reason", "moment", "tool",
-                                      "call_id", "iteration", "conditions")
+                                      "call_id", "iteration", "conditions", "rewritten")
+    assert ChainResult._fields == ("outcome", "decisions", "deciding", "deciding_index", "value")
 
 
 def test_recorded_events_carry_their_fields_in_place() -> None:
