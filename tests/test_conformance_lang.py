@@ -83,9 +83,22 @@ def test_a_policy_rule_comparing_mismatched_args_is_a_type_error():
     text = """
     agent a { tools = [t] policies = [p] }
     tool t { description = "x" input { n: integer, s: string } }
+    policy p { after t { deny when args.n > args.s because "never" } }
+    """
+    assert [(d.code, d.is_error) for d in diags(text)] == [("AFP305", True)]
+
+
+def test_before_validation_the_types_of_args_are_not_known():
+    # `before` runs ahead of argument validation: `{n: "b", s: "a"}` makes the rule hold, so
+    # "an error is claimed only when provable; otherwise a warning with a note" (§7)
+    text = """
+    agent a { tools = [t] policies = [p] }
+    tool t { description = "x" input { n: integer, s: string } }
     policy p { before t { deny when args.n > args.s because "never" } }
     """
-    assert codes(text) == ["AFP305"]
+    (d,) = diags(text)
+    assert (d.code, d.is_error) == ("AFP305", False)
+    assert "not yet validated" in d.notes[-1]
 
 
 def test_such_comparisons_are_false_at_run_time():

@@ -20,6 +20,7 @@ from ..diagnostics import Diagnostic, Label
 from ..evaluate import regex_flags
 from . import graphview as G
 from . import sites as S
+from .exprs import unvalidated
 from .guards import unsatisfiable
 from .solver import refute
 
@@ -114,12 +115,12 @@ def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyB
             # "shadowed"); and a rule that never holds decides nothing before later rules
             d = unsatisfiable(site, "AFP401", f"the condition of this `{rule.action}` rule")
             if d is not None:
-                yield d
+                yield _proven(d, site, [site.expr])
             continue
         if site is not None:
             d = _shadowed(rule, earlier, site)
             if d is not None:
-                yield d
+                yield _proven(d, site, [rule.when] + _negated(earlier))
         earlier.append(rule)
         if isinstance(rule.when, ir.Lit) and rule.when.value is True:
             always = rule
@@ -130,8 +131,7 @@ def _shadowed(rule: ir.Rule, earlier: list[ir.Rule], site: S.Site) -> Diagnostic
     denial) never decides: its `when` and the negation of every earlier `when` cannot all hold."""
     if not earlier:
         return None
-    negated = [ir.Not(item=r.when, span=r.when.span) for r in earlier]
-    if refute([rule.when] + negated, S.facts(site), reasons=False) is None:
+    if refute([rule.when] + _negated(earlier), S.facts(site), reasons=False) is None:
         return None
     return diag("AFP401", f"this `{rule.action}` rule can never match", rule.span,
                 "earlier rules of the block always decide first",
@@ -139,6 +139,21 @@ def _shadowed(rule: ir.Rule, earlier: list[ir.Rule], site: S.Site) -> Diagnostic
                 notes=("wherever this rule's condition holds, an earlier rule's holds too; the "
                        "first rule whose `when` holds decides",),
                 help="move this rule before the ones that cover it, or narrow their conditions")
+
+
+def _negated(rules: list[ir.Rule]) -> list[ir.Expr]:
+    return [ir.Not(item=r.when, span=r.when.span) for r in rules]
+
+
+def _proven(d: Diagnostic, site: S.Site, exprs: list[ir.Expr]) -> Diagnostic:
+    """`d`, refuting `exprs` at `site`, with a note when the refutation needs an input schema
+    the arguments have not yet passed (a `before` rule: `S.before_validation`)."""
+    if not S.before_validation(site):
+        return d
+    bare = S.without_schemas(site)
+    if refute(exprs, S.facts(bare), reasons=False) is not None:
+        return d
+    return unvalidated(d, site)
 
 
 def _patterns(r: ir.Redact) -> Iterator[Diagnostic]:

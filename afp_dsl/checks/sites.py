@@ -7,7 +7,8 @@ Role:       shared by exprs (AFP303–306), guards (AFP208), graph (AFP205/AFP21
 Invariants: pure; a schema the walker does not understand (composition, remote `$ref`) yields
             no facts rather than a guess; `result` is the output schema only where the site sees
             nothing but `success` results, and `args` the input schema only where the call passed
-            argument validation (`schema_view`), as at run time.
+            argument validation (`schema_view`), as at run time, or at a `before` rule, which
+            runs ahead of validation: nothing resting on it there is a proof (`before_validation`).
 """
 from __future__ import annotations
 
@@ -231,13 +232,25 @@ def schema_view(site: Site, root: str) -> SchemaView | None:
     return view
 
 
+def before_validation(site: Site) -> bool:
+    """Does `site` type `args` by an input schema the arguments have not yet passed? A `before`
+    rule runs ahead of argument validation (semantics §7), so what the schema says of `args`
+    there holds only for the calls that will pass it: a claim resting on it is no proof."""
+    return site.place == "before" and schema_view(site, "args") is not None
+
+
+def without_schemas(site: Site) -> Site:
+    """The same expression and place with no tool schemas (what holds whatever the arguments)."""
+    return site._replace(tool=None)
+
+
 def _schema_view(site: Site, root: str) -> SchemaView | None:
     tool = site.tool
     schema = None if tool is None else (tool.input if root == "args" else tool.output)
     if schema is None:
         return None
     if site.place not in ("route", "after"):  # a `before` rule, a `check_in`: no result yet
-        return SchemaView(schema)
+        return SchemaView(schema)  # (at `before`, ahead of validation: `before_validation`)
     seen = seen_statuses(site)
     if root == "args":
         return SchemaView(schema) if seen <= _VALIDATED else None
