@@ -340,6 +340,13 @@ def _expected_words(expected: set[str]) -> str:
 def _missing_equals(tok, expected, prev):
     if "EQUAL" in expected and tok.type in ("STRING", "MLSTRING", "NUMBER", "LSQB", "NAME", "TRUE",
                                             "FALSE", "LBRACE"):
+        word = getattr(prev, "value", None)
+        if "STRING" in expected and tok.type != "STRING":  # a statement that takes a string
+            return (f"`{word}` takes a string, found {_found(tok)}", "expected a string here",
+                    f'write `{word} "..."`')
+        if word == "by" and tok.type == "STRING":  # (`approve note "…" by "…"`: `by` read as a key)
+            return ("`by` cannot stand here: in `approve`/`decline`, `by` comes before `note`",
+                    "`by` out of place", 'write `approve by "name" note "..."` (each part optional)')
         return (f"expected `=` after the attribute name, found {_found(tok)}", "expected `=` before this",
                 "attributes are written `key = value`")
     return None
