@@ -58,9 +58,14 @@ _ALL = [
     _c("AFP102", "wrong-kind", E, "a reference names a declaration of the wrong kind",
        "Each position expects one kind: `tools = [...]` takes tools, `graph = ...` a graph, `context`\n"
        "steering, facts and instructions.\n\nFix: reference a declaration of the expected kind."),
-    _c("AFP103", "duplicate-name", E, "two declarations of one module share a name",
+    _c("AFP103", "duplicate-name", E, "two declarations share a name: in one module, or as the model sees them",
        "Names live in one namespace per module, whatever their kinds; an import's alias is one\n"
-       "of them, and an alias used twice is reported too.\n\nFix: rename one of them."),
+       "of them, and an alias used twice is reported too.\n\n"
+       "The model sees bare names, so what one agent offers must not share one either: two\n"
+       "different tools (baseline or of its skills) with one name, two different skills (open or\n"
+       "of its graph) with one id, or a tool named like a built-in the agent offers (`read_skill`\n"
+       "with skills, `skip_step` with `steps`). One declaration reached twice is no clash.\n\n"
+       "Example: `agent a { tools = [lookup, lib.lookup] }`\n\nFix: rename one of them."),
     _c("AFP104", "unknown-attribute", E, "an attribute is not defined for this declaration kind",
        "Each declaration kind has a fixed set of attributes (see docs/language.md).\n\n"
        "Fix: correct the key (the message suggests close ones) or remove it."),

@@ -273,3 +273,91 @@ def test_qualified_names_stand_in_statements_at_check_and_at_run_time(tmp_path):
     assert [p["outcome"] for k, p in by if k == "policy.decided"] == ["deny", "allow"]
     assert [p["to"] for k, p in by if k == "cursor.moved"] == ["s", "ls", "ls"]
     assert any(k == "step.advanced" for k, _ in by)
+
+
+# ---------------------------------------------------------------- §2: the names the model sees
+LIB = ('tool lt { description = "lib\'s" impl = returns("lib") }\n'
+       'skill ls { description = "lib skill" body = "b" tools = [lt] }\n'
+       'skill lone { description = "lib lone" body = "b" }\n')
+
+
+def offered(tmp_path, main: str) -> list:
+    (tmp_path / "lib.afp").write_text(LIB, encoding="utf-8")
+    path = tmp_path / "main.afp"
+    path.write_text('import "./lib.afp" as lib\n' + textwrap.dedent(main), encoding="utf-8")
+    return afp_dsl.check(path)
+
+
+def test_two_tools_one_agent_offers_under_one_bare_name_clash(tmp_path):
+    found = offered(tmp_path, """
+    tool lt { description = "mine" impl = returns("mine") }
+    agent a { tools = [lt, lib.lt] }
+    """)
+    assert [d.code for d in found] == ["AFP103"]
+    d = found[0]
+    assert d.message == "agent `a` offers two different tools named `lt`"
+    primary = [lb for lb in d.labels if lb.primary]
+    assert len(primary) == 1 and primary[0].span.start > d.labels[1].span.start
+    assert not d.labels[1].primary
+    assert d.help.startswith("the model sees both as `lt`") and "rename one of the tools" in d.help
+
+
+def test_two_skills_one_agent_offers_under_one_id_clash(tmp_path):
+    found = offered(tmp_path, """
+    skill ls { description = "my skill" body = "b" }
+    agent a { skills = [ls, lib.ls] }
+    """)
+    assert [(d.code, d.message) for d in found] == [
+        ("AFP103", "agent `a` offers two different skills with the id `ls`")]
+
+
+def test_a_tool_of_a_skill_clashes_with_a_baseline_tool(tmp_path):
+    """`lib.ls` offers lib's `lt`; the agent's own `lt` is another tool: both are written `lt`,
+    so the diagnostic also points at the two declarations."""
+    found = offered(tmp_path, """
+    tool lt { description = "mine" impl = returns("mine") }
+    agent a { tools = [lt] skills = [lib.ls] }
+    """)
+    assert [d.code for d in found] == ["AFP103"]
+    assert len(found[0].labels) == 4
+
+
+def test_a_graph_naming_two_skills_of_one_id_clashes(tmp_path):
+    found = offered(tmp_path, """
+    skill lone { description = "mine" body = "b" }
+    graph g { entry lone route lone -> lib.lone on t }
+    tool t { description = "t" }
+    skill unused { description = "x" tools = [t] }
+    agent a { graph = g tools = [t] }
+    agent b { graph = g tools = [t] }
+    """)
+    assert [d.code for d in found if d.code == "AFP103"] == ["AFP103"]  # once for both agents
+
+
+def test_one_declaration_reached_twice_and_a_tool_named_like_a_skill_are_no_clash(tmp_path):
+    """A guard: the same tool in `tools` and in a skill's `tools`, and a skill `lt` beside the
+    tool `lib.lt` (tool names and skill ids are separate lists for the model)."""
+    found = offered(tmp_path, """
+    skill lt { description = "a skill named like lib's tool" body = "b" }
+    agent a { tools = [lib.lt] skills = [lib.ls, lt] }
+    """)
+    assert [d.code for d in found] == []
+
+
+def test_a_tool_named_like_a_built_in_the_agent_offers_clashes():
+    spec = """
+    tool read_skill { description = "mine" }
+    tool skip_step { description = "mine" }
+    skill s { description = "s" tools = [skip_step] steps { skip_step "x" } }
+    agent a { tools = [read_skill] skills = [s] }
+    """
+    found = diags(spec)
+    assert sorted(d.message for d in found) == [
+        "tool `read_skill` of agent `a` has the name of a built-in tool",
+        "tool `skip_step` of agent `a` has the name of a built-in tool"]
+    assert {d.code for d in found} == {"AFP103"}
+
+
+def test_a_tool_named_read_skill_is_fine_for_an_agent_without_skills():
+    """A guard: the built-in is offered only to an agent with skills."""
+    assert codes('tool read_skill { description = "x" }\nagent a { tools = [read_skill] }\n') == []

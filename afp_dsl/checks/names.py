@@ -1,8 +1,9 @@
 """Name checks: duplicates, unknown names (with "did you mean"), wrong kinds, ambiguous agents.
 
 Role:       checks layer; the first rule, so later rules can skip unresolved references.
-Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name, AFP111 ambiguous-agent,
-            AFP106 (warning) for a name listed twice in one list attribute.
+Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name (also for two
+            declarations one agent offers under one bare name: `offered.py`), AFP111
+            ambiguous-agent, AFP106 (warning) for a name listed twice in one list attribute.
 Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404, AFP406); a
             reference to a name declared twice is not also of the wrong kind when one of its
             declarations has the kind expected (`duplicated_as`).
@@ -16,6 +17,7 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label, Severity
 from ..suggest import closest
+from .offered import check_offered
 
 CONTEXT = (ir.Steering, ir.Fact, ir.Instruction)
 
@@ -40,6 +42,7 @@ def check_names(a: Analysis) -> Iterable[Diagnostic]:
                         if d is not None:
                             yield d
         yield from _ambiguous_agents(m)
+    yield from check_offered(a)
 
 
 def _duplicates(m: ir.Module) -> Iterator[Diagnostic]:
