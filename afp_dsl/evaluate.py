@@ -349,6 +349,8 @@ def _render_operand(expr: Any) -> str:
         return f"{expr.func}({expr.arg})"
     if isinstance(expr, ir.Regex):
         return str(expr)
+    if isinstance(expr, ir.Invalid):
+        return "?"  # (an operand the front end reported; its text is gone)
     return repr(expr)
 
 

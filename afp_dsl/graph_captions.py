@@ -114,6 +114,8 @@ def _operand(e: Any) -> str:
         return f"{e.func}({e.arg})"
     if t is ir.Regex:
         return str(e)
+    if t is ir.Invalid:
+        return "?"
     return guard_caption(e)
 
 

@@ -12,8 +12,8 @@ from typing import Any, Union
 import attrs
 
 from .ir_expr import (  # noqa: F401 - re-exported: `ir` is the one name the other stages use
-    NOSPAN, And, Call, Compare, Data, Expr, ListExpr, Lit, Node, Not, Or, Path, Ref, Regex, Schema,
-    Text, maker, node, span_field,
+    NOSPAN, And, Call, Compare, Data, Expr, Invalid, ListExpr, Lit, Node, Not, Or, Path, Ref, Regex,
+    Schema, Text, maker, node, span_field,
 )
 from .source import Span
 

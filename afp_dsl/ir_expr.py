@@ -252,6 +252,15 @@ class Compare(Node):
 
 
 @node
+class Invalid(Node):
+    """An operand the front end rejected and reported (a map or a value call in a condition,
+    AFP106): it stands for no value, and no check claims anything about a comparison holding
+    one. Only a program with errors has one, so it never runs."""
+
+    span: Span = span_field()
+
+
+@node
 class And(Node):
     items: tuple["Expr", ...]
     span: Span = span_field()
@@ -269,4 +278,4 @@ class Not(Node):
     span: Span = span_field()
 
 
-Expr = Union[Path, Lit, ListExpr, Call, Compare, And, Or, Not]
+Expr = Union[Path, Lit, ListExpr, Call, Compare, And, Or, Not, Invalid]

@@ -220,7 +220,7 @@ class ValueLowerer:
                 else "conditions compare paths with literals, lists of literals or regexes")
         self.diags.append(diag("AFP106", f"{what} cannot stand in a condition", e.span, "not allowed here",
                                help=hint))
-        return ir.Lit(value=None, span=e.span)
+        return ir.Invalid(span=e.span)  # (not a `null`: the checks skip what holds it)
 
     # -------------------------------------------------------------- expressions
     def path(self, node: lark.Tree) -> ir.Path:

@@ -109,6 +109,8 @@ def print_expr(expr: Any) -> str:
         return f"{expr.func}({expr.arg})"
     if isinstance(expr, ir.Regex):
         return regex(expr)
+    if isinstance(expr, ir.Invalid):
+        return "?"
     return _flat(expr)
 
 

@@ -213,3 +213,28 @@ def test_a_duplicate_of_yet_another_kind_is_still_a_wrong_kind():
     graph s { entry s }
     """
     assert "AFP102" in codes(text)
+
+
+# ---------------------------------------------------------------- one root cause, one diagnostic
+@pytest.mark.parametrize("cond", [
+    "message == {a: 1}", "not (message == {a: 1})", "message in [{a: 1}]", "message < [{a: 1}]",
+    "{a: 1} == message", "message == {a: 1} and message == \"x\"", "message == f(1)"])
+def test_a_map_or_call_in_a_comparison_is_reported_once(cond):
+    """The rejected operand is not a `null` literal to type-check afterwards (it was: AFP305
+    "`message == null` can never be true", or AFP208 for the guard)."""
+    spec = f'instruction i {{ when = {cond} prompt = "p" }}\nagent a {{ context = [i] }}\n'
+    assert codes(spec) == ["AFP106"]
+
+
+def test_routes_holding_a_rejected_operand_are_not_compared():
+    """Two routes whose guards each hold a map were one route shadowing the other (AFP205)."""
+    spec = """
+    tool t { description = "x" output { v: integer } }
+    skill s1 { description = "x" tools = [t] }
+    skill s2 { description = "x" }
+    skill s3 { description = "x" }
+    graph g { entry s1 route s1 -> s2 on t when result.v == {a: 1} route s1 -> s3 on t when result.v == {a: 2} }
+    agent a { graph = g }
+    """
+    assert codes(spec) == ["AFP106", "AFP106"]
+

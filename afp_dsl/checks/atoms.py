@@ -179,6 +179,8 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     # Speed: `path OP literal` (most comparisons) is neither always false (no list, no regex;
     # `mentions` aside) nor constant (a path), so it skips both tests
     if not (type(c.left) is ir.Path and type(c.right) is ir.Lit and c.op != "mentions"):
+        if _has_invalid(c.left) or _has_invalid(c.right):  # (the front end reported it)
+            return _opaque(c, neg, "an operand already reported")
         if _always_false(c):
             return Atom("const", truth=neg, **base)
         if _constant(c.left) and _constant(c.right):
@@ -241,6 +243,12 @@ def _has_regex(e: Any) -> bool:
     if isinstance(e, ir.ListExpr):
         return any(_has_regex(i) for i in e.items)
     return isinstance(e, ir.Regex)
+
+
+def _has_invalid(e: Any) -> bool:
+    if isinstance(e, ir.ListExpr):
+        return any(_has_invalid(i) for i in e.items)
+    return isinstance(e, ir.Invalid)
 
 
 def _opaque(c: Any, neg: bool, note: str) -> Atom:

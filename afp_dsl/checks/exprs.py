@@ -65,10 +65,13 @@ def _site_problems(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
     for node, d in operand_problems(analysis, site, nodes):
         bad.add(id(node))
         yield d
-    if ir.Regex in set(map(type, nodes)):  # Speed: `nodes` holds every node of the expression
+    kinds = set(map(type, nodes))  # Speed: `nodes` holds every node of the expression
+    if ir.Regex in kinds:
         for node, d in _misplaced_regexes(site.expr, nodes):
             bad.add(id(node))
             yield d
+    if ir.Invalid in kinds:  # (reported by the front end, AFP106)
+        bad.update(id(node) for node in nodes if type(node) is ir.Invalid)
     facts = site.facts
     for node in nodes:
         if isinstance(node, ir.Compare) and not (bad and any(id(x) in bad for x in walk(node))):
@@ -103,8 +106,10 @@ _INNER = _BRANCHES | {ir.Compare, ir.Not}  # the nodes `walk` looks into
 
 # ---------------------------------------------------------------- roots and paths
 def has_unknown_operand(analysis: Analysis, site: S.Site) -> bool:
-    """Does the site's expression name an unknown root or field (AFP303/AFP304)?"""
-    return any(d.code in ("AFP303", "AFP304") for _, d in operand_problems(analysis, site))
+    """Does the site's expression name an unknown root or field (AFP303/AFP304), or hold an
+    operand the front end rejected (`ir.Invalid`, AFP106)?"""
+    return (any(d.code in ("AFP303", "AFP304") for _, d in operand_problems(analysis, site))
+            or any(type(n) is ir.Invalid for n in walk(site.expr)))
 
 
 def operand_problems(analysis: Analysis, site: S.Site,

@@ -133,7 +133,7 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     if statuses is not None and not statuses:
         return None
     if _flawed(analysis, v, a) or _flawed(analysis, v, b):
-        return None  # a guard naming an unknown root or field means nothing yet: reported already
+        return None  # a guard naming an unknown root or field (or a rejected operand) means nothing yet: reported already
     site = S.route_site(analysis, v.module, v.graph, b.route if tb.tool else a.route)
     wanted = tuple(sorted(statuses or ()))
     if site.statuses != wanted:  # Speed: else the site itself, whose facts are settled already
@@ -193,7 +193,8 @@ def clear_cache() -> None:
 
 
 def _flawed(analysis: Analysis, v: G.GraphView, e: G.RouteEdge) -> bool:
-    """Does the route's guard name an unknown root or field (cached: asked once per pair)?"""
+    """Does the route's guard name an unknown root or field, or hold a rejected operand
+    (cached: asked once per pair)?"""
     if e.route.when is None:
         return False
     hit = _FLAWED.get(id(e.route))
