@@ -238,3 +238,14 @@ def test_routes_holding_a_rejected_operand_are_not_compared():
     """
     assert codes(spec) == ["AFP106", "AFP106"]
 
+
+def test_an_in_list_with_several_impossible_items_is_one_diagnostic():
+    spec = """
+    tool t { description = "x" input { s: string } }
+    policy p { before t { deny when args.s in [1, 2] because "x" } }
+    agent a { tools = [t] policies = [p] }
+    """
+    found = diags(spec)
+    assert [(d.code, d.message) for d in found] == [("AFP305", "`args.s` can never be `1` or `2`")]
+    assert len(found[0].labels) == 2 and found[0].notes == ("`args.s` is a string (input schema of `t`)",)
+

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic, Label, Severity
 from ..evaluate import json_equal, render_expr
 from ..suggest import closest
 from . import sites as S
@@ -329,14 +329,26 @@ def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
 
 def _impossible_items(key, lits: list, facts) -> Iterator[Diagnostic]:
     """Items of an `in` list that the key's declared type or bounds rule out (`iteration in
-    [1, "a"]`): each can never be the value, though the list as a whole can hold."""
+    [1, "a"]`): each can never be the value, though the list as a whole can hold. One
+    diagnostic for the comparison, naming every such item (one root cause: the key's type)."""
     known = [f for f in facts(key) if f.level == "schema" and f.kind in ("type", "ord")]
+    found = []
     for lit in lits:
         against = next((f for f in known if accepts(f, lit.value) is False), None)
         if against is not None:
-            shown = json.dumps(lit.value, ensure_ascii=False)
-            yield diag("AFP305", f"`{key_text(key)}` can never be `{shown}`", lit.span,
-                       "not a value it can have", notes=(against.text,) if against.text else ())
+            found.append((lit, against))
+    if not found:
+        return
+    shown = [f"`{json.dumps(lit.value, ensure_ascii=False)}`" for lit, _ in found]
+    notes = tuple(dict.fromkeys(f.text for _, f in found if f.text))
+    others = tuple(Label(lit.span, "nor this", False) for lit, _ in found[1:])
+    yield diag("AFP305", f"`{key_text(key)}` can never be {_either(shown)}", found[0][0].span,
+               "not a value it can have", secondary=others, notes=notes)
+
+
+def _either(items: list[str]) -> str:
+    """`a`, `a or b`, `a, b or c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
 
 
 def _same(a: Any, b: Any) -> bool:
