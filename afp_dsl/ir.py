@@ -206,7 +206,7 @@ class UserSays(Node):
 @node
 class ScriptedCall(Node):
     tool: Ref
-    args: Any = attrs.Factory(dict)  # frozen JSON object
+    args: Any = attrs.Factory(dict)  # frozen JSON object; None when rejected (AFP106)
     span: Span = span_field()
 
 

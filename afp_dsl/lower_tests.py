@@ -39,7 +39,7 @@ def _calls(lw, node):
         if len(c.children) > 1:
             args = to_data(lw.v.value(c.children[1]), lw.diags)
             if args is BAD:
-                args = FrozenMap()
+                args = None  # reported (AFP106): the checks judge no arguments then
         calls.append(ir.ScriptedCall(tool=lw.ref(tool_tok), args=args, span=lw.v.span(c)))
     return ir.ModelCalls(calls=tuple(calls), span=lw.v.span(node))
 

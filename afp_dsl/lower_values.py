@@ -362,7 +362,13 @@ def to_data(value: Any, diags: list[Diagnostic]) -> Any:
         return FrozenMap(out)
     span = getattr(value, "span", None)
     what = {ir.Path: "a reference", ir.Regex: "a regex", CallV: "a call"}.get(type(value), "an expression")
+    help = "maps and lists used as data hold only strings, numbers, booleans, null, lists and maps"
+    if isinstance(value, ir.Path):  # (most often a string written without its quotes)
+        help = f"for the text, quote it: `{json.dumps(_path_text(value))}`; {help}"
     diags.append(diag("AFP106", f"{what} cannot stand inside literal data", span, "not literal data",
-                      help="maps and lists used as data hold only strings, numbers, booleans, null, "
-                      "lists and maps"))
+                      help=help))
     return BAD
+
+
+def _path_text(p: ir.Path) -> str:
+    return p.root + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in p.segments)

@@ -249,3 +249,14 @@ def test_an_in_list_with_several_impossible_items_is_one_diagnostic():
     assert [(d.code, d.message) for d in found] == [("AFP305", "`args.s` can never be `1` or `2`")]
     assert len(found[0].labels) == 2 and found[0].notes == ("`args.s` is a string (input schema of `t`)",)
 
+
+def test_a_bare_name_as_a_scripted_argument_is_one_diagnostic():
+    """The rejected arguments were checked as `{}` too (AFP405: `n` is required)."""
+    spec = """
+    tool t { description = "x" input { n: integer } }
+    agent a { tools = [t] }
+    test x { user "hi" model calls t { n: t } model says "ok" }
+    """
+    found = diags(spec)
+    assert [d.code for d in found] == ["AFP106"]
+    assert found[0].help.startswith('for the text, quote it: `"t"`')

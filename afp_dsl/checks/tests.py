@@ -215,7 +215,7 @@ def _input_schema(tool: ir.Tool | None, name: str, scope: _Scope) -> Any:
 
 
 def _args(call: ir.ScriptedCall, schema: Any) -> Iterator[Diagnostic]:
-    if schema is None:
+    if schema is None or call.args is None:  # (None: arguments the front end rejected, AFP106)
         return
     problems = validate(schema, thaw(call.args))
     if problems:
