@@ -241,12 +241,12 @@ def test_routes_holding_a_rejected_operand_are_not_compared():
 
 def test_an_in_list_with_several_impossible_items_is_one_diagnostic():
     spec = """
-    tool t { description = "x" input { s: string } }
-    policy p { before t { deny when args.s in [1, 2] because "x" } }
-    agent a { tools = [t] policies = [p] }
+    tool t { description = "x" input { s: string } check_in = args.s in [1, 2] }
+    agent a { tools = [t] }
     """
-    found = diags(spec)
-    assert [(d.code, d.message) for d in found] == [("AFP305", "`args.s` can never be `1` or `2`")]
+    found = diags(spec)  # (a `check_in` reads validated arguments: an error; see AFP305's notes)
+    assert [(d.code, d.severity.value, d.message) for d in found] == [
+        ("AFP305", "error", "`args.s` can never be `1` or `2`")]
     assert len(found[0].labels) == 2 and found[0].notes == ("`args.s` is a string (input schema of `t`)",)
 
 
