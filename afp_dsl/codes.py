@@ -159,6 +159,14 @@ _ALL = [
        "rule. That rule sees the arguments before they are validated, so the comparison can\n"
        "still hold for a call that validation will then refuse.\n\n"
        "Fix: compare values of the same type; test a pattern with `matches`."),
+    _c("AFP307", "regex-backtracking", W, "a regular expression may backtrack exponentially",
+       "A repeat over a group that can match one text in more than one way (a nested repeat such\n"
+       "as `(a+)+`, or alternatives that start alike such as `(a|aa)+`) makes Python's regex\n"
+       "engine try exponentially many ways on a text that almost matches: a long message can\n"
+       "stall a run. The checker does not run such a pattern on the spec's values either, so\n"
+       "conditions using it are not analysed. The test is conservative: it may flag a pattern\n"
+       "that is in fact safe, never the reverse.\n\n"
+       "Fix: match each character one way: `/^(a|aa)+$/` → `/^a+$/`, `/(\\w+\\s?)+$/` → `/[\\w\\s]+$/`."),
     _c("AFP306", "status-not-in-vocabulary", E, "an unknown status name",
        "Statuses are success, failure, denied, invalid, partial, pending, absent.\n\nFix: use one of them."),
     _c("AFP401", "policy-rule-never-matches", W, "a policy rule can never match",

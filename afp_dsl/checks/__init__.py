@@ -11,7 +11,8 @@ from typing import Callable, Iterable
 
 from ..analysis import Analysis
 from ..diagnostics import Diagnostic
-from . import atoms, exprs, graph, guards, names, policies, routes, schemas, sites, solver, tests
+from . import (atoms, exprs, graph, guards, names, policies, regexes, routes, schemas, sites, solver,
+               tests)
 
 Rule = Callable[[Analysis], Iterable[Diagnostic]]
 
@@ -19,6 +20,7 @@ CHECKS: tuple[Rule, ...] = (
     names.check_names,
     schemas.check_schemas,
     exprs.check_exprs,
+    regexes.check_regexes,
     guards.check_guards,
     graph.check_graph,
     routes.check_routes,

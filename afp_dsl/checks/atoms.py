@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable
 
 from .. import ir
 from ..evaluate import Env, evaluate, render_expr
+from .regex_risk import runnable, unrun_note
 
 MAX_CASES = 64
 TYPES = frozenset({"null", "boolean", "number", "string", "compound"})
@@ -184,6 +185,8 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
         if _always_false(c):
             return Atom("const", truth=neg, **base)
         if _constant(c.left) and _constant(c.right):
+            if not _runnable(c):
+                return _opaque(c, neg, _unrun_note(c))
             return Atom("const", truth=evaluate(c, Env(roots={})).holds != neg, **base)
     key, right, op = key_of(c.left), c.right, c.op
     if key is None and op in _SWAPPABLE:  # `500 < result.x` reads as `result.x > 500`
@@ -212,6 +215,18 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     if op in ("matches", "mentions"):
         return Atom("text", key, **base)
     return _opaque(c, neg, f"the `{op}` operator")
+
+
+def _runnable(c: ir.Compare) -> bool:
+    """A constant `"text" matches /rx/` is decided only when the checker may run the pattern."""
+    rx, left = c.right, c.left
+    if c.op != "matches" or not isinstance(rx, ir.Regex) or not isinstance(left, ir.Lit):
+        return True
+    return not isinstance(left.value, str) or runnable(rx.pattern, rx.flags, left.value)
+
+
+def _unrun_note(c: ir.Compare) -> str:
+    return unrun_note(c.right.pattern, c.right.flags, c.left.value)
 
 
 def _compare_text(c: ir.Compare, neg: bool) -> str:

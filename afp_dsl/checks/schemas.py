@@ -21,6 +21,7 @@ from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..frozen import FrozenMap, is_mapping, thaw
 from ..record import Record, record
+from .regex_risk import runnable
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -154,7 +155,7 @@ def _defaults(node: Any, pointer: str, tool: ir.Tool, which: str, schema: ir.Sch
         sub = {k: v for k, v in node.items() if k != "default"}
         jsonschema, registry, unresolvable = _jsonschema()
         try:
-            errors = list(jsonschema.Draft202012Validator(sub, registry=registry).iter_errors(node["default"]))
+            errors = [] if not _patterns_runnable(sub, node["default"]) else list(jsonschema.Draft202012Validator(sub, registry=registry).iter_errors(node["default"]))
         except (unresolvable, jsonschema.SchemaError, RecursionError):
             errors = []
         if errors:
@@ -165,6 +166,32 @@ def _defaults(node: Any, pointer: str, tool: ir.Tool, which: str, schema: ir.Sch
     for key, value in node.items():
         if key not in ("default", "const", "enum", "examples"):
             yield from _defaults(value, f"{pointer}/{key}", tool, which, schema)
+
+
+def _patterns_runnable(schema: Any, value: Any) -> bool:
+    """Whether validating `value` may run every `pattern`/`patternProperties` regex of `schema`
+    on its longest string (`regex_risk.runnable`); if not, the default is not validated."""
+    longest = max(_strings(value), key=len, default="")
+    return all(runnable(p, "", longest) for p in _strings(_patterns(schema)))
+
+
+def _patterns(node: Any) -> list:
+    if isinstance(node, list):
+        return [p for item in node for p in _patterns(item)]
+    if not is_mapping(node):
+        return []
+    own = [node.get("pattern"), list(node.get("patternProperties") or {})]
+    return own + [p for v in node.values() for p in _patterns(v)]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if is_mapping(value):
+        return list(value) + [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 # ---------------------------------------------------------------- what a schema says about a path

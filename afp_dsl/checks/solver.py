@@ -7,7 +7,8 @@ Role:       the reasoning behind AFP208 (guards), AFP205/AFP210 (graph), AFP305/
 Invariants: "unsat" is claimed only from conditions on one key (a path or a call), never across
             keys; "sat" only with a witness that `evaluate` accepts; everything else is "unknown"
             with a note naming what was not analysed; the DNF is capped at `MAX_CASES`, and the
-            value tests of one guard at `MAX_WORK` (past it: "unknown", never a claim).
+            value tests of one guard at `MAX_WORK` (past it: "unknown", never a claim); a pattern
+            `regex_risk` will not run on a value leaves its key "unknown".
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, dnf, key_o
                     no_facts, shape)
 from .candidates import (bounds as _bounds, empty as _empty, number_candidates as _number_candidates,
                          string_candidates as _string_candidates, type_of)
-from .witness import Builder, read_key, witness_env
+from .witness import Builder, read_key, text_unrun, unrun_in, witness_env
 
 __all__ = ["Atom", "Facts", "Key", "Verdict", "accepts", "compare_atom", "dnf", "key_of",
            "key_text", "key_types", "no_facts", "read_key", "refute", "self_impossible", "solve",
@@ -43,6 +44,10 @@ class _OutOfWork(Exception):
     pass
 
 
+class _Unrun(Exception):  # a pattern `regex_risk` will not run on the value (args: why)
+    pass
+
+
 class Work:
     """The value tests one guard may still spend: solving stops, undecided, once they run out."""
 
@@ -55,6 +60,8 @@ class Work:
             self.left -= (_TEXT_COST if a.kind == "text" else 1) + len(a.values)
             if self.left < 0:
                 raise _OutOfWork
+            if a.kind == "text" and (why := text_unrun(a.expr, v)) is not None:
+                raise _Unrun(why)
             if not accepts(a, v):
                 return False
         return True
@@ -80,6 +87,8 @@ def accepts(atom: Atom, v: Any) -> bool | None:
             return False
         return not (atom.integer and t == "number" and not float(v).is_integer())
     if k == "text":
+        if text_unrun(atom.expr, v) is not None:
+            return None
         return evaluate(atom.expr, _env_for(atom.key, v)).holds != atom.neg
     if k == "const":
         return atom.truth
@@ -98,6 +107,7 @@ class _KeyResult(Record):
     status: str  # sat | unsat | unknown
     witnesses: tuple = ()
     out_of_work: bool = False  # unknown because the guard spent `MAX_WORK`
+    note: str = ""  # unknown because a pattern was not run (why)
 
 
 _SOLVED: dict[tuple, tuple[tuple[Atom, ...], _KeyResult]] = {}
@@ -121,6 +131,8 @@ def solve_key(atoms: tuple[Atom, ...], key: Key = (), work: Work | None = None) 
             result = _solve_fresh(atoms, key) if work is None else _solve_key(atoms, key, work)
         except _OutOfWork:
             return _KeyResult("unknown", out_of_work=True)
+        except _Unrun as e:
+            result = _KeyResult("unknown", note=str(e.args[0]))
         if len(_SOLVED) > 100_000:
             _SOLVED.clear()
         hit = _SOLVED[ids] = (atoms, result)
@@ -297,7 +309,7 @@ def solve_case(case: tuple[Atom, ...], facts: Facts, work: Work | None = None,
     if big:
         return "unknown", [f"conditions on `{big[0]}` too many to decide (more than {MAX_WORK} "
                            "value tests)"]
-    notes = ["regular expressions and `mentions` (conditions on "
+    notes = [r.note or "regular expressions and `mentions` (conditions on "
              f"`{key_text(key)}`)" for key, r in results.items() if r.status == "unknown"]
     if notes:
         return "unknown", notes
@@ -402,5 +414,5 @@ def _holds_in(atom: Atom, env: Env) -> bool:
     if atom.kind == "const":
         return atom.truth
     if atom.kind == "opaque":
-        return evaluate(atom.expr, env).holds != atom.neg
+        return unrun_in(atom.expr, env) is None and evaluate(atom.expr, env).holds != atom.neg
     return bool(accepts(atom, read_key(env, atom.key)))

@@ -2,7 +2,8 @@
 
 Role:       `solver` solves each key alone and asks `witness_env` for one env holding a value
             for every key; `read_key` reads a key back out of an env (routes and the solver's
-            final `evaluate` check use it). Split from `solver` along the solve/build seam.
+            final `evaluate` check use it, with `unrun_in` first). Split from `solver` along the
+            solve/build seam.
 Invariants: a key is placed only where it fits beside the keys already placed (a path read into
             holds a mapping or list); no list is grown past `MAX_WITNESS_INDEX`; None when the
             values cannot all be placed (the solver then says "unknown", never "sat").
@@ -12,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .. import ir
 from ..evaluate import Env, json_equal
-from .atoms import Key
+from .atoms import Key, key_of
+from .regex_risk import runnable, unrun_note
 
 
 def read_key(env: Env, key: Key) -> Any:
@@ -93,3 +96,23 @@ def _set(holder: Any, slot: Any, value: Any) -> None:
     while len(holder) <= slot:
         holder.append(None)
     holder[slot] = value
+
+
+def unrun_in(e: Any, env: Env) -> str | None:
+    """Why evaluating `e` in `env` would run a pattern the checker may not run (None: it may)."""
+    if isinstance(e, (ir.And, ir.Or)):
+        return next((n for n in (unrun_in(i, env) for i in e.items) if n is not None), None)
+    if isinstance(e, ir.Not):
+        return unrun_in(e.item, env)
+    if not (isinstance(e, ir.Compare) and e.op == "matches" and isinstance(e.right, ir.Regex)):
+        return None
+    key = key_of(e.left)
+    return text_unrun(e, e.left.value if isinstance(e.left, ir.Lit) else read_key(env, key) if key else None)
+
+
+def text_unrun(c: ir.Compare, v: Any) -> str | None:
+    """Why `c` (a text comparison) will not run its pattern on left value `v` (None: it will)."""
+    rx = c.right
+    if c.op != "matches" or not isinstance(v, str) or not isinstance(rx, ir.Regex):
+        return None
+    return None if runnable(rx.pattern, rx.flags, v) else unrun_note(rx.pattern, rx.flags, v)

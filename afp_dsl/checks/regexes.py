@@ -1,0 +1,65 @@
+"""Regex literals that may backtrack exponentially: a run-time stall and a check-time blind spot.
+
+Role:       checks layer; reads the pattern after every `matches` of the expression sites, the
+            patterns of every redact rule and every test's `expect answer matches`.
+Emits:      AFP307 regex-backtracking (warning).
+Invariants: judged by `regex_risk.backtracking_risk` alone (conservative: it may warn about a
+            safe pattern, never passes a risky one); one diagnostic per literal; a pattern that
+            does not compile is AFP004's, and a misplaced one AFP305's.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator
+
+import attrs
+
+from .. import ir
+from ..analysis import Analysis
+from ..codes import diag
+from ..diagnostics import Diagnostic
+from . import sites as S
+from .exprs import walk
+from .regex_risk import backtracking_risk
+
+
+def check_regexes(analysis: Analysis) -> Iterable[Diagnostic]:
+    seen: set[int] = set()
+    for rx in _literals(analysis):
+        if id(rx) not in seen:
+            seen.add(id(rx))
+            why = backtracking_risk(rx.pattern, rx.flags)
+            if why is not None:
+                yield _warning(rx, why)
+
+
+def _literals(analysis: Analysis) -> Iterator[ir.Regex]:
+    for site in S.sites(analysis):
+        for node in walk(site.expr):
+            if type(node) is ir.Compare and node.op == "matches" and type(node.right) is ir.Regex:
+                yield node.right
+    for _, r in analysis.decls(ir.Redact):
+        yield from r.patterns
+    for _, t in analysis.decls(ir.Test):
+        yield from (e.matches for e in _nodes(t.statements) if isinstance(e, ir.ExpectAnswer)
+                    and e.matches is not None)
+
+
+def _nodes(value: Any) -> Iterator[Any]:
+    """Every IR node in `value` (a node, or a tuple of them), parents first."""
+    if isinstance(value, tuple):
+        for v in value:
+            yield from _nodes(v)
+    elif attrs.has(type(value)):
+        yield value
+        for f in attrs.fields(type(value)):
+            yield from _nodes(getattr(value, f.name))
+
+
+def _warning(rx: ir.Regex, why: str) -> Diagnostic:
+    return diag("AFP307", f"the pattern `{rx}` may backtrack exponentially", rx.span,
+                why,
+                notes=("on a long text that almost matches, the regex engine can take longer "
+                       "than any run allows; the checker does not run it on the spec's values, so conditions using it are "
+                       "not analysed",),
+                help="rewrite it so each character can be matched only one way, e.g. "
+                     "`/^(a|aa)+$/` as `/^a+$/`, `/(\\w+\\s?)+$/` as `/[\\w\\s]+$/`")
