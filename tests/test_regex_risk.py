@@ -4,10 +4,10 @@ from __future__ import annotations
 import doctest
 
 import pytest
+from check_support import analyse
 
 from afp_dsl.checks import regex_risk, solver
 from afp_dsl.checks.regex_risk import backtracking_risk, paths, runnable
-from check_support import analyse
 
 # Risky: every pattern that can backtrack exponentially, and some safe ones the conservative rule
 # cannot tell apart (`(ab|AB)+`: alternatives that only differ in case).

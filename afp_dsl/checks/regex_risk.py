@@ -36,7 +36,7 @@ _MAXREPEAT = _sre.MAXREPEAT
 def _parse(pattern: str, flags: str) -> Any:
     try:
         return _sre.parse(pattern, regex_flags(flags))
-    except (Exception, RecursionError):  # (a pattern that does not compile: AFP004 says so)
+    except (re.error, OverflowError, RecursionError, ValueError):  # (AFP004 reports it)
         return None
 
 
@@ -65,7 +65,7 @@ def _risk(items: list) -> str | None:
     for op, av in items:
         name = str(op)
         if name in _REPEATS:
-            lo, hi, body = av
+            _, hi, body = av
             why = _ambiguity(_items(body), wrap=True)
             if why is not None and (hi is _MAXREPEAT or hi > LARGE):
                 return f"a repeated group {why}"
@@ -108,7 +108,7 @@ def _disjoint(x: tuple, y: tuple) -> bool:
     for finite, other in ((x, y), (y, x)):
         chars = _chars(finite)
         if chars is not None:
-            return not any(_member(other, c, f) for c in chars for f in (re.U, re.U | re.I))
+            return not any(_member(other, c, f) for c in chars for f in (re.UNICODE, re.UNICODE | re.IGNORECASE))
     return False
 
 
@@ -130,7 +130,7 @@ def _chars(item: tuple) -> list[str] | None:
 def _member(item: tuple, ch: str, flags: int) -> bool:
     try:
         return _compile(_sre.SubPattern(_sre.State(), [item]), flags).fullmatch(ch) is not None
-    except Exception:  # (an item the engine will not compile alone: assume it matches)
+    except Exception:  # noqa: BLE001 (an item the engine will not compile alone: may match)
         return True
 
 

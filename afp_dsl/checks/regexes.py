@@ -58,8 +58,8 @@ def _nodes(value: Any) -> Iterator[Any]:
 def _warning(rx: ir.Regex, why: str) -> Diagnostic:
     return diag("AFP307", f"the pattern `{rx}` may backtrack exponentially", rx.span,
                 why,
-                notes=("on a long text that almost matches, the regex engine can take longer "
-                       "than any run allows; the checker does not run it on the spec's values, so conditions using it are "
-                       "not analysed",),
+                notes=(("on a long text that almost matches, the regex engine can take longer than "
+                        "any run allows; the checker does not run it on the spec's values, so "
+                        "conditions using it are not analysed"),),
                 help="rewrite it so each character can be matched only one way, e.g. "
                      "`/^(a|aa)+$/` as `/^a+$/`, `/(\\w+\\s?)+$/` as `/[\\w\\s]+$/`")
