@@ -28,6 +28,11 @@ class Offer(NamedTuple):
     decl: ir.Decl
 
 
+# Speed: offers are built as plain tuples (`Offer`'s fields, in order; `tuple.__new__` keeps
+# the type) and compared by declaration identity: the pass visits every skill's tools.
+_new = tuple.__new__
+
+
 def check_offered(a: Analysis) -> Iterator[Diagnostic]:
     done: set[tuple] = set()
     for module, agent in a.decls(ir.Agent):
@@ -41,26 +46,29 @@ def check_offered(a: Analysis) -> Iterator[Diagnostic]:
                 yield d
 
 
-def _resolved(a: Analysis, module: str, refs: Iterable[ir.Ref], kind: type) -> Iterator[Offer]:
+def _resolved(a: Analysis, module: str, refs: Iterable[ir.Ref], kind: type) -> list[Offer]:
+    out = []
     for ref in refs:
         r = a.resolve(module, ref)
-        if r is not None and isinstance(r.decl, kind):
-            yield Offer(ref, r.module, r.decl)
+        if r is not None and type(r.decl) is kind:
+            out.append(_new(Offer, (ref, r.module, r.decl)))
+    return out
 
 
 def _skills(a: Analysis, module: str, agent: ir.Agent) -> list[Offer]:
     """The agent's open skills, then its graph's (each graph skill at its first mention)."""
-    out = list(_resolved(a, module, agent.skills, ir.Skill))
+    out = _resolved(a, module, agent.skills, ir.Skill)
     g = agent_graph(a, module, agent)
     if g is not None:
-        out += [Offer(n.ref, n.key[0], n.skill) for n in view(a, g[0], g[1]).nodes.values()]
+        out += [_new(Offer, (n.ref, n.key[0], n.skill)) for n in view(a, g[0], g[1]).nodes.values()]
     return out
 
 
 def _tools(a: Analysis, module: str, agent: ir.Agent, skills: list[Offer]) -> list[Offer]:
-    out = list(_resolved(a, module, agent.tools, ir.Tool))
+    out = _resolved(a, module, agent.tools, ir.Tool)
     for s in skills:
-        out += _resolved(a, s.module, s.decl.tools, ir.Tool)
+        if s[2].tools:
+            out += _resolved(a, s[1], s[2].tools, ir.Tool)
     return out
 
 
@@ -68,8 +76,8 @@ def _clashes(agent: ir.Agent, offers: list[Offer], kind: str) -> Iterator[tuple[
     """The second (third, …) declaration offered under a bare name already taken."""
     first: dict[str, Offer] = {}
     for o in offers:
-        prev = first.setdefault(o.decl.name, o)
-        if (prev.module, prev.decl.name) != (o.module, o.decl.name):
+        prev = first.setdefault(o[2].name, o)
+        if prev[2] is not o[2]:  # (one declaration reached twice is the same object)
             yield (kind, prev.module, o.module, o.decl.name, o.ref.span), _clash(agent, prev, o, kind)
 
 
