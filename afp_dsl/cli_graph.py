@@ -3,7 +3,8 @@
 Role:       a thin click command over `graph_export`; registered by `cli._register_optional`.
             `--run RUN` overlays a recorded run: visited skills and taken edges styled, edges
             whose guards refused annotated with the failing condition (Mermaid and DOT); the
-            JSON gains `visited` (nodes) and `taken`/`refused` (edges) fields.
+            JSON gains `visited` (nodes) and `taken`/`refused` (edges) fields. With a run,
+            every caption is scrubbed with the run's redaction (`known_secrets.run_scrubber`).
 Invariants: exit 0 drawn, 1 the spec has errors (diagnostics on stderr), no graph to draw or
             an unknown run, 2 usage (a missing file, an unknown `--graph`) or internal error.
 """
@@ -43,7 +44,7 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
                                  param_hint="--graph")
     try:
         if run_id is not None:
-            run_id, overlay = _overlay(run_id, store_url)
+            run_id, overlay = _overlay(program, run_id, store_url)
             _warn_if_foreign(program, graph_name, overlay["visited"], run_id)
             text = _FORMATS[fmt](program, graph_name, **overlay)
         else:
@@ -56,9 +57,11 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
         click.echo(f"wrote {output}", err=True)
 
 
-def _overlay(run_id: str, store_url: str | None) -> tuple[str, dict]:
-    """The run's id (`last` resolved) and the path it took, for `to_mermaid|dot|json`."""
+def _overlay(program: Any, run_id: str, store_url: str | None) -> tuple[str, dict]:
+    """The run's id (`last` resolved), the path it took and its redaction, for
+    `to_mermaid|dot|json`."""
     from .cli_trace import open_store, resolve
+    from .known_secrets import run_scrubber
     store = open_store(store_url)  # (a reader: a mistyped path is an error, never a new store)
     run_id = resolve(store, run_id)
     events = store.events(run_id)
@@ -67,7 +70,8 @@ def _overlay(run_id: str, store_url: str | None) -> tuple[str, dict]:
                    err=True)
         sys.exit(1)
     visited, taken, refused = graph_export.run_overlay(events)
-    return run_id, {"visited": visited, "taken": taken, "refused": refused}
+    return run_id, {"visited": visited, "taken": taken, "refused": refused,
+                    "scrub": run_scrubber(program, events)}
 
 
 def _warn_if_foreign(program: Any, graph_name: str | None, visited: set, run_id: str) -> None:

@@ -106,19 +106,21 @@ def overlay_mermaid(program: Any, events: list) -> str | None:
 
 def overlay_drawings(program: Any, events: list) -> tuple[str | None, str | None]:
     """(Mermaid text, inline SVG) of the graph of the run's agent with the run's overlay, or
-    (None, None) when there is none to draw."""
+    (None, None) when there is none to draw; its captions scrubbed with the run's redaction."""
     from . import graph_export, graph_svg
+    from .known_secrets import run_scrubber
     if program is None or not graph_export.graph_names(program):
         return None, None
     graph = _run_graph(program, events)
     if graph is None:
         return None, None
     visited, taken, refused = graph_export.run_overlay(events)
+    scrub = run_scrubber(program, events)
     try:
         return (graph_export.to_mermaid(program, graph or None, visited=visited, taken=taken,
-                                        refused=refused),
+                                        refused=refused, scrub=scrub),
                 graph_svg.to_svg(program, graph or None, visited=visited, taken=taken,
-                                 refused=refused))
+                                 refused=refused, scrub=scrub))
     except ValueError:
         return None, None
 

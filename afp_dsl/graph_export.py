@@ -7,12 +7,14 @@ Invariants: deterministic; nodes in skill declaration order (tooling.md §4); en
             Statements whose skills do not resolve are left out (the checker reports them).
             A run overlay (`run_overlay`) is drawn in every format: Mermaid classes and link
             styles, DOT colours and pen widths, JSON `visited`/`taken`/`refused` fields.
+            `scrub` (a run's `known_secrets.run_scrubber`) rewrites every caption, label and
+            guard text before it is drawn; without it the spec's text is drawn as written.
 """
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import attrs
 
@@ -26,6 +28,7 @@ from .graph_captions import (  # noqa: F401 - re-exported: the captions are part
 from .source import SourceFile, Span
 
 _NOT_ID = re.compile(r"[^A-Za-z0-9_]")  # what a node id cannot hold
+Scrub = Callable[[str], str]
 
 
 class Edge(NamedTuple):
@@ -91,9 +94,14 @@ def find_graph(program: Any, name: str | None = None) -> tuple[Analysis, str, ir
     raise ValueError(f"the program declares several graphs ({names}); choose one")
 
 
-def diagram(program: Any, graph: str | None = None) -> Diagram:
+def diagram(program: Any, graph: str | None = None, scrub: Scrub | None = None) -> Diagram:
+    """The graph's nodes and edges; `scrub` rewrites every caption."""
     with gc_paused():
-        return _diagram(program, graph)
+        d = _diagram(program, graph)
+    if scrub is None:
+        return d
+    return attrs.evolve(d, edges=tuple(e._replace(caption=scrub(e.caption)) if e.caption else e
+                                       for e in d.edges))
 
 
 def _diagram(program: Any, graph: str | None = None) -> Diagram:
@@ -125,13 +133,14 @@ def _declaration_order(a: Analysis) -> dict[tuple[str, str], tuple[int, int]]:
 
 def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str] = (),
                taken: Iterable[tuple[str | None, str]] = (),
-               refused: Mapping[tuple[str | None, str], str] | None = None) -> str:
+               refused: Mapping[tuple[str | None, str], str] | None = None,
+               scrub: Scrub | None = None) -> str:
     """Mermaid `flowchart TD` text of a graph; `visited` skills and `taken` (src, dst) edges
     (src None for an entry) are styled when given (the `--run` overlay); `refused` maps an
     edge whose guard refused (and that was never taken) to a note added to its caption. A skill
     is named as the graph writes it (`lib.helper`) or by its declaration name (`helper`, as a
-    run records it)."""
-    d = diagram(program, graph)
+    run records it). `scrub` rewrites every caption (a run's redaction)."""
+    d = diagram(program, graph, scrub)
     taken = set(taken)
     refused = {k: v for k, v in (refused or {}).items() if k not in taken}
     took = _run_keys(d, taken) if taken else set()  # (no overlay: no name table to build)
@@ -252,11 +261,11 @@ def marks(d: Diagram, visited: Iterable[str] | None, taken: Iterable[tuple] | No
 
 
 def to_dot(program: Any, graph: str | None = None, *, visited: Iterable[str] | None = None,
-           taken: Iterable[tuple] | None = None, refused: Mapping[tuple, str] | None = None
-           ) -> str:
+           taken: Iterable[tuple] | None = None, refused: Mapping[tuple, str] | None = None,
+           scrub: Scrub | None = None) -> str:
     """Graphviz DOT text of a graph (bare routes dashed); with a run (`run_overlay`'s sets),
     visited skills filled green, taken edges thick green, refused edges red with the note."""
-    d = diagram(program, graph)
+    d = diagram(program, graph, scrub)
     m = marks(d, visited, taken, refused)
     lines = [f"digraph {_dot_str(d.graph.name)} {{", "  rankdir=TB;",
              "  node [shape=box, style=rounded];",
@@ -289,17 +298,17 @@ def _dot_edge_attrs(e: Edge, m: Marks | None, i: int) -> str:
 
 
 def to_json(program: Any, graph: str | None = None, *, visited: Iterable[str] | None = None,
-            taken: Iterable[tuple] | None = None, refused: Mapping[tuple, str] | None = None
-            ) -> str:
+            taken: Iterable[tuple] | None = None, refused: Mapping[tuple, str] | None = None,
+            scrub: Scrub | None = None) -> str:
     """Nodes and edges with captions and source spans, as indented JSON; with a run, every
     node also has `visited` and every edge `taken` and `refused` (the note, or null)."""
-    d = diagram(program, graph)
+    d = diagram(program, graph, scrub)
     m = marks(d, visited, taken, refused)
     a = _analysis(program)
     files = {m_.key: SourceFile.of(m_.key, m_.source) for m_ in a.program.modules}
     nodes = [{"id": nid, "skill": label, "module": n.key[0], "span": _span(files, n.ref.span)}
              for nid, label, n in d.nodes]
-    edges = [_edge_json(files, e) for e in d.edges]
+    edges = [_edge_json(files, e, scrub) for e in d.edges]
     if m is not None:
         for node in nodes:
             node["visited"] = node["id"] in m.visited
@@ -309,15 +318,16 @@ def to_json(program: Any, graph: str | None = None, *, visited: Iterable[str] | 
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def _edge_json(files, e: Edge) -> dict:
+def _edge_json(files, e: Edge, scrub: Scrub | None = None) -> dict:
     s = e.stmt
+    scrub = scrub or str
     out = {"kind": e.kind, "from": e.src, "to": e.dst, "deterministic": e.deterministic,
-           "caption": e.caption, "label": s.label}
+           "caption": e.caption, "label": scrub(s.label) if s.label is not None else None}
     if isinstance(s, ir.Route):
         out["on"] = str(s.on) if s.on is not None else None
         out["status"] = [x.name for x in s.status]
     from .evaluate import render_expr
-    out["when"] = render_expr(s.when) if s.when is not None else None
+    out["when"] = scrub(render_expr(s.when)) if s.when is not None else None
     out["span"] = _span(files, s.span)
     return out
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Iterable, Mapping
 
-from .graph_export import Diagram, Edge, _run_keys, _run_notes, diagram
+from .graph_export import Diagram, Edge, Scrub, _run_keys, _run_notes, diagram
 
 _H, _GAP_X, _GAP_Y, _PAD = 40, 36, 64, 24  # node height, gaps between nodes and layers, margin
 _CHAR = 7.2  # width of a character of the label font (13px sans-serif), for node widths
@@ -25,9 +25,11 @@ START = "__start__"
 
 def to_svg(program: Any, graph: str | None = None, *, visited: Iterable[str] = (),
            taken: Iterable[tuple[str | None, str]] = (),
-           refused: Mapping[tuple[str | None, str], str] | None = None) -> str:
-    """The graph as an `<svg>` element; the overlay arguments are those of `to_mermaid`."""
-    return draw(diagram(program, graph), set(visited), set(taken), dict(refused or {}))
+           refused: Mapping[tuple[str | None, str], str] | None = None,
+           scrub: Scrub | None = None) -> str:
+    """The graph as an `<svg>` element; the overlay and `scrub` arguments are those of
+    `to_mermaid` (captions are scrubbed before they are clipped)."""
+    return draw(diagram(program, graph, scrub), set(visited), set(taken), dict(refused or {}))
 
 
 def draw(d: Diagram, visited: set[str], taken: set, refused: dict) -> str:

@@ -1,20 +1,22 @@
 """What a run's redactor knows before its first event: the secrets the spec itself holds, and
-those of the history a resumed or follow-up run carries.
+those of the history a resumed or follow-up run carries; and, after the run, its scrubber rebuilt.
 
 Role:       `runner` primes every run's `Redactor` here (split from `runner`), so a secret under a
             redacted key in `fact` data, a `returns` value, an earlier call's arguments or an
-            earlier tool result is scrubbed from the first event on.
+            earlier tool result is scrubbed from the first event on. `run_scrubber` rebuilds a
+            stored run's redaction for what is drawn from its spec (the report's graph).
 Invariants: learning counts no redaction and records nothing; a tool result's text is read as the
             data it was recorded as (lenient JSON, else the text).
 """
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from . import ir
+from .analysis import Analysis
 from .frozen import thaw
-from .plan import Plan
+from .plan import Plan, find_agent, plan_of
 from .redaction import Redactor
 from .recorder import learn
 
@@ -46,3 +48,64 @@ def _as_recorded(text: str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):
         return text
+
+
+def run_scrubber(program: Any, events: list) -> Callable[[str], str]:
+    """`scrub_text` of a stored run's redactor rebuilt from its spec: the rules of the agent the
+    run started (every agent's when the spec no longer has it), primed as the run was (its own
+    plan and those of the agents it runs as tools), and taught every literal a graph's guard
+    compares with a redacted key (`result.token == "…"`): the run remembered such a value when
+    it saw it, and its trace holds only the placeholder, so the literal is scrubbed whether or
+    not this run saw it (fails closed)."""
+    analysis = program if isinstance(program, Analysis) else (
+        getattr(program, "analysis", None) or Analysis(getattr(program, "ir", program)))
+    started = next((e.payload for e in events if e.kind == "run.started"), None)
+    found = find_agent(analysis, started.get("agent")) if isinstance(started, dict) and \
+        isinstance(started.get("agent"), str) else None
+    plans = [plan_of(analysis, *found)] if found else [
+        plan_of(analysis, d, m) for m, d in analysis.decls(ir.Agent)]
+    red = Redactor(tuple(dict.fromkeys(r for p in plans for r in p.redact)))
+    for plan in plans:
+        prime_redactor(red, plan)
+    every = red  # (joined redactors share one memory: what any of them learns, `red` scrubs)
+    for plan in _with_inner(analysis, plans)[len(plans):]:
+        every = every.joined(plan.redact)
+        prime_redactor(every, plan)
+    for _, g in analysis.decls(ir.Graph):
+        for stmt in g.entries + g.routes:
+            if stmt.when is not None:
+                for key, value in _compared(stmt.when):
+                    learn(every, {key: value})
+    return red.scrub_text
+
+
+def _with_inner(analysis: Any, plans: list[Plan]) -> list[Plan]:
+    """`plans` and the plans of the agents their tools run (`impl = agent(…)`), transitively."""
+    out = list(plans)
+    for plan in out:  # (grows while walked)
+        for t in plan.tools.values():
+            impl = t.decl.impl
+            r = analysis.resolve(t.module, impl.agent) if isinstance(impl, ir.AgentImpl) else None
+            if r is not None and isinstance(r.decl, ir.Agent):
+                inner = plan_of(analysis, r.decl, r.module)
+                if all(inner is not p for p in out):
+                    out.append(inner)
+    return out
+
+
+def _compared(e: Any) -> list[tuple[str, Any]]:
+    """(the last name of the path, the literal) of every `path OP literal` (or `literal OP
+    path`, or a path against a list of literals) inside the guard `e`."""
+    if isinstance(e, (ir.And, ir.Or)):
+        return [pair for item in e.items for pair in _compared(item)]
+    if isinstance(e, ir.Not):
+        return _compared(e.item)
+    if not isinstance(e, ir.Compare):
+        return []
+    out = []
+    for path, other in ((e.left, e.right), (e.right, e.left)):
+        if isinstance(path, ir.Path):
+            names = [s for s in path.segments if isinstance(s, str)] or [path.root]
+            items = other.items if isinstance(other, ir.ListExpr) else (other,)
+            out += [(names[-1], x.value) for x in items if isinstance(x, ir.Lit)]
+    return out
