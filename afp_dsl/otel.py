@@ -3,7 +3,8 @@
 Role:       `export_run` replays a recorded (redacted) run as spans on a caller's
             `TracerProvider`: an `invoke_agent` root, one `chat` span per LLM call, one
             `execute_tool` span per tool call (inner runs of agent-backed tools nest under it);
-            decisions become span events under `afp.*`. `to_otlp_json` writes those spans as
+            decisions become span events under `afp.*` (a tool call's on its tool span, the
+            rest, policy `input`/`output` included, on the run span). `to_otlp_json` writes those spans as
             OTLP JSON (`afpc trace export --format otlp-json`).
 Invariants: never touches the global tracer provider; span and trace ids derive from the run
             id (deterministic); times are the logical clock (1 ms per tick from `epoch_ns`);
@@ -29,6 +30,9 @@ ANSWERS = ("success", "absent", "partial")
 _DECISIONS = ("cursor.moved", "route.evaluated", "route.conflict", "skill.rejected",
               "budget.exhausted", "steps.unfinished", "redaction.applied", "run.paused",
               "run.resumed")
+# Decisions on one tool call: events of its tool span. Without a call id (the `input` and
+# `output` moments of a policy) they are decisions about the run: events of the run span.
+_CALL_DECISIONS = ("policy.decided", "checkin.requested", "checkin.decided", "tool.args_invalid")
 
 
 class OtelUnavailable(RuntimeError):
@@ -126,7 +130,7 @@ class _Exporter:
                 called = None
             elif e.kind == "tool.called":
                 self._tool(e, _returned(events, e), events, ctx, depth)
-            elif e.kind in _DECISIONS:
+            elif e.kind in _DECISIONS or (e.kind in _CALL_DECISIONS and not p.get("call_id")):
                 root.add_event(f"afp.{e.kind}", _flat(p), timestamp=self.ns(e))
         if called is not None:  # a provider failure: the call never replied
             self._failed_chat(called, ctx, model, answered, ended)
@@ -197,8 +201,7 @@ class _Exporter:
                 rp.get("result"), ensure_ascii=False, sort_keys=True, default=str))
         last = returned.seq if returned is not None else None
         for e in events:  # (the decisions on this call: between it and its return)
-            if e.kind in ("policy.decided", "checkin.requested", "checkin.decided",
-                          "tool.args_invalid") and payload(e).get("call_id") == p.get("call_id") \
+            if e.kind in _CALL_DECISIONS and payload(e).get("call_id") == p.get("call_id") \
                     and e.seq > called.seq and (last is None or e.seq <= last):
                 span.add_event(f"afp.{e.kind}", _flat(payload(e)), timestamp=self.ns(e))
         inner = self._inner_run(called, p.get("call_id"), depth)

@@ -83,6 +83,16 @@ def test_policy_and_checkin_decisions_are_tool_span_events():
     assert "afp.policy.decided" in names and "afp.checkin.decided" in names
 
 
+@pytest.mark.parametrize("test,moment", [("drop_table_is_refused_at_the_door", "input"),
+                                         ("leaking_answer_is_stopped", "output")])
+def test_input_and_output_decisions_are_run_span_events(test, moment):
+    _, r = example_runs("db_ops", test)[-1]
+    (root,) = [s for s in _export(r.trace) if s.parent is None]
+    (denied,) = [e for e in root.events if e.name == "afp.policy.decided"
+                 and e.attributes["afp.moment"] == moment and e.attributes["afp.outcome"] == "deny"]
+    assert denied.attributes["afp.reason"]  # the reason a denied run ended, kept
+
+
 def test_otlp_json_is_deterministic_and_well_formed():
     _, r = canary_run()
     a, b = otel.to_otlp_json(r.trace), otel.to_otlp_json(r.trace)
