@@ -3,13 +3,12 @@
 Role:       `export_run` replays a recorded (redacted) run as spans on a caller's
             `TracerProvider`: an `invoke_agent` root, one `chat` span per LLM call, one
             `execute_tool` span per tool call (inner runs of agent-backed tools nest under it);
-            decisions become span events under `afp.*` (a tool call's on its tool span, the
-            rest, policy `input`/`output` included, on the run span). `to_otlp_json` writes those spans as
-            OTLP JSON (`afpc trace export --format otlp-json`).
-Invariants: never touches the global tracer provider; span and trace ids derive from the run
-            id (deterministic); times are the logical clock (1 ms per tick from `epoch_ns`);
-            content attributes (arguments, results) only with `content=True`, and even then
-            only the redacted values of the trace. Needs the optional `otel` extra.
+            decisions become `afp.*` span events (a call's on its tool span, the rest on the run
+            span). `to_otlp_json` writes the spans as OTLP JSON (`trace export --format otlp-json`).
+Invariants: never touches the global tracer provider; ids derive from the run id; times are the
+            logical clock (1 ms per tick from `epoch_ns`; an inner run's ticks spread inside its
+            tool span); content attributes (arguments, results) only with `content=True`, and
+            even then only the redacted values of the trace. Needs the optional `otel` extra.
 """
 from __future__ import annotations
 
@@ -78,9 +77,13 @@ class _Exporter:
     def __init__(self, tracer, api, inner, content: bool, epoch_ns: int, provider: str):
         self.tracer, self.api, self.find_inner = tracer, api, inner
         self.content, self.epoch_ns, self.provider = content, epoch_ns, provider
+        # tick t is at `base + (t - lo) * num // den` ns: 1 ms a tick from `epoch_ns` for the
+        # run exported, an inner run's ticks spread inside its tool span (`_inner`)
+        self.clock = (epoch_ns, 0, 1_000_000, 1)
 
     def ns(self, e: Event | None, fallback: int = 0) -> int:
-        return self.epoch_ns + (e.time if e is not None else fallback) * 1_000_000
+        base, lo, num, den = self.clock
+        return base + ((e.time if e is not None else fallback) - lo) * num // den
 
     def run(self, events: list[Event], parent_ctx=None, depth: int = 0) -> None:
         if not events:
@@ -204,10 +207,22 @@ class _Exporter:
             if e.kind in _CALL_DECISIONS and payload(e).get("call_id") == p.get("call_id") \
                     and e.seq > called.seq and (last is None or e.seq <= last):
                 span.add_event(f"afp.{e.kind}", _flat(payload(e)), timestamp=self.ns(e))
+        end = self.ns(returned) if returned is not None else self.ns(called) + 1
         inner = self._inner_run(called, p.get("call_id"), depth)
         if inner:
-            self.run(inner, self.api.set_span_in_context(span), depth + 1)
-        span.end(end_time=self.ns(returned) if returned is not None else self.ns(called) + 1)
+            self._inner(inner, span, self.ns(called), end, depth)
+        span.end(end_time=end)
+
+    def _inner(self, events: list[Event], span, start: int, end: int, depth: int) -> None:
+        """An inner run's clock restarts at 1: its ticks `lo..hi` are spread evenly strictly
+        inside its tool span (`start`, `end`), in order, so its spans nest in time too."""
+        ticks = [e.time for e in events]
+        lo, hi = min(ticks), max(ticks)
+        outer, self.clock = self.clock, (start, lo - 1, end - start, hi - lo + 2)
+        try:
+            self.run(events, self.api.set_span_in_context(span), depth + 1)
+        finally:
+            self.clock = outer
 
     def _inner_run(self, called: Event, call_id: Any, depth: int) -> list[Event]:
         if not isinstance(call_id, str) or not call_id or depth >= 3:

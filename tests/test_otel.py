@@ -93,6 +93,33 @@ def test_input_and_output_decisions_are_run_span_events(test, moment):
     assert denied.attributes["afp.reason"]  # the reason a denied run ended, kept
 
 
+def test_an_inner_run_lies_inside_its_tool_span_in_order():
+    _, r = example_runs("due_diligence", "revenue_through_the_inner_agent")[-1]
+    spans = _export(r.trace, inner=r.inner)
+    tool = next(s for s in spans if s.name == "execute_tool ask_filings")
+    inner = [s for s in spans if s.context.trace_id == tool.context.trace_id and
+             _under(s, tool, spans)]
+    assert len(inner) > 2
+    for s in inner:
+        assert tool.start_time <= s.start_time <= s.end_time <= tool.end_time, s.name
+        assert all(tool.start_time <= e.timestamp <= tool.end_time for e in s.events)
+    run = next(s for s in inner if s.name == "invoke_agent filings_reader")
+    chats = sorted((s for s in inner if s.name.startswith("chat")), key=lambda s: s.start_time)
+    assert run.start_time < chats[0].start_time and chats[-1].end_time <= run.end_time
+    assert otel.to_otlp_json(r.trace, inner=r.inner) == otel.to_otlp_json(r.trace, inner=r.inner)
+
+
+def _under(span, ancestor, spans) -> bool:
+    by_id = {s.context.span_id: s for s in spans}
+    while span.parent is not None:
+        span = by_id.get(span.parent.span_id)
+        if span is None:
+            return False
+        if span is ancestor:
+            return True
+    return False
+
+
 def test_otlp_json_is_deterministic_and_well_formed():
     _, r = canary_run()
     a, b = otel.to_otlp_json(r.trace), otel.to_otlp_json(r.trace)
