@@ -52,18 +52,14 @@ def _as_recorded(text: str) -> Any:
 
 def run_scrubber(program: Any, events: list) -> Callable[[str], str]:
     """`scrub_text` of a stored run's redactor rebuilt from its spec: the rules of the agent the
-    run started (every agent's when the spec no longer has it), primed as the run was (its own
-    plan and those of the agents it runs as tools), and taught every literal a graph's guard
-    compares with a redacted key (`result.token == "…"`): the run remembered such a value when
-    it saw it, and its trace holds only the placeholder, so the literal is scrubbed whether or
-    not this run saw it (fails closed)."""
+    run started (every agent's for an inner run, or when the spec no longer has that agent),
+    primed as the run was (its plan and those of the agents it runs as tools), and taught every
+    literal a graph's guard compares with a redacted key (`result.token == "…"`): a run that saw
+    such a value remembered it and its trace holds only the placeholder, so the literal is
+    scrubbed whether or not this run saw it (fails closed)."""
     analysis = program if isinstance(program, Analysis) else (
         getattr(program, "analysis", None) or Analysis(getattr(program, "ir", program)))
-    started = next((e.payload for e in events if e.kind == "run.started"), None)
-    found = find_agent(analysis, started.get("agent")) if isinstance(started, dict) and \
-        isinstance(started.get("agent"), str) else None
-    plans = [plan_of(analysis, *found)] if found else [
-        plan_of(analysis, d, m) for m, d in analysis.decls(ir.Agent)]
+    plans = _run_plans(analysis, events)
     red = Redactor(tuple(dict.fromkeys(r for p in plans for r in p.redact)))
     for plan in plans:
         prime_redactor(red, plan)
@@ -73,10 +69,22 @@ def run_scrubber(program: Any, events: list) -> Callable[[str], str]:
         prime_redactor(every, plan)
     for _, g in analysis.decls(ir.Graph):
         for stmt in g.entries + g.routes:
-            if stmt.when is not None:
-                for key, value in _compared(stmt.when):
-                    learn(every, {key: value})
+            for key, value in _compared(stmt.when):
+                learn(every, {key: value})
     return red.scrub_text
+
+
+def _run_plans(analysis: Analysis, events: list) -> list[Plan]:
+    """The plan of the agent the run started, else (an inner run, whose rules joined its
+    caller's, or an agent the spec no longer has) every agent's."""
+    started = next((e.payload for e in events if e.kind == "run.started"), None)
+    started = started if isinstance(started, dict) else {}
+    agent, run_id = started.get("agent"), started.get("run_id")
+    inner = isinstance(run_id, str) and "/" in run_id
+    found = find_agent(analysis, agent) if isinstance(agent, str) and not inner else None
+    if found:
+        return [plan_of(analysis, *found)]
+    return [plan_of(analysis, d, m) for m, d in analysis.decls(ir.Agent)]
 
 
 def _with_inner(analysis: Any, plans: list[Plan]) -> list[Plan]:
