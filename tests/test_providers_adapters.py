@@ -328,6 +328,33 @@ def test_an_error_in_the_middle_of_a_stream(vendor):
     assert "failed in the middle of the reply: engine fell over" in str(exc)
 
 
+def _ndjson(*lines) -> Response:
+    import json
+    return Response(200, chunks=[json.dumps(x) + "\n" for x in lines],
+                    content_type="application/x-ndjson")
+
+
+@pytest.mark.parametrize("body,said", [
+    (_ndjson({"error": {"message": "gateway says no"}}), "an error instead of a reply"),
+    (Response(200, {"error": {"message": "gateway says no"}}), "an error instead of a reply"),
+    (_ndjson({"error": "gateway says no"}), "an error instead of a reply"),
+    (_ndjson(VENDORS["ollama"].reply(Turn("Hel")) | {"done": False},
+             {"error": {"message": "gateway says no", "type": "overloaded"}}),
+     "failed in the middle of the reply")])
+def test_ollama_shows_an_error_object_in_a_stream(body, said):
+    """An error line of any shape (the SDK's `ResponseError` takes only text) is the server's
+    message, transient as any server error, whether it comes first or mid-stream."""
+    exc = fail("ollama", body, stream=True)
+    assert isinstance(exc, h.ServerError) and exc.transient, exc
+    assert said in str(exc) and "gateway says no" in str(exc)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_ollama_shows_the_message_of_an_error_object_in_a_5xx(stream):
+    exc = fail("ollama", Response(503, {"error": {"message": "gateway says no"}}), stream=stream)
+    assert isinstance(exc, h.ServerError) and "server error 503: gateway says no;" in str(exc)
+
+
 @pytest.mark.parametrize("vendor", ALL)
 def test_the_sdk_never_retries_behind_our_back(vendor):
     wire = VENDORS[vendor]

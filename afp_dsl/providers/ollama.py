@@ -10,6 +10,7 @@ Invariants: every call has a total deadline, `timeout=` (see `_deadline`), not o
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Any, Mapping
@@ -85,22 +86,35 @@ class OllamaProvider(Adapter):
         # `Client.chat` re-validates tools through a pydantic model that drops nested schemas
         # and keywords such as `pattern` and `minimum`; post the body as built instead.
         sdk = _sdk()
-        result = self._client._request(sdk.ChatResponse, "POST", "/api/chat", json=body,
-                                       stream=self.stream)
         if not self.stream:
-            return self._finish(request, [result])
-        chunks = self._chunks(result)
+            return self._finish(request, [self._client._request(
+                sdk.ChatResponse, "POST", "/api/chat", json=body)])
+        chunks = self._chunks(body)
         if chunks and not chunks[-1].done:  # no `"done": true` line: the stream was cut short
             raise stream_cut(self.name, "its last line (`\"done\": true`) arrived")
         return self._finish(request, chunks)
 
-    def _chunks(self, stream: Any) -> list:
-        chunks = []
-        for chunk in stream:
-            text = chunk.message.content if chunk.message is not None else None
-            if text:
-                self._emit("llm.chunk", text=text)
-            chunks.append(chunk)
+    def _chunks(self, body: dict) -> list:
+        """The NDJSON lines of a streamed `/api/chat` as `ChatResponse`s, read as the SDK's
+        `_request(stream=True)` reads them, except that an error line of any shape is the
+        server's message: the SDK's `ResponseError` takes text only, and `{"error": {...}}`
+        makes it raise a TypeError."""
+        sdk, chunks = _sdk(), []
+        with self._client._client.stream("POST", "/api/chat", json=body) as response:
+            if not response.is_success:
+                response.read()
+                raise sdk.ResponseError(response.text, response.status_code)
+            for line in filter(str.strip, response.iter_lines()):
+                part = json.loads(line)
+                error = body_error(part) if isinstance(part, Mapping) else None
+                if error is not None:
+                    raise (mid_reply if chunks else error_reply)(self.name, error)
+                if not isinstance(part, Mapping):
+                    raise malformed(self.name, self.host, f"a line that is not an object: {line}")
+                chunks.append(sdk.ChatResponse(**part))
+                text = chunks[-1].message.content if chunks[-1].message is not None else None
+                if text:
+                    self._emit("llm.chunk", text=text)
         return chunks
 
     # ------------------------------------------------------------ reply
@@ -159,7 +173,9 @@ class OllamaProvider(Adapter):
 
 
 def _response_error(exc: Any, model: str, headers: Any = None) -> ProviderFailure:
-    status, detail = int(getattr(exc, "status_code", 0) or 0), clip(getattr(exc, "error", exc))
+    error = getattr(exc, "error", exc)  # (a dict when the body was `{"error": {...}}`)
+    status, detail = int(getattr(exc, "status_code", 0) or 0), body_error({"error": error})
+    detail = detail or clip(error)
     kw: dict[str, Any] = {"provider": "ollama", "status": status}
     if status < 400:  # an error line inside the NDJSON stream (status -1)
         return mid_reply("ollama", detail)
