@@ -383,3 +383,34 @@ def test_watch_client_closes_every_transport_and_survives_a_failing_one():
     dog.arm()
     FakeTimer.made[-1].fire()
     assert dog.fired and closed == ["default", "proxy"]
+
+
+@pytest.mark.parametrize("timeout", [1e12, float("inf"), float("nan"), -1.0])
+def test_the_watchdog_timer_never_overflows(timeout, monkeypatch):
+    """A timer longer than the platform can wait is capped; one that is no number of seconds
+    runs out at once (never a hang, never a traceback from the timer's thread)."""
+    dog = d.Watchdog(timeout, timer=FakeTimer)
+    dog.arm()
+    assert 0 <= FakeTimer.made[-1].interval <= threading.TIMEOUT_MAX
+    errors: list = []
+    monkeypatch.setattr(threading, "excepthook", errors.append)
+    dog = d.Watchdog(timeout)  # a real timer: its thread waits without an OverflowError
+    dog.arm()
+    time.sleep(0.05)
+    dog.disarm()
+    assert errors == []
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "ollama"])
+@pytest.mark.parametrize("timeout,error", [
+    (float("inf"), ValueError), (float("nan"), ValueError), (1e12, ValueError),
+    (0, ValueError), (-1, ValueError), (None, TypeError), ("30", TypeError),
+    (True, TypeError)])
+def test_an_adapter_refuses_a_timeout_that_is_no_deadline(vendor, timeout, error):
+    with pytest.raises(error, match=r"`timeout` (takes|must be).* seconds"):
+        make(vendor, "http://127.0.0.1:9", timeout=timeout)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "ollama"])
+def test_an_adapter_takes_a_timeout_of_a_week(vendor):
+    assert make(vendor, "http://127.0.0.1:9", timeout=7 * 24 * 3600).timeout == 604800.0

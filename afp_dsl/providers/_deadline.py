@@ -60,7 +60,7 @@ class Watchdog:
     def arm(self) -> None:
         self.disarm()
         arm = _Arm()
-        arm.timer = self._timer_cls(self.timeout, self._fire, (arm,))
+        arm.timer = self._timer_cls(_delay(self.timeout), self._fire, (arm,))
         arm.timer.daemon = True
         self._local.arm = arm
         arm.timer.start()
@@ -88,6 +88,13 @@ class Watchdog:
                 self.close()
             except Exception:  # noqa: BLE001 - closing is best effort; the read still ends
                 pass
+
+
+def _delay(timeout: float) -> float:
+    """`timeout` as a timer can wait it: capped at the longest wait the platform allows (a
+    longer one overflows in the timer's thread); 0, at once, when it is no number of seconds
+    (NaN, negative: the adapters refuse those, but a deadline never becomes a hang)."""
+    return min(timeout, threading.TIMEOUT_MAX) if timeout >= 0 else 0.0
 
 
 class _Arm:

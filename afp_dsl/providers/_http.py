@@ -19,6 +19,7 @@ import attrs
 from ..frozen import thaw
 from ._deadline import Watchdog
 from ._errors import BadToolArgumentsError, ProviderFailure, clip, scrub
+from ._options import MAX_TIMEOUT, seconds
 from .base import Provider, ProviderError, Request
 
 MAX_EVENTS = 1000
@@ -118,7 +119,7 @@ class Adapter(Observable, Provider):
                  secrets: tuple[str | None, ...] = ()):
         self._init_events()
         self.model = model
-        self.timeout = float(timeout)
+        self.timeout = seconds("timeout", timeout, at_most=MAX_TIMEOUT)
         self.stream = bool(stream)
         self._secrets = secrets
         self.watchdog = Watchdog(self.timeout)  # wired to the SDK client by the subclass
