@@ -189,3 +189,42 @@ def test_the_breaker_ignores_errors_that_are_not_the_services():
 def test_circuit_open_is_a_provider_error_but_distinct():
     assert issubclass(CircuitOpenError, ProviderError)
     assert not issubclass(CircuitOpenError, h.ServerError)
+
+
+# ---------------------------------------------------------------- arguments
+def _ok():
+    return mock(["x"])
+
+
+@pytest.mark.parametrize("build,error,said", [
+    (lambda: with_retry("openai"), TypeError, "`p` must be a model provider"),
+    (lambda: with_retry(None), TypeError, "`p` must be a model provider"),
+    (lambda: with_retry(_ok(), max_attempts="3"), TypeError, "`max_attempts` takes a whole"),
+    (lambda: with_retry(_ok(), max_attempts=2.5), TypeError, "`max_attempts` takes a whole"),
+    (lambda: with_retry(_ok(), max_attempts=0), ValueError, "`max_attempts` must be at least 1"),
+    (lambda: with_retry(_ok(), backoff=-1), ValueError, "`backoff` must be a finite number"),
+    (lambda: with_retry(_ok(), backoff="x"), TypeError, "`backoff` takes a number of seconds"),
+    (lambda: with_retry(_ok(), max_delay=-1), ValueError, "`max_delay` must be a finite"),
+    (lambda: with_retry(_ok(), max_delay=float("inf")), ValueError, "`max_delay` must be"),
+    (lambda: with_retry(_ok(), sleep=5), TypeError, "`sleep` takes a function"),
+    (lambda: with_retry(_ok(), retry_on=None), TypeError, "`retry_on` takes a function"),
+    (lambda: with_fallback(_ok(), None), TypeError, "`backup` must be a model provider"),
+    (lambda: with_fallback("ollama:llama3.2", _ok()), TypeError,
+     "`primary` must be a model provider.*a name\\?"),
+    (lambda: with_fallback(_ok(), _ok(), when=1), TypeError, "`when` takes a function"),
+    (lambda: with_circuit_breaker(5), TypeError, "`p` must be a model provider"),
+    (lambda: with_circuit_breaker(_ok(), failures=0), ValueError, "`failures` must be at least"),
+    (lambda: with_circuit_breaker(_ok(), failures="x"), TypeError, "`failures` takes a whole"),
+    (lambda: with_circuit_breaker(_ok(), cool_down=-1), ValueError, "`cool_down` must be"),
+    (lambda: with_circuit_breaker(_ok(), clock=0), TypeError, "`clock` takes a function"),
+    (lambda: with_circuit_breaker(_ok(), counts="all"), TypeError, "`counts` takes a function"),
+])
+def test_a_wrapper_refuses_a_bad_argument_when_built(build, error, said):
+    """Not at run time, as `'str' object has no attribute 'complete'` or a negative sleep."""
+    with pytest.raises(error, match=said):
+        build()
+
+
+def test_a_wrapper_takes_zero_delays_and_cool_down():
+    assert with_retry(_ok(), backoff=0, max_delay=0).max_delay == 0.0
+    assert with_circuit_breaker(_ok(), cool_down=0).cool_down == 0.0

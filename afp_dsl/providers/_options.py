@@ -24,17 +24,19 @@ def a(value: Any) -> str:
     return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} `{kind}`"
 
 
-def seconds(name: str, value: Any, *, zero: bool = False, at_most: float | None = None) -> float:
+def seconds(name: str, value: Any, *, zero: bool = False, at_most: float | None = None,
+            example: float = 30) -> float:
     """A finite number of seconds above 0 (or 0 too, with `zero`), at most `at_most`."""
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"`{name}` takes a number of seconds (e.g. `{name}=30`), not {a(value)}")
+        raise TypeError(f"`{name}` takes a number of seconds (e.g. `{name}={example:g}`), not "
+                        f"{a(value)}")
     value = float(value)
     low = "0 or more" if zero else "above 0"
     if not math.isfinite(value) or value < 0 or (value == 0 and not zero) \
             or (at_most is not None and value > at_most):
         high = f" and at most {at_most:g} ({at_most / 86400:g} days)" if at_most else ""
         raise ValueError(f"`{name}` must be a finite number of seconds, {low}{high}, such as "
-                         f"`{name}=30`, not {value!r}")
+                         f"`{name}={example:g}`, not {value!r}")
     return value
 
 

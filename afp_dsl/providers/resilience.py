@@ -15,6 +15,7 @@ import asyncio
 import time
 from typing import Any, Callable
 
+from . import _options as check
 from .base import Provider, ProviderError, Reply, Request, error_kind, requested_model
 from ._errors import ProviderFailure, clip, is_transient
 from ._http import Observable, forward_events
@@ -59,11 +60,13 @@ class RetryProvider(_Wrapper):
     def __init__(self, inner: Provider, max_attempts: int = 3, backoff: float = 0.5, *,
                  max_delay: float = 30.0, sleep: Callable[[float], None] = time.sleep,
                  retry_on: Callable[[BaseException], bool] = is_transient):
-        super().__init__(inner)
-        if max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
-        self.inner, self.max_attempts, self.backoff = inner, int(max_attempts), float(backoff)
-        self.max_delay, self.sleep, self.retry_on = float(max_delay), sleep, retry_on
+        super().__init__(check.provider("p", inner))
+        self.inner = inner
+        self.max_attempts = check.count("max_attempts", max_attempts, example="max_attempts=3")
+        self.backoff = check.seconds("backoff", backoff, zero=True, example=0.5)
+        self.max_delay = check.seconds("max_delay", max_delay, zero=True)
+        self.sleep = check.function("sleep", sleep, example="sleep=time.sleep")
+        self.retry_on = check.function("retry_on", retry_on, example="retry_on=is_transient")
         self.name = getattr(inner, "name", "provider")
 
     def complete(self, request: Request) -> Reply:
@@ -95,8 +98,9 @@ class FallbackProvider(_Wrapper):
 
     def __init__(self, primary: Provider, backup: Provider, *,
                  when: Callable[[BaseException], bool] = lambda exc: True):
-        super().__init__(primary, backup)
-        self.primary, self.backup, self.when = primary, backup, when
+        super().__init__(check.provider("primary", primary), check.provider("backup", backup))
+        self.primary, self.backup = primary, backup
+        self.when = check.function("when", when, example="when=lambda exc: True")
         self.name = getattr(primary, "name", "provider")
 
     def complete(self, request: Request) -> Reply:
@@ -125,9 +129,12 @@ class CircuitBreakerProvider(_Wrapper):
     def __init__(self, inner: Provider, failures: int = 5, cool_down: float = 30.0, *,
                  clock: Callable[[], float] = time.monotonic,
                  counts: Callable[[BaseException], bool] = is_transient):
-        super().__init__(inner)
-        self.inner, self.threshold, self.cool_down = inner, int(failures), float(cool_down)
-        self.clock, self.counts = clock, counts
+        super().__init__(check.provider("p", inner))
+        self.inner = inner
+        self.threshold = check.count("failures", failures, example="failures=5")
+        self.cool_down = check.seconds("cool_down", cool_down, zero=True)
+        self.clock = check.function("clock", clock, example="clock=time.monotonic")
+        self.counts = check.function("counts", counts, example="counts=is_transient")
         self.name = getattr(inner, "name", "provider")
         self.state, self.failures, self.opened_at = "closed", 0, 0.0
         self.last_error: str | None = None
