@@ -394,3 +394,55 @@ def test_the_loop_flags_failed_and_refused_results_and_a_checkpoint_keeps_the_fl
     history = RunState.from_checkpoint(r.checkpoint.data["state"]).history
     flags = [(m.name, m.is_error) for m in history if m.role == "tool"]
     assert flags == [("bad", True), ("good", False)]
+
+
+# ---------------------------------------------------------------- options
+def _adapter(vendor: str, **kw):
+    from afp_dsl.providers.anthropic import anthropic
+    from afp_dsl.providers.ollama import ollama
+    from afp_dsl.providers.openai import openai
+    kw.setdefault("env", {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "sk-x"})
+    return {"openai": openai, "anthropic": anthropic, "ollama": ollama}[vendor](
+        kw.pop("model", "m"), **kw)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("kw,error,said", [
+    ({"env": 5}, TypeError, "`env` takes a mapping"),
+    ({"model": 5}, TypeError, "`model` takes a `str`"),
+    ({"stream": "yes"}, TypeError, "`stream` takes True or False"),
+])
+def test_an_adapter_refuses_a_bad_common_option(vendor, kw, error, said):
+    with pytest.raises(error, match=said):
+        _adapter(vendor, **kw)
+
+
+@pytest.mark.parametrize("vendor,kw,error,said", [
+    ("openai", {"base_url": 5}, TypeError, "`base_url` takes a `str`"),
+    ("openai", {"api_key": 5}, TypeError, "`api_key` takes a `str`"),
+    ("openai", {"params": 5}, TypeError, "`params` takes a mapping"),
+    ("openai", {"params": {1: 2}}, TypeError, "`params` keys must be"),
+    ("openai", {"max_tokens": "x"}, TypeError, "`max_tokens` takes a whole number"),
+    ("openai", {"max_tokens": 0}, ValueError, "`max_tokens` must be at least 1"),
+    ("openai", {"name": 5}, TypeError, "`name` takes a `str`"),
+    ("anthropic", {"base_url": 5}, TypeError, "`base_url` takes a `str`"),
+    ("anthropic", {"params": 5}, TypeError, "`params` takes a mapping"),
+    ("anthropic", {"max_tokens": "4096"}, TypeError, "`max_tokens` takes a whole number"),
+    ("anthropic", {"max_tokens": -5}, ValueError, "`max_tokens` must be at least 1"),
+    ("ollama", {"host": 5}, TypeError, "`host` takes a `str`"),
+    ("ollama", {"options": 5}, TypeError, "`options` takes a mapping"),
+    ("ollama", {"keep_alive": [5]}, TypeError, "`keep_alive` takes"),
+    ("ollama", {"host": "::::"}, ValueError, "`host` .* is not a server address"),
+])
+def test_an_adapter_refuses_a_bad_option_of_its_own(vendor, kw, error, said):
+    with pytest.raises(error, match=said):
+        _adapter(vendor, **kw)
+
+
+def test_an_adapter_takes_its_documented_options():
+    assert _adapter("openai", max_tokens=None, params={"temperature": 0}).params == \
+        {"temperature": 0}
+    assert _adapter("anthropic", max_tokens=1).max_tokens == 1
+    p = _adapter("ollama", keep_alive="5m", options={"num_ctx": 4096}, model=None)
+    assert (p.keep_alive, p.options, p.model) == ("5m", {"num_ctx": 4096}, None)
+    assert _adapter("ollama", keep_alive=300).keep_alive == 300

@@ -104,3 +104,15 @@ def test_a_missing_sdk_names_the_extra(monkeypatch, name, env):
     monkeypatch.setitem(sys.modules, name, None)  # `import name` now raises ImportError
     with pytest.raises(ProviderError, match=rf'pip install "afp-dsl\[{name}\]"'):
         make_provider(name, env=env)
+
+
+@pytest.mark.parametrize("call,said", [
+    (lambda: make_provider(5), "provider name takes a `str`"),
+    (lambda: make_provider("mock", model=5), "`model` takes a `str`"),
+    (lambda: make_provider("mock", fallback=5), "`fallback` takes a `str`"),
+    (lambda: make_provider("mock", env=5), "`env` takes a mapping"),
+    (lambda: make_provider("mock", retries="2"), "`retries` takes a whole number"),
+    (lambda: split_name(None), "provider name takes a `str`")])
+def test_make_provider_refuses_a_bad_argument(call, said):
+    with pytest.raises(TypeError, match=said):
+        call()

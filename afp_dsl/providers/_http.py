@@ -19,7 +19,7 @@ import attrs
 from ..frozen import thaw
 from ._deadline import Watchdog
 from ._errors import BadToolArgumentsError, ProviderFailure, clip, scrub
-from ._options import MAX_TIMEOUT, seconds
+from ._options import MAX_TIMEOUT, flag, seconds, text
 from .base import Provider, ProviderError, Request
 
 MAX_EVENTS = 1000
@@ -118,9 +118,9 @@ class Adapter(Observable, Provider):
     def __init__(self, model: str | None, *, timeout: float, stream: bool,
                  secrets: tuple[str | None, ...] = ()):
         self._init_events()
-        self.model = model
+        self.model = text("model", model, example=f'model="{self.default_model}"')
         self.timeout = seconds("timeout", timeout, at_most=MAX_TIMEOUT)
-        self.stream = bool(stream)
+        self.stream = flag("stream", stream)
         self._secrets = secrets
         self.watchdog = Watchdog(self.timeout)  # wired to the SDK client by the subclass
 

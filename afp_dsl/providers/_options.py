@@ -63,6 +63,17 @@ def mapping(name: str, value: Any, *, example: str) -> Mapping | None:
     return value
 
 
+def arguments(name: str, value: Any, *, example: str) -> dict:
+    """A mapping of keyword-argument names to values (None for none), as a new dict."""
+    if mapping(name, value, example=example) is None:
+        return {}
+    bad = [k for k in value if not isinstance(k, str)]
+    if bad:
+        raise TypeError(f"`{name}` keys must be argument names (a `str`, e.g. `{example}`), "
+                        f"not {a(bad[0])}")
+    return dict(value)
+
+
 def flag(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"`{name}` takes True or False, not {a(value)}")

@@ -16,6 +16,7 @@ import os
 from typing import Any, Mapping
 
 from ..frozen import thaw
+from . import _options as check
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
@@ -46,7 +47,9 @@ class AnthropicProvider(Adapter):
                  base_url: str | None = None, timeout: float = 60.0, stream: bool = False,
                  max_tokens: int = 4096, params: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None):
-        env = os.environ if env is None else env
+        env = os.environ if check.mapping("env", env, example="env=os.environ") is None else env
+        check.text("api_key", api_key, example='api_key="sk-ant-..."')
+        check.text("base_url", base_url, example='base_url="https://gateway.example/anthropic"')
         api_key = api_key or env.get("ANTHROPIC_API_KEY")
         base_url = (base_url or env.get("ANTHROPIC_BASE_URL") or OFFICIAL).rstrip("/")
         super().__init__(model, timeout=timeout, stream=stream,
@@ -56,7 +59,8 @@ class AnthropicProvider(Adapter):
                                   "api_key=...)", provider=self.name)
         self.base_url = base_url
         self.shown_url = shown_url(base_url)  # (what messages show: no credentials)
-        self.max_tokens, self.params = int(max_tokens), dict(params or {})
+        self.max_tokens = check.count("max_tokens", max_tokens, example="max_tokens=4096")
+        self.params = check.arguments("params", params, example='params={"temperature": 0}')
         sdk = _sdk()
         # The SDK's `timeout=` limits each socket read; `sdk_http_client` adds the deadline of
         # the whole call (a trickling server or a keep-alive-only stream would hang otherwise).

@@ -16,6 +16,7 @@ import threading
 from typing import Any, Mapping
 
 from ..frozen import thaw
+from . import _options as check
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import deadline_hooks, watch_client
 from ._errors import (AuthenticationError, BadRequestError, BadToolArgumentsError,
@@ -45,7 +46,13 @@ class OllamaProvider(Adapter):
                  timeout: float = 120.0, stream: bool = False,
                  options: Mapping[str, Any] | None = None, keep_alive: str | None = None,
                  env: Mapping[str, str] | None = None):
-        env = os.environ if env is None else env
+        env = os.environ if check.mapping("env", env, example="env=os.environ") is None else env
+        check.text("host", host, example='host="http://127.0.0.1:11434"')
+        check.mapping("options", options, example='options={"num_ctx": 8192}')
+        if keep_alive is not None and (isinstance(keep_alive, bool)
+                                       or not isinstance(keep_alive, (str, int, float))):
+            raise TypeError(f"`keep_alive` takes a duration such as `keep_alive=\"5m\"` or a "
+                            f"number of seconds, or None, not {check.a(keep_alive)}")
         # the SDK sends OLLAMA_API_KEY (read from the process environment) as a bearer token:
         # a server that quotes it back must not put it in an error message
         super().__init__(model, timeout=timeout, stream=stream,
@@ -58,8 +65,12 @@ class OllamaProvider(Adapter):
         # call (a trickling server or a slow NDJSON stream would hang otherwise).
         hooks = deadline_hooks(httpx, self.timeout, watchdog=self.watchdog)
         hooks["response"] = [self._note, *hooks["response"]]  # (the SDK's errors keep no headers)
-        self._client = sdk.Client(host=host or env.get("OLLAMA_HOST") or DEFAULT_HOST,
-                                  timeout=self.timeout, event_hooks=hooks)
+        try:
+            self._client = sdk.Client(host=host or env.get("OLLAMA_HOST") or DEFAULT_HOST,
+                                      timeout=self.timeout, event_hooks=hooks)
+        except ValueError:  # (the SDK's parse error may quote the host: credentials too)
+            raise ValueError("`host` (or OLLAMA_HOST) is not a server address such as "
+                             "`http://127.0.0.1:11434`") from None
         watch_client(self._client._client, self.watchdog)  # (the SDK's httpx client)
         self.host = str(self._client._client.base_url).rstrip("/")
 

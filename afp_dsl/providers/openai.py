@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from . import _options as check
 from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
@@ -43,7 +44,12 @@ class OpenAIProvider(Adapter):
                  base_url: str | None = None, timeout: float = 60.0, stream: bool = False,
                  max_tokens: int | None = None, params: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None, name: str = "openai"):
-        env = os.environ if env is None else env
+        env = os.environ if check.mapping("env", env, example="env=os.environ") is None else env
+        check.text("api_key", api_key, example='api_key="sk-..."')
+        check.text("base_url", base_url, example='base_url="http://127.0.0.1:8080/v1"')
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"`name` takes a `str` naming the provider in messages (e.g. "
+                            f"`name=\"llama.cpp\"`), not {check.a(name)}")
         api_key = api_key or env.get("OPENAI_API_KEY")
         base_url = (base_url or env.get("OPENAI_BASE_URL") or OFFICIAL).rstrip("/")
         super().__init__(model, timeout=timeout, stream=stream,
@@ -57,7 +63,9 @@ class OpenAIProvider(Adapter):
                     "base_url / OPENAI_BASE_URL at a local OpenAI-compatible server",
                     provider=name)
             api_key = "not-needed"  # local servers (llama.cpp, vLLM, LM Studio) ignore it
-        self.max_tokens, self.params = max_tokens, dict(params or {})
+        self.max_tokens = None if max_tokens is None else check.count(
+            "max_tokens", max_tokens, example="max_tokens=1024")
+        self.params = check.arguments("params", params, example='params={"temperature": 0}')
         sdk = _sdk()
         # The SDK's `timeout=` limits each socket read; `sdk_http_client` adds the deadline of
         # the whole call (a trickling server or a keep-alive-only stream would hang otherwise).

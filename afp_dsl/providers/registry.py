@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from ..suggest import closest
+from . import _options as check
 from .base import Provider, ProviderError
 
 NAMES = ("mock", "openai", "anthropic", "ollama")
@@ -20,6 +21,9 @@ NAMES = ("mock", "openai", "anthropic", "ollama")
 
 def split_name(spec: str) -> tuple[str, str | None]:
     """`"ollama:llama3.2"` → `("ollama", "llama3.2")`; `"openai"` → `("openai", None)`."""
+    if not isinstance(spec, str):
+        raise TypeError(f"a provider name takes a `str` such as \"openai\" or "
+                        f"\"ollama:llama3.2\" (NAME:MODEL), not {check.a(spec)}")
     name, _, model = spec.strip().partition(":")
     return name.strip().lower(), (model.strip() or None)
 
@@ -31,7 +35,12 @@ def make_provider(name: str, *, model: str | None = None, retries: int = 0,
                   sleep: Callable[[float], None] = time.sleep) -> Provider:
     """The provider `name` (or `NAME:MODEL`), retried `retries` more times on transient errors,
     falling back to `fallback` (also `NAME[:MODEL]`) when it fails. `script` feeds the mock."""
-    env = os.environ if env is None else env
+    check.text("model", model, example='model="gpt-4o-mini"')
+    check.text("fallback", fallback, example='fallback="ollama:llama3.2"')
+    env = os.environ if check.mapping("env", env, example="env=os.environ") is None else env
+    if isinstance(retries, bool) or not isinstance(retries, int):
+        raise TypeError(f"`retries` takes a whole number (e.g. `retries=2`), not "
+                        f"{check.a(retries)}")
     if retries < 0:
         raise ProviderError("--retries must be 0 or more")
     primary = _retried(_one(name, model, env, script, stream, timeout), retries, sleep)
