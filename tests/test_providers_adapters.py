@@ -356,6 +356,39 @@ def test_ollama_shows_the_message_of_an_error_object_in_a_5xx(stream):
 
 
 @pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("body", [
+    Response(200, "<html>proxy login</html>", content_type="text/html"),
+    Response(200, "{not json"),
+    Response(200, {"unexpected": True})])
+def test_a_malformed_body_when_streaming(vendor, body):
+    """Not an event stream (HTML from a proxy, broken JSON): the wrong API, as unstreamed;
+    never a transient "stream ended before a finish reason" that retries would repeat."""
+    exc = fail(vendor, body, stream=True)
+    assert isinstance(exc, h.MalformedReplyError) and not exc.transient, exc
+    assert "check that the URL points at the right API" in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("body", [{"error": {"message": "gateway says no"}},
+                                  {"type": "error", "error": {"type": "overloaded_error",
+                                                              "message": "gateway says no"}}])
+def test_a_200_error_object_when_streaming_shows_its_message(vendor, body):
+    exc = fail(vendor, Response(200, body), stream=True)
+    assert isinstance(exc, h.ServerError) and exc.transient, exc
+    assert "gateway says no" in str(exc)
+
+
+def test_an_event_stream_with_another_content_type_still_streams():
+    """Some OpenAI-compatible servers label their SSE `text/plain`: the events decide."""
+    wire = VENDORS["openai"]
+    chunks = wire.stream(Turn("Hello there"))
+    with FakeServer(lambda rec: Response(200, chunks=chunks, content_type="text/plain")) as srv:
+        reply = make("openai", srv.url, stream=True).complete(
+            Request("", [Message("user", "x")]))
+    assert reply.text == "Hello there"
+
+
+@pytest.mark.parametrize("vendor", ALL)
 def test_the_sdk_never_retries_behind_our_back(vendor):
     wire = VENDORS[vendor]
     with FakeServer(scripted(wire, [wire.error(503, "busy"), wire.error(429, "slow"),

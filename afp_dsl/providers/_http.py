@@ -18,7 +18,8 @@ import attrs
 
 from ..frozen import thaw
 from ._deadline import Watchdog
-from ._errors import BadToolArgumentsError, ProviderFailure, clip, scrub
+from ._errors import (BadToolArgumentsError, ProviderFailure, body_error, clip, error_reply,
+                      malformed, scrub)
 from ._options import MAX_TIMEOUT, flag, seconds, text
 from .base import Provider, ProviderError, Request
 
@@ -64,6 +65,28 @@ def call_id(request: Request, index: int) -> str:
     return f"call-{request.call_number}-{index + 1}"
 
 
+
+
+def check_event_stream(provider: str, url: str, response: Any) -> None:
+    """Raise for a 200 answer to a streamed request that is no event stream, which the SDKs'
+    SSE decoders read as a stream without events: a body that is an error object is the
+    server's message (`error_reply`), anything else (HTML from a proxy, JSON) not that API
+    (`malformed`). An event stream under another content type is read here and left to the
+    SDK, which reads the body again from memory."""
+    ctype = response.headers.get("content-type", "")
+    if ctype.split(";")[0].strip().lower() in ("", "text/event-stream"):
+        return
+    text = response.read().decode("utf-8", "replace")
+    if any(line.startswith(("data:", "event:")) for line in text.splitlines()):
+        return
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    error = body_error(body) if isinstance(body, Mapping) else None
+    if error is not None:
+        raise error_reply(provider, error)
+    raise malformed(provider, url, f"a body of type `{ctype}`, not an event stream: {text}")
 
 
 # ---------------------------------------------------------------- events

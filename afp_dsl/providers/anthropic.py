@@ -21,7 +21,7 @@ from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
-from ._http import Adapter, call_id, parse_arguments, reply_meta
+from ._http import Adapter, call_id, check_event_stream, parse_arguments, reply_meta
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 OFFICIAL = "https://api.anthropic.com"
@@ -126,6 +126,7 @@ class AnthropicProvider(Adapter):
         blocks: dict[int, list] = {}
         stop, tokens_in, tokens_out, meta = None, 0, 0, (None, None)
         with self._client.messages.create(**kw, stream=True) as stream:
+            check_event_stream(self.name, self.shown_url, stream.response)
             for ev in stream:
                 t = ev.type
                 if t == "message_start":

@@ -19,7 +19,8 @@ from .base import Reply, Request, ToolCall, Usage
 from ._deadline import sdk_http_client
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
-from ._http import Adapter, call_id, dump_arguments, parse_arguments, reply_meta
+from ._http import (Adapter, call_id, check_event_stream, dump_arguments, parse_arguments,
+                    reply_meta)
 
 DEFAULT_MODEL = "gpt-4o-mini"
 OFFICIAL = "https://api.openai.com/v1"
@@ -132,6 +133,7 @@ class OpenAIProvider(Adapter):
         stream = self._client.chat.completions.create(
             **kw, stream=True, stream_options={"include_usage": True})
         with stream:
+            check_event_stream(self.name, self.shown_url, stream.response)
             for chunk in stream:
                 if meta == (None, None):
                     meta = reply_meta(chunk)
