@@ -1,6 +1,7 @@
 """Shared plumbing of the vendor adapters: tool-call arguments, events and the adapter base.
 
-Role:       one place for what every adapter does alike: parsing tool-call arguments, the event
+Role:       one place for what every adapter does alike: parsing tool-call arguments, telling
+            a streamed answer that is no event stream (`check_event_stream`), the event
             hook (`subscribe`) that streaming and resilience feed, and `Adapter`, which turns
             whatever a vendor SDK raises into a classified `_errors` failure, secrets scrubbed.
 Emits:      provider events `llm.chunk`, `llm.retry`, `llm.fallback`, `llm.circuit` (as
