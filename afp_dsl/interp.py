@@ -151,12 +151,14 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
                                            (call, model, count), st.iteration, None, inputs)
     else:
         called = ctx.rec.emit("llm.called", payload, iteration=st.iteration, caused_by=inputs)
+    events: list | None = [] if session.listens else None  # (its own, whoever shares the provider)
     try:
-        reply = checked_reply((yield LLMCall(session.provider, request)))
+        reply = checked_reply((yield LLMCall(session.provider, request, events)))
     except Exception as exc:  # provider failure: the run ends with `error`
-        _provider_events(ctx, called)
+        if events:
+            _provider_events(ctx, called, events)
         return None, provider_failed(ctx, exc, called)
-    chunks = _provider_events(ctx, called)
+    chunks = _provider_events(ctx, called, events) if events else 0
     st.tokens_in += reply.usage.input_tokens
     st.tokens_out += reply.usage.output_tokens
     calls = [{"id": c.id, "tool": c.name, "args": dict(c.arguments)} for c in reply.tool_calls]
@@ -173,10 +175,10 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
     return reply, replied
 
 
-def _provider_events(ctx: RunCtx, called: str) -> int:
-    """Record the provider's retries/fallbacks as events; return how many chunks streamed."""
+def _provider_events(ctx: RunCtx, called: str, events: list) -> int:
+    """Record the call's provider retries/fallbacks as events; return how many chunks streamed."""
     chunks = 0
-    for ev in ctx.session.drain_provider_events():
+    for ev in events:
         if ev.kind == "llm.chunk":
             chunks += 1
             continue

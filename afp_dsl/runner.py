@@ -91,7 +91,6 @@ class Agent(ResumePrep):
                                {**self.effects.tools, **dict(tools or {})}, self.effects,
                                self.store, stubs, model, policy_host=_policy_host)
         self.session.plans[self.plan.name] = self.plan
-        self.session.listen()
         self._conversations = 0
         self._paused: dict[str, Conversation] = {}  # run id -> conversation of a paused run
         self._retryable: dict[str, Conversation] = {}  # ... of an `error` run with a checkpoint

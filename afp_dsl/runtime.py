@@ -5,6 +5,7 @@ Role:       the loop and the tool pipeline are generators that `yield` effect re
             `run()` and `await arun()`, and inner agents nest with `yield from`.
             A host tool that declares a `_context` parameter also receives a read-only
             `ToolContext` (run id, tool, call id, `now()` through the Effects clock, `fact(name)`).
+            A model call collects its provider's events into its own list (`listening`).
 Invariants: the core never performs I/O itself; events are recorded through `recorder`; what an
             effect raises as an `Exception` is thrown into the core, and so is a host tool's
             or a provider's `SystemExit` (as `ToolExit`, `ProviderExit`); any other
@@ -13,9 +14,11 @@ Invariants: the core never performs I/O itself; events are recorded through `rec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections import OrderedDict, deque
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, Callable, Generator
 
 import attrs
@@ -30,24 +33,59 @@ from .trace import Trace
 # ---------------------------------------------------------------- effect requests
 @attrs.frozen
 class LLMCall:
+    """One model call; `events`, when a list, receives what the provider publishes during it."""
+
     provider: Any
     request: Any
+    events: list | None = None
 
     def run_sync(self) -> Any:
         try:
-            return self.provider.complete(self.request)
+            if self.events is None:
+                return self.provider.complete(self.request)
+            with listening(self.provider, self.events):
+                return self.provider.complete(self.request)
         except SystemExit as exc:  # (as a tool body's: a provider may not end the host process)
             raise ProviderExit(exc.code) from None
 
     async def run_async(self) -> Any:
         try:
-            acomplete = getattr(self.provider, "acomplete", None)
-            if not callable(acomplete):  # a duck-typed provider with `complete` only (as the
-                return self.provider.complete(self.request)  # base class's default does)
-            value = acomplete(self.request)  # (a plain `def acomplete` answers at once)
-            return (await value) if inspect.isawaitable(value) else value
+            if self.events is None:
+                return await self._acomplete()
+            with listening(self.provider, self.events):
+                return await self._acomplete()
         except SystemExit as exc:
             raise ProviderExit(exc.code) from None
+
+    async def _acomplete(self) -> Any:
+        acomplete = getattr(self.provider, "acomplete", None)
+        if not callable(acomplete):  # a duck-typed provider with `complete` only (as the
+            return self.provider.complete(self.request)  # base class's default does)
+        value = acomplete(self.request)  # (a plain `def acomplete` answers at once)
+        return (await value) if inspect.isawaitable(value) else value
+
+
+# The event list of the model call running in this thread or task (None outside calls).
+_CALL_EVENTS: ContextVar[list | None] = ContextVar("afp_call_events", default=None)
+
+
+@contextlib.contextmanager
+def listening(provider: Any, events: list):
+    """Subscribe to `provider` for one call: `events` gets what it publishes in this call's
+    context (this thread or task, or a thread given a copy, as `asyncio.to_thread` does), never
+    another call's on the same provider; the hook is removed when the call ends."""
+    def hook(event: Any) -> None:
+        if _CALL_EVENTS.get() is events:
+            events.append(event)
+
+    token = _CALL_EVENTS.set(events)
+    unsubscribe = provider.subscribe(hook)
+    try:
+        yield
+    finally:
+        if callable(unsubscribe):
+            unsubscribe()
+        _CALL_EVENTS.reset(token)
 
 
 class ProviderExit(Exception):
@@ -321,17 +359,10 @@ class Session:
     inner: dict[str, InnerRuns] = attrs.field(factory=dict)
     llm_calls: int = 0
     policy_host: Any = None
-    provider_events: list = attrs.field(factory=list)  # filled by the provider's hook
+    listens: bool = attrs.field(init=False)  # the provider publishes events (`subscribe`)
 
-    def listen(self) -> None:
-        """Collect the provider's own events (retries, fallbacks, chunks) for the trace."""
-        subscribe = getattr(self.provider, "subscribe", None)
-        if callable(subscribe):
-            subscribe(self.provider_events.append)
-
-    def drain_provider_events(self) -> list:
-        out, self.provider_events[:] = list(self.provider_events), []
-        return out
+    def __attrs_post_init__(self) -> None:
+        self.listens = callable(getattr(self.provider, "subscribe", None))
 
     def inner_runs(self, tool: str, keep: int) -> InnerRuns:
         runs = self.inner.get(tool)
