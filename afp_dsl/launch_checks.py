@@ -1,17 +1,18 @@
 """The arguments of `program.agent(...)` and `agent.run(...)`, checked before anything runs.
 
-Role:       `Agent` calls `check_agent_args`, `check_model`, `check_message`, `check_run_id` and
-            `no_agent` (`Program.agent` calls `check_model` too); a wrong argument is a
-            `TypeError` (or `ValueError` for a tool name the program does not declare) whose
-            message names what was given and what to pass instead, not a failure deep inside a
-            run.
+Role:       `Agent` calls `check_agent_args`, `check_model`, `check_message`,
+            `check_conversation`, `check_run_id` and `no_agent` (`Program.agent` calls
+            `check_model` too); a wrong argument is a `TypeError` (or `ValueError` for a tool
+            name the program does not declare) whose message names what was given and what to
+            pass instead, not a failure deep inside a run.
 Invariants: pure (no I/O); accepts anything the documented API accepts, duck-typed: a provider
             is anything with `complete`, a store anything with the `Store` Protocol's methods
-            a run calls (`_STORE_METHODS`).
+            a run calls (`_STORE_METHODS`); `stubs` only the interpreter's own `Stubs`.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
+from os import PathLike
 from typing import Any
 
 from . import ir
@@ -19,7 +20,7 @@ from .suggest import closest
 
 
 def check_agent_args(program: ir.Program, provider: Any, tools: Any, store: Any,
-                     effects: Any = None) -> None:
+                     effects: Any = None, stubs: Any = None, spec: Any = None) -> None:
     _check_provider(provider, "`provider`")
     if store is not None:
         _check_store(store)
@@ -27,6 +28,20 @@ def check_agent_args(program: ir.Program, provider: Any, tools: Any, store: Any,
         _check_tools(program, tools, "`tools`")
     if effects is not None:
         _check_effects(program, effects)
+    if stubs is not None:
+        _check_stubs(stubs)
+    if spec is not None and not isinstance(spec, str):
+        hint = " (a path? pass `str(path)`)" if isinstance(spec, PathLike) else ""
+        raise TypeError(f"`spec=` must be the path of the spec file the program was loaded from "
+                        f"(a `str`, kept with the runs so that `afpc resume` can load it again) "
+                        f"or None, not {_a(spec)}{hint}")
+
+
+def _check_stubs(stubs: Any) -> None:
+    from .runtime import Stubs  # (the interpreter's: not loaded for `afpc check`)
+    if not isinstance(stubs, Stubs):
+        raise TypeError(f"`stubs=` must be an `afp_dsl.runtime.Stubs` (tool results scripted with "
+                        f"`stubs.add(\"tool\", Stub(returns=...))`) or None, not {_a(stubs)}")
 
 
 # What a run asks of its store (the `Store` Protocol, docs/stores.md "The interface").
@@ -94,6 +109,14 @@ def check_message(message: Any) -> None:
         raise ValueError(f"the message is not valid text: a lone surrogate at position "
                          f"{exc.start} (bytes decoded with `errors=\"surrogateescape\"`?); "
                          f"decode the input with its real encoding") from None
+
+
+def check_conversation(conversation: Any) -> None:
+    """`run(..., conversation=...)`: what `agent.conversation()` returns, or None."""
+    from .results import Conversation
+    if conversation is not None and not isinstance(conversation, Conversation):
+        raise TypeError(f"`conversation=` must be a `Conversation`, as `agent.conversation()` "
+                        f"returns, or None for a run of its own, not {_a(conversation)}")
 
 
 def check_run_id(run_id: Any) -> None:

@@ -23,8 +23,8 @@ from .analysis import Analysis
 from .effects import Effects
 from .interp import CoreResult, run_core
 from .known_secrets import prime_redactor, relearn
-from .launch_checks import (check_agent_args, check_message, check_model, check_run_id,
-                            no_agent)
+from .launch_checks import (check_agent_args, check_conversation, check_message, check_model,
+                            check_run_id, no_agent)
 from .plan import Plan, find_agent, plan_of
 from .providers.mock import mock
 from .redaction import Redactor
@@ -77,7 +77,7 @@ class Agent(ResumePrep):
                  model: str | None = None, stubs: Stubs | None = None,
                  spec: str | None = None):
         prog, analysis = _unwrap(program)
-        check_agent_args(prog, provider, tools, store, effects)
+        check_agent_args(prog, provider, tools, store, effects, stubs, spec)
         check_model(model)
         found = find_agent(analysis, name)
         if found is None:
@@ -239,6 +239,7 @@ class Agent(ResumePrep):
     def _start(self, message: str, conv: Conversation | None) -> RunCtx:
         check_message(message)
         if conv is not None:
+            check_conversation(conv)
             self._open_conversation(conv)
         run_id = self.effects.new_run_id()
         check_run_id(run_id)

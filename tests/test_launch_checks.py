@@ -4,10 +4,12 @@ is not text) or failing deep inside a run (a path given as the store, a string a
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
 import afp_dsl as afp
+from afp_dsl.runtime import Stub, Stubs
 
 SPEC = """
 agent desk { tools = [lookup_order] }
@@ -35,6 +37,11 @@ def program():
     ({"effects": afp.Effects(provider="mock")}, TypeError,
      "`Effects(provider=...)` must be a model provider"),
     ({"effects": {"tools": {}}}, TypeError, "`effects` must be an `afp_dsl.effects.Effects`"),
+    ({"stubs": 5}, TypeError, "`stubs=` must be an `afp_dsl.runtime.Stubs`"),
+    ({"stubs": {"lookup_order": "x"}}, TypeError, "not a `dict`"),
+    ({"spec": ["a"]}, TypeError, "`spec=` must be the path of the spec file"),
+    ({"spec": b"x"}, TypeError, "not a `bytes`"),
+    ({"spec": Path("desk.afp")}, TypeError, "pass `str(path)`"),
 ])
 def test_a_wrong_argument_to_agent_names_the_fix(program, kw, error, words):
     with pytest.raises(error, match=None) as caught:
@@ -52,6 +59,16 @@ def test_a_message_that_is_not_text_is_refused_before_the_run(program, message):
     assert agent.store.runs() == []  # nothing was started
 
 
+@pytest.mark.parametrize("conversation", [5, "conv-1", object()])
+def test_a_conversation_that_is_not_one_is_refused_before_the_run(program, conversation):
+    agent = program.agent(provider=afp.providers.mock(["hi"]))
+    with pytest.raises(TypeError, match="`conversation=` must be a `Conversation`"):
+        agent.run("hi", conversation=conversation)
+    with pytest.raises(TypeError, match="`conversation=` must be a `Conversation`"):
+        asyncio.run(agent.arun("hi", conversation=conversation))
+    assert agent.store.runs() == []
+
+
 def test_what_the_api_documents_is_accepted(program):
     class Minimal:  # a store written to the protocol's methods, without `path` or `durable`
         def __init__(self):
@@ -65,6 +82,9 @@ def test_what_the_api_documents_is_accepted(program):
     assert agent.run("find A1").outcome == "answered"
     effects = afp.Effects(provider=afp.providers.mock([[("lookup_order", {"id": "A2"})], "ok"]),
                           tools={"lookup_order": lambda id: {"id": id}})
-    result = program.agent(effects=effects).run("find A2")
+    stubs = Stubs()
+    stubs.add("lookup_order", Stub(returns={"id": "stubbed"}))
+    result = program.agent(effects=effects, stubs=stubs, spec="desk.afp").run("find A2")
     assert result.outcome == "answered"
-    assert [e.payload["result"] for e in result.trace if e.kind == "tool.returned"] == [{"id": "A2"}]
+    returned = [e.payload["result"] for e in result.trace if e.kind == "tool.returned"]
+    assert returned == [{"id": "stubbed"}]
