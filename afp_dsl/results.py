@@ -15,7 +15,7 @@ import attrs
 
 from .launch_checks import _a
 from .source import Span
-from .trace import Trace
+from .trace import Event, Trace
 
 if TYPE_CHECKING:
     from .runner import Agent
@@ -141,9 +141,10 @@ class RunResult:
         afp.approve(result.checkin))` (or `decline`)."""
         return self.outcome == "paused"
 
-    def why(self, event: str | None = None, **kw: Any) -> str:
-        """The explanation tree as text: of the answer, or of `event`; `skill=`, `iteration=`,
-        `edge="a->b"` and `format="json"` ask the other questions of `afpc why`."""
+    def why(self, event: str | int | Event | None = None, **kw: Any) -> str:
+        """The explanation tree as text: of the answer, or of `event` (its id, seq number or the
+        `Event`); `skill=`, `iteration=`, `edge="a->b"` and `format="json"` ask the other
+        questions of `afpc why`. A wrong argument is a `TypeError` or `ValueError`."""
         from .why import explain
         return explain(self.trace, event, inner=self.inner, program=self.program, **kw)
 

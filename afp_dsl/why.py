@@ -5,8 +5,9 @@ Role:       the entry points (`explain`, `why_tree`), the `WhyNode` tree and its
             The per-kind backward walk is `why_walk`; "why was skill S (not) active" and "why
             did edge A->B (not) fire" are `why_query`.
 Invariants: reads only the (redacted) trace; never raises on a partial or foreign trace (a
-            malformed one yields an `error` node); output is deterministic (event order, no
-            clock); repeated events collapse to a reference.
+            malformed one yields an `error` node), only on a wrong argument to `explain`;
+            output is deterministic (event order, no clock); repeated events collapse to a
+            reference.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
+from .launch_checks import _a
 from .source import SourceFile
 from .trace import Event, Trace
 
@@ -207,16 +209,73 @@ def cond_node(c: Mapping) -> WhyNode:
 
 
 # ---------------------------------------------------------------- public entry points
-def explain(trace: Trace, event_id: str | None = None, *, inner: Any = None, program: Any = None,
-            skill: str | None = None, iteration: int | None = None, edge: str | None = None,
-            format: str = "text") -> str:
+def explain(trace: Trace, event_id: str | int | Event | None = None, *, inner: Any = None,
+            program: Any = None, skill: str | None = None, iteration: int | None = None,
+            edge: str | None = None, format: str = "text") -> str:
     """The explanation of `event_id` (default: the final answer), or of a skill (`skill`,
-    `iteration`) or an edge (`"A->B"`), as text or (`format="json"`) a stable JSON document."""
+    `iteration`) or an edge (`"A->B"`), as text or (`format="json"`) a stable JSON document.
+    A wrong argument is a `TypeError` or `ValueError` (`checked_question`)."""
+    event_id = checked_question(event_id, skill, iteration, edge, format)
     node, query = why_tree(trace, event_id, inner=inner, program=program, skill=skill,
                            iteration=iteration, edge=edge)
     if format == "json":
         return to_json(trace.run_id, query, node)
     return render_text(node)
+
+
+def checked_question(event: Any, skill: Any, iteration: Any, edge: Any, format: Any) -> str | None:
+    """The event id asked about (an `Event` stands for its id, an `int` for its seq number), after
+    the rules of `afpc why`: one question at most, `iteration` (≥ 1) only with `skill`."""
+    event = _event_id(event)
+    _check_name("skill", skill, "a skill", "skill=\"triage\"")
+    _check_name("edge", edge, "an edge", "edge=\"triage->refund\"")
+    if sum(x is not None for x in (event, skill, edge)) > 1:
+        raise ValueError("ask one question at a time: give at most one of the event, `skill=` "
+                         "and `edge=`")
+    if iteration is not None:
+        _check_iteration(iteration, skill)
+    if format not in ("text", "json"):
+        raise ValueError(f"`format=` must be \"text\" or \"json\", not {_given(format)}")
+    return event
+
+
+def _event_id(event: Any) -> str | None:
+    if event is None:
+        return None
+    if isinstance(event, Event):
+        return event.id
+    if isinstance(event, int) and not isinstance(event, bool):
+        if event < 1:
+            raise ValueError(f"an event's seq number counts from 1, not {event}")
+        return str(event)
+    if not isinstance(event, str):
+        raise TypeError(f"the event to explain must be an event id (a `str`, e.g. "
+                        f"`result.trace[3].id`), its seq number (an `int`) or the `Event` itself, "
+                        f"or None for the answer; not {_given(event)}")
+    if not event.strip():
+        raise ValueError("the event to explain is blank: pass an event id, or None for the answer")
+    return event
+
+
+def _check_name(name: str, value: Any, what: str, example: str) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"`{name}=` must name {what} (a `str`, e.g. `{example}`), not "
+                        f"{_given(value)}")
+
+
+def _check_iteration(iteration: Any, skill: Any) -> None:
+    if isinstance(iteration, bool) or not isinstance(iteration, int):
+        raise TypeError(f"`iteration=` must be an iteration number (an `int` ≥ 1), not "
+                        f"{_given(iteration)}")
+    if iteration < 1:
+        raise ValueError(f"`iteration=` counts from 1, not {iteration}")
+    if skill is None:
+        raise ValueError("`iteration=` goes with `skill=`: it asks why a skill was (not) active "
+                         "at that iteration")
+
+
+def _given(value: Any) -> str:
+    return repr(short(value, 40)) if isinstance(value, str) else _a(value)
 
 
 def why_tree(trace: Trace, event_id: str | None = None, *, inner: Any = None, program: Any = None,

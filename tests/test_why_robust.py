@@ -1,11 +1,16 @@
-"""`why` never raises: arbitrary (even nonsensical) traces get an explanation, not a traceback."""
+"""`why` never raises on a trace: arbitrary (even nonsensical) traces get an explanation, not a
+traceback. A wrong argument, though, is a `TypeError`/`ValueError` naming what it takes (before,
+it was blamed on a "malformed trace", or silently ignored)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import afp_dsl as afp
 from afp_dsl.export import thinking_json
 from afp_dsl.report_html import report
 from afp_dsl.source import Span
@@ -58,3 +63,39 @@ def otel_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+SUPPORT = Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp"
+
+
+@pytest.fixture(scope="module")
+def result():
+    return afp.load(SUPPORT).agent(provider=afp.providers.mock()).run("charged twice for AB-12")
+
+
+@pytest.mark.parametrize("args, kw, error, words", [
+    ((3.5,), {}, TypeError, "the event to explain must be an event id (a `str`"),
+    ((b"x",), {}, TypeError, "not a `bytes`"),
+    (("",), {}, ValueError, "the event to explain is blank"),
+    ((0,), {}, ValueError, "seq number counts from 1"),
+    ((), {"skill": 5}, TypeError, "`skill=` must name a skill (a `str`"),
+    ((), {"edge": ["a", "b"]}, TypeError, "`edge=` must name an edge"),
+    ((), {"skill": "triage", "iteration": "x"}, TypeError, "`iteration=` must be an iteration"),
+    ((), {"skill": "triage", "iteration": True}, TypeError, "not a `bool`"),
+    ((), {"skill": "triage", "iteration": 0}, ValueError, "`iteration=` counts from 1"),
+    ((), {"iteration": 2}, ValueError, "`iteration=` goes with `skill=`"),
+    (("1",), {"edge": "a->b"}, ValueError, "at most one of the event, `skill=` and `edge=`"),
+    ((), {"format": "xml"}, ValueError, "`format=` must be \"text\" or \"json\", not 'xml'"),
+])
+def test_a_wrong_argument_to_why_names_what_it_takes(result, args, kw, error, words):
+    with pytest.raises(error) as caught:
+        result.why(*args, **kw)
+    assert words in str(caught.value)
+    assert "malformed" not in str(caught.value)
+
+
+def test_why_takes_an_event_its_id_or_its_seq_number(result):
+    event = result.trace[3]
+    text = result.why(event.id)
+    assert text.startswith(f"[{event.id}]")
+    assert result.why(event) == result.why(event.seq) == result.why(str(event.seq)) == text
