@@ -78,14 +78,14 @@ def listening(provider: Any, events: list):
         if _CALL_EVENTS.get() is events:
             events.append(event)
 
-    token = _CALL_EVENTS.set(events)
     unsubscribe = provider.subscribe(hook)
+    token = _CALL_EVENTS.set(events)
     try:
         yield
     finally:
+        _CALL_EVENTS.reset(token)
         if callable(unsubscribe):
             unsubscribe()
-        _CALL_EVENTS.reset(token)
 
 
 class ProviderExit(Exception):
