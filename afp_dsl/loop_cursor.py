@@ -33,13 +33,20 @@ def cursor_step(ctx: RunCtx) -> None:
             "from": d.src, "winner": {"edge": d.edge.text, "call_id": d.fired_by.call_id,
                                       "tool": d.fired_by.tool, "to": d.to},
             "losers": [{"edge": x.route.text, "call_id": x.call_id, "tool": x.tool, "to": x.dst}
-                       for x in d.losers]}, source=d.edge.span, caused_by=cause)
+                       for x in d.losers]}, source=d.edge.span,
+            caused_by=cause + _loser_evidence(d, evaluated))
     eid = _record_move(ctx, d, cause)
     if d.to != st.cursor or d.cause == "continuity":
         for name in (st.cursor, d.to):
             if name is not None:
                 st.steps[name] = 0  # a cursor move resets the procedure
         st.cursor, st.cursor_cause, st.cursor_event = d.to, d.cause, eid
+
+
+def _loser_evidence(d: CursorDecision, evaluated: list[str]) -> tuple[str, ...]:
+    """The `route.evaluated` ids of the conflict's losers, in call order (one per loser)."""
+    ids = {(id(ev.route), ev.call_id): eid for eid, ev in zip(evaluated, d.evidence)}
+    return tuple(ids[(id(x.route), x.call_id)] for x in d.losers)
 
 
 def _quiet_cause(ctx: RunCtx, d: CursorDecision) -> tuple[str, ...]:

@@ -34,6 +34,22 @@ def test_batch_conflict_first_result_in_call_order_wins():
     assert [x["to"] for x in conflict["losers"]] == ["b"]
 
 
+def test_conflict_is_caused_by_the_winner_and_every_loser_evaluation():
+    """The conflict names winner and losers (semantics §12), so it depends on each one's
+    `route.evaluated`: the winner's first, then the losers' in call order."""
+    agent, _ = batch("route a -> b on alpha\n route a -> c on beta\n route a -> a on probe",
+                     [[("beta", {}), ("alpha", {}), ("probe", {})], "done"])
+    r = agent.run("go")
+    (conflict,) = [e for e in r.trace if e.kind == "route.conflict"]
+    evaluated = {(e.payload["edge"], e.payload["call_id"]): e.id for e in r.trace
+                 if e.kind == "route.evaluated"}
+    assert list(conflict.caused_by) == [evaluated[("a -> c", "call-1-1")],
+                                        evaluated[("a -> b", "call-1-2")],
+                                        evaluated[("a -> a", "call-1-3")]]
+    assert "probe" in r.why(event=conflict.id) and "`alpha` (call-1-2) returned" in \
+        r.why(event=conflict.id)
+
+
 def test_only_the_edge_that_moves_the_cursor_is_recorded_as_fired():
     """A later result's matching edge held but did not fire: its evidence says so and names the
     edge that did, and `why --edge` agrees with it (no "never fired" beside a "fired")."""
