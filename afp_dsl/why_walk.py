@@ -224,15 +224,14 @@ class Walker:
         p = payload(e)
         kids = []
         for c in self.ix.parents(e):
-            kids.append(self._tool_call(c) if c.kind == "tool.called" else self.node(c))
+            kids.append(self.node(c))
         inner = self._inner(p.get("call_id"))
         if inner is not None:
             kids.append(inner)
         data = {k: p.get(k) for k in ("tool", "call_id", "status", "executed")}
         return WhyNode("tool_result", describe(e), e.id, at, data, tuple(kids))
 
-    def _tool_call(self, c: Event) -> WhyNode:
-        self.seen.add(c.id)
+    def _tool_call(self, c: Event, at: str | None) -> WhyNode:
         p = payload(c)
         reply = next((x for x in self.ix.parents(c) if x.kind == "llm.replied"), None)
         by = reply.id if reply is not None else None
@@ -242,7 +241,7 @@ class Walker:
         # the reply that asked for the call, expanded (or a reference when it already is): the
         # walk goes on back to the user message (semantics §12)
         kids = (self.node(reply),) if reply is not None else ()
-        return WhyNode("tool_call", text, c.id, self.loc.span(c.source), data, kids)
+        return WhyNode("tool_call", text, c.id, at, data, kids)
 
     def _inner(self, call_id: Any) -> WhyNode | None:
         if not call_id or self.depth >= MAX_INNER_DEPTH:
@@ -316,7 +315,8 @@ def _ref_text(e: Event) -> str:
 _BUILD: dict[str, Callable[[Walker, Event, Any], WhyNode]] = {
     "run.finished": Walker._finished, "llm.replied": Walker._replied, "llm.called": Walker._called,
     "context.composed": Walker._context, "cursor.moved": Walker._moved,
-    "route.evaluated": Walker._route, "tool.returned": Walker._returned,
+    "route.evaluated": Walker._route, "tool.called": Walker._tool_call,
+    "tool.returned": Walker._returned,
     "policy.decided": Walker._policy, "checkin.requested": Walker._checkin,
     "checkin.decided": Walker._checkin, "run.started": Walker._started,
 }

@@ -136,3 +136,37 @@ def test_a_later_context_of_an_agent_without_a_graph_walks_back_to_the_user_mess
     # under the LLM call it went to, the results stay in that call's history, listed once
     answer = r.why()
     assert answer.count(f"[{_event(r, 'tool.returned')}] `find`") == 1, answer
+
+
+STEPS = """
+agent desk { graph = g }
+tool first { description = "f" impl = returns("ok") }
+tool second { description = "s" impl = returns("ok") }
+skill work { description = "w" tools = [first, second]
+  steps { first "do the first"  second "do the second" } }
+graph g { entry work }
+"""
+
+
+def _tool_call_nodes(node: dict, out: list) -> list:
+    if node.get("event") and node.get("kind") != "ref":
+        out.append(node)
+    for c in node.get("children", []):
+        _tool_call_nodes(c, out)
+    return out
+
+
+def test_a_tool_call_a_step_and_a_result_both_cite_is_expanded_once():
+    """The call behind "step 1 done" is the call behind the result in the history: the tree
+    expands it once, as a `tool_call` node, and the second mention is a reference."""
+    import json
+    agent = afp.load(STEPS).agent(provider=afp.providers.mock([
+        [("first", {})], "first done", "first done, the rest later"]))
+    r = agent.run("go")
+    call = _event(r, "tool.called")
+    text = r.why()
+    lines = [line.strip() for line in text.splitlines() if f"[{call}]" in line.split(")")[0]]
+    assert len(lines) == 2 and "(see above)" not in lines[0] and "(see above)" in lines[1], text
+    tree = json.loads(r.why(format="json"))["tree"]
+    (node,) = [n for n in _tool_call_nodes(tree, []) if n["event"] == call]
+    assert node["kind"] == "tool_call" and node["data"]["tool"] == "first"
