@@ -34,13 +34,19 @@ def _composed(ix: Index) -> dict[int, Event]:
 
 
 def _all_names(ix: Index) -> list[str]:
+    """Every skill (or piece) name the trace mentions: pieces, cursor moves, edges, and the
+    model's picks, refused or superseded ones included (the answer lists those)."""
     names: set[str] = set()
     for e in ix.events:
         p = payload(e)
         if e.kind == "context.composed":
             names.update(name_of(x.get("name")) for x in items(p, "pieces") + items(p, "skipped"))
         elif e.kind in ("cursor.moved", "route.evaluated"):
-            names.update(name_of(x) for x in (p.get("from"), p.get("to")))
+            names.update(name_of(p.get(k)) for k in ("from", "to", "superseded_pick"))
+        elif e.kind == "skill.rejected":
+            names.update(name_of(p.get(k)) for k in ("requested", "cursor"))
+        elif e.kind == "tool.called":
+            names.add(name_of(_pick_of(p)))
     return sorted(n for n in names if isinstance(n, str))
 
 
@@ -127,7 +133,21 @@ def _not_active(w: Walker, composed: Event, skill: str, k: int) -> list[WhyNode]
         kids.append(WhyNode("note", f"no edge into `{skill}` was evaluated at iteration {k}"))
     rejected = ix.before(composed.seq, "skill.rejected", lambda p: p.get("requested") == skill)
     kids += [w.node(r) for r in rejected]
+    kids += [w.node(r) for r in _invalid_picks(ix, composed.seq, skill)]
     return kids
+
+
+def _pick_of(p: dict) -> Any:
+    args = p.get("args")
+    return args.get("id") if p.get("tool") == "read_skill" and isinstance(args, dict) else None
+
+
+def _invalid_picks(ix: Index, seq: int, skill: str) -> list[Event]:
+    """The `tool.args_invalid` of `read_skill` calls naming `skill` (one the model may not
+    name): refused picks too, besides the `skill.rejected` ones."""
+    return [e for e in ix.before(seq, "tool.args_invalid")
+            if any(c.kind == "tool.called" and _pick_of(payload(c)) == skill
+                   for c in ix.parents(e))]
 
 
 # ---------------------------------------------------------------- edge

@@ -151,6 +151,39 @@ def test_why_skill_counts_the_active_list_not_only_body_pieces(tmp_path):
         assert f"`{skill}` was active" in first, text
 
 
+FAR = """agent a { system = "x" graph = g }
+tool t { description = "t" impl = returns("ok") }
+skill s1 { description = "1" tools = [t] }
+skill s2 { description = "2" }
+skill s3 { description = "3" }
+skill far { description = "f" }
+skill gone { description = "g" }
+graph g {
+  entry s1
+  route s1 -> s2 on t
+  route s1 -> s3
+  route s2 -> far
+}
+"""
+
+
+def test_why_skill_does_not_say_the_trace_never_mentions_a_refused_or_superseded_pick():
+    """A `read_skill` pick refused (unreachable, or not a skill it may name) or overridden by a
+    route is in the trace: the answer lists it, so its headline must not claim the trace never
+    mentions the skill."""
+    result = afp_dsl.load(FAR).agent(provider=afp_dsl.providers.mock(
+        [[("read_skill", {"id": "far"}), ("read_skill", {"id": "gone"})],
+         [("t", {}), ("read_skill", {"id": "s3"})], "done"])).run("hi")
+    for skill, listed in (("far", "read_skill `far` refused"),
+                          ("gone", "arguments of `read_skill` rejected"),
+                          ("s3", "a model pick of `s3` was superseded")):
+        text = result.why(skill=skill)
+        top = [line for line in text.splitlines() if re.match(r" {2,6}\S", line)]
+        assert any(listed in line for line in top), text
+        assert "never mentions" not in text.splitlines()[0], text
+    assert "the trace never mentions `nowhere`" in result.why(skill="nowhere")
+
+
 # ---------------------------------------------------------------- #5 non-UTF-8 RUN
 @pytest.mark.parametrize("args", [["trace", "show", "run-\udcff"],
                                   ["trace", "export", "\udcff", "--format", "jsonl"],
