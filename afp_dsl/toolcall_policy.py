@@ -129,7 +129,8 @@ def _links(found: tuple, moment: str, tool: str) -> tuple | None:
         if rule is None:  # a host link: always the full walk
             return None
         if not links or links[-1][0] != index:
-            links.append((index, _row_head("allow", policy.name, None, None, moment, tool), []))
+            links.append((index, _row_head("allow", policy.name, None, None, moment, tool,
+                                           policy.span), []))
         root, seg, search, lit, equal = cond.form or (None, None, None, None, None)
         k = at.index(root) if root in at else None
         head = _row_head(rule.action, policy.name, rule.span, rule.because, moment, tool)
@@ -225,11 +226,12 @@ def _indent(lines: list, by: int = 4) -> list:
 
 
 def _row_head(outcome: str, policy: str, span: Any, reason: Any, moment: str,
-              tool: str) -> tuple:
-    """(payload head, shape, source span) of the row of a decision (see `_head`)."""
+              tool: str, source: Any = None) -> tuple:
+    """(payload head, shape, source span) of the row of a decision (see `_head`): the source is
+    the rule's span, or `source` (a quiet row's: its policy's, see `quiet_source`)."""
     key = (outcome, policy, span, reason, moment, tool)
     head = _HEADS.get(key) or _head(key)
-    return head[0], head[1], span
+    return head[0], head[1], span if source is None else source
 
 
 _env = tuple.__new__  # Speed: a `_CallEnv` in one C call, without the class call's lookups
@@ -248,8 +250,15 @@ def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
         if d[9]:  # a rewrite: what the link handed on, which the rest of the run saw
             payload["changed"] = True
             payload["value"] = d[9][0]
-        out.append(emit("policy.decided", payload, head[1], call_id, iteration, d[2], cause))
+        source = d[2] if d[2] is not None else quiet_source(ctx.plan, d[1])
+        out.append(emit("policy.decided", payload, head[1], call_id, iteration, source, cause))
     return tuple(out)
+
+
+def quiet_source(plan: Any, policy: str) -> Any:
+    """The source of a row no rule decided (a link that had nothing against it: `rule` is null):
+    the policy's declaration."""
+    return next((p.span for p in plan.policies if p.name == policy), None)
 
 
 # Speed: the part of a ledger row that is not its call id or iteration, settled once per

@@ -82,6 +82,26 @@ def test_rule_ledger_row_points_at_the_rule_span():
     assert ev.source is not None and ev.source.file == "<text>"
 
 
+def test_a_quiet_allow_row_points_at_its_policy_declaration(monkeypatch):
+    """A link none of whose rules held allows with `rule: null`; its row's source is the policy
+    (so `trace show` ends its line with a file:line), on the settled walk and the full one, and
+    at the `input` moment (walked by `run_chain`)."""
+    from afp_dsl import toolcall_policy
+    spec = CHAIN % "first, gate_in"
+    for settled in (True, False):
+        if not settled:
+            monkeypatch.setattr(toolcall_policy, "_links", lambda found, moment, tool: None)
+        agent, _ = make(spec, [call("pay", amount=5), "ok"])
+        r = agent.run("hi")
+        rows = [e for e in r.trace if e.kind == "policy.decided"]
+        assert [(e.payload["policy"], e.payload["outcome"], e.payload["rule"]) for e in rows] == [
+            ("gate_in", "allow", None), ("first", "allow", None)]
+        for e in rows:
+            assert e.source is not None and e.source.file == "<text>", (settled, e)
+            line = spec[:e.source.start].count("\n")
+            assert spec.splitlines()[line].startswith(f"policy {e.payload['policy']} "), e
+
+
 # ---------------------------------------------------------------- semantics §8: the ledger row
 def test_every_ledger_row_holds_the_fields_the_spec_lists_iteration_included():
     """Semantics §8: every decision appends a ledger row: policy, rule (source span), moment,
