@@ -12,6 +12,7 @@ Invariants: one decision per iteration (a retry reuses it: `interp` checks `stat
 from __future__ import annotations
 
 from .cursor import CursorDecision, advance, cold_start
+from .plan import EntryInfo, GraphInfo, RouteInfo
 from .runtime import RunCtx
 
 
@@ -77,15 +78,28 @@ def _record_evidence(ctx: RunCtx, ev) -> str:
 
 
 def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
-    source = d.edge.span if d.edge else (d.entry.span if d.entry else None)
+    edge, entry = d.edge, d.entry
+    if d.cause == "model-pick" and ctx.plan.graph is not None:
+        edge, entry = _pick_basis(ctx.plan.graph, d.src, d.to)
+    source = edge.span if edge else (entry.span if entry else None)
     payload = {"from": d.src, "to": d.to, "cause": d.cause}
-    if d.edge is not None:
-        payload["edge"] = d.edge.text
+    if edge is not None:
+        payload["edge"] = edge.text
     if d.witness:
         payload["witness"] = [_cond(c) for c in d.witness]
     if d.superseded:
         payload["superseded_pick"] = d.superseded
     return ctx.emit("cursor.moved", payload, source=source, caused_by=cause, clip="witness" in payload)
+
+
+def _pick_basis(graph: GraphInfo, src: str | None, to: str | None
+                ) -> tuple[RouteInfo | None, EntryInfo | None]:
+    """The declaration that made a model's pick reachable (`cursor.reachable`): a route from
+    the cursor (a bare one first: bare routes exist for picks), else the entry."""
+    routes = [r for r in graph.routes if r.src == src and r.dst == to] if src else []
+    if routes:
+        return min(routes, key=lambda r: r.deterministic), None
+    return None, next((e for e in graph.entries if e.skill == to), None)
 
 
 def _cond(c) -> dict:

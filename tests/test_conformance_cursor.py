@@ -170,6 +170,39 @@ def test_model_pick_applies_when_no_route_fires():
     assert moves(r)[-1] == ("a", "b", "model-pick")
 
 
+BARE = """
+agent g { graph = m }
+tool probe { description = "probe" impl = returns("P") }
+skill a { description = "A" tools = [probe] }
+skill b { description = "B" }
+graph m {
+  entry a
+  route a -> b on probe when result == "never"
+  route a -> b
+}
+"""
+
+
+def _line(spec: str, event) -> str:
+    return spec.splitlines()[spec[:event.source.start].count("\n")].strip()
+
+
+def test_a_model_pick_records_the_declaration_that_made_it_reachable():
+    """A pick over a declared route names the edge and points at the route (a bare one first:
+    bare routes are there for picks); a cold pick of an entry points at the entry."""
+    agent, _ = make(BARE, [[("probe", {}), ("read_skill", {"id": "b"})], "ok"])
+    r = agent.run("go")
+    (pick,) = [e for e in r.trace if e.kind == "cursor.moved"
+               and e.payload["cause"] == "model-pick"]
+    assert pick.payload["edge"] == "a -> b" and _line(BARE, pick) == "route a -> b"
+    assert "cursor a -> b (model-pick) over `a -> b`" in r.why(event=pick.id)
+    agent, _ = make(PICKS, [call("read_skill", id="b"), "ok"])
+    r = agent.run("nothing matches")
+    (pick,) = [e for e in r.trace if e.kind == "cursor.moved"
+               and e.payload["cause"] == "model-pick"]
+    assert "edge" not in pick.payload and _line(PICKS, pick).startswith("entry b when")
+
+
 def test_pick_of_the_current_skill_is_refused():
     agent, _ = make(PICKS, [call("read_skill", id="a"), "ok"])
     r = agent.run("alpha")
