@@ -198,3 +198,25 @@ def test_a_check_in_names_the_rule_that_asked():
     checkin = agent.run("hi").checkin
     assert (checkin.source, checkin.policy, checkin.question) == ("policy", "p", "big?")
     assert checkin.span is not None and spec[checkin.span.start:checkin.span.end] == "ask"
+
+
+# ---------------------------------------------------------------- §11/§12: LLM call numbers
+def test_llm_call_numbers_are_the_session_s_so_they_line_up_with_the_mock_script():
+    """An inner run's model calls take the session's next numbers (and the next replies of the
+    script): the outer run's `call`s skip them, while its `run.finished` counts its own."""
+    spec = """
+    agent outer { tools = [ask_inner] }
+    agent inner { tools = [leaf] }
+    tool ask_inner { description = "ask" input { q: string } impl = agent(inner) }
+    tool leaf { description = "leaf" input { x: integer } impl = returns("L") }
+    """
+    agent, _ = make(spec, [call("ask_inner", q="go"), call("leaf", x=1), "inner done",
+                           "outer done"], name="outer")
+    r = agent.run("go")
+    assert r.answer == "outer done"
+    (runs,) = r.inner.values()
+    (inner,) = runs.runs.values()
+    assert [e.payload["call"] for e in inner if e.kind == "llm.called"] == [2, 3]
+    assert [p["call"] for p in payloads(r, "llm.called")] == [1, 4]
+    assert payloads(r, "run.finished")[0]["llm_calls"] == 2
+    assert "LLM call #4" in r.why()
