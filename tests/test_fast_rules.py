@@ -134,7 +134,7 @@ class _AnyTool(dict):
 
 def _chain_answer(c: rc.Compiled, moment: str, values: list, out: Any, env: Env) -> bool | None:
     """True (the rule's row), False (the quiet row) or None (walked in full) from `chain`."""
-    found = ((0, SimpleNamespace(name="p"), SimpleNamespace(action="allow", span=None,
+    found = ((0, SimpleNamespace(name="p", span=None), SimpleNamespace(action="allow", span=None,
                                                             because="held"), c),)
     plan = SimpleNamespace(policies=(None,), policy_programs={
         moment: _AnyTool(prog=(found, tp.settler(tp._links(found, moment, "t"),
