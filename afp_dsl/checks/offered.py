@@ -34,6 +34,8 @@ _new = tuple.__new__
 
 
 def check_offered(a: Analysis) -> Iterator[Diagnostic]:
+    if not _may_clash(a):
+        return
     done: set[tuple] = set()
     for module, agent in a.decls(ir.Agent):
         skills = _skills(a, module, agent)
@@ -44,6 +46,23 @@ def check_offered(a: Analysis) -> Iterator[Diagnostic]:
             if key not in done:
                 done.add(key)
                 yield d
+
+
+def _may_clash(a: Analysis) -> bool:
+    """Whether any clash is possible. Speed: two different tools (or skills) under one bare name
+    come from two modules (in one module, a name resolves to its first declaration only), so a
+    program whose tool and skill names are each declared in one module, none named like a
+    built-in, has nothing to offer twice, and the walk over every skill's tools is skipped."""
+    home: dict[tuple, str] = {}
+    for m in a.program.modules:
+        for d in m.decls:
+            t = type(d)
+            if t is ir.Tool or t is ir.Skill:
+                if t is ir.Tool and d.name in (READ_SKILL, SKIP_STEP):
+                    return True
+                if home.setdefault((t, d.name), m.key) != m.key:
+                    return True
+    return False
 
 
 def _resolved(a: Analysis, module: str, refs: Iterable[ir.Ref], kind: type) -> list[Offer]:

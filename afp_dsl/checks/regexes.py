@@ -33,7 +33,7 @@ def check_regexes(analysis: Analysis) -> Iterable[Diagnostic]:
 
 
 def _literals(analysis: Analysis) -> Iterator[ir.Regex]:
-    for site in S.sites(analysis):
+    for site in S.sites(analysis) if _may_match(analysis) else ():
         for node in walk(site.expr):
             if type(node) is ir.Compare and node.op == "matches" and type(node.right) is ir.Regex:
                 yield node.right
@@ -42,6 +42,13 @@ def _literals(analysis: Analysis) -> Iterator[ir.Regex]:
     for _, t in analysis.decls(ir.Test):
         yield from (e.matches for e in _nodes(t.statements) if isinstance(e, ir.ExpectAnswer)
                     and e.matches is not None)
+
+
+def _may_match(analysis: Analysis) -> bool:
+    """Whether any expression may hold `matches`. Speed: a program whose modules' source texts
+    never spell the word holds no such comparison, and the walk over every expression is skipped
+    (a module without its text, as `load_ir` reads one, is walked)."""
+    return any(not m.source or "matches" in m.source for m in analysis.program.modules)
 
 
 def _nodes(value: Any) -> Iterator[Any]:
