@@ -56,6 +56,15 @@ def _script(test: ir.Test) -> tuple[list[Reply], Stubs]:
     return replies, stubs
 
 
+def _stub_lines(test: ir.Test) -> dict[str, list[Any]]:
+    """Each tool's `returns`/`fails` statements, in the order of its stub queue."""
+    lines: dict[str, list[Any]] = {}
+    for st in test.statements:
+        if isinstance(st, (ir.ToolReturns, ir.ToolFails)):
+            lines.setdefault(st.tool.name, []).append(st)
+    return lines
+
+
 class _Case:
     """One test's live state: the agent, the conversation, the latest result."""
 
@@ -63,6 +72,8 @@ class _Case:
                  observe: Callable[[Any], None] | None = None):
         from .runner import Agent
         replies, self.stubs = _script(test)
+        self.said = [st for st in test.statements if isinstance(st, (ir.ModelCalls, ir.ModelSays))]
+        self.stub_lines = _stub_lines(test)
         self.provider = MockProvider(replies)
         self.agent = Agent(program, agent_name, provider=self.provider, stubs=self.stubs,
                            effects=Effects(run_ids=counter_ids(f"{test.name}")))
@@ -72,6 +83,7 @@ class _Case:
         self.failures: list[str] = []
         self.observe = observe
         self.ran_out_told = False
+        self.started_by: Any = None  # the `user` or decision line of the latest run
 
     def record(self, result: Any) -> None:
         self.result = result
@@ -80,8 +92,9 @@ class _Case:
         n = self.provider.ran_out
         if n is not None and not self.ran_out_told:  # (language §5: a failure, whatever `expect` says)
             self.ran_out_told = True
-            self.failures.append(f"the script has no model reply for LLM call #{n}; the run "
-                                 f"ended with: {result.error or result.outcome}" + self.context())
+            self.failures.append(f"the script has no model reply for LLM call #{n} (in the run of "
+                                 f"the {_started(self)}); the run ended with: "
+                                 f"{result.error or result.outcome}" + self.context())
 
     def fail(self, st: Any, what: str, expected: Any, actual: Any) -> None:
         """A failure of statement `st`, headed by what failed and its `file:line`."""
@@ -94,6 +107,12 @@ class _Case:
         events = list(self.result.trace)[-8:]
         lines = "\n".join(f"      {_brief(e)}" for e in events)
         return f"\n    last events of run {self.result.run_id}:\n{lines}"
+
+
+def _started(case: _Case) -> str:
+    st = case.started_by
+    word = "user" if isinstance(st, ir.UserSays) else getattr(st, "decision", "?")
+    return f"`{word}` line at {_at(case, st)}"
 
 
 def _brief(e: Event) -> str:
@@ -122,6 +141,7 @@ def _step(case: _Case, st: Any) -> None:
                       "`approve` or `decline` before the next `user` line",
                       f"run {case.result.run_id} paused at check-in {case.result.checkin.id}")
             return
+        case.started_by = st
         case.record(case.conv.run(st.text))
     elif isinstance(st, ir.Decide):
         _decide(case, st)
@@ -148,6 +168,7 @@ def _decide(case: _Case, st: ir.Decide) -> None:
                   f"outcome {r.outcome if r else 'no run yet'}")
         return
     make = approve if st.decision == "approve" else decline
+    case.started_by = st
     case.record(case.agent.resume(r.checkpoint, make(r.checkin, by=st.by, note=st.note)))
 
 
@@ -155,11 +176,13 @@ def _leftovers(case: _Case) -> None:
     left = case.provider.remaining
     if left:
         made = case.provider.calls
+        first = _at(case, case.said[made])
         case.failures.append(f"{left} scripted model repl{'y was' if left == 1 else 'ies were'} "
-                             f"never used (the run made {made} LLM call{'' if made == 1 else 's'})"
-                             + case.context())
-    for tool, _ in case.stubs.unused():
-        case.failures.append(f"the stub for `{tool}` was never used")
+                             f"never used, the first at {first} (the run made {made} LLM "
+                             f"call{'' if made == 1 else 's'})" + case.context())
+    for tool, queue in case.stubs.queues.items():  # (a queue is used from its front)
+        for st in case.stub_lines[tool][len(case.stub_lines[tool]) - len(queue):]:
+            case.failures.append(f"the stub for `{tool}` ({_at(case, st)}) was never used")
 
 
 # ---------------------------------------------------------------- expectations

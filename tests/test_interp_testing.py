@@ -221,7 +221,8 @@ def test_one_unused_reply_is_worded_in_the_singular(tmp_path):
       model says "y"
     }
     """)
-    assert "1 scripted model reply was never used (the run made 1 LLM call)" in r.failures[0]
+    assert "1 scripted model reply was never used, the first at " in r.failures[0]
+    assert "(the run made 1 LLM call)" in r.failures[0]
 
 
 def test_each_failure_names_the_line_of_its_statement(tmp_path):
@@ -244,3 +245,44 @@ def test_each_failure_names_the_line_of_its_statement(tmp_path):
     assert len(r.failures) == 3
     for failure, line in zip(r.failures, at):
         assert failure.splitlines()[0].endswith(f"t.afp:{line})"), failure
+
+
+def _line_of(f, text: str) -> int:
+    return next(i + 1 for i, line in enumerate(f.read_text().splitlines()) if line.strip() == text)
+
+
+def test_unused_replies_and_stubs_name_their_lines(tmp_path):
+    """Two stubs of one tool left over read as the same line twice, with no place to look."""
+    f = write(tmp_path, """
+    test extra {
+      user "hello"
+      model says "hi"
+      model says "never used"
+      model says "nor this"
+      tool lookup returns "first"
+      tool lookup fails "second"
+    }
+    """)
+    (r,), _ = run_files([f])
+    replies, first, second = r.failures
+    unused, stub1, stub2 = ('model says "never used"', 'tool lookup returns "first"',
+                            'tool lookup fails "second"')
+    assert f"the first at {f}:{_line_of(f, unused)}" in replies
+    assert f"({f}:{_line_of(f, stub1)})" in first
+    assert f"({f}:{_line_of(f, stub2)})" in second
+
+
+def test_a_missing_reply_names_the_line_that_started_the_run(tmp_path):
+    f = write(tmp_path, """
+    test short {
+      user "hello"
+      model says "hi"
+      user "find X1"
+      model calls lookup { id: "X1" }
+      tool lookup returns { found: false }
+    }
+    """)
+    (r,), _ = run_files([f])
+    assert "LLM call #3" in r.failures[0]
+    started = _line_of(f, 'user "find X1"')
+    assert f"run of the `user` line at {f}:{started})" in r.failures[0]
