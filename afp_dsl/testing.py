@@ -326,24 +326,31 @@ def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[
     """Run the tests of `files` that `pattern` selects; `found`, if given, receives the names
     of every test the loaded files declare (selected or not); `progress(i, n, file)` is called
     before the i-th (1-based) of the n files is loaded."""
-    from .api import load
-    from .diagnostics import CompileError
+    from .api import Program, analyse
+    from .diagnostics import has_errors
     results: list[TestResult] = []
     problems: list[FileProblem] = []
     files = list(files)
     for i, f in enumerate(files, 1):
         if progress is not None:
             progress(i, len(files), f)
-        try:
-            program = load(f)
-        except CompileError as exc:
-            problems.append(FileProblem(str(f), str(exc)))
+        loaded, diags = analyse(f)
+        if loaded is None or has_errors(diags):
+            problems.append(FileProblem(str(f), _load_errors(loaded, diags)))
             continue
+        program = Program(loaded, diags)
         if found is not None:
             found.extend(t.name for t in collect(program, str(f), None))
         for t in collect(program, str(f), pattern):
             results.append(run_test(program, t, str(f)))
     return results, problems
+
+
+def _load_errors(loaded: Any, diags: list) -> str:
+    """The errors that stop a file from loading, one `file:line:col: error[AFPnnn] …` line each."""
+    from .render import render
+    sources = {m.key: m.source for m in loaded.modules} if loaded is not None else {}
+    return render([d for d in diags if d.is_error] or diags, sources, "short").rstrip("\n")
 
 
 def report(results: list[TestResult], problems: list[FileProblem], *, with_summary: bool = True
@@ -355,7 +362,8 @@ def report(results: list[TestResult], problems: list[FileProblem], *, with_summa
         lines.append("")
         lines.append("=" * 30 + " FAILURES " + "=" * 30)
     for p in problems:
-        lines += [f"___ {p.file} ___", f"  cannot load: {p.message}"]
+        lines += [f"___ {p.file} ___", "  cannot load; its errors (`afpc check` draws them):"]
+        lines += [f"    {x}" for x in p.message.splitlines()]
     for r in failed:
         lines.append(f"___ {r.id} ___")
         if r.error:

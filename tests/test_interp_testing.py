@@ -286,3 +286,21 @@ def test_a_missing_reply_names_the_line_that_started_the_run(tmp_path):
     assert "LLM call #3" in r.failures[0]
     started = _line_of(f, 'user "find X1"')
     assert f"run of the `user` line at {f}:{started})" in r.failures[0]
+
+
+def test_a_file_error_names_each_error_with_its_line(tmp_path):
+    """A load error said only `t.afp: AFP406 … (and 1 more)`: no line, the others hidden."""
+    f = write(tmp_path, """
+    test bad {
+      user "hello"
+      expect route b -> a
+      expect cursor nowhere
+    }
+    """)
+    results, problems = run_files([f])
+    text = report(results, problems)
+    assert f"t.afp:{_line_of(f, 'expect route b -> a')}:" in text and "AFP406" in text
+    assert f"t.afp:{_line_of(f, 'expect cursor nowhere')}:" in text and "AFP101" in text
+    import xml.etree.ElementTree as ET
+    error = ET.fromstring(junit(results, problems)).find("testcase/error")
+    assert "AFP" in error.get("message") and ".afp:" in error.get("message")
