@@ -84,6 +84,7 @@ class _Case:
         self.observe = observe
         self.ran_out_told = False
         self.started_by: Any = None  # the `user` or decision line of the latest run
+        self.shown: tuple | None = None  # the run (id, length) whose last events were shown
 
     def record(self, result: Any) -> None:
         self.result = result
@@ -102,8 +103,10 @@ class _Case:
                              f"    actual:   {actual}" + self.context())
 
     def context(self) -> str:
-        if self.result is None:
+        """The latest run's last events, once per run (a later failure of it points above)."""
+        if self.result is None or self.shown == (self.result.run_id, len(self.result.trace)):
             return ""
+        self.shown = (self.result.run_id, len(self.result.trace))
         events = list(self.result.trace)[-8:]
         lines = "\n".join(f"      {_brief(e)}" for e in events)
         return f"\n    last events of run {self.result.run_id}:\n{lines}"

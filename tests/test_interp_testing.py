@@ -304,3 +304,22 @@ def test_a_file_error_names_each_error_with_its_line(tmp_path):
     import xml.etree.ElementTree as ET
     error = ET.fromstring(junit(results, problems)).find("testcase/error")
     assert "AFP" in error.get("message") and ".afp:" in error.get("message")
+
+
+def test_the_last_events_of_a_run_are_shown_once(tmp_path):
+    """Three failing `expect` lines of one run repeated its last eight events three times."""
+    (r,) = run(tmp_path, """
+    test bad {
+      user "hi"
+      model says "x"
+      expect outcome paused
+      expect answer == "y"
+      user "again"
+      model says "z"
+      expect outcome paused
+    }
+    """)
+    text = "\n".join(r.failures)
+    assert text.count("last events of run bad-1:") == 1
+    assert text.count("last events of run bad-2:") == 1
+    assert "last events of run bad-1:" in r.failures[0]
