@@ -75,6 +75,14 @@ def failed(text: str, cause: str) -> StoreError:
     return StoreError(f"{text}: {cause}; {fix}")
 
 
+def newer_schema(path: str, version: int, latest: int) -> StoreError:
+    """A store written by a newer afp: refused, never modified."""
+    where = f"the run store `{path}`" if path else "the run store"
+    return StoreError(f"{where} was written by a newer afp (schema version {version}; this afp "
+                      f"knows up to {latest}); upgrade afp, or pass --store / AFP_STORE naming "
+                      f"another store")
+
+
 def reused_run_id(path: str, run_id: str) -> StoreError:
     return StoreError(
         f"the run store `{path}` already holds a run `{run_id}`: saving a new run under the same "

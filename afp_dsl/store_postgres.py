@@ -18,8 +18,8 @@ import contextlib
 import re
 from typing import Any, Iterable, Iterator, Sequence
 
-from .store import (Migration, Stamp, StoreError, encode, encode_raw, failed, reused_run_id,
-                    summarize)
+from .store import (Migration, Stamp, StoreError, encode, encode_raw, failed, newer_schema,
+                    reused_run_id, summarize)
 from .store_rows import (batches, checkin_dict, clean_text, decode, run_dict, unbatch,
                          v1_events_to_batches)
 from .trace import Event, Trace
@@ -119,17 +119,17 @@ def schema_version(conn: Any) -> int:
     return 1 if "runs" in found else 0
 
 
-def migrate(conn: Any, target: int = LATEST) -> int:
+def migrate(conn: Any, target: int = LATEST, *, where: str = "") -> int:
     """Apply the migrations after the database's version up to `target` in one transaction,
-    holding an advisory lock so concurrent openers migrate once. Returns the version reached."""
+    holding an advisory lock so concurrent openers migrate once. Returns the version reached;
+    `where` names the store in errors."""
     if schema_version(conn) == target:  # the usual case: no lock, no DDL
         return target
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         current = schema_version(conn)
         if current > LATEST:
-            raise StoreError(f"the run store was written by a newer afp (schema version "
-                             f"{current}; this afp knows up to {LATEST}); upgrade afp")
+            raise newer_schema(where, current, LATEST)
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
                      "name TEXT NOT NULL)")
         if current:
@@ -159,7 +159,7 @@ class PostgresStore:
                     raise StoreError(f"no run store in `{self.path}`: the database holds no afp "
                                      f"tables; check the URL (database, search_path), or run "
                                      f"`afpc run --store URL` once to create them")
-                self.version = migrate(conn)
+                self.version = migrate(conn, where=self.path)
             self._pool = pool_mod.ConnectionPool(
                 url, min_size=1, max_size=max(1, max_size), open=True, timeout=30,
                 kwargs={"autocommit": True, "connect_timeout": 10})

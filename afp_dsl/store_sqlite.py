@@ -5,13 +5,15 @@ Role:       implements `store.Store` on the stdlib `sqlite3`: WAL journal, busy 
             and brought up to date by `MIGRATIONS`, applied in order under the write lock; reads
             rows through `store_rows`, the codec both SQL stores share.
 Emits:      `StoreError` for a file that cannot be opened, was written by a newer afp, is
-            missing when opened with `create=False`, or fails later (with the fix); for a new
-            run saved under a used id; `StoreDamaged` for rows that do not decode.
+            missing or no run store when opened with `create=False`, needs a migration but is
+            read-only, or fails later (with the fix); for a new run saved under a used id;
+            `StoreDamaged` for rows that do not decode.
 Invariants: events hold only redacted payloads; raw checkpoints live in their own table and
             `secure_delete` zeroes their pages when deleted; `decide_checkin` is a single
             conditional UPDATE inside a write transaction (compare-and-set across processes);
             a `new_run` save checks the id inside its write transaction; `create=False` never
-            creates a file or folder.
+            creates a file or folder, changes nothing in a file that is no run store, and reads
+            a store it may not write read-only.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, encode, encode_raw, failed,
-                    reused_run_id, summarize)
+                    newer_schema, reused_run_id, summarize)
 from .store_rows import (batches, checkin_dict, clean_text, decode, run_dict, unbatch,
                          v1_events_to_batches)
 from .trace import Event, Trace
@@ -98,17 +100,17 @@ def schema_version(db: sqlite3.Connection) -> int:
     return 1 if "runs" in tables else 0
 
 
-def migrate(db: sqlite3.Connection, target: int = LATEST) -> int:
+def migrate(db: sqlite3.Connection, target: int = LATEST, *, where: str = "") -> int:
     """Apply the migrations after the database's version up to `target`, in one write
-    transaction (so concurrent openers migrate once). Returns the version reached."""
+    transaction (so concurrent openers migrate once). Returns the version reached; `where`
+    names the store in errors."""
     if schema_version(db) == target:  # the usual case: no write lock needed
         return target
     db.execute("BEGIN IMMEDIATE")
     try:
         current = schema_version(db)
         if current > LATEST:
-            raise StoreError(f"the run store was written by a newer afp (schema version "
-                             f"{current}; this afp knows up to {LATEST}); upgrade afp")
+            raise newer_schema(where, current, LATEST)
         db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
                    "name TEXT NOT NULL)")
         if current:
@@ -169,6 +171,70 @@ def _special(path: str) -> str | None:
             "is a socket or special file") + ", not a regular file"
 
 
+# SQLite's words when it cannot write a store's file or the `-wal`/`-shm` files beside it
+_CANNOT_WRITE = ("readonly", "read-only", "unable to open")
+
+
+def _open(target: str, *, uri: bool = False) -> sqlite3.Connection:
+    db = sqlite3.connect(target, timeout=30, isolation_level=None, check_same_thread=False,
+                         uri=uri)
+    db.execute("PRAGMA busy_timeout=30000")
+    db.execute("PRAGMA secure_delete=ON")  # deleted checkpoints leave no bytes
+    return db
+
+
+def _connect(path: str, create: bool) -> tuple[sqlite3.Connection, bool]:
+    """(connection, read_only). A reader (`create=False`) that may not write the store or its
+    folder (a WAL store needs `-wal`/`-shm` files beside it) opens it read-only instead: with
+    `mode=ro` when those files are there, else as `immutable` when no `-wal` holds commits that
+    the store file lacks (an unwritable folder: no writer can be adding any)."""
+    db = _open(path)
+    if create or path == ":memory:":
+        return db, False
+    try:
+        schema_version(db)  # the first read: here SQLite opens (or fails to open) the WAL
+        return db, False
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if not _cannot_write(exc):
+            raise
+    uri = Path(path).absolute().as_uri()
+    wal = Path(f"{path}-wal")
+    for query in ("mode=ro", "immutable=1"):
+        if query == "immutable=1" and wal.exists() and wal.stat().st_size:
+            break
+        db = _open(f"{uri}?{query}", uri=True)
+        try:
+            schema_version(db)
+            return db, True
+        except sqlite3.OperationalError as exc:
+            db.close()
+            if not _cannot_write(exc):
+                raise
+    raise StoreError(f"cannot read the run store `{path}`: its folder is read-only and "
+                     f"`{wal.name}` beside it holds commits a read-only reader cannot see "
+                     f"without writing `{path}-shm`; make the folder writable, or copy the store "
+                     f"with its `-wal` file to a writable folder and pass --store naming the copy")
+
+
+def _cannot_write(exc: sqlite3.Error) -> bool:
+    return any(w in str(exc).lower() for w in _CANNOT_WRITE)
+
+
+def _use_wal(db: sqlite3.Connection, create: bool) -> bool:
+    """Switch to WAL + NORMAL: commits survive a crash of any process; decisions (FULL, in
+    `_tx`) also survive power loss, and their fsync flushes every earlier commit too. False
+    when a reader may not write the file (it then reads it as it is)."""
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError as exc:
+        if create or not _cannot_write(exc):
+            raise
+        return False
+    db.execute("PRAGMA synchronous=NORMAL")
+    return True
+
+
 class SqliteStore:
     """A SQLite file (or `:memory:`) holding runs; safe to share between processes."""
 
@@ -189,21 +255,26 @@ class SqliteStore:
         try:
             if self.path != ":memory:" and create:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                       check_same_thread=False)
-            self._db.execute("PRAGMA busy_timeout=30000")
-            self._db.execute("PRAGMA secure_delete=ON")  # deleted checkpoints leave no bytes
-            if self.path != ":memory:":
-                self._db.execute("PRAGMA journal_mode=WAL")
-                # WAL + NORMAL: commits survive a crash of any process; decisions (FULL, below)
-                # also survive power loss, and their fsync flushes every earlier commit too
-                self._db.execute("PRAGMA synchronous=NORMAL")
-            if not create and schema_version(self._db) == 0:
-                self._db.close()
+            self._db, self.read_only = _connect(self.path, create)
+            version = schema_version(self._db)
+            if not create and version == 0:
                 raise StoreError(f"`{self.path}` is not a run store (it holds no runs table); "
                                  f"check the path, or pass --store / AFP_STORE naming the store "
                                  f"`afpc run` wrote")
-            self.version = migrate(self._db)
+            if version > LATEST:  # refused before anything is written to it
+                raise newer_schema(self.path, version, LATEST)
+            if self.path != ":memory:" and not self.read_only:
+                self.read_only = not _use_wal(self._db, create)
+            if self.read_only and version < LATEST:
+                raise StoreError(f"the run store `{self.path}` has schema version {version}, "
+                                 f"which this afp upgrades to {LATEST} on opening, but it is "
+                                 f"read-only here; open it once where it can be written (e.g. "
+                                 f"`afpc trace list` as its owner)")
+            self.version = migrate(self._db, where=self.path)
+        except StoreError:
+            if hasattr(self, "_db"):
+                self._db.close()
+            raise
         except (sqlite3.Error, OSError, ValueError) as exc:  # (ValueError: a NUL in the path)
             raise failed(f"cannot open the run store `{self.path}`", str(exc)) from None
 

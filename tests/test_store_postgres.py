@@ -13,6 +13,7 @@ from test_conformance_redaction import CLI_SPEC, MESSAGE, SCRIPT, SECRETS, SPEC,
 
 from afp_dsl import stores
 from afp_dsl.runner import approve
+from afp_dsl.store_postgres import safe_url
 
 
 def _event(seq: int, iteration: int, time: int) -> str:
@@ -61,8 +62,9 @@ def test_a_database_from_a_newer_afp_is_refused(pg_url):
     stores.postgres(pg_url).close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("INSERT INTO schema_version VALUES (%s, 'future')", (LATEST + 1,))
-    with pytest.raises(stores.StoreError, match="newer afp"):
+    with pytest.raises(stores.StoreError, match="newer afp") as err:
         stores.postgres(pg_url)
+    assert f"the run store `{safe_url(pg_url)}` was written" in str(err.value)  # names it
 
 
 def test_an_unreachable_server_is_a_clear_error_without_the_password():
