@@ -196,8 +196,8 @@ class PostgresStore:
                  events: Iterable[Event], *, new_run: bool = False) -> None:
         events = list(events)
         now = self._stamp() if self._stamp else None
-        row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), 0, 0, 0,
-               now, now)
+        row = (run_id, agent, clean_text(spec), status, outcome, clean_text(answer), encode(meta),
+               0, 0, 0, now, now)
         with self._conn() as conn, conn.transaction():
             cur = conn.execute(_INSERT_NEW if new_run else _UPSERT, row)  # locks the row
             if new_run and cur.rowcount == 0:  # till commit; a new run's id was taken

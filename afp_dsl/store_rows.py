@@ -115,10 +115,13 @@ def v1_events_to_batches(run_ids: list[str], read: Callable[[str], list[str]],
 
 
 def clean_text(text: str | None) -> str | None:
-    """`text` storable as UTF-8: a lone surrogate becomes U+FFFD instead of failing the write."""
-    if text is None or text.isascii():
+    """`text` storable in a text column of either SQL store: a lone surrogate (no UTF-8) and a
+    NUL (PostgreSQL's text refuses it) become U+FFFD instead of failing the write."""
+    if text is None:
         return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if not text.isascii():
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text.replace("\x00", "\ufffd")
 
 
 RUN_KEYS = ("run_id", "agent", "spec", "status", "outcome", "answer", "meta", "iterations", "time",

@@ -327,8 +327,8 @@ class SqliteStore:
                  events: Iterable[Event], *, new_run: bool = False) -> None:
         events = list(events)
         now = self._stamp() if self._stamp else None
-        row = (run_id, agent, spec, status, outcome, clean_text(answer), encode(meta), 0, 0, 0,
-               now, now)
+        row = (run_id, agent, clean_text(spec), status, outcome, clean_text(answer), encode(meta),
+               0, 0, 0, now, now)
 
         def body(cur: sqlite3.Cursor) -> None:
             if new_run and cur.execute("SELECT 1 FROM runs WHERE run_id=?", (run_id,)).fetchone():

@@ -221,3 +221,15 @@ def test_deleting_a_checkpoint_says_whether_this_call_deleted_it(opener):
     assert s.delete_checkpoint("r1") is True
     assert s.delete_checkpoint("r1") is False
     assert s.checkpoint("r1") is None
+
+
+def test_text_columns_take_any_str_a_nul_and_a_path_not_valid_utf8(opener):
+    """Before: PostgreSQL refused an answer holding a NUL ("text fields cannot contain NUL"), so
+    the run's final save failed; both SQL stores failed with an internal UnicodeEncodeError on a
+    spec path that is not valid UTF-8 (`os.fsdecode` keeps its bytes as lone surrogates)."""
+    s = opener()
+    spec = "/specs/caf\udce9.afp"
+    s.save_run("r1", "desk", spec, "finished", "answered", "a\x00b", {}, [ev(1)])
+    r = s.run("r1")
+    assert r["answer"] in ("a\x00b", "a\ufffdb") and r["spec"] in (spec, "/specs/caf\ufffd.afp")
+    assert [e.seq for e in s.events("r1")] == [1]
