@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from afp_dsl import stores
 from afp_dsl.cli import main
 from afp_dsl.store import from_url
 
@@ -221,6 +222,23 @@ def test_resume_last_says_it_needs_a_run_id_and_lists_the_paused_runs(env):
     res = cli("resume", "last", "--approve", "--store", db)
     assert res.exit_code == 2, res.output
     assert "does not accept `last`" in res.output and rid in res.output
+
+
+def test_resume_of_a_run_without_a_checkpoint_says_which_case_it_is(env):
+    """Before: every case said "(unknown run, finished, or already resumed)", also for a run
+    left `running` by a process that was killed, which is none of the three."""
+    _, db = env
+    rid = paused_run(env)
+    assert cli("resume", rid, "--approve", "--store", db).exit_code == 0
+    store = stores.sqlite(db)
+    store.save_run("run-killed", "desk", None, "running", None, None, {}, [])  # as kill -9 leaves
+    store.close()
+    said = {r: cli("resume", r, "--approve", "--store", db) for r in (rid, "run-killed", "nope")}
+    assert all(res.exit_code == 1 for res in said.values())
+    assert "it ended (outcome `answered`), or it was already resumed" in said[rid].output
+    assert "still `running`" in said["run-killed"].output
+    assert "such a run cannot be resumed" in said["run-killed"].output
+    assert "the store holds no such run" in said["nope"].output
 
 
 @pytest.mark.parametrize("option, value", [("--model", ""), ("--model", "  "),
