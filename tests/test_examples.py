@@ -111,7 +111,8 @@ REDACTED = {
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
         "-----BEGIN PRIVATE KEY-----\nMIIEv\n-----END PRIVATE KEY-----",
     ],
-    "cards": ["4111 1111 1111 1111", "4111-1111-1111-1111", "5500000000000004", "378282246310005"],
+    "cards": ["4111 1111 1111 1111", "4111-1111-1111-1111", "5500000000000004", "378282246310005",
+              "3782 822463 10005"],
     "emails": ["maya@example.com", "a.b+c@sub.example.co.uk", "maya.o'neil@example.com"],
     "phones": ["+1 415 555 0132", "+44 20 7946 0958", "+33612345678", "(415) 555-0132", "415-555-0132",
                "415.555.0132"],
@@ -134,6 +135,24 @@ def test_std_redact_selects(rule: str, sample: str):
     text = f"before {sample} after"
     out = Redactor([decl]).scrub_text(text)
     assert out == f"before {decl.placeholder} after"
+
+
+# Samples in a sentence, where what follows must not change the verdict: a card followed by a
+# short number (its CVV, an expiry) is still found, its digits and the trailing ones do not
+# fail the Luhn check together.
+AROUND = [
+    ("cards", "card 4111 1111 1111 1111 123 thanks", "card [CARD] 123 thanks"),
+    ("cards", "4111 1111 1111 1111 12 28", "[CARD] 12 28"),
+    ("cards", "4111-1111-1111-1111 7", "[CARD] 7"),
+    ("cards", "4111111111111111 12/28", "[CARD] 12/28"),
+    ("cards", "Amex 3782 822463 10005 1234", "Amex [CARD] 1234"),
+    ("cards", "IBAN DE89 3704 0044 0532 0130 00", "IBAN DE89 3704 0044 0532 0130 00"),
+]
+
+
+@pytest.mark.parametrize("rule,text,want", AROUND)
+def test_std_redact_in_context(rule: str, text: str, want: str):
+    assert Redactor([_rule(rule)]).scrub_text(text) == want
 
 
 @pytest.mark.parametrize("rule", sorted(REDACTED))
