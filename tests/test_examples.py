@@ -110,6 +110,10 @@ REDACTED = {
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
         "-----BEGIN PRIVATE KEY-----\nMIIEv\n-----END PRIVATE KEY-----",
+        "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----",
+        "-----BEGIN ENCRYPTED PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F1A\n\n"
+        "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQwwDgQI\n-----END ENCRYPTED PRIVATE KEY-----",
+        "sk_test_" + "a" * 24,
     ],
     "cards": ["4111 1111 1111 1111", "4111-1111-1111-1111", "5500000000000004", "378282246310005",
               "3782 822463 10005"],
@@ -147,6 +151,9 @@ AROUND = [
     ("cards", "4111111111111111 12/28", "[CARD] 12/28"),
     ("cards", "Amex 3782 822463 10005 1234", "Amex [CARD] 1234"),
     ("cards", "IBAN DE89 3704 0044 0532 0130 00", "IBAN DE89 3704 0044 0532 0130 00"),
+    ("secrets", "key: -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nq9Z+/", "key: [REDACTED]"),
+    ("secrets", "-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----\nDone.",
+     "[REDACTED]\nDone."),
 ]
 
 
@@ -158,7 +165,7 @@ def test_std_redact_in_context(rule: str, text: str, want: str):
 @pytest.mark.parametrize("rule", sorted(REDACTED))
 def test_std_redact_is_linear_on_long_tokens(rule: str):
     """A long token (a base64 blob, dotted data) is scanned once, not once per word boundary."""
-    blobs = ["aB+9" * 25_000, "a.b-" * 25_000]
+    blobs = ["aB+9" * 25_000, "a.b-" * 25_000, "-----BEGIN PRIVATE KEY-----" * 4_000]
     redactor = Redactor([_rule(rule)])
     start = time.perf_counter()
     for blob in blobs:
