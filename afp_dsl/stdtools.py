@@ -209,10 +209,28 @@ def json_lookup(path: str, fact: str | None = None, json_text: str | None = None
                 raise ToolError(f"fact `{fact}` is text, not JSON data") from None
     else:
         try:
-            data = json.loads(json_text)
+            data = json.loads(json_text, parse_constant=_not_json, parse_float=_finite_float)
+        except _NotFinite as exc:
+            raise ToolError(f"`json_text` is not valid JSON: {exc}") from None
         except (ValueError, RecursionError):
             raise ToolError("`json_text` is not valid JSON") from None
     return {"path": path, "value": lookup(data, path)}
+
+
+class _NotFinite(ValueError):
+    """NaN, Infinity (Python's `json` reads them, JSON has none) or a number too large for a
+    float (`1e400`): none of them could be recorded as JSON."""
+
+
+def _not_json(name: str) -> None:
+    raise _NotFinite(f"`{name}` is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(f"the number `{text}` is out of range")
+    return value
 
 
 # ---------------------------------------------------------------- http_get

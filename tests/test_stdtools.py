@@ -141,6 +141,9 @@ def test_json_lookup_reads_a_fact_or_json_text():
     for kwargs, fragment in [({"fact": "missing"}, missing),
                              ({"fact": "note"}, "is text, not JSON"),
                              ({"json_text": "{nope"}, "not valid JSON"),
+                             ({"json_text": "[NaN]"}, "not valid JSON"),
+                             ({"json_text": '{"x": -Infinity}'}, "not valid JSON"),
+                             ({"json_text": '{"x": 1e400}'}, "not valid JSON"),
                              ({}, "exactly one of"),
                              ({"fact": "order", "json_text": "{}"}, "exactly one of")]:
         with pytest.raises(ToolError) as info:
