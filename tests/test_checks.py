@@ -319,3 +319,23 @@ def test_never_matching_before_rules_note_when_only_the_schema_says_so() -> None
     assert [(d.code, d.is_error) for d in found] == [("AFP401", False), ("AFP401", False)]
     assert "not yet validated" in found[0].notes[-1]
     assert not any("not yet validated" in n for n in found[1].notes)
+
+
+@pytest.mark.parametrize("cond, hint", [
+    ('"true"', "write `true` without quotes"),
+    ("1", "a comparison such as"),
+    ("args.q", "compare `args.q`"),
+])
+def test_a_condition_that_is_not_boolean_names_the_fix(cond: str, hint: str) -> None:
+    spec = ('agent a { tools = [t] }\n'
+            f'tool t {{ description = "d" input {{ q: string }} check_in = {cond} impl = returns("x") }}\n')
+    [d] = afp_dsl.check(spec)
+    assert d.code == "AFP208"
+    assert hint in (d.help or "") and "contradiction" not in (d.help or "")
+
+
+def test_a_real_contradiction_keeps_its_help() -> None:
+    spec = ('agent a { tools = [t] }\ntool t { description = "d" input { n: integer } '
+            'check_in = args.n > 5 and args.n < 2 impl = returns("x") }\n')
+    [d] = afp_dsl.check(spec)
+    assert d.code == "AFP208" and "contradiction" in d.help

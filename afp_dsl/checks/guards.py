@@ -19,6 +19,7 @@ from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
+from ..printer_values import print_expr
 from . import sites as S
 from .solver import Atom, Facts, Verdict, refute, self_impossible
 
@@ -48,7 +49,22 @@ def unsatisfiable(site: S.Site, code: str = "AFP208", what: str | None = None) -
     what = what or f"the condition of {site.owner}"
     notes = describe_reasons(verdict)
     return diag(code, f"{what} can never hold", site.expr.span, "never true", notes=notes,
-                help="fix the contradiction, or remove the condition's dead branch")
+                help=_not_a_condition(site.expr) or
+                "fix the contradiction, or remove the condition's dead branch")
+
+
+def _not_a_condition(expr: ir.Expr) -> str | None:
+    """The help for a condition that is a bare value rather than a test (`check_in = "true"`,
+    `when = message`): only `true` holds, so name the form that was meant."""
+    if isinstance(expr, ir.Lit) and expr.value in ("true", "false"):
+        return f"write `{expr.value}` without quotes"
+    if isinstance(expr, ir.Lit) and not isinstance(expr.value, bool):
+        return ("a condition is `true`, `false` or a comparison such as `args.amount > 100` or "
+                "`message matches /urgent/`")
+    if isinstance(expr, ir.Path):
+        text = print_expr(expr)
+        return f"compare `{text}`, such as `{text} == \"…\"`; only `true` holds on its own"
+    return None
 
 
 def covered_by_exprs(verdict: Verdict, facts: Facts) -> bool:
