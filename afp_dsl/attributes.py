@@ -127,12 +127,12 @@ class Converter:
             return _path_ref(self.v, node) or NOT_QUICK
         return NOT_QUICK
 
-    def bad(self, value: Any, key_span: Span, want: str, key: str = "") -> Any:
+    def bad(self, value: Any, key_span: Span, want: str, key: str = "", help: str | None = None) -> Any:
         span = getattr(value, "span", key_span)
         if span in self.v.out_of_range:  # already reported (AFP008): one diagnostic per cause
             return BAD
         self.diags.append(diag("AFP106", f"expected {want}" + (f" for `{key}`" if key else ""), span,
-                               f"expected {want}"))
+                               f"expected {want}", help=help))
         return BAD
 
     # -------------------------------------------------------------- scalar kinds
@@ -149,13 +149,16 @@ class Converter:
     def c_int(self, spec: Attr, value: Any, key_span: Span) -> Any:
         v = getattr(value, "value", None) if isinstance(value, ir.Lit) else None
         if isinstance(v, bool) or not isinstance(v, int) or (spec.minimum is not None and v < spec.minimum):
-            return self.bad(value, key_span, f"a whole number of at least {spec.minimum}", spec.field)
+            whole = isinstance(v, float) and v.is_integer() and (spec.minimum is None or v >= spec.minimum)
+            return self.bad(value, key_span, f"a whole number of at least {spec.minimum}", spec.field,
+                            help=f"write `{int(v)}`" if whole else None)
         return v
 
     def c_choice(self, spec: Attr, value: Any, key_span: Span) -> Any:
         if isinstance(value, ir.Lit) and value.value in spec.choices:
             return value.value
-        return self.bad(value, key_span, " or ".join(f'"{c}"' for c in spec.choices), spec.field)
+        return self.bad(value, key_span, " or ".join(f'"{c}"' for c in spec.choices), spec.field,
+                        help=_choice_help(value, spec.choices))
 
     def c_expr(self, spec: Attr, value: Any, key_span: Span) -> Any:
         if isinstance(value, (MapV, CallV, ir.Regex)):
@@ -305,6 +308,16 @@ class Converter:
         if isinstance(value, CallV) and value.func == "python":
             return self.c_python(spec, value, key_span)
         return self.bad(value, key_span, '`python("module:attr")`, `returns(value)` or `agent(NAME)`', "impl")
+
+
+def _choice_help(value: Any, choices: tuple) -> str | None:
+    """`"Run"` for `"run"`, or a bare `active` for `"active"`: the choice that was meant."""
+    if isinstance(value, ir.Path) and not value.segments and value.root in choices:
+        return f'write `"{value.root}"` in quotes'
+    if isinstance(value, ir.Lit) and isinstance(value.value, str):
+        close = closest(value.value.lower(), list(choices))
+        return f'did you mean `"{close}"`?' if close else None
+    return None
 
 
 NOT_QUICK = object()  # `Converter.quick`: the value needs the general path

@@ -193,3 +193,14 @@ graph g { entry other.s  route other.s -> other.s on other.t }
     g = program.root_module.get("g")
     assert g.routes[0].on.alias == "other" and g.routes[0].on.name == "t"
     assert g.entries[0].skill.alias == "other"
+
+
+@pytest.mark.parametrize("attr, help_text", [
+    ("max_iterations = 8.0", "write `8`"),
+    ("max_iterations = 1e3", "write `1000`"),
+    ('continuity = "Conversation"', 'did you mean `"conversation"`?'),
+    ("tool_scope = active", 'write `"active"` in quotes'),
+])
+def test_a_near_miss_attribute_value_names_the_fix(attr: str, help_text: str) -> None:
+    [d] = afp_dsl.check(f"agent a {{ {attr} }}\n")
+    assert d.code == "AFP106" and d.help == help_text
