@@ -31,18 +31,23 @@ def arg_problems(validator, args: Any) -> list[str]:
     whose `$ref` does not resolve (the checker reports it as AFP301) is one problem, not a crash."""
     from referencing.exceptions import Unresolvable  # (loaded with jsonschema, which built `validator`)
     try:
-        errors = sorted(validator.iter_errors(args), key=lambda e: (list(map(str, e.absolute_path)),
+        errors = sorted(validator.iter_errors(args), key=lambda e: (_order(e.absolute_path),
                                                                    e.validator or ""))  # (None:
         # a `false` schema, which used to end the run when it sorted beside a named keyword)
     except Unresolvable as exc:
         return [f"arguments: cannot be checked: the tool's input schema has a `$ref` that does not "
                 f"resolve{_ref_of(exc)}; the tool's declaration must be fixed, not the arguments"]
-    out = []
+    out: dict[str, None] = {}  # (one `required` error per missing field, each naming them all)
     for e in errors:
-        out.extend(_describe(e, validator.schema, args))
+        out.update(dict.fromkeys(_describe(e, validator.schema, args)))
         if len(out) >= MAX_PROBLEMS:
             break
-    return out[:MAX_PROBLEMS]
+    return list(out)[:MAX_PROBLEMS]
+
+
+def _order(path) -> list[tuple[int, Any]]:
+    """A sort key for a path: item indices as numbers (`l[2]` before `l[10]`), names as text."""
+    return [(0, p) if isinstance(p, int) else (1, str(p)) for p in path]
 
 
 def _ref_of(exc: Exception) -> str:

@@ -81,6 +81,25 @@ def test_at_most_ten_problems():
     assert tool_texts(prov.requests[1])[0].count("\n- ") == 10
 
 
+def test_each_missing_field_is_listed_once():
+    """jsonschema reports one `required` error per missing field, each carrying the whole
+    `required` list: two missing fields were listed twice each."""
+    agent, prov = make(SPEC, [call("lookup"), "ok"], tools={"lookup": lambda **kw: "x"})
+    r = agent.run("hi")
+    assert payloads(r, "tool.args_invalid")[0]["problems"] == [
+        "order_id: required but missing", "count: required but missing"]
+
+
+def test_problems_follow_the_items_in_number_order():
+    """Item indices sort as numbers: `l[10]` came before `l[2]`, and the cap of 10 then
+    dropped `l[9]` for it."""
+    spec = 'agent g { tools = [t] }\ntool t { description = "t" input { l: [string] } }'
+    agent, prov = make(spec, [call("t", l=list(range(12))), "ok"], tools={"t": lambda **kw: "x"})
+    r = agent.run("hi")
+    assert payloads(r, "tool.args_invalid")[0]["problems"] == [
+        f"l[{i}]: expected string" for i in range(10)]
+
+
 def test_validator_is_cached_per_tool():
     agent, _ = make(SPEC, ["ok"])
     info = agent.plan.tools["lookup"]
