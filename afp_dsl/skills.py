@@ -41,7 +41,14 @@ def read_skill_spec(plan: Plan, cursor: str | None) -> ToolSpec:
 
 
 def _line(plan: Plan, name: str) -> str:
-    return f"  - {name}: {plan.skills[name].decl.description}"
+    """`  - name: description`; `  - name` when it has none; later lines of a description
+    indented under the item, so that none of them reads as a part of the menu."""
+    text = (plan.skills[name].decl.description or "").strip()
+    if not text:
+        return f"  - {name}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]  # (a blank line
+    # would read as the end of the menu's part)
+    return f"  - {name}: " + "\n    ".join(lines)
 
 
 def read_skill_description(plan: Plan, cursor: str | None) -> str:

@@ -241,3 +241,27 @@ def test_a_skill_piece_names_the_event_that_moved_the_cursor_there():
         ("s1", "entry", moved["s1"])]
     assert [(p["name"], p["reason"], p.get("event")) for p in second["pieces"]] == [
         ("s2", "route", moved["s2"])]
+
+
+MENU_EDGES = '''
+agent g { skills = [blank, multi, plain] }
+skill blank { description = "" body = "B" }
+skill multi { description = """Refunds and charges.
+
+Not reachable from here: a line of its own.""" body = "M" }
+skill plain { description = "Plain." body = "P" }
+'''
+
+
+def test_menu_lines_of_an_empty_or_multi_line_description():
+    """An empty description read `  - blank: ` (a dangling colon); a later line of a
+    description started at the margin, after a blank line, where it read as a part of the menu."""
+    agent, prov = make(MENU_EDGES, ["ok"])
+    agent.run("hi")
+    d = [t for t in prov.requests[0].tools if t.name == "read_skill"][0].description
+    assert d.split("\n\n")[0] == (
+        "Activate a skill for the next iteration. Available skills:\n"
+        "  - blank\n"
+        "  - multi: Refunds and charges.\n"
+        "    Not reachable from here: a line of its own.\n"
+        "  - plain: Plain.")
