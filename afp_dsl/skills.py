@@ -128,7 +128,8 @@ def banner(skill: SkillInfo, k: int) -> str:
 
 def step_tool_spec(plan: Plan, skill: SkillInfo, k: int) -> ToolSpec:
     tool = plan.tools[skill.steps[k].tool]
-    return tool.spec(f"{banner(skill, k)} {tool.decl.description}")
+    description = tool.decl.description or ""
+    return tool.spec(f"{banner(skill, k)} {description}" if description else banner(skill, k))
 
 
 def skip_step_spec(running: tuple = ()) -> ToolSpec:

@@ -324,7 +324,8 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
     `llm.replied` (vouched for as the `tool.called` is, see the `vouch` of `Recorder.emit`)."""
     text = out.text
     if out.status == "success" and call.name not in sk.BUILTINS:
-        text += _step_advance(ctx, call, called)
+        suffix = _step_advance(ctx, call, called)
+        text = text + suffix if text else suffix.lstrip()  # (no leading space after nothing)
     status, executed, result = out.status, out.executed, plain(out.result)
     now = ctx.rec.next_time()
     at = ctx.rec.trace.index(called)  # (read twice below: the call's time, what followed it)

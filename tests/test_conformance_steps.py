@@ -126,3 +126,23 @@ def test_budget_without_wrap_up_uses_the_last_text():
     assert r.outcome == "max_iterations" and r.answer == "partial answer"
     assert len(prov.requests) == 2
     assert payloads(r, "budget.exhausted")[0]["action"] == "cut-short"
+
+
+BARE = """
+agent g { graph = m }
+tool quiet { description = "" impl = returns("") }
+tool loud { description = "loud" impl = returns("L") }
+skill p { description = "p" tools = [quiet, loud] steps { quiet "say nothing" loud "speak" } }
+graph m { entry p }
+"""
+
+
+def test_a_step_tool_with_no_description_or_an_empty_result_gets_no_stray_space():
+    """The banner was followed by a space and nothing (`[Step 1 of 2 — say nothing] `), and
+    an empty result read ` Step 1 of 2 done. ...` with a leading space."""
+    agent, prov = make(BARE, [call("quiet"), "done", "really"])
+    agent.run("hi")
+    tools = {t.name: t for t in prov.requests[0].tools}
+    assert tools["quiet"].description == "[Step 1 of 2 — say nothing]"
+    assert tool_texts(prov.requests[1])[0] == (
+        "Step 1 of 2 done. Now on step 2 of 2: speak (tool: `loud`).")
