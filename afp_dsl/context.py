@@ -112,7 +112,7 @@ def compose(plan: Plan, state: RunState) -> Composition:
     for skill, k in procs:
         pieces.append(Piece("step", skill.name, skill.steps[k].span, "step",
                             f"{sk.banner(skill, k)} Run `{skill.steps[k].tool}` next."))
-    pieces = [p for p in pieces if p.text]
+    pieces = [p for p in pieces if p.text.strip()]  # (blanks only: empty too)
     system = "\n\n".join(p.text for p in pieces)
     offered = _tools(plan, state, names, procs)
     return Composition(system, tuple(pieces), tuple(skipped), offered,

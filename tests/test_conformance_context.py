@@ -265,3 +265,16 @@ def test_menu_lines_of_an_empty_or_multi_line_description():
         "  - multi: Refunds and charges.\n"
         "    Not reachable from here: a line of its own.\n"
         "  - plain: Plain.")
+
+
+def test_a_piece_of_only_blanks_is_dropped_as_empty():
+    """A prompt of spaces and newlines was joined in, leaving blank lines of spaces in the
+    system prompt; it is empty, and dropped as the empty ones are."""
+    spec = '''
+    agent g { system = "SYS" context = [blank, real] }
+    steering blank { prompt = "  \\n  " }
+    steering real { prompt = "REAL" }
+    '''
+    agent, prov = make(spec, ["ok"])
+    agent.run("hi")
+    assert prov.requests[0].system == "SYS\n\nREAL"
