@@ -208,6 +208,16 @@ class Agent(ResumePrep):
         """The conversation a resumed run belongs to (None: none, or it has moved on)."""
         return self._paused.pop(run_id, None) or self._retryable.pop(run_id, None)
 
+    def _same_agent(self, conv: Conversation) -> None:
+        """A conversation goes on with an agent of the declaration it began with (another
+        `Agent` of it is fine: a host may build one per request); another agent's history and
+        cursor would be read as this one's."""
+        other = getattr(getattr(conv.agent, "plan", None), "name", None)
+        if other != self.plan.name:
+            raise ValueError(f"conversation `{conv.id}` belongs to agent `{other}`, not "
+                             f"`{self.plan.name}`: go on with `conversation.run(message)`, or start "
+                             f"one for `{self.plan.name}` with `agent.conversation()`")
+
     def _open_conversation(self, conv: Conversation) -> None:
         """A conversation takes its next message only when no run of it waits on a check-in (the
         decision would be lost, and the run's history with it); an `error` run it moves on from
@@ -240,6 +250,7 @@ class Agent(ResumePrep):
         check_message(message)
         if conv is not None:
             check_conversation(conv)
+            self._same_agent(conv)
             self._open_conversation(conv)
         run_id = self.effects.new_run_id()
         check_run_id(run_id)

@@ -515,3 +515,23 @@ def test_a_clock_that_raises_or_is_none_is_a_clock_error_and_the_trace_is_kept(f
         agent.run("hi")
     if factory is _Breaks:  # (the run had begun: its events so far are kept)
         assert store.run("r-1")["status"] == "interrupted" and len(store.events("r-1")) == 3
+
+
+def test_a_conversation_goes_on_only_with_an_agent_of_its_declaration() -> None:
+    """Another agent's run took the conversation's history (and cursor) as its own; another
+    `Agent` of the same declaration (a host building one per request) still may go on with it."""
+    import asyncio
+
+    import afp_dsl as afp
+    program = afp.load('agent a {\n  system = "x"\n}\nagent b {\n  system = "y"\n}\n')
+    first = program.agent("a", provider=afp.providers.mock(["hi"]))
+    conv = first.conversation()
+    assert conv.run("one").answer == "hi"
+    other = program.agent("b", provider=afp.providers.mock(["no"]))
+    for go in (lambda: other.run("two", conversation=conv),
+               lambda: asyncio.run(other.arun("two", conversation=conv))):
+        with pytest.raises(ValueError, match="belongs to agent `a`, not `b`"):
+            go()
+    again = program.agent("a", provider=afp.providers.mock(["second"]))
+    result = again.run("three", conversation=conv)
+    assert result.answer == "second" and len(conv.runs) == 2
