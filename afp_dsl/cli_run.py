@@ -107,6 +107,8 @@ def _provider(name: str, model: str | None, replies: list | None, skip: int = 0,
                                      fallback=fallback, stream=stream)
     except providers.ProviderError as exc:
         raise _Bad(str(exc), 2) from None
+    except (TypeError, ValueError) as exc:  # an option or environment value the adapter refused
+        raise _Bad(f"{name}: {exc}", 2) from None
     _skip_script(provider, skip)
     return provider
 

@@ -95,3 +95,22 @@ def provider(name: str, value: Any) -> Any:
                         f"or `mock()` (an object with a `complete(request)` method), not "
                         f"{a(value)}{hint}")
     return value
+
+
+def http_url(value: str, *, given: bool, env_name: str, example: str) -> str:
+    """`value` (a `base_url`, from the argument when `given`, else from `env_name`) if it is an
+    http(s) URL with a host; else a ValueError naming where it came from. The value itself is
+    not quoted: it may hold credentials."""
+    import urllib.parse  # (only adapters built with a URL pay for it)
+    try:
+        parts = urllib.parse.urlsplit(value)
+        host = parts.hostname
+    except ValueError:  # (an invalid port or IPv6 literal)
+        parts, host = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        if given:
+            raise ValueError(f"`base_url` is not an http(s) URL with a host; pass one such as {example}")
+        raise ValueError(f"${env_name} is not an http(s) URL with a host; set it to one such as "
+                         f"`http://127.0.0.1:8080/v1`, or unset it")
+    return value
+

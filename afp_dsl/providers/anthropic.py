@@ -51,7 +51,9 @@ class AnthropicProvider(Adapter):
         check.text("api_key", api_key, example='api_key="sk-ant-..."')
         check.text("base_url", base_url, example='base_url="https://gateway.example/anthropic"')
         api_key = api_key or env.get("ANTHROPIC_API_KEY")
+        given = bool(base_url)
         base_url = (base_url or env.get("ANTHROPIC_BASE_URL") or OFFICIAL).rstrip("/")
+        check.http_url(base_url, given=given, env_name="ANTHROPIC_BASE_URL", example='`base_url="https://gateway.example/anthropic"`')
         super().__init__(model, timeout=timeout, stream=stream,
                          secrets=(api_key, *url_secrets(base_url)))
         if not api_key:

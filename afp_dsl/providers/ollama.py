@@ -35,6 +35,9 @@ def _sdk() -> Any:
     except ImportError:
         raise ProviderFailure('ollama: the `ollama` package is not installed; run '
                               'pip install "afp-dsl[ollama]"', provider="ollama") from None
+    except ValueError:  # (its import builds a client from $OLLAMA_HOST, and may quote it)
+        raise ValueError("$OLLAMA_HOST is not a server address such as `http://127.0.0.1:11434`; "
+                         "fix it or unset it") from None
     return sdk
 
 

@@ -52,7 +52,9 @@ class OpenAIProvider(Adapter):
             raise TypeError(f"`name` takes a `str` naming the provider in messages (e.g. "
                             f"`name=\"llama.cpp\"`), not {check.a(name)}")
         api_key = api_key or env.get("OPENAI_API_KEY")
+        given = bool(base_url)
         base_url = (base_url or env.get("OPENAI_BASE_URL") or OFFICIAL).rstrip("/")
+        check.http_url(base_url, given=given, env_name="OPENAI_BASE_URL", example='`base_url="http://127.0.0.1:8080/v1"`')
         super().__init__(model, timeout=timeout, stream=stream,
                          secrets=(api_key, *url_secrets(base_url)))
         self.name, self.base_url = name, base_url
