@@ -5,15 +5,16 @@ Role:       implements `store.Store` on the stdlib `sqlite3`: WAL journal, busy 
             and brought up to date by `MIGRATIONS`, applied in order under the write lock; reads
             rows through `store_rows`, the codec both SQL stores share.
 Emits:      `StoreError` for a file that cannot be opened, was written by a newer afp, is
-            missing or no run store when opened with `create=False`, needs a migration but is
-            read-only, or fails later (with the fix); for a new run saved under a used id;
-            `StoreDamaged` for rows that do not decode.
+            another application's database (tables, no runs table), is missing or no run store
+            when opened with `create=False`, needs a migration but is read-only, or fails later
+            (with the fix); for a new run saved under a used id; `StoreDamaged` for rows that do
+            not decode.
 Invariants: events hold only redacted payloads; raw checkpoints live in their own table and
             `secure_delete` zeroes their pages when deleted; `decide_checkin` is a single
             conditional UPDATE inside a write transaction (compare-and-set across processes);
             a `new_run` save checks the id inside its write transaction; `create=False` never
-            creates a file or folder, changes nothing in a file that is no run store, and reads
-            a store it may not write read-only.
+            creates a file or folder; no opener changes anything in a file that is no run store
+            (an empty file becomes one); a reader reads a store it may not write read-only.
 """
 from __future__ import annotations
 
@@ -98,6 +99,16 @@ def schema_version(db: sqlite3.Connection) -> int:
         if row[0] is not None:
             return int(row[0])
     return 1 if "runs" in tables else 0
+
+
+def _foreign_tables(db: sqlite3.Connection) -> str:
+    """The first tables of a database that holds no run store (version 0), named for a message;
+    empty when it holds none (a new or empty file, which becomes a store)."""
+    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN "
+                                      "('table', 'view') AND name NOT LIKE 'sqlite_%' "
+                                      "ORDER BY name LIMIT 4")]
+    shown = ", ".join(f"`{n}`" for n in names[:3])
+    return shown + (", …" if len(names) > 3 else "")
 
 
 def migrate(db: sqlite3.Connection, target: int = LATEST, *, where: str = "") -> int:
@@ -263,6 +274,11 @@ class SqliteStore:
                                  f"`afpc run` wrote")
             if version > LATEST:  # refused before anything is written to it
                 raise newer_schema(self.path, version, LATEST)
+            if version == 0 and (foreign := _foreign_tables(self._db)):
+                raise StoreError(f"`{self.path}` is not a run store: it is a database with other "
+                                 f"tables ({foreign}) and no runs table, which afp would add its "
+                                 f"tables to; name a new file or a run store, e.g. --store "
+                                 f"runs.db")
             if self.path != ":memory:" and not self.read_only:
                 self.read_only = not _use_wal(self._db, create)
             if self.read_only and version < LATEST:

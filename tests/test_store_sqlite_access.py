@@ -111,6 +111,47 @@ def test_a_reader_leaves_another_applications_database_as_it_was(tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
 
 
+def test_a_writer_refuses_another_applications_database_and_leaves_it_as_it_was(tmp_path: Path) -> None:
+    """Before: `afpc run --store app.db` on another application's SQLite file added afp's five
+    tables to it and switched it to WAL journaling."""
+    path = tmp_path / "app.db"
+    db = sqlite3.connect(path)
+    for name in ("users", "orders", "items", "prices"):
+        db.execute(f"CREATE TABLE {name} (id INTEGER)")
+    db.execute("CREATE VIEW totals AS SELECT COUNT(*) FROM users")
+    db.commit()
+    db.close()
+    with pytest.raises(stores.StoreError, match=r"`.*app\.db` is not a run store: it is a database "
+                                                r"with other tables \(`items`, `orders`, `prices`, …\)"
+                                                r".*e\.g\. --store runs\.db"):
+        stores.from_url(str(path))
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert [r[0] for r in db.execute("SELECT name FROM sqlite_master ORDER BY name")] == [
+        "items", "orders", "prices", "totals", "users"]
+    db.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+    proc = subprocess.run(AFPC + ["run", str(_spec(tmp_path)), "-m", "hi", "--store", str(path)],
+                          capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert proc.returncode != 0 and "is not a run store" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_an_empty_database_file_becomes_a_store(tmp_path: Path) -> None:
+    """A file with no tables (new, or emptied) is no other application's: afp makes it a store."""
+    path = tmp_path / "empty.db"
+    sqlite3.connect(path).close()
+    store = stores.from_url(str(path))
+    assert store.runs() == []
+    store.close()
+
+
+def _spec(folder: Path) -> Path:
+    spec = folder / "agent.afp"
+    spec.write_text('agent a {\n  system = "Be brief."\n}\n', encoding="utf-8")
+    return spec
+
+
 def test_a_file_from_a_newer_afp_is_refused_naming_it_and_left_as_it_was(tmp_path: Path) -> None:
     """Before: "the run store was written by a newer afp" did not say which store."""
     path = tmp_path / "new.db"
