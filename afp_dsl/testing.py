@@ -133,6 +133,10 @@ def run_test(program: Any, test: ir.Test, file: str = "", *,
         return TestResult(file, test.name, False, (), f"cannot start the test: {exc}")
     for st in test.statements:
         _step(case, st)
+    if case.result is None and not case.failures:  # (an empty test would pass checking nothing)
+        case.failures.append(f"the test runs nothing ({_at(case, test)}): it has no `user` line; "
+                             f"add `user \"…\"`, the model's replies (`model says \"…\"`) and "
+                             f"what to expect")
     _leftovers(case)
     return TestResult(file, test.name, not case.failures, tuple(case.failures))
 

@@ -323,3 +323,22 @@ def test_the_last_events_of_a_run_are_shown_once(tmp_path):
     assert text.count("last events of run bad-1:") == 1
     assert text.count("last events of run bad-2:") == 1
     assert "last events of run bad-1:" in r.failures[0]
+
+
+def test_a_test_that_runs_nothing_fails_naming_the_fix(tmp_path):
+    """Before: `test t {}` (or one of stubs only) passed, checking nothing."""
+    empty, stubs_only, ran = run(tmp_path, """
+    test empty {}
+    test stubs_only {
+      tool refund returns "ok"
+    }
+    test ran {
+      user "hi"
+      model says "x"
+    }
+    """)
+    assert not empty.passed and len(empty.failures) == 1
+    assert "the test runs nothing (" in empty.failures[0] and "t.afp:" in empty.failures[0]
+    assert "no `user` line; add `user" in empty.failures[0]
+    assert not stubs_only.passed and "the test runs nothing" in stubs_only.failures[0]
+    assert ran.passed
