@@ -42,7 +42,10 @@ _ALL = [
        "Regex literals `/.../flags` use Python `re` syntax and are compiled by the checker.\n"
        "Flags are `i`, `m`, `s` and `x`.\n\nFix: correct the pattern; escape `/` as `\\/`."),
     _c("AFP005", "invalid-string", E, "a string literal has an invalid escape or character",
-       "Strings use JSON escapes (`\\n`, `\\t`, `\\\"`, `\\\\`, `\\uXXXX`).\n\nFix: escape the backslash as `\\\\`."),
+       "Strings use JSON escapes (`\\n`, `\\t`, `\\\"`, `\\\\`, `\\uXXXX`), and hold no raw control "
+       "characters (a tab, U+0000 to U+001F): the diagnostic points at the first fault.\n\n"
+       "Fix: escape a backslash as `\\\\`; write a control character as its escape (`\\t`, "
+       "`\\u001b`)."),
     _c("AFP006", "invalid-input", E, "the file cannot be read as UTF-8 text",
        "A spec must be UTF-8 text. Binary files, invalid UTF-8 and NUL bytes are rejected.\n\n"
        "Fix: save the file as UTF-8, or remove it from the checked folder."),

@@ -29,6 +29,21 @@ if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same
     import lark
 
 EXPR_CALLS = ("returned", "active")
+_ESCAPES = "strings use JSON escapes: `\\\"` `\\\\` `\\/` `\\b` `\\f` `\\n` `\\r` `\\t` `\\uXXXX`"
+_CONTROL_NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
+_CONTROL_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
+_STRING_PIECE = re.compile(r'(\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})|(\\u[0-9a-fA-F]{0,3}|\\.?|[\x00-\x1f])', re.S)
+
+
+def _string_fault(literal: str) -> tuple[int, str]:
+    """(offset in `literal`, the text at fault) of the first raw control character or escape JSON
+    does not have in a `"..."` literal (the quotes included); (0, "") when none is found."""
+    for m in _STRING_PIECE.finditer(literal, 1, len(literal) - 1):
+        if m.group(2) is not None:  # (group 1: an escape JSON has, passed over)
+            return m.start(), m.group(2)
+    return 0, ""
+
+
 REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
 
@@ -130,9 +145,7 @@ class ValueLowerer:
         try:
             text = json.loads(str(tok))
         except ValueError:
-            self.diags.append(diag("AFP005", "invalid escape in string", self.span(tok),
-                                   "not a valid JSON escape",
-                                   help="strings use JSON escapes; write a backslash as `\\\\`"))
+            self.diags.append(self._bad_string(str(tok), self.span(tok)))
             return str(tok)[1:-1]
         if _SURROGATE.search(text) is not None:  # `\ud83d` alone: no character, no UTF-8 form
             self.diags.append(diag("AFP005", "a `\\u` escape in this string is half of a "
@@ -141,6 +154,22 @@ class ValueLowerer:
                                         "(`\\ud83d\\ude00` is 😀)"))
             return _SURROGATE.sub("\ufffd", text)
         return text
+
+    def _bad_string(self, literal: str, span: Span) -> Diagnostic:
+        """AFP005 for a `"..."` literal JSON refuses, pointing at its first fault: an escape
+        JSON does not have, or a raw control character."""
+        at, what = _string_fault(literal)
+        if not what:  # (not found: the literal as a whole)
+            return diag("AFP005", "invalid string", span, "not a JSON string", help=_ESCAPES)
+        where = _new_span(Span, (span.file, span.start + at, span.start + at + len(what)))
+        if what[0] == "\\":
+            return diag("AFP005", f"invalid escape `{what}` in string", where, "not a JSON escape",
+                        help=_ESCAPES + "; write a backslash itself as `\\\\`")
+        escape = _CONTROL_ESCAPES.get(what, f"\\u{ord(what):04x}")
+        several = "; for text on several lines, use a `\"\"\"` string" if what == "\n" else ""
+        return diag("AFP005", f"{_CONTROL_NAMES.get(what, f'control character U+{ord(what):04X}')} "
+                    f"inside a string", where, "raw control character",
+                    help=f"write it as the escape `{escape}`{several}")
 
     def regex(self, tok: lark.Token) -> ir.Regex:
         text = str(tok)
