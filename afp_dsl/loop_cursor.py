@@ -81,7 +81,7 @@ def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
     edge, entry = d.edge, d.entry
     if d.cause == "model-pick" and ctx.plan.graph is not None:
         edge, entry = _pick_basis(ctx.plan.graph, d.src, d.to)
-    source = edge.span if edge else (entry.span if entry else None)
+    source = edge.span if edge else (entry.span if entry else _stay_source(ctx, d))
     payload = {"from": d.src, "to": d.to, "cause": d.cause}
     if edge is not None:
         payload["edge"] = edge.text
@@ -90,6 +90,12 @@ def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
     if d.superseded:
         payload["superseded_pick"] = d.superseded
     return ctx.emit("cursor.moved", payload, source=source, caused_by=cause, clip="witness" in payload)
+
+
+def _stay_source(ctx: RunCtx, d: CursorDecision):
+    """A stay's declaration: the skill the cursor stays on (no route out of it fired)."""
+    info = ctx.plan.skills.get(d.to) if d.cause == "stay" and d.to is not None else None
+    return info.decl.span if info is not None else None
 
 
 def _pick_basis(graph: GraphInfo, src: str | None, to: str | None
