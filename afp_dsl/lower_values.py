@@ -32,13 +32,15 @@ EXPR_CALLS = ("returned", "active")
 _ESCAPES = "strings use JSON escapes: `\\\"` `\\\\` `\\/` `\\b` `\\f` `\\n` `\\r` `\\t` `\\uXXXX`"
 _CONTROL_NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
 _CONTROL_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
-_STRING_PIECE = re.compile(r'(\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})|(\\u[0-9a-fA-F]{0,3}|\\.?|[\x00-\x1f])', re.S)
+# (an escape JSON has) | (one it does not have, or a raw control character); compiled on the
+# error path only, so that start-up pays nothing for it (`re` caches it after)
+_STRING_PIECE = r'(\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})|(\\u[0-9a-fA-F]{0,3}|\\.?|[\x00-\x1f])'
 
 
 def _string_fault(literal: str) -> tuple[int, str]:
     """(offset in `literal`, the text at fault) of the first raw control character or escape JSON
     does not have in a `"..."` literal (the quotes included); (0, "") when none is found."""
-    for m in _STRING_PIECE.finditer(literal, 1, len(literal) - 1):
+    for m in re.compile(_STRING_PIECE, re.S).finditer(literal, 1, len(literal) - 1):
         if m.group(2) is not None:  # (group 1: an escape JSON has, passed over)
             return m.start(), m.group(2)
     return 0, ""
