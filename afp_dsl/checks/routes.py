@@ -118,8 +118,10 @@ def _trigger(analysis: Analysis, v: G.GraphView, e: G.RouteEdge) -> _Trigger | N
         if r is None or not isinstance(r.decl, ir.Tool):
             return None
         tool, name = (r.module, r.decl.name), r.decl.name
-    statuses = frozenset(s.name for s in e.route.status) or None
-    return _Trigger(tool, name, statuses)
+    statuses = frozenset(s.name for s in e.route.status if s.name in S.STATUSES)
+    if e.route.status and not statuses:
+        return None  # only statuses outside the vocabulary (AFP306): it never fires, judged there
+    return _Trigger(tool, name, statuses or None)
 
 
 def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) -> Diagnostic | None:
