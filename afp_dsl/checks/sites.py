@@ -205,6 +205,13 @@ _ENVELOPE_KEYS["denied"] = _ENVELOPE_KEYS["absent"] + _ENVELOPE_KEYS["partial"]
 _VALIDATED = frozenset({"success", "failure", "partial", "absent"})  # the arguments passed the schema
 _AFTER = ("success", "failure", "partial", "absent")  # results of calls that ran
 _ALL_SEEN, _AFTER_SEEN = frozenset(STATUSES), frozenset(_AFTER)
+_AFTER_OVERSIZE = _AFTER_SEEN | {"invalid"}  # and a result over `max_result_chars` (refused)
+
+
+def _after_seen(tool: ir.Tool | None) -> frozenset[str]:
+    """The statuses an `after` rule sees: calls that ran, and `invalid` for a refused oversize
+    result when the tool has a `max_result_chars` (or is not known: `after *`)."""
+    return _AFTER_OVERSIZE if tool is None or tool.max_result_chars is not None else _AFTER_SEEN
 
 
 class SchemaView(NamedTuple):
@@ -270,7 +277,7 @@ def seen_statuses(site: Site) -> frozenset[str]:
     """The statuses of the results a route or `after` rule can see: its place's, narrowed by a
     route's `status` set and by top-level `status == "…"` / `status in [...]` conditions."""
     seen = frozenset(site.statuses) if site.statuses else (
-        _ALL_SEEN if site.place == "route" else _AFTER_SEEN)  # Speed: the usual sets, made once
+        _ALL_SEEN if site.place == "route" else _after_seen(site.tool))  # Speed: sets made once
     items = site.expr.items if isinstance(site.expr, ir.And) else (site.expr,)
     for c in items:
         named = _status_condition(c)
@@ -332,6 +339,10 @@ def _place_facts(site: Site, key: Key) -> Iterator[Atom]:
         if site.statuses:
             yield Atom("eq", key, values=site.statuses, level="edge",
                        text=f"the route fires only on status {_or(site.statuses)}")
+        elif site.place == "after":
+            seen = tuple(s for s in STATUSES if s in _after_seen(site.tool))
+            yield Atom("eq", key, values=seen, level="edge",
+                       text=f"an `after` rule sees only calls that ran: status {_or(seen)}")
     elif root == "tool" and not segs:
         yield _type(key, {"string"}, "`tool` is a string")
         if site.on is not None:
