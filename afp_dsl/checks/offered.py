@@ -94,9 +94,11 @@ def _tools(a: Analysis, module: str, agent: ir.Agent, skills: list[Offer]) -> li
 def _clashes(agent: ir.Agent, offers: list[Offer], kind: str) -> Iterator[tuple[tuple, Diagnostic]]:
     """The second (third, …) declaration offered under a bare name already taken."""
     first: dict[str, Offer] = {}
+    told: set[int] = set()  # the declarations reported already: one diagnostic per clash
     for o in offers:
         prev = first.setdefault(o[2].name, o)
-        if prev[2] is not o[2]:  # (one declaration reached twice is the same object)
+        if prev[2] is not o[2] and id(o[2]) not in told:  # (one declaration twice: one object)
+            told.add(id(o[2]))
             yield (kind, prev.module, o.module, o.decl.name, o.ref.span), _clash(agent, prev, o, kind)
 
 
