@@ -147,14 +147,24 @@ def _cursor(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope) -> Diag
     """`expect cursor X` where X is not a skill: unknown (AFP101) or of another kind (AFP102)."""
     r = analysis.resolve(module, ref)
     if r is None:
-        written = _as_written(analysis, module, scope.skill_keys)
-        same = [w for w in written if w.rpartition(".")[2] == ref.name]  # right name, no alias
         return diag("AFP101", f"unknown skill `{ref}`", ref.span, "not declared",
-                    help=f"did you mean `{same[0]}`?" if same else _did_you_mean(str(ref), written))
+                    help=_skill_hint(analysis, module, ref, scope))
     if duplicated_as(analysis, r.module, ref.name, ir.Skill):
         return None  # the name is declared twice (AFP103)
     return diag("AFP102", f"`{ref}` is {ir.a_kind(r.decl)}, but `expect cursor` needs a skill",
-                ref.span, "expected a skill", help=_did_you_mean(ref.name, scope.skills))
+                ref.span, "expected a skill", help=_skill_hint(analysis, module, ref, scope))
+
+
+def _skill_hint(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope) -> str | None:
+    """"did you mean" among the agent's skills as the test's module must write them: a skill
+    of an imported module by its alias (`lib.s2`, also when `s2` was written without one)."""
+    written = _as_written(analysis, module, scope.skill_keys)
+    same = [w for w in written if w.rpartition(".")[2] == ref.name and w != str(ref)]
+    if same:
+        return f"did you mean `{same[0]}`?"
+    bare = {w.rpartition(".")[2]: w for w in reversed(written)}  # (`sx` is close to `lib.s1`)
+    close = closest(str(ref), written) or bare.get(closest(ref.name, list(bare)) or "")
+    return f"did you mean `{close}`?" if close else None
 
 
 def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir.Agent,
@@ -256,7 +266,7 @@ def _edge(analysis: Analysis, module: str, stmt: ir.ExpectRoute, scope: _Scope,
         r = analysis.resolve(module, ref)
         if r is None or not isinstance(r.decl, ir.Skill):
             yield diag("AFP406", f"`expect route` names `{ref}`, which is not a skill", ref.span,
-                       "not a skill", help=_did_you_mean(ref.name, scope.skills))
+                       "not a skill", help=_skill_hint(analysis, module, ref, scope))
             return
         ends.append((r.module, r.decl.name))
     v = scope.view
