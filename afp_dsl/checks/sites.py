@@ -53,11 +53,12 @@ class Site:
     global caches keyed by identity cost a key, a lookup and an identity test per question."""
 
     __slots__ = ("module", "place", "expr", "owner", "tool", "on", "statuses", "skill",
-                 "_known", "_args", "_result")
+                 "hears", "_known", "_args", "_result")
 
     def __init__(self, module: str, place: str, expr: ir.Expr, owner: str,
                  tool: ir.Tool | None = None, on: str | None = None,
-                 statuses: tuple[str, ...] = (), skill: str | None = None):
+                 statuses: tuple[str, ...] = (), skill: str | None = None,
+                 hears: tuple[str, ...] = ()):
         self.module = module
         self.place = place
         self.expr = expr
@@ -66,12 +67,13 @@ class Site:
         self.on = on  # a route's `on` tool / a before/after block's tool (the name seen)
         self.statuses = statuses  # a route's `status` set
         self.skill = skill  # a route's source skill
+        self.hears = hears  # a route without `on`: the tools of its source skill (() unknown)
         self._known: dict[Key, tuple[Atom, ...]] = {}  # facts by key
         self._args = self._result = _UNSET  # schema views by root, once settled
 
     def _fields(self) -> tuple:
         return (self.module, self.place, self.expr, self.owner, self.tool, self.on,
-                self.statuses, self.skill)
+                self.statuses, self.skill, self.hears)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Site:
@@ -97,7 +99,7 @@ class Site:
         return found
 
 
-_SITE_FIELDS = ("module", "place", "expr", "owner", "tool", "on", "statuses", "skill")
+_SITE_FIELDS = ("module", "place", "expr", "owner", "tool", "on", "statuses", "skill", "hears")
 _UNSET: Any = object()
 
 
@@ -162,8 +164,19 @@ def _route_site(analysis: Analysis, module: str, r: ir.Route) -> Site:
     if r.on is None and src is not None and r.when is not None:  # `when tool == "t"` pins `t`
         tool = _pinned_tool(analysis, analysis.resolve(module, r.src).module, src, r.when)
     statuses = tuple(s.name for s in r.status if s.name in STATUSES) if r.status else ()
+    hears = _heard(analysis, analysis.resolve(module, r.src).module, src) \
+        if r.on is None and src is not None else ()
     return Site(module, "route", r.when, f"route `{r.src} -> {r.dst}`", tool=tool, on=on,
-                statuses=statuses, skill=src.name if src else None)
+                statuses=statuses, skill=src.name if src else None, hears=hears)
+
+
+def _heard(analysis: Analysis, module: str, src: ir.Skill) -> tuple[str, ...]:
+    """The tools a route without `on` hears: its source skill's (semantics §4, `cursor`), by
+    the names the run gives them; () when not known (no tools: AFP209; a misspelt one: AFP101)."""
+    found = [analysis.lookup(module, ref, ir.Tool) for ref in src.tools]
+    if not found or any(t is None for t in found):
+        return ()
+    return tuple(sorted({t.name for t in found}))
 
 
 def _pinned_tool(analysis: Analysis, module: str, src: ir.Skill, when: ir.Expr) -> ir.Tool | None:
@@ -348,6 +361,9 @@ def _place_facts(site: Site, key: Key) -> Iterator[Atom]:
         if site.on is not None:
             yield Atom("eq", key, values=(site.on,), level="edge",
                        text=f"it only applies when `{site.on}` returns")
+        elif site.hears:
+            yield Atom("eq", key, values=site.hears, level="edge",
+                       text=f"the route hears only the tools of `{site.skill}`: {_or(site.hears)}")
     elif root == "skill" and not segs:
         yield _type(key, {"string", "null"}, "`skill` is a skill name or null")
         if site.place == "route" and site.skill is not None:
