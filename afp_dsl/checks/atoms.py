@@ -332,3 +332,16 @@ def dnf(exprs: Iterable[Any]) -> list[tuple[Atom, ...]] | None:
     if _size(node) > MAX_CASES:
         return None
     return _dnf(node)
+
+
+def complementary(atoms: tuple[Atom, ...]) -> bool:
+    """A text condition beside its own negation (`message matches /x/` and `not message matches
+    /x/`): exactly one holds on any value, so never both (candidates alone cannot show it)."""
+    seen: dict[str, set] = {}
+    for a in atoms:
+        if a.kind == "text":
+            negs = seen.setdefault(repr(a.expr), set())
+            negs.add(a.neg)
+            if len(negs) == 2:
+                return True
+    return False

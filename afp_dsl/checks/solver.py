@@ -16,8 +16,8 @@ from typing import Any, Iterable
 
 from ..evaluate import Env, _compare_values, evaluate, json_equal
 from ..record import Record, record
-from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, dnf, key_of, key_text,
-                    no_facts, shape)
+from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, complementary, dnf, key_of,
+                    key_text, no_facts, shape)
 from .candidates import (bounds as _bounds, empty as _empty, number_candidates as _number_candidates,
                          string_candidates as _string_candidates, type_of)
 from .witness import Builder, read_key, text_unrun, unrun_in, witness_env
@@ -183,7 +183,7 @@ def _all_differ(atoms: tuple[Atom, ...]) -> bool:
 def _solve_key(atoms: tuple[Atom, ...], key: Key, work: Work) -> _KeyResult:
     if key and key[0] == "call":
         atoms = atoms + (Atom("type", key, types=frozenset({"boolean"}), level="schema"),)
-    if any(a.kind == "const" and not a.truth for a in atoms):
+    if any(a.kind == "const" and not a.truth for a in atoms) or complementary(atoms):
         return _KeyResult("unsat")
     finite = None
     for a in atoms:
