@@ -13,7 +13,8 @@ Invariants: linear in the size of the program (BFS, Tarjan); one diagnostic per 
             still lets the model pick its target (AFP202 counts it, as the run's `read_skill`
             does) but is no witness of a deterministic way in: `explain_reach` prefers routes
             that can fire and marks it.
-            AFP204 is only for conditional entries after the first unconditional one.
+            AFP204 is for conditional entries after the first unconditional one, and for a
+            conditional entry whose `when` the solver proves covered by the earlier ones.
 """
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ from ..codes import diag
 from ..diagnostics import Diagnostic, Label, Severity
 from . import graphview as G
 from .graphview import GraphView, NodeKey, RouteEdge
+from . import sites as S
+from .exprs import has_unknown_operand
 from .routes import silent_routes
+from .solver import refute
 
 
 def check_graph(analysis: Analysis) -> Iterable[Diagnostic]:
@@ -45,6 +49,7 @@ def check_view(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
         if v.complete:  # (an endpoint that names no skill is reported already; no cascade)
             yield from _reachability(v)
         yield from _dead_entries(v)
+        yield from _covered_entries(analysis, v)
         if v.complete:
             yield from _no_way_out(analysis, v)
     yield from _self_loops(v)
@@ -144,6 +149,32 @@ def _dead_entries(v: GraphView) -> Iterator[Diagnostic]:
                        notes=(f"entries are tried in order and `entry {v.name(first.dst)}` has no "
                               "condition; the model can still pick it with `read_skill`",),
                        help="move it before the unconditional entry, or route into it")
+
+
+def _covered_entries(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
+    """Conditional entries (before any unconditional one) whose `when` can hold only where an
+    earlier entry's holds: its condition and the negation of every earlier one are refuted
+    together. A condition that never holds (AFP208) or names something unknown decides nothing."""
+    earlier: list[tuple[G.EntryEdge, ir.Expr]] = []
+    for e in v.entries:
+        when = e.entry.when
+        if when is None:
+            return  # the later ones are `_dead_entries`'
+        site = S.Site(v.module, "entry", when, f"the entry `{e.entry.skill}` of graph `{v.graph.name}`")
+        facts = S.facts(site)
+        if has_unknown_operand(analysis, site) or refute([when], facts, reasons=False) is not None:
+            continue
+        negated = [ir.Not(item=w, span=w.span) for _, w in earlier]
+        if earlier and refute([when] + negated, facts, reasons=False) is not None:
+            yield diag("AFP204", f"entry `{v.name(e.dst)}` can never start a run", e.entry.span,
+                       "covered by earlier entries",
+                       secondary=tuple(Label(x.entry.span, "tried first", False) for x, _ in earlier),
+                       notes=("entries are tried in order and wherever this condition holds an "
+                              "earlier entry's holds too; the model can still pick it with "
+                              "`read_skill`",),
+                       help="move it before the entries that cover it, or narrow their conditions")
+            continue
+        earlier.append((e, when))
 
 
 # ---------------------------------------------------------------- loops
