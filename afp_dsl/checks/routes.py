@@ -10,7 +10,8 @@ Emits:      AFP205 ambiguous-routes (the earlier route shadows the later one, or
 Invariants: routes to the same target never compete (an identical later one is only reported
             as a duplicate); guards proved disjoint are silent; each later route gets at most
             one diagnostic (against the first earlier competitor or original); a route proved
-            never to fire (`GraphView.dead`, or shadowed or duplicated here) competes with none.
+            never to fire (`GraphView.dead`, its guard unsatisfiable, or shadowed or duplicated
+            here) competes with none.
 """
 from __future__ import annotations
 
@@ -37,13 +38,16 @@ def check_routes(analysis: Analysis) -> Iterable[Diagnostic]:
 
 @record
 class NeverFires(Record):
-    """A route AFP205 proves never to fire: `earlier` is tried first and takes every result it
-    would (`duplicate`: the same route again, else shadowed)."""
-    earlier: G.RouteEdge
+    """A route proved never to fire: `earlier` is tried first and takes every result it would
+    (AFP205; `duplicate`: the same route again, else shadowed), or, with no `earlier`, its own
+    guard never holds (AFP208)."""
+    earlier: G.RouteEdge | None
     duplicate: bool
 
     def why(self) -> str:
         """`shadowed by the earlier route `a -> b`` (or `duplicates …`), for witness paths."""
+        if self.earlier is None:
+            return "its condition can never hold"
         r = self.earlier.route
         return f"{'duplicates' if self.duplicate else 'shadowed by'} the earlier route `{r.src} -> {r.dst}`"
 
@@ -56,8 +60,9 @@ class _Findings(Record):
 
 
 def never_fires(analysis: Analysis, v: G.GraphView) -> dict[int, NeverFires]:
-    """The routes (by index) AFP205 reports as shadowed or duplicated (read-only): the graph
-    checks and `explain_reach` treat them as routes that never fire, like `GraphView.dead`."""
+    """The routes (by index) AFP205 reports as shadowed or duplicated, and those whose guard
+    never holds (read-only): the graph checks and `explain_reach` treat them as routes that
+    never fire, like `GraphView.dead`."""
     return _findings(analysis, v).never
 
 
@@ -74,8 +79,9 @@ def _findings(analysis: Analysis, v: G.GraphView) -> _Findings:
 
 def _compete(analysis: Analysis, v: G.GraphView) -> _Findings:
     found: list[Diagnostic] = []
-    never: dict[int, NeverFires] = {}
     dead = _cannot_fire(analysis, v)
+    never = {i: NeverFires(None, False) for i in _unsatisfiable(analysis, v, dead)}
+    dead |= set(never)
     for edges in v.out_edges().values():
         if len(edges) < 2:
             continue  # (a route alone competes with none)
@@ -102,6 +108,19 @@ def _cannot_fire(analysis: Analysis, v: G.GraphView) -> set[int]:
     or no `on` out of a skill with no tools. They compete with nothing. As for AFP209, misspelt
     tools and (for `on`) graphs no agent uses decide nothing."""
     return set(v.dead)
+
+
+def _unsatisfiable(analysis: Analysis, v: G.GraphView, dead: set[int]) -> list[int]:
+    """The routes (by index) whose guard never holds on its own (AFP208, or an AFP305 mismatch):
+    they never fire, so they compete with nothing and are no witness of a way in."""
+    out = []
+    for e in v.routes:
+        if e.route.when is None or e.index in dead or _flawed(analysis, v, e):
+            continue
+        site = S.route_site(analysis, v.module, v.graph, e.route)
+        if refute([e.route.when], S.facts(site), reasons=False) is not None:
+            out.append(e.index)
+    return out
 
 
 @record
