@@ -186,7 +186,9 @@ _ALL = [
     _c("AFP405", "test-args-invalid", W, "a scripted tool call's arguments violate the input schema",
        "The test still runs; this warns in case the invalid call is not deliberate."),
     _c("AFP406", "test-unknown-edge", E, "`expect route` names an edge that does not exist",
-       "Fix: name an edge of the agent's graph."),
+       "Also `expect cursor` naming a skill outside the agent's graph: the cursor\n"
+       "moves only to the graph's skills, never to an open skill.\n\n"
+       "Fix: name an edge (or a skill) of the agent's graph."),
     _c("AFP501", "tool-not-bound", E, "a tool has no body at run time",
        "The tool has no `impl`, no binding from the host, and no test stub, or its\n"
        "`python(\"module:attr\")` target cannot be imported.\n\nFix: install the module or bind the tool."),

@@ -4,7 +4,8 @@ Role:       checks layer; resolves each test's agent (its `agent`, or the module
             and the tools it can reach, including those of agents it runs as tools (their
             LLM calls consume the same script).
 Emits:      AFP101/AFP102 (`expect cursor` naming no skill), AFP404 test-unknown-tool,
-            AFP405 test-args-invalid (warning), AFP406 test-unknown-edge.
+            AFP405 test-args-invalid (warning), AFP406 test-unknown-edge (also `expect cursor`
+            naming a skill outside the agent's graph).
 Invariants: argument validation is local (a `referencing.Registry` with nothing to fetch);
             a test whose agent cannot be decided is left to AFP111 (names.py); what depends on
             an agent's misspelt tool, skill or graph (AFP101) is not reported again here.
@@ -137,8 +138,9 @@ def _test(analysis: Analysis, module: str, t: ir.Test, am: str, agent: ir.Agent)
                 yield d
         elif isinstance(stmt, ir.ExpectRoute):
             yield from _edge(analysis, module, stmt, scope, agent)
-        elif isinstance(stmt, ir.ExpectCursor) and analysis.lookup(module, stmt.skill, ir.Skill) is None:
-            d = _cursor(analysis, module, stmt.skill, scope)
+        elif isinstance(stmt, ir.ExpectCursor):
+            d = _cursor(analysis, module, stmt.skill, scope) if analysis.lookup(
+                module, stmt.skill, ir.Skill) is None else _off_graph(analysis, module, stmt, scope, agent)
             if d is not None:
                 yield d
 
@@ -165,6 +167,24 @@ def _skill_hint(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope) -> 
     bare = {w.rpartition(".")[2]: w for w in reversed(written)}  # (`sx` is close to `lib.s1`)
     close = closest(str(ref), written) or bare.get(closest(ref.name, list(bare)) or "")
     return f"did you mean `{close}`?" if close else None
+
+
+def _off_graph(analysis: Analysis, module: str, stmt: ir.ExpectCursor, scope: _Scope,
+               agent: ir.Agent) -> Diagnostic | None:
+    """`expect cursor X` for a skill the cursor is never on: it moves only to the skills of the
+    agent's graph (entries and route targets), never to an open skill or any other."""
+    v = scope.view
+    if (v is None and agent.graph is not None) or (v is not None and not v.complete):
+        return None  # the graph or one of its skills is misspelt (AFP101): its skills are unknown
+    names = [] if v is None else [n.skill.name for n in v.nodes.values()]
+    if stmt.skill.name in names:
+        return None
+    note = (f"agent `{agent.name}` has no graph, so no skill is ever current" if v is None else
+            f"the skills of graph `{v.graph.name}`: " + ", ".join(f"`{n}`" for n in names))
+    return diag("AFP406", f"the cursor of agent `{agent.name}` is never on `{stmt.skill}`",
+                stmt.skill.span, "not a skill of the agent's graph", notes=(note,),
+                help="expect a skill of the agent's graph (an open skill never becomes the "
+                     "cursor), or add this one to the graph")
 
 
 def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir.Agent,
