@@ -21,7 +21,7 @@ from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..printer_values import print_expr
 from . import sites as S
-from .solver import Atom, Facts, Verdict, refute, self_impossible
+from .solver import Atom, Facts, Verdict, self_impossible
 
 GUARDED_PLACES = ("entry", "route", "context", "check_in")
 
@@ -43,7 +43,7 @@ def check_guards(analysis: Analysis) -> Iterable[Diagnostic]:
 def unsatisfiable(site: S.Site, code: str = "AFP208", what: str | None = None) -> Diagnostic | None:
     """A diagnostic when the site's condition provably never holds (and is not AFP305's)."""
     facts = site.facts
-    verdict = refute([site.expr], facts)
+    verdict = site.never()
     if verdict is None or covered_by_exprs(verdict, facts):
         return None
     what = what or f"the condition of {site.owner}"

@@ -115,10 +115,12 @@ def _unsatisfiable(analysis: Analysis, v: G.GraphView, dead: set[int]) -> list[i
     they never fire, so they compete with nothing and are no witness of a way in."""
     out = []
     for e in v.routes:
-        if e.route.when is None or e.index in dead or _flawed(analysis, v, e):
+        if e.route.when is None or e.index in dead:
             continue
-        site = S.route_site(analysis, v.module, v.graph, e.route)
-        if refute([e.route.when], S.facts(site), reasons=False) is not None:
+        # (`never` is settled once per site, and the guard check asks it of every route; the
+        # rare route it refutes is then asked for unknown names)
+        if S.route_site(analysis, v.module, v.graph, e.route).never() is not None and (
+                not _flawed(analysis, v, e)):
             out.append(e.index)
     return out
 

@@ -19,7 +19,7 @@ from .. import ir
 from ..analysis import Analysis
 from . import schemafacts
 from .schemafacts import schema_facts
-from .solver import Atom, Facts, Key
+from .solver import Atom, Facts, Key, refute
 
 STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
 _BEFORE = ("tool", "args", "message", "iteration", "skill")
@@ -53,7 +53,7 @@ class Site:
     global caches keyed by identity cost a key, a lookup and an identity test per question."""
 
     __slots__ = ("module", "place", "expr", "owner", "tool", "on", "statuses", "skill",
-                 "hears", "_known", "_args", "_result")
+                 "hears", "_known", "_args", "_result", "_never")
 
     def __init__(self, module: str, place: str, expr: ir.Expr, owner: str,
                  tool: ir.Tool | None = None, on: str | None = None,
@@ -70,6 +70,7 @@ class Site:
         self.hears = hears  # a route without `on`: the tools of its source skill (() unknown)
         self._known: dict[Key, tuple[Atom, ...]] = {}  # facts by key
         self._args = self._result = _UNSET  # schema views by root, once settled
+        self._never: Any = _UNSET  # `never()`, once settled
 
     def _fields(self) -> tuple:
         return (self.module, self.place, self.expr, self.owner, self.tool, self.on,
@@ -89,6 +90,14 @@ class Site:
     def _replace(self, **changes: Any) -> "Site":
         """A copy with `changes` (nothing settled about this site carries over)."""
         return Site(**{**dict(zip(_SITE_FIELDS, self._fields())), **changes})
+
+    def never(self) -> Any:
+        """`solver.refute` of the condition with this site's facts: its `Verdict` when it can
+        never hold, else None; settled once (the guard check, AFP208, and the route checks,
+        which count such a route as never firing, both ask)."""
+        if self._never is _UNSET:
+            self._never = refute([self.expr], self.facts)
+        return self._never
 
     def facts(self, key: Key) -> tuple[Atom, ...]:
         """What is known about `key` at this site (schema-level and edge-level atoms), settled
