@@ -130,6 +130,11 @@ class ResumePrep:
         call = pending.calls[pending.index]
         fp = call_fingerprint(call.name, call.id, thaw(call.arguments))
         row = self.store.checkin(checkin["id"])
+        if row is None and self.store.run(run_id) is None:
+            # a checkpoint carried to a store that never saw its run is taken as it is (§10):
+            # its check-in is opened here, then decided once like any other
+            self.store.open_checkin(checkin["id"], run_id, checkin["fp"])
+            row = self.store.checkin(checkin["id"])
         if row is None:
             raise ResumeDecisionError(f"check-in `{checkin['id']}` is not known to this store")
         if row["state"] != "pending":

@@ -111,6 +111,22 @@ def test_a_checkpoint_the_store_never_saw_is_taken_as_it_is():
     assert other.resume(moved).outcome == "answered"
 
 
+def test_a_paused_checkpoint_the_store_never_saw_takes_its_decision_once():
+    spec = 'agent g { tools = [t] }\ntool t { description = "t" check_in = true impl = returns("r") }'
+    agent, _ = make(spec, [call("t"), "done"])
+    first = agent.run("hi")
+    assert first.outcome == "paused"
+    other, _ = make(spec, ["done"])  # another store: it never heard of the run
+    moved = Checkpoint(first.run_id, None, first.checkpoint.data)
+    with pytest.raises(ResumeDecisionError, match="waits on"):
+        other.resume(moved, afp.approve("another-checkin"))
+    result = other.resume(moved, afp.approve(first.checkin, by="dana"))
+    assert result.outcome == "answered" and result.answer == "done"
+    assert payloads(result, "tool.returned")[0]["executed"] is True
+    with pytest.raises(ResumeDecisionError):  # once: the store has it now
+        other.resume(moved, afp.approve(first.checkin))
+
+
 # ---------------------------------------------------------------- §4: edges without `on`
 SPEC_EDGES = """
 agent g { graph = flow tools = [base_t] }
