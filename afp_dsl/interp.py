@@ -224,19 +224,25 @@ def _pause_causes(ctx: RunCtx, checkin: dict) -> tuple[str, ...]:
     return tuple(causes)
 
 
+def _checkin_args(checkin: dict, call) -> dict:
+    """The arguments a person decides on: the ones the call goes on with if approved (an inner
+    run's call, or what the `before` links handed on when one rewrote them), else the model's."""
+    return checkin["args"] if "args" in checkin else dict(call.arguments)
+
+
 def _pause(ctx: RunCtx, call, checkin: dict) -> CoreResult:
     span = checkin.get("span")
     from .source import Span
     source = Span(*span) if span else None
     req = ctx.emit("checkin.requested", {
         "checkin": checkin["id"], "tool": checkin["tool"], "call_id": checkin["call_id"],
-        "args": checkin["args"] if checkin["source"] == "inner" else dict(call.arguments),
+        "args": _checkin_args(checkin, call),
         "question": checkin["question"],
         "source": checkin["source"], "policy": checkin.get("policy")},
         source=source, caused_by=_pause_causes(ctx, checkin))
     redaction_report(ctx, (req,))
     ctx.emit("run.paused", {"checkin": checkin["id"]}, caused_by=(req,))
-    args = checkin["args"] if checkin["source"] == "inner" else dict(call.arguments)
+    args = _checkin_args(checkin, call)
     question = checkin.get("question")  # (a host policy may quote the arguments in it)
     public = {**checkin, "args": ctx.redactor.scrub(args),
               "question": ctx.redactor.scrub_text(question) if isinstance(question, str) else question}

@@ -89,6 +89,20 @@ def test_a_rewrite_before_an_ask_survives_the_pause():
     assert [x["args"] for x in seen("after")] == [{"amount": 100}]
 
 
+def test_the_person_asked_sees_the_arguments_the_call_will_run_with():
+    # a rewrite before the ask: the check-in shows (and records) what approval lets run
+    agent, _ = make(SPEC % ("cap, ask_big", "check_in = args.amount >= 100"),
+                    [call("pay", amount=500), "ok"])
+    paused = agent.run("hi")
+    assert paused.checkin.args == {"amount": 100}
+    assert payloads(paused, "checkin.requested")[0]["args"] == {"amount": 100}
+    assert payloads(paused, "tool.called")[0]["args"] == {"amount": 500}  # (what the model asked)
+    again = agent.resume(paused.checkpoint, afp_dsl.approve(paused.checkin))  # the tool's own gate
+    assert again.outcome == "paused" and again.checkin.args == {"amount": 100}
+    done = agent.resume(again.checkpoint, afp_dsl.approve(again.checkin))
+    assert done.outcome == "answered" and interp_host.CALLS == [100]
+
+
 def test_an_after_rewrite_is_what_the_model_reads_and_the_record_keeps_the_result():
     r, prov = run("mask", [call("pay", amount=5), "ok"])
     returned = payloads(r, "tool.returned")[0]
