@@ -75,7 +75,7 @@ def active_skills(plan: Plan, state: RunState) -> list[tuple[str, str, tuple[str
 
 
 def _env(plan: Plan, state: RunState, active: frozenset[str]) -> Env:
-    last = state.last_batch[-1] if state.last_batch else None
+    last = state.last_batch[-1] if state.last_batch else state.last_result
     last_root = {"tool": last.tool, "status": last.status, "result": last.result} if last else None
     roots = {"message": state.message, "iteration": state.iteration, "skill": state.cursor,
              "last": last_root}

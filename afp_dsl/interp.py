@@ -262,6 +262,8 @@ def _final(ctx: RunCtx, text: str, replied: str):
                              source=skill.steps[k].span, caused_by=(replied,))
             st.history.append(Message("assistant", text))
             st.history.append(Message("user", sk.nudge_text(skill, k)))
+            if st.last_batch:  # (`last` still reads it; routes do not hear it again)
+                st.last_result = st.last_batch[-1]
             st.last_batch, st.turn = [], [nudge]
             st.iteration += 1
             return None

@@ -110,6 +110,8 @@ class RunState:
     returned: set[str] = attrs.field(factory=set)
     steps: dict[str, int] = attrs.field(factory=dict)
     nudged: bool = False
+    # the last tool result when the previous iteration ran no tool (a nudge's): what `last` reads
+    last_result: ToolResult | None = None
     executions: dict[str, int] = attrs.field(factory=dict)
     llm_calls: int = 0
     tokens_in: int = 0
@@ -146,6 +148,10 @@ class RunState:
         d["history"] = [_msg_to(m) for m in self.history]
         d["last_batch"] = [r.to_dict() for r in self.last_batch]
         d["returned"] = sorted(self.returned)
+        if self.last_result is not None:
+            d["last_result"] = self.last_result.to_dict()
+        else:
+            del d["last_result"]  # (absent, as in checkpoints written before it existed)
         d["pending"] = None if self.pending is None else {
             "calls": [_call_to(c) for c in self.pending.calls], "index": self.pending.index,
             "reply_event": self.pending.reply_event, "checkin": self.pending.checkin,
@@ -167,6 +173,8 @@ class RunState:
         d["history"] = [_msg_from(m) for m in d["history"]]
         d["last_batch"] = [ToolResult(**r) for r in d["last_batch"]]
         d["returned"] = set(d["returned"])
+        if d.get("last_result") is not None:
+            d["last_result"] = ToolResult(**d["last_result"])
         d.setdefault("decided", d.get("iteration", 1))  # (version 1: that cursor was decided)
         d["mark"] = None if d.get("mark") is None else Mark.from_dict(d["mark"])
         p = d.get("pending")
@@ -181,7 +189,8 @@ _FIELDS: dict[str, Any] = {
     "run_id": str, "agent": str, "message": str, "conversation": _OPT_STR, "iteration": int,
     "history": list, "cursor": _OPT_STR, "cursor_cause": _OPT_STR, "cursor_event": _OPT_STR,
     "opened": list, "pick": _OPT_STR, "pick_event": _OPT_STR, "last_batch": list,
-    "returned": list, "steps": "counts", "nudged": bool, "executions": "counts",
+    "returned": list, "steps": "counts", "nudged": bool, "last_result": (dict, type(None)),
+    "executions": "counts",
     "llm_calls": int, "tokens_in": "number", "tokens_out": "number", "tool_calls": int,
     "pending": (dict, type(None)), "start_event": str, "seq": int, "time": int,
     "decided": int, "wrapping": _OPT_STR, "turn": list, "mark": (dict, type(None)),

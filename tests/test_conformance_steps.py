@@ -90,6 +90,35 @@ def test_nudge_once_then_accept_and_record_unfinished():
     assert r.answer == "still premature"
 
 
+LAST = """
+agent g { graph = m context = [sorry] }
+tool look { description = "look" }
+tool two { description = "two" impl = returns("2") }
+skill proc { description = "p" tools = [look, two] steps { look "look"  two "two" } }
+graph m { entry proc }
+instruction sorry { when = last.tool == "look" and last.status == "failure" prompt = "APOLOGIZE" }
+"""
+
+
+def _fail(**_):
+    raise RuntimeError("db down")
+
+
+def test_the_nudge_turn_still_reads_the_last_tool_result():
+    # `last` is the previous tool result: the nudge's turn ran no tool, but the failure stands
+    agent, prov = make(LAST, [call("look"), "sorry", "still sorry"], tools={"look": _fail})
+    result = agent.run("hi")
+    assert [r for r in payloads(result, "steps.unfinished")][0]["action"] == "nudged"
+    assert ["APOLOGIZE" in r.system for r in prov.requests] == [False, True, True]
+    # ...and a retry of the nudge's turn, from its checkpoint, reads it too
+    agent, prov = make(LAST, [call("look"), "sorry", "still sorry"], tools={"look": _fail},
+                       fail_at=3)
+    failed = agent.run("hi")
+    assert failed.outcome == "error"
+    done = agent.resume(failed.checkpoint)
+    assert done.outcome == "answered" and "APOLOGIZE" in prov.requests[-1].system
+
+
 def test_a_cursor_move_resets_the_pointer():
     spec = (PROC % "").replace("route proc -> out on leave",
                                "route proc -> out on leave\n  route out -> proc on note")
