@@ -188,6 +188,23 @@ def not_offered(plan: Plan, tool: str, active: tuple[str, ...], running: tuple,
             f"Your tools now are: {', '.join(offered) or 'none'}.")
 
 
+def moved_on(tool: str, running: tuple, steps: dict[str, int]) -> str | None:
+    """What the model reads for a call to a step's tool that was not offered to its reply
+    because an earlier call of the same reply moved the procedure on to that step (`running`:
+    the procedures as the reply saw them; `steps`: the pointers now); None otherwise. Saying
+    "is on step 1" there would be out of date, and send the model back to the finished step."""
+    for skill, k in running:
+        if tool in skill.tools and skill.steps[k].tool != tool:
+            now = steps.get(skill.name, 0)
+            if now == k or now >= len(skill.steps) or skill.steps[now].tool != tool:
+                return None
+            return (f"Tool `{tool}` was not offered to this reply: skill `{skill.name}` was on "
+                    f"step {k + 1} of {len(skill.steps)} when you sent it, and an earlier call "
+                    f"of this reply moved it on to step {now + 1}, whose tool is `{tool}`. "
+                    f"Call `{tool}` again.")
+    return None
+
+
 def _step_reason(tool: str, running: tuple) -> str | None:
     for skill, k in running:
         if tool in skill.tools and skill.steps[k].tool != tool:

@@ -98,6 +98,9 @@ def _not_offered(ctx: RunCtx, call: ToolCall) -> CallOutcome:
     """A tool of the agent that the reply's iteration did not offer (an inactive skill's, a
     later step's): refused unexecuted. (A resumed call was checked before it paused.)"""
     comp = ctx.comp
+    moved = sk.moved_on(call.name, comp.procedures, ctx.state.steps) if comp.procedures else None
+    if moved is not None:
+        return CallOutcome("invalid", moved)
     text = sk.not_offered(ctx.plan, call.name, comp.active, comp.procedures,
                           [o.spec.name for o in comp.offered])
     return CallOutcome("invalid", text)

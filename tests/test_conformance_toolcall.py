@@ -85,7 +85,19 @@ def test_a_call_is_judged_by_the_tools_of_the_iteration_that_produced_it():
     r = agent.run("hi")
     assert [(x["tool"], x["status"]) for x in payloads(r, "tool.returned")] == [
         ("s1", "success"), ("s2", "invalid")]
-    assert "Tool `s2` is not available now" in tool_texts(prov.requests[1])[1]
+    assert "Tool `s2` was not offered to this reply" in tool_texts(prov.requests[1])[1]
+
+
+def test_a_step_tool_refused_after_an_earlier_call_moved_the_step_on_says_so():
+    # the model must not read that the procedure is still on the step it just finished
+    agent, prov = make(STEPS, [[("s1", {}), ("s2", {})], call("s2"), "done"])
+    r = agent.run("hi")
+    assert tool_texts(prov.requests[1])[1] == (
+        "Tool `s2` was not offered to this reply: skill `p` was on step 1 of 2 when you sent it, "
+        "and an earlier call of this reply moved it on to step 2, whose tool is `s2`. "
+        "Call `s2` again.")
+    assert [(x["tool"], x["status"]) for x in payloads(r, "tool.returned")] == [
+        ("s1", "success"), ("s2", "invalid"), ("s2", "success")]
 
 
 def test_a_resumed_batch_is_judged_by_the_tools_offered_to_its_reply():
