@@ -195,13 +195,17 @@ def moved_on(tool: str, running: tuple, steps: dict[str, int]) -> str | None:
     "is on step 1" there would be out of date, and send the model back to the finished step."""
     for skill, k in running:
         if tool in skill.tools and skill.steps[k].tool != tool:
-            now = steps.get(skill.name, 0)
-            if now == k or now >= len(skill.steps) or skill.steps[now].tool != tool:
+            now, n = steps.get(skill.name, 0), len(skill.steps)
+            if now == k:
                 return None
+            if now < n and skill.steps[now].tool != tool:  # (moved on, but not to this tool)
+                return (f"Tool `{tool}` is not available now: an earlier call of this reply "
+                        f"moved skill `{skill.name}` on to step {now + 1} of {n}, whose tool is "
+                        f"`{skill.steps[now].tool}`.")
+            where = f"to step {now + 1}, whose tool is `{tool}`" if now < n else "past its last step"
             return (f"Tool `{tool}` was not offered to this reply: skill `{skill.name}` was on "
-                    f"step {k + 1} of {len(skill.steps)} when you sent it, and an earlier call "
-                    f"of this reply moved it on to step {now + 1}, whose tool is `{tool}`. "
-                    f"Call `{tool}` again.")
+                    f"step {k + 1} of {n} when you sent it, and an earlier call of this reply "
+                    f"moved it on {where}. Call `{tool}` again.")
     return None
 
 

@@ -79,8 +79,11 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
     else:
         out = yield from _fresh(ctx, call, args, info, called)
     if out.pause is not None:
-        offered = sorted(ctx.comp.names) if ctx.comp is not None else None
-        return attrs.evolve(out, pause={**out.pause, "called": called, "offered": offered})
+        comp = ctx.comp
+        offered = sorted(comp.names) if comp is not None else None
+        procs = [[s.name, k] for s, k in comp.procedures] if comp is not None else []
+        return attrs.evolve(out, pause={**out.pause, "called": called, "offered": offered,
+                                        "procedures": procs})
     if out.fatal is not None:
         return out
     return _finish(ctx, call, args, out, called, cause)
@@ -113,6 +116,12 @@ def _restore_offered(ctx: RunCtx, checkin: dict) -> None:
     offered = checkin.get("offered")
     if ctx.comp is not None and isinstance(offered, list):
         ctx.comp = attrs.evolve(ctx.comp, names=frozenset(offered))
+    procs = checkin.get("procedures")  # (the steps the reply saw: a refusal names them)
+    if ctx.comp is not None and isinstance(procs, list):
+        skills = ctx.plan.skills
+        ctx.comp = attrs.evolve(ctx.comp, procedures=tuple(
+            (skills[p[0]], p[1]) for p in procs if isinstance(p, list) and len(p) == 2
+            and p[0] in skills and type(p[1]) is int and 0 <= p[1] < len(skills[p[0]].steps)))
 
 
 def _fresh(ctx: RunCtx, call: ToolCall, args: dict, info, called: str):

@@ -100,6 +100,29 @@ def test_a_step_tool_refused_after_an_earlier_call_moved_the_step_on_says_so():
         ("s1", "success"), ("s2", "invalid"), ("s2", "success")]
 
 
+def test_a_step_tool_refused_after_the_step_moved_on_to_another_names_the_step_now():
+    spec = STEPS.replace('tools = [s1, s2] steps { s1 "one" s2 "two" }',
+                         'tools = [s1, s2, s3] steps { s1 "one" s2 "two" s3 "three" }')
+    spec += 'tool s3 { description = "third" impl = returns("r3") }\n'
+    agent, prov = make(spec, [[("s1", {}), ("s3", {})], "done", "done"])
+    agent.run("hi")
+    assert tool_texts(prov.requests[1])[1] == (
+        "Tool `s3` is not available now: an earlier call of this reply moved skill `p` on to "
+        "step 2 of 3, whose tool is `s2`.")
+
+
+def test_a_resumed_batch_names_the_step_its_reply_saw_and_the_one_now():
+    spec = STEPS.replace("graph = flow", "graph = flow tools = [t]")
+    spec += 'tool t { description = "t" check_in = true impl = returns("ok") }\n'
+    agent, prov = make(spec, [[("s1", {}), ("t", {}), ("s2", {})], "done", "done"])
+    paused = agent.run("hi")
+    agent.resume(paused.checkpoint, approve(paused.checkin, by="maya"))
+    assert tool_texts(prov.requests[1])[2] == (
+        "Tool `s2` was not offered to this reply: skill `p` was on step 1 of 2 when you sent it, "
+        "and an earlier call of this reply moved it on to step 2, whose tool is `s2`. "
+        "Call `s2` again.")
+
+
 def test_a_resumed_batch_is_judged_by_the_tools_offered_to_its_reply():
     spec = """
     agent g { tools = [t] skills = [admin] tool_scope = "active" }
