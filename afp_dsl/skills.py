@@ -209,6 +209,18 @@ def moved_on(tool: str, running: tuple, steps: dict[str, int]) -> str | None:
     return None
 
 
+def loaded_meanwhile(plan: Plan, tool: str, active: tuple[str, ...], loaded: list[str]) -> str | None:
+    """What the model reads for a call to a tool of a skill that an earlier `read_skill` of the
+    same reply loaded (`loaded`: the skills opened or picked so far): the skill is active from
+    the next call, as that pick's confirmation said; None when no such skill has the tool."""
+    hit = next((n for n in plan.skill_order if tool in plan.skills[n].tools
+                and n not in active and n in loaded), None)
+    if hit is None:
+        return None
+    return (f"Tool `{tool}` was not offered to this reply: skill `{hit}`, which an earlier "
+            f"call of this reply loaded, is active from your next call. Call `{tool}` again.")
+
+
 def _step_reason(tool: str, running: tuple) -> str | None:
     for skill, k in running:
         if tool in skill.tools and skill.steps[k].tool != tool:

@@ -82,8 +82,9 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
         comp = ctx.comp
         offered = sorted(comp.names) if comp is not None else None
         procs = [[s.name, k] for s, k in comp.procedures] if comp is not None else []
+        active = list(comp.active) if comp is not None else []
         return attrs.evolve(out, pause={**out.pause, "called": called, "offered": offered,
-                                        "procedures": procs})
+                                        "procedures": procs, "active": active})
     if out.fatal is not None:
         return out
     return _finish(ctx, call, args, out, called, cause)
@@ -104,6 +105,12 @@ def _not_offered(ctx: RunCtx, call: ToolCall) -> CallOutcome:
     moved = sk.moved_on(call.name, comp.procedures, ctx.state.steps) if comp.procedures else None
     if moved is not None:
         return CallOutcome("invalid", moved)
+    st = ctx.state
+    if st.opened or st.pick is not None:
+        loaded = sk.loaded_meanwhile(ctx.plan, call.name, comp.active,
+                                     st.opened + ([st.pick] if st.pick else []))
+        if loaded is not None:
+            return CallOutcome("invalid", loaded)
     text = sk.not_offered(ctx.plan, call.name, comp.active, comp.procedures,
                           [o.spec.name for o in comp.offered])
     return CallOutcome("invalid", text)
@@ -116,6 +123,9 @@ def _restore_offered(ctx: RunCtx, checkin: dict) -> None:
     offered = checkin.get("offered")
     if ctx.comp is not None and isinstance(offered, list):
         ctx.comp = attrs.evolve(ctx.comp, names=frozenset(offered))
+    active = checkin.get("active")  # (the skills the reply saw active: a refusal names them)
+    if ctx.comp is not None and isinstance(active, list):
+        ctx.comp = attrs.evolve(ctx.comp, active=tuple(n for n in active if isinstance(n, str)))
     procs = checkin.get("procedures")  # (the steps the reply saw: a refusal names them)
     if ctx.comp is not None and isinstance(procs, list):
         skills = ctx.plan.skills

@@ -137,6 +137,22 @@ def test_a_resumed_batch_is_judged_by_the_tools_offered_to_its_reply():
     r2 = agent.resume(r.checkpoint, approve(r.checkin, by="maya"))
     assert [(p["tool"], p["status"]) for p in payloads(r2, "tool.returned")] == [
         ("read_skill", "success"), ("t", "success"), ("secret_op", "invalid")]
+    # what the model reads does not contradict the pick's confirmation (nor list the tool)
+    assert tool_texts(prov.requests[1])[2] == (
+        "Tool `secret_op` was not offered to this reply: skill `admin`, which an earlier call of "
+        "this reply loaded, is active from your next call. Call `secret_op` again.")
+
+
+def test_a_tool_of_a_skill_loaded_earlier_in_the_same_reply_is_refused_saying_so():
+    spec = SCOPED.replace("graph = flow ", "skills = [admin] graph = flow ")
+    agent, prov = make(spec, [[("read_skill", {"id": "admin"}), ("secret_op", {})],
+                              call("secret_op"), "done"])
+    r = agent.run("hi")
+    assert tool_texts(prov.requests[1])[1] == (
+        "Tool `secret_op` was not offered to this reply: skill `admin`, which an earlier call of "
+        "this reply loaded, is active from your next call. Call `secret_op` again.")
+    assert [(x["tool"], x["status"]) for x in payloads(r, "tool.returned")][-1] == (
+        "secret_op", "success")
 
 
 # ---------------------------------------------------------------- F08: every procedure restricted
