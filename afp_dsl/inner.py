@@ -92,4 +92,6 @@ def _result(ctx: RunCtx, call, info, core, trace: Trace):
                          "inner_events": [e.to_dict() for e in trace]}
     if core.outcome == "error":
         return "raise", RuntimeError(core.error or "the inner run failed")
+    if core.outcome == "denied":  # its own input or output policy refused: the call is denied
+        return "denied", core.answer or ""
     return "ok", core.answer or ""

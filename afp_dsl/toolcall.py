@@ -248,7 +248,9 @@ def _outcome(ctx: RunCtx, call: ToolCall, args: dict, info, called: str, kind: s
 
 def _executed(call: ToolCall, info, kind: str, value: Any) -> CallOutcome:
     """The outcome of a call that ran: its result, or a failure, or a refused oversize result."""
-    if kind == "raise":
+    if kind != "ok":
+        if kind == "denied":  # an inner agent's run that its own policies refused (its answer)
+            return CallOutcome("denied", value, executed=True, result=value)
         return _failure(exception_text(value))
     status, text, value, problem = read_result(value)
     if problem is not None:

@@ -255,6 +255,31 @@ def test_a_pause_inside_an_inner_agent_surfaces_as_an_outer_pause_and_resumes():
     assert "checkin.decided" in [e.kind for e in inner]
 
 
+REFUSING = """
+agent outer { tools = [delegate] graph = flow }
+agent worker { policies = [screen] }
+tool delegate { description = "d" input { task: string } impl = agent(worker) }
+policy screen { output { deny when text matches /secret/ because "no secrets" } }
+skill desk { description = "desk" tools = [delegate] }
+skill refused { description = "refused" }
+graph flow { entry desk  route desk -> refused on delegate status denied }
+"""
+
+
+def test_an_inner_run_its_own_policy_refused_is_a_denied_call():
+    # the inner agent's `denied` outcome is the call's status (a policy refused), so routes,
+    # `after` rules and steps see a refusal; the model reads the refusal, the call did run
+    agent, prov = make(REFUSING, [call("delegate", task="t"), "the secret is x", "sorry"],
+                       name="outer")
+    r = agent.run("hi")
+    (ret,) = payloads(r, "tool.returned")
+    assert (ret["status"], ret["executed"]) == ("denied", True)
+    assert tool_texts(prov.requests[-1]) == ["I can't give that answer: no secrets"]
+    assert r.trace.events[-1].payload["cursor"] == "refused"
+    agent, _ = make(REFUSING, [call("delegate", task="t"), "fine", "ok"], name="outer")
+    assert payloads(agent.run("hi"), "tool.returned")[0]["status"] == "success"
+
+
 def test_keep_runs_zero_keeps_none_and_counts_the_drop():
     spec = NESTED.replace("keep_runs = 1", "keep_runs = 0")
     agent, _ = make(spec, [call("ask_researcher", question="q"), "inner", "outer"], name="outer")
