@@ -13,6 +13,7 @@ Invariants: an answer outside the vocabulary, a rewrite without its reason, a no
 from __future__ import annotations
 
 import inspect
+import re
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -61,8 +62,11 @@ def run_host(policy: ir.Policy, impl: ir.PythonImpl, call: _Call) -> PolicyDecis
         return _rewritten(policy, impl, call, *rewrite_)
     parsed = _parse_answer(answer)
     if parsed is None:
-        if inspect.iscoroutine(answer):
+        if inspect.iscoroutine(answer):  # (never awaited: a link answers at once)
             answer.close()
+            reason = (f"policy `{policy.name}` is bound to `{impl.target}`, an `async def` "
+                      f"function: a policy link must answer at once, so make it a plain `def`")
+            return call.decision(policy, "deny", reason, impl.span)
         reason = f"policy `{policy.name}` answered something it may not: {_answer_text(answer)}"
         return call.decision(policy, "deny", reason, impl.span)
     outcome, reason = parsed
@@ -175,7 +179,10 @@ def _answer_text(answer: Any, limit: int = 2000) -> str:
         text = ""
     if not text or len(text) > limit:
         return f"a value of type {type(answer).__name__}"
-    return text
+    return _ADDRESS.sub("", text)  # (`<X object at 0x7f…>`: the trace is the same at every replay)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def exc_text(exc: BaseException) -> str:

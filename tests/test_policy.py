@@ -193,6 +193,17 @@ def test_host_coroutine_is_a_denial():
         return "allow"
     out = run([policy("h", impl="h")], host=host_of({"h": later}))
     assert out.outcome == "deny"
+    # the reason names the fix, and holds no memory address: a replay records the same trace
+    assert "an `async def` function" in out.deciding.reason and "0x" not in out.deciding.reason
+
+
+def test_host_answering_an_object_is_a_denial_with_a_reason_that_replays_the_same():
+    class Verdict:
+        pass
+    first, second = (run([policy("h", impl="h")], host=host_of({"h": lambda ctx: Verdict()}))
+                     for _ in range(2))
+    assert first.outcome == "deny" and "Verdict object" in first.deciding.reason
+    assert first.deciding.reason == second.deciding.reason and "0x" not in first.deciding.reason
 
 
 def test_host_ask_without_a_pause_is_a_denial():
