@@ -298,6 +298,10 @@ def _why_no_checkpoint(row: dict | None, run_id: str) -> str:
                 f"process is still going or it died (killed, out of memory) before it could "
                 f"pause or finish; such a run cannot be resumed: `afpc trace show {run_id}` shows "
                 f"it up to its last model call, and `afpc run` starts it again")
+    if row.get("outcome") == "error":  # (a failure before any iteration completed keeps none)
+        return (f"run `{run_id}` has nothing to resume: it ended with an error before any "
+                f"iteration completed, so there is no state to go back to (or another process "
+                f"has just resumed it): `afpc run` the message again")
     return (f"run `{run_id}` has nothing to resume: it ended (outcome "
             f"`{row.get('outcome')}`), or it was already resumed")
 

@@ -232,11 +232,13 @@ def test_resume_of_a_run_without_a_checkpoint_says_which_case_it_is(env):
     assert cli("resume", rid, "--approve", "--store", db).exit_code == 0
     store = stores.sqlite(db)
     store.save_run("run-killed", "desk", None, "running", None, None, {}, [])  # as kill -9 leaves
+    store.save_run("run-failed", "desk", None, "finished", "error", None, {}, [])  # at call 1
     store.close()
-    said = {r: cli("resume", r, "--approve", "--store", db) for r in (rid, "run-killed", "nope")}
+    said = {r: cli("resume", r, "--store", db) for r in (rid, "run-killed", "nope", "run-failed")}
     assert all(res.exit_code == 1 for res in said.values())
     assert "it ended (outcome `answered`), or it was already resumed" in said[rid].output
     assert "still `running`" in said["run-killed"].output
+    assert "before any iteration completed" in said["run-failed"].output
     assert "such a run cannot be resumed" in said["run-killed"].output
     assert "the store holds no such run" in said["nope"].output
 

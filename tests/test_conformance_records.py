@@ -251,3 +251,12 @@ policy screen { input { deny when message matches /ignore previous/ because "inj
     conv.run("ok then")
     assert [(m.role, m.content) for m in prov.requests[-1].messages] == [
         ("user", "hello"), ("assistant", "first"), ("user", "ok then")]
+
+
+def test_an_error_run_with_no_checkpoint_says_why_it_cannot_be_resumed():
+    agent, _ = make(SPEC_T, ["done"], fail_at=1)  # the first model call fails: nothing completed
+    failed = agent.run("hi")
+    assert failed.outcome == "error" and failed.checkpoint is None
+    with pytest.raises(ResumeDecisionError, match="before any iteration completed.*run the "
+                                                  "message again"):
+        agent.resume(failed.run_id)
