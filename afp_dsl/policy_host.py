@@ -13,8 +13,8 @@ Invariants: an answer outside the vocabulary, a rewrite without its reason, a no
 from __future__ import annotations
 
 import inspect
-import re
 import math
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
