@@ -370,8 +370,9 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, output: str | None, re
         raise click.BadParameter("needs a skill name, e.g. `--explain-reach refunds`",
                                  param_hint="--explain-reach")
     files = collect_files(paths)
-    if not files:
+    if not files:  # (still a report: a SARIF or JSON consumer reads an empty one, not nothing)
         click.echo("afpc: no .afp files found in " + ", ".join(paths), err=True)
+        emit(render([], {}, fmt, color=False, tool_version=__version__), output)
         return
     diags, sources = check_files(files)
     color = fmt == "text" and not output and use_color(sys.stdout)

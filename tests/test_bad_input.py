@@ -320,6 +320,21 @@ def test_a_folder_without_afp_files(tmp_path):
     assert code == 0 and "no .afp files found" in out, out
 
 
+def test_a_folder_without_afp_files_still_gets_a_machine_report(tmp_path):
+    """Before: `--format sarif` (or json) printed nothing, and a SARIF upload of the empty file
+    failed; now the report is there, with no results."""
+    import json
+    for fmt, empty in (("json", []), ("sarif", None)):
+        out_file = tmp_path / f"report.{fmt}"
+        code, _ = afpc("check", str(tmp_path), "--format", fmt, "-o", str(out_file))
+        report = json.loads(out_file.read_text(encoding="utf-8"))
+        assert code == 0
+        if empty is not None:
+            assert report == empty
+        else:
+            assert report["version"] == "2.1.0" and report["runs"][0]["results"] == []
+
+
 def test_a_path_that_does_not_exist_is_a_usage_error(tmp_path):
     code, out = afpc("check", str(tmp_path / "missing.afp"))
     assert code == 2 and "Usage:" in out and "no such file or folder" in out, out
