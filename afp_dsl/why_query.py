@@ -199,6 +199,11 @@ def _never_evaluated(w: Walker, a: str, b: str) -> list[WhyNode]:
         return [WhyNode("note", f"the cursor was never on `{a}` (it was on: "
                         f"{', '.join(seen) or 'none'}){hint}")]
     its = ", ".join(map(str, on_a))
+    known = _all_names(ix)
+    if b not in known:  # (a skill the run never heard of: perhaps a misspelling, or no such edge)
+        return [WhyNode("note", f"the cursor was on `{a}` (iterations {its}) but no tool result "
+                        f"was evaluated against `{a} -> {b}`, and the trace never mentions "
+                        f"`{b}`: check that the graph has this edge{_hint(b, known)}")]
     out = [WhyNode("note", f"the cursor was on `{a}` (iterations {its}) but no tool result was "
                    f"evaluated against `{a} -> {b}`: edges are tried in declaration order and "
                    f"the first that fires wins; a bare edge moves the cursor only when the model "

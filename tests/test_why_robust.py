@@ -99,3 +99,10 @@ def test_why_takes_an_event_its_id_or_its_seq_number(result):
     text = result.why(event.id)
     assert text.startswith(f"[{event.id}]")
     assert result.why(event) == result.why(event.seq) == result.why(str(event.seq)) == text
+
+
+def test_an_edge_to_a_skill_the_run_never_heard_of_says_so(result):
+    """Before: `why(edge="triage->refundz")` explained it as a bare edge the model never picked."""
+    text = result.why(edge="triage->refundz")
+    assert "the trace never mentions `refundz`" in text and "did you mean `refunds`?" in text
+    assert "check that the graph has this edge" in text and "bare edge" not in text
