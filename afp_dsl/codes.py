@@ -139,7 +139,9 @@ _ALL = [
        "`impl = agent(NAME)` runs another agent; a cycle would never end.\n\nFix: break the cycle."),
     _c("AFP301", "invalid-schema", E, "a schema is not valid JSON Schema 2020-12",
        "Schema blocks, raw maps and schema files are validated against the 2020-12 metaschema;\n"
-       "schema-block constraints must fit their type. Every `$ref` must resolve within the schema\n"
+       "schema-block constraints must fit their type and leave some value (`min: 5, max: 1`, or\n"
+       "`exclusive_min: 1, exclusive_max: 2` on an integer, leaves none: no call or result could\n"
+       "ever be valid). Every `$ref` must resolve within the schema\n"
        "itself (`#/$defs/NAME`, an `$anchor`, or a sub-schema's `$id`): nothing is fetched, so a\n"
        "dangling or remote reference would leave the tool's arguments uncheckable at run time.\n\n"
        "Fix: correct the schema; copy a referenced schema under `$defs`."),

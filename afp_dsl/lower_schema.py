@@ -12,6 +12,7 @@ Invariants: the compiled schema is an object with `properties`, `required` (fiel
 from __future__ import annotations
 
 import functools
+import json
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -21,6 +22,7 @@ from .codes import diag
 from .fastlex import Lowered
 from .frozen import adopt, thaw
 from .lower_values import BAD, MAX_NAME, ValueLowerer, compile_problem, to_data
+from .schema_bounds import crossed
 from .source import Span
 from .suggest import closest
 
@@ -305,7 +307,20 @@ def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple
         problem = compile_problem(raw, "")
         if problem is not None:
             return "AFP004", f"invalid regex: {problem}", "does not compile", True, None
+    other = crossed(keyword, raw, schema, types == {"integer"})
+    if other is not None:
+        message = (f"`{key}: {_shown(raw)}` contradicts `{_KEY_OF[other]}: "
+                   f"{_shown(schema[other])}`: no value can satisfy this field")
+        return "AFP301", message, "leaves no value", True, "correct one of the two bounds"
     return None
+
+
+
+_KEY_OF = {spec[0]: key for key, spec in CONSTRAINTS.items()}
+
+
+def _shown(raw: Any) -> str:
+    return json.dumps(raw)
 
 
 _ANNOTATIONS = frozenset(("description", "title", "default", "examples", "$comment",

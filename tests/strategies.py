@@ -18,6 +18,7 @@ from afp_dsl import ir
 from afp_dsl.frozen import FrozenMap, freeze
 from afp_dsl.lower import RESERVED
 from afp_dsl.lower_schema import CONSTRAINTS, json_type
+from afp_dsl.schema_bounds import crossed
 from afp_dsl.lower_tests import OUTCOMES
 from afp_dsl.resources import stdlib_names
 from afp_dsl.trace import KINDS
@@ -155,7 +156,9 @@ def fields(draw, depth: int) -> tuple[dict, bool]:
     keys = draw(st.lists(st.sampled_from(_applicable(schema)), unique=True, max_size=2)) \
         if _applicable(schema) else []
     for k in keys:
-        schema[CONSTRAINTS[k][0]] = draw(_constraint_value(k))
+        value = draw(_constraint_value(k))
+        if crossed(CONSTRAINTS[k][0], value, schema, schema.get("type") == "integer") is None:
+            schema[CONSTRAINTS[k][0]] = value  # (bounds that leave no value are AFP301)
     if draw(st.booleans()):
         schema["description"] = draw(texts)
     if defaults is not None and not keys and draw(st.booleans()):

@@ -4,7 +4,8 @@ defaults against their schema), and what a schema says about a path (`walk_schem
 Role:       checks layer; schema blocks are valid by construction (`lower_schema` reports their
             problems), so this rule looks at raw maps and `file(...)` schemas. `walk_schema` is
             shared by the expression checks (AFP304) and the schema facts of `sites`.
-Emits:      AFP301 invalid-schema (also for a `$ref` that does not resolve within the schema),
+Emits:      AFP301 invalid-schema (also for a `$ref` that does not resolve within the schema, and
+            for bounds that leave no value),
             AFP302 default-violates-schema.
 Invariants: never fetches anything: validators use an empty local `referencing.Registry`, so a
             remote `$ref` does not resolve (the run would fail to validate with it).
@@ -21,6 +22,7 @@ from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..frozen import FrozenMap, is_mapping, thaw
 from ..record import Record, record
+from ..schema_bounds import empty
 from .regex_risk import runnable
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -69,7 +71,27 @@ def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnos
         yield diag("AFP301", f"{where} must describe an object (tool arguments are a JSON object)",
                    schema.span, "not an object schema", help='use `{ type: "object", properties: { ... } }`')
     yield from _dangling_refs(doc, where, schema)
+    yield from _empty_bounds(doc, "", where, schema)
     yield from _defaults(doc, "", tool, which, schema)
+
+
+def _empty_bounds(node: Any, pointer: str, where: str, schema: ir.Schema) -> Iterator[Diagnostic]:
+    """AFP301 for each sub-schema whose bounds leave no value (`minimum: 5, maximum: 1`)."""
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _empty_bounds(item, f"{pointer}/{i}", where, schema)
+        return
+    if not isinstance(node, dict):
+        return
+    pair = empty(node)
+    if pair is not None:
+        lo, hi = pair
+        yield diag("AFP301", f"{where} has bounds that leave no value at `{pointer or '/'}`: "
+                   f"`{lo}: {node[lo]}` and `{hi}: {node[hi]}`", schema.span, "leaves no value",
+                   help="correct one of the two bounds")
+    for key, value in node.items():
+        if key not in ("default", "const", "enum", "examples"):
+            yield from _empty_bounds(value, f"{pointer}/{_escape(str(key))}", where, schema)
 
 
 # ---------------------------------------------------------------- $ref resolution
