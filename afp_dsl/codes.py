@@ -146,7 +146,9 @@ _ALL = [
        "dangling or remote reference would leave the tool's arguments uncheckable at run time.\n\n"
        "Fix: correct the schema; copy a referenced schema under `$defs`."),
     _c("AFP302", "default-violates-schema", E, "a default value does not satisfy its own schema",
-       "Example: `days: integer(min: 1) = 0`.\n\nFix: change the default or the constraint."),
+       "Example: `days: integer(min: 1) = 0`. Also the value of `impl = returns(VALUE)`, which\n"
+       "is the tool's result on every call, when it does not satisfy the tool's own `output`\n"
+       "schema.\n\nFix: change the default (or the returned value) or the constraint."),
     _c("AFP303", "unknown-root", E, "an expression uses a root not allowed in its place",
        "Each place allows certain roots (`message`, `args`, `result`, ...); see docs/language.md §6.\n\n"
        "Fix: use one of the roots listed in the message."),

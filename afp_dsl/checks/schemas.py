@@ -6,7 +6,8 @@ Role:       checks layer; schema blocks are valid by construction (`lower_schema
             shared by the expression checks (AFP304) and the schema facts of `sites`.
 Emits:      AFP301 invalid-schema (also for a `$ref` that does not resolve within the schema, and
             for bounds that leave no value),
-            AFP302 default-violates-schema.
+            AFP302 default-violates-schema (also for the value of `impl = returns(...)` against
+            the tool's `output` schema).
 Invariants: never fetches anything: validators use an empty local `referencing.Registry`, so a
             remote `$ref` does not resolve (the run would fail to validate with it).
 """
@@ -19,7 +20,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, Label
 from ..frozen import FrozenMap, is_mapping, thaw
 from ..record import Record, record
 from ..schema_bounds import empty
@@ -39,10 +40,40 @@ def _jsonschema() -> tuple:
 
 def check_schemas(a: Analysis) -> Iterable[Diagnostic]:
     for _, tool in a.decls(ir.Tool):
+        broken = False
         for which in ("input", "output"):
             schema = getattr(tool, which)
             if schema is not None and schema.origin != "block":
-                yield from _check_raw(tool, which, schema)
+                found = list(_check_raw(tool, which, schema))
+                broken = broken or (which == "output" and any(d.code == "AFP301" for d in found))
+                yield from found
+        if type(tool.impl) is ir.ReturnsImpl and tool.output is not None and not broken:
+            yield from _returned_value(tool, tool.impl, tool.output)
+
+
+def _returned_value(tool: ir.Tool, impl: ir.ReturnsImpl, schema: ir.Schema) -> Iterator[Diagnostic]:
+    """AFP302 when the value `returns(...)` always answers fails the tool's own `output` schema
+    (one of the two is wrong: every call of the tool would answer a result its schema refuses)."""
+    best = _violation(thaw(schema.json), thaw(impl.value))
+    if best is not None:
+        where = "/".join(str(p) for p in best.absolute_path)
+        yield diag("AFP302", f"the value tool `{tool.name}` returns does not satisfy its `output` "
+                   f"schema: {best.message}" + (f" (at `/{where}`)" if where else ""), impl.span,
+                   "not a valid result", help="change the value or the `output` schema",
+                   secondary=(Label(schema.span, "the `output` schema", False),))
+
+
+def _violation(doc: Any, value: Any) -> Any:
+    """The best jsonschema error of `value` against `doc`, None when it is valid (or cannot be
+    judged: a schema that does not resolve, or a pattern not safe to run on the value)."""
+    if not isinstance(doc, dict) or not _patterns_runnable(doc, value):
+        return None
+    jsonschema, registry, unresolvable = _jsonschema()
+    try:
+        errors = list(jsonschema.Draft202012Validator(doc, registry=registry).iter_errors(value))
+    except (unresolvable, jsonschema.SchemaError, RecursionError):
+        return None
+    return jsonschema.exceptions.best_match(errors) if errors else None
 
 
 def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnostic]:
