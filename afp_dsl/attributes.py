@@ -3,13 +3,13 @@
 Role:       the single description of which `key = value` each declaration kind accepts
             (language.md §5), used by `lower` and by the docs.
 Emits:      AFP008 number-out-of-range (in JSON files), AFP104 unknown-attribute, AFP106
-            bad-attribute-value, AFP109 file-not-found.
+            bad-attribute-value, AFP109 file-not-found (also a data file that is not JSON),
+            AFP301 invalid-schema (a schema file that is not JSON).
 Invariants: a converter never raises; on a bad value it reports and returns `BAD`, so the IR
             keeps the attribute's default.
 """
 from __future__ import annotations
 
-import json
 import posixpath
 from typing import Any, Callable
 
@@ -17,9 +17,10 @@ from . import ir
 from .codes import diag
 from .diagnostics import Diagnostic
 from .frozen import freeze
-from .lower_values import BAD, NUMBER_RANGE, CallV, MapV, ValueLowerer, number, shown_number, to_data
+from .lower_values import BAD, NUMBER_RANGE, CallV, MapV, ValueLowerer, shown_number, to_data
 from .record import Record, record
 from .source import Span
+from .spec_files import OutOfRange, json_line, json_problem, parse_json
 from .suggest import closest
 
 
@@ -258,16 +259,21 @@ class Converter:
             return BAD if data is BAD else ir.Data(value=data, span=value.span)
         return self.bad(value, key_span, 'a string, a map, a list or `file("...")`', spec.field)
 
-    def json_file(self, rel: str, text: str, span: Span) -> Any:
+    def json_file(self, rel: str, text: str, span: Span, schema: bool = False) -> Any:
+        """The frozen JSON of file `rel`, or BAD with a diagnostic: AFP301 invalid-schema for a
+        tool's schema file (`schema`), AFP109 for a data file, saying where the JSON breaks."""
         try:
-            return freeze(json.loads(text, parse_int=_json_number, parse_float=_json_number,
-                                     parse_constant=_not_json))
-        except _OutOfRange as e:
+            return freeze(parse_json(text))
+        except OutOfRange as e:
             self.diags.append(diag("AFP008", f"file `{rel}` holds the number {shown_number(str(e))}, too "
                                    "large to represent", span, "out of range", help=NUMBER_RANGE))
             return BAD
         except (ValueError, RecursionError) as e:
-            self.diags.append(diag("AFP109", f"file `{rel}` is not valid JSON: {e}", span, "not JSON"))
+            what = "schema file" if schema else "file"
+            self.diags.append(diag("AFP301" if schema else "AFP109",
+                                   f"{what} `{rel}` is not valid JSON: {json_problem(e)}", span,
+                                   "not JSON", notes=json_line(text, e),
+                                   help="a schema file holds one JSON Schema object" if schema else None))
             return BAD
 
     def c_schema(self, spec: Attr, value: Any, key_span: Span) -> Any:
@@ -278,7 +284,7 @@ class Converter:
             got = self.file_arg(value)
             if got is None or got[1] is None:
                 return BAD
-            data = self.json_file(got[0], got[1], value.span)
+            data = self.json_file(got[0], got[1], value.span, schema=True)
             return BAD if data is BAD else ir.Schema(json=data, origin="file", file=got[0], span=value.span)
         return self.bad(value, key_span, 'a schema block `{ field: type }`, a JSON Schema map or `file("x.json")`',
                         spec.field)
@@ -339,21 +345,6 @@ def _path_ref(v: ValueLowerer, node: Any) -> ir.Ref | None:
     if seg.type == "NUMBER":
         return None
     return _REF(str(seg), str(root_tok), v.span(node))
-
-
-class _OutOfRange(ValueError):
-    """A number in a JSON file that `lower_values.number` finds out of range (its text)."""
-
-
-def _json_number(text: str) -> int | float:
-    value = number(text)
-    if value is None:
-        raise _OutOfRange(text)
-    return value
-
-
-def _not_json(name: str) -> Any:
-    raise ValueError(f"`{name}` is not a JSON value")
 
 
 def valid_target(target: str) -> bool:

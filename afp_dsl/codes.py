@@ -87,7 +87,9 @@ _ALL = [
        "Fix: move the shared declarations into a module both can import."),
     _c("AFP109", "file-not-found", E, "a spec path, or a `file(...)`, names a file that cannot be read",
        "A spec path given to `afpc check` or `afp.check` is relative to the current folder; "
-       "`file(\"path\")` is relative to the spec that names it. Schemas read from files must be JSON.\n\n"
+       "`file(\"path\")` is relative to the spec that names it. A `.json` data file that is not\n"
+       "JSON is reported here too, with the line and column where it breaks (a schema file that\n"
+       "is not JSON is AFP301 invalid-schema).\n\n"
        "Fix: correct the path or create the file."),
     _c("AFP110", "name-too-long", E, "a name is longer than 64 characters",
        "Names are also what the model sees (tool names, skill ids), so they must match\n"
@@ -138,7 +140,8 @@ _ALL = [
     _c("AFP213", "agent-tool-cycle", E, "an agent reaches itself through agent-backed tools",
        "`impl = agent(NAME)` runs another agent; a cycle would never end.\n\nFix: break the cycle."),
     _c("AFP301", "invalid-schema", E, "a schema is not valid JSON Schema 2020-12",
-       "Schema blocks, raw maps and schema files are validated against the 2020-12 metaschema;\n"
+       "Schema blocks, raw maps and schema files are validated against the 2020-12 metaschema (a\n"
+       "schema file must first be JSON: the message names the file, the line and the column);\n"
        "schema-block constraints must fit their type and leave some value (`min: 5, max: 1`, or\n"
        "`exclusive_min: 1, exclusive_max: 2` on an integer, leaves none: no call or result could\n"
        "ever be valid). Every `$ref` must resolve within the schema\n"

@@ -79,6 +79,8 @@ def _violation(doc: Any, value: Any) -> Any:
 def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnostic]:
     doc = thaw(schema.json)
     where = f"the `{which}` schema of tool `{tool.name}`"
+    if schema.file:
+        where += f" (file `{schema.file}`)"
     if not isinstance(doc, dict):
         yield diag("AFP301", f"{where} must be a JSON object", schema.span, "not an object")
         return

@@ -1,0 +1,52 @@
+"""The contents of `file(...)` as the front end takes them: JSON parsed as the language reads it,
+and what to say when it is not JSON.
+
+Role:       helpers of `attributes` (the `file(...)` converters); pure functions of text.
+Invariants: JSON is read as the language's numbers (`lower_values.number`: out of range raises
+            `OutOfRange`); `NaN` and `Infinity` are not JSON; nothing here touches the file system.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .lower_values import number
+
+
+class OutOfRange(ValueError):
+    """A number in a JSON file that `lower_values.number` finds out of range (its text)."""
+
+
+def parse_json(text: str) -> Any:
+    """The JSON value of `text`; raises `OutOfRange`, `ValueError` or `RecursionError`."""
+    return json.loads(text, parse_int=_json_number, parse_float=_json_number,
+                      parse_constant=_not_json)
+
+
+def json_problem(e: Exception) -> str:
+    """What is wrong with a JSON text, and where (`Expecting value at line 2, column 7`)."""
+    if isinstance(e, json.JSONDecodeError):
+        return f"{e.msg} at line {e.lineno}, column {e.colno}"
+    return "it is nested too deeply" if isinstance(e, RecursionError) else str(e)
+
+
+def json_line(text: str, e: Exception) -> tuple[str, ...]:
+    """A note quoting the line where the JSON breaks (80 characters of it around the column)."""
+    if not isinstance(e, json.JSONDecodeError):
+        return ()
+    lines = text.splitlines()
+    line = lines[e.lineno - 1] if 0 < e.lineno <= len(lines) else ""
+    if len(line) > 80:
+        line = line[max(0, e.colno - 40):][:80]
+    return (f"line {e.lineno} reads: {line.strip()!r}",) if line.strip() else ()
+
+
+def _json_number(text: str) -> int | float:
+    value = number(text)
+    if value is None:
+        raise OutOfRange(text)
+    return value
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"`{name}` is not a JSON value")
