@@ -20,7 +20,7 @@ from .frozen import freeze
 from .lower_values import BAD, NUMBER_RANGE, CallV, MapV, ValueLowerer, shown_number, to_data
 from .record import Record, record
 from .source import Span
-from .spec_files import OutOfRange, json_line, json_problem, parse_json
+from .spec_files import OutOfRange, json_line, json_problem, leaves_folder, parse_json
 from .suggest import closest
 
 
@@ -225,6 +225,14 @@ class Converter:
                                    'write `file("relative/path")`'))
             return None
         rel = value.args[0].value
+        if leaves_folder(rel):
+            self.diags.append(diag("AFP109", f"`file(\"{rel}\")` reads outside the folder of the spec",
+                                   value.args[0].span, "outside the spec's folder",
+                                   notes=("`file(...)` reads only files in the folder of the spec "
+                                          "that names it, or in folders below it",),
+                                   help="move the file next to the spec (or into a folder below "
+                                        "it) and name it relative to the spec"))
+            return rel, None
         text = self.read_file(rel)
         if text is None:
             self.diags.append(diag("AFP109", f"cannot read file `{rel}`", value.args[0].span,

@@ -86,11 +86,13 @@ _ALL = [
        "Imports must be acyclic. The message names every file on the cycle.\n\n"
        "Fix: move the shared declarations into a module both can import."),
     _c("AFP109", "file-not-found", E, "a spec path, or a `file(...)`, names a file that cannot be read",
-       "A spec path given to `afpc check` or `afp.check` is relative to the current folder; "
-       "`file(\"path\")` is relative to the spec that names it. A `.json` data file that is not\n"
-       "JSON is reported here too, with the line and column where it breaks (a schema file that\n"
-       "is not JSON is AFP301 invalid-schema).\n\n"
-       "Fix: correct the path or create the file."),
+       "A spec path given to `afpc check` or `afp.check` is relative to the current folder;\n"
+       "`file(\"path\")` is relative to the spec that names it and must stay in its folder: an\n"
+       "absolute path, or one whose `..` climb out of the folder, is refused unread. A `.json`\n"
+       "data file that is not JSON is reported here too, with the line and column where it\n"
+       "breaks (a schema file that is not JSON is AFP301 invalid-schema).\n\n"
+       "Fix: correct the path or create the file; move a file from outside the spec's folder\n"
+       "next to the spec."),
     _c("AFP110", "name-too-long", E, "a name is longer than 64 characters",
        "Names are also what the model sees (tool names, skill ids), so they must match\n"
        "`^[a-zA-Z0-9_-]{1,64}$`.\n\nFix: shorten the name."),

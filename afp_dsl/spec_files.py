@@ -1,13 +1,15 @@
-"""The contents of `file(...)` as the front end takes them: JSON parsed as the language reads it,
-and what to say when it is not JSON.
+"""The contents of `file(...)` as the front end takes them: which paths it may read, JSON parsed
+as the language reads it, and what to say when it is not JSON.
 
 Role:       helpers of `attributes` (the `file(...)` converters); pure functions of text.
 Invariants: JSON is read as the language's numbers (`lower_values.number`: out of range raises
-            `OutOfRange`); `NaN` and `Infinity` are not JSON; nothing here touches the file system.
+            `OutOfRange`); `NaN` and `Infinity` are not JSON; a path that leaves the spec's folder
+            is never read; nothing here touches the file system.
 """
 from __future__ import annotations
 
 import json
+import posixpath
 from typing import Any
 
 from .lower_values import number
@@ -39,6 +41,17 @@ def json_line(text: str, e: Exception) -> tuple[str, ...]:
     if len(line) > 80:
         line = line[max(0, e.colno - 40):][:80]
     return (f"line {e.lineno} reads: {line.strip()!r}",) if line.strip() else ()
+
+
+def leaves_folder(rel: str) -> bool:
+    """Whether the `file(...)` path `rel` names something outside the folder of its spec: an
+    absolute path (`/etc/x`, `C:/x`, `\\\\host\\x`), or one whose `..` climb above the folder.
+    Judged on the text alone: a symbolic link inside the folder is followed where it points."""
+    path = rel.replace("\\", "/")
+    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+        return True
+    normal = posixpath.normpath(path)
+    return normal == ".." or normal.startswith("../")
 
 
 def _json_number(text: str) -> int | float:
