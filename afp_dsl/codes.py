@@ -164,7 +164,8 @@ _ALL = [
     _c("AFP305", "type-mismatch", E, "a comparison can never be true",
        "The comparison is false whatever the run holds: an ordered comparison with a boolean,\n"
        "null or list; a literal of a type or value the field cannot have; two paths whose\n"
-       "declared types cannot meet (`message < iteration`); `mentions` with no keyword, or with\n"
+       "declared types cannot meet (`message < iteration`); a path compared with itself\n"
+       "(`args.x < args.x`, `message != message`); `mentions` with no keyword, or with\n"
        "one that is not a non-empty string. A regex literal anywhere but after\n"
        "`matches` is reported too: it is not a value, so the condition cannot be evaluated.\n\n"
        "As a warning: a comparison that only the input schema rules out, in a policy `before`\n"

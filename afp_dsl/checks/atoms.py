@@ -188,6 +188,8 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
             if not _runnable(c):
                 return _opaque(c, neg, _unrun_note(c))
             return Atom("const", truth=evaluate(c, Env(roots={})).holds != neg, **base)
+        if self_compared(c):
+            return Atom("const", truth=neg, **base)
     key, right, op = key_of(c.left), c.right, c.op
     if key is None and op in _SWAPPABLE:  # `500 < result.x` reads as `result.x > 500`
         key, right, op = key_of(c.right), c.left, FLIP.get(op, op)
@@ -215,6 +217,22 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     if op in ("matches", "mentions"):
         return Atom("text", key, **base)
     return _opaque(c, neg, f"the `{op}` operator")
+
+
+# Roots whose value is never a NaN (plain strings and numbers the runtime makes): `x != x` is
+# false on them; a path into a host tool's `result` might hold a NaN, for which it is true.
+_NO_NAN_ROOTS = frozenset({"message", "text", "iteration", "tool", "status", "skill"})
+
+
+def self_compared(c: ir.Compare) -> bool:
+    """A path compared with itself by an operator that never holds then: `<` and `>` (on any
+    value, NaN included), `!=` (on a root that never holds a NaN)."""
+    left, right = c.left, c.right
+    if type(left) is not ir.Path or type(right) is not ir.Path or c.op not in ("<", ">", "!="):
+        return False
+    if left.root != right.root or left.segments != right.segments:
+        return False
+    return c.op != "!=" or (left.root in _NO_NAN_ROOTS and not left.segments)
 
 
 def _runnable(c: ir.Compare) -> bool:

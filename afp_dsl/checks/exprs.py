@@ -23,6 +23,7 @@ from ..diagnostics import Diagnostic, Label, Severity
 from ..evaluate import json_equal, render_expr
 from ..suggest import closest
 from . import sites as S
+from .atoms import self_compared
 from .names import duplicated_as
 from .schemas import FieldProblem, walk_schema
 from .solver import Atom, accepts, compare_atom, key_of, key_text, self_impossible
@@ -288,6 +289,8 @@ def why_impossible(atom: Atom, conflict: tuple[Atom, ...]) -> str:
     """One sentence: why an atom alone can never hold."""
     if atom.kind == "const":
         c = atom.expr
+        if isinstance(c, ir.Compare) and self_compared(c):
+            return f"it compares `{render_expr(c.left)}` with itself: `{c.op}` never holds then"
         if isinstance(c, ir.Compare) and c.op in ("<", "<=", ">", ">="):
             return f"`{c.op}` needs two numbers or two strings"
         if isinstance(c, ir.Compare) and c.op == "mentions":
