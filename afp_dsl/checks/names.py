@@ -3,7 +3,8 @@
 Role:       checks layer; the first rule, so later rules can skip unresolved references.
 Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name (also for two
             declarations one agent offers under one bare name: `offered.py`), AFP111
-            ambiguous-agent, AFP106 (warning) for a name listed twice in one list attribute.
+            ambiguous-agent, AFP106 (warning) for a name listed twice in one list attribute;
+            AFP101 for a policy block on a built-in tool says that built-ins are not policed.
 Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404, AFP406); a
             reference to a name declared twice is not also of the wrong kind when one of its
             declarations has the kind expected (`duplicated_as`).
@@ -17,7 +18,7 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label, Severity
 from ..suggest import closest
-from .offered import check_offered
+from .offered import READ_SKILL, SKIP_STEP, check_offered
 
 CONTEXT = (ir.Steering, ir.Fact, ir.Instruction)
 
@@ -39,6 +40,8 @@ def check_names(a: Analysis) -> Iterable[Diagnostic]:
                     r = resolve(key, ref)
                     if r is None or not isinstance(r.decl, kinds):
                         d = _check_ref(a, key, ref, kinds, what)
+                        if d is not None and type(decl) is ir.Policy and r is None:
+                            d = _builtin_in_policy(ref) or d
                         if d is not None:
                             yield d
         yield from _ambiguous_agents(m)
@@ -144,6 +147,19 @@ def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], w
                     f"expected {what}", secondary=(Label(resolved.decl.span, f"`{ref.name}` is declared here",
                                                          False),) if resolved.module == module else ())
     return None
+
+
+def _builtin_in_policy(ref: ir.Ref) -> Diagnostic | None:
+    """AFP101 for a policy block on a built-in tool (`before read_skill`): no such tool is
+    declared, and the built-ins are not policed, so saying only "unknown tool" would mislead."""
+    if ref.alias is not None or ref.name not in (READ_SKILL, SKIP_STEP):
+        return None
+    return diag("AFP101", f"unknown tool `{ref}`: `{ref.name}` is a built-in tool, and policies do "
+                "not police the built-in tools", ref.span, "a built-in tool, not policed",
+                notes=("policy blocks apply to the tools a spec declares; the built-ins "
+                       "`read_skill` and `skip_step` only move through skills and steps, and no "
+                       "policy rule sees their calls",),
+                help="remove this block")
 
 
 def duplicated_as(a: Analysis, module: str, name: str, kinds: type | tuple[type, ...]) -> bool:
