@@ -315,7 +315,6 @@ def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple
     return None
 
 
-
 _KEY_OF = {spec[0]: key for key, spec in CONSTRAINTS.items()}
 
 
