@@ -16,16 +16,19 @@ from typing import Any
 GROUPS = (("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"),
           ("minLength", None, "maxLength", None), ("minItems", None, "maxItems", None))
 KEYWORDS = frozenset(k for g in GROUPS for k in g if k is not None)
+# each bound keyword: (its group, the other bound keywords of the group)
+_OF = {k: (g, tuple(o for o in g if o is not None and o != k)) for g in GROUPS for k in g if k}
 
 
 def crossed(keyword: str, raw: Any, schema: Mapping, integer: bool) -> str | None:
     """The bound keyword already in `schema` that `keyword: raw` leaves no value beside (crossed
     bounds such as `minimum: 5, maximum: 1`, equal ones with one exclusive, or no whole number
     between them when `integer`); None when some value remains, or `keyword` is no bound."""
-    group = next((g for g in GROUPS if keyword in g), None)
-    if group is None or not any(k in schema for k in group if k is not None and k != keyword):
-        return None  # Speed: the usual constraint, with no bound of its kind yet
-    bounds = {k: schema[k] for k in group if k is not None and k in schema and k != keyword}
+    found = _OF.get(keyword)
+    if found is None or schema.keys().isdisjoint(found[1]):
+        return None  # Speed: the usual constraint, with no bound of its kind yet (two C calls)
+    group, others = found
+    bounds = {k: schema[k] for k in others if k in schema}
     bounds[keyword] = raw
     if not all(_number(v) for v in bounds.values()):
         return None  # (a value of the wrong kind is the metaschema's to report)
