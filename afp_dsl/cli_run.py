@@ -13,6 +13,7 @@ Invariants: prints only redacted text (answers and check-ins come from the redac
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -81,10 +82,16 @@ def _store(url: str | None, *, create: bool = True) -> Any:
     an error naming it, never a new empty store."""
     from .store import StoreError, from_url
     try:  # the CLI, not the core, reads the wall clock: it stamps when runs start and change
-        return from_url(url, create=create,
-                        stamp=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        store = from_url(url, create=create,
+                         stamp=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     except StoreError as exc:
         raise _Bad(str(exc)) from None
+    if getattr(store, "path", None) == ":memory:":  # (`memory:`, `sqlite://`, `:memory:`)
+        shown = url or f"AFP_STORE={os.environ.get('AFP_STORE')}"
+        raise _Bad(f"`{shown}` is a private in-process store: the run would be gone when afpc "
+                   f"exits, so it could not be resumed, explained or listed; name a file, e.g. "
+                   f"--store runs.db")
+    return store
 
 
 def _script(program: Any, name: str | None) -> tuple[list | None, Any]:

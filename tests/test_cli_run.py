@@ -198,3 +198,14 @@ def test_a_blank_message_is_refused_before_anything_runs(env, message):
     assert res.exit_code == 2
     assert "'-m' / '--message'" in res.output and "is empty" in res.output
     assert not db.exists()  # nothing ran, nothing was stored
+
+
+@pytest.mark.parametrize("store", ["memory:", "sqlite://", ":memory:", "sqlite:///:memory:"])
+def test_run_refuses_an_in_process_store_that_would_lose_the_run(env, store, monkeypatch):
+    spec, _ = env
+    res = cli("run", spec, "-m", "please", "--store", store, "--script", "big")
+    assert res.exit_code == 1 and "private in-process store" in res.output, res.output
+    assert "--store runs.db" in res.output and "resume with" not in res.output
+    monkeypatch.setenv("AFP_STORE", store)
+    res = cli("run", spec, "-m", "please", "--script", "big")
+    assert res.exit_code == 1 and f"`AFP_STORE={store}`" in res.output, res.output
