@@ -296,6 +296,8 @@ def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | N
     if event_id is not None and not event_id.strip():
         raise click.BadParameter("needs an event id or seq number, e.g. `--event 12`",
                                  param_hint="--event")
+    if skill is not None and not skill.strip():
+        raise click.BadParameter("needs a skill name, e.g. `--skill triage`", param_hint="--skill")
     from .trace import Trace
     from .why import why_tree, render_text, to_json
     store = open_store(store_url)

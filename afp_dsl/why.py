@@ -228,6 +228,8 @@ def checked_question(event: Any, skill: Any, iteration: Any, edge: Any, format: 
     the rules of `afpc why`: one question at most, `iteration` (≥ 1) only with `skill`."""
     event = _event_id(event)
     _check_name("skill", skill, "a skill", "skill=\"triage\"")
+    if isinstance(skill, str) and not skill.strip():
+        raise ValueError("`skill=` is blank: name the skill to explain, e.g. `skill=\"triage\"`")
     _check_name("edge", edge, "an edge", "edge=\"triage->refund\"")
     if sum(x is not None for x in (event, skill, edge)) > 1:
         raise ValueError("ask one question at a time: give at most one of the event, `skill=` "

@@ -208,6 +208,14 @@ def test_why_unknown_event_goes_to_stderr_and_an_empty_one_is_refused(paused):
     assert empty.exit_code == 2 and "--event" in empty.stderr, empty.output
 
 
+def test_why_an_empty_skill_is_refused(paused):
+    """Before: `afpc why last --skill ""` exited 0 explaining that `` was not active."""
+    for blank in ("", "  "):
+        res = cli("why", "last", "--skill", blank, "--store", paused)
+        assert res.exit_code == 2 and "--skill" in res.stderr and res.stdout == "", res.output
+        assert "needs a skill name" in res.stderr
+
+
 # ---------------------------------------------------------------- #10, #11 afpc test
 def test_test_prints_results_on_stdout_and_tally_and_progress_on_stderr(tmp_path):
     a, b = tmp_path / "a.afp", tmp_path / "b.afp"

@@ -41,7 +41,7 @@ def traces(draw):
 @settings(max_examples=80, deadline=None)
 @given(traces(), st.sampled_from([None, "1", "r:2", "r:99"]), st.text(max_size=5))
 def test_explain_never_raises(trace, event, name):
-    for kw in ({}, {"skill": name or "s"}, {"skill": "s", "iteration": 2},
+    for kw in ({}, {"skill": name if name.strip() else "s"}, {"skill": "s", "iteration": 2},
                {"edge": f"{name or 'a'}->b"}, {"edge": "not an edge"}):
         text = explain(trace, None if kw else event, **kw)
         assert isinstance(text, str)
@@ -79,6 +79,8 @@ def result():
     (("",), {}, ValueError, "the event to explain is blank"),
     ((0,), {}, ValueError, "seq number counts from 1"),
     ((), {"skill": 5}, TypeError, "`skill=` must name a skill (a `str`"),
+    ((), {"skill": ""}, ValueError, "`skill=` is blank: name the skill to explain"),
+    ((), {"skill": " \t"}, ValueError, "`skill=` is blank: name the skill to explain"),
     ((), {"edge": ["a", "b"]}, TypeError, "`edge=` must name an edge"),
     ((), {"skill": "triage", "iteration": "x"}, TypeError, "`iteration=` must be an iteration"),
     ((), {"skill": "triage", "iteration": True}, TypeError, "not a `bool`"),
