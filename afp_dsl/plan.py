@@ -205,6 +205,7 @@ def build_plan(analysis: Analysis, agent: ir.Agent, module: str) -> Plan:
         scoped = scoped_all or (graph is not None and name in graph_skills and _scope(analysis, agent, module))
         body = decl.body.value if decl.body is not None else ""
         skills[name] = SkillInfo(name, decl, mod, own, steps, scoped, body)
+    _check_step_tools(skills, tools)
     if graph is not None:  # (the skills' tools are known only now)
         graph = _with_source_tools(graph, skills)
     context = []
@@ -225,6 +226,16 @@ def build_plan(analysis: Analysis, agent: ir.Agent, module: str) -> Plan:
     return Plan(agent, module, analysis.program, analysis, tools, baseline, skills, order,
                 tuple(n for n in open_names if n in skills), graph, tuple(context), policies,
                 redact)
+
+
+def _check_step_tools(skills: dict[str, SkillInfo], tools: dict[str, ToolInfo]) -> None:
+    """A step calls a tool of the plan (the checks make sure; an edited IR document may not)."""
+    for skill in skills.values():
+        for step in skill.steps:
+            if step.tool not in tools:
+                raise ValueError(f"skill `{skill.name}` has a step calling `{step.tool}`, which is "
+                                 f"no tool the agent can call: the program was not checked; load "
+                                 f"the spec with `afp.load`, or recompile its IR with `afpc compile`")
 
 
 def _with_source_tools(graph: GraphInfo, skills: dict[str, SkillInfo]) -> GraphInfo:

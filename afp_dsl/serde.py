@@ -72,7 +72,8 @@ def make_converter() -> cattrs.Converter:
         base_un = make_dict_unstructure_fn(cls, conv)
         base_st = make_dict_structure_fn(cls, conv)
         conv.register_unstructure_hook(cls, _tagging(name, base_un))
-        conv.register_structure_hook(cls, _untagging(base_st))
+        hook = _untagging(base_st)
+        conv.register_structure_hook(cls, _schema(hook) if cls is ir_expr.Schema else hook)
 
     return conv
 
@@ -136,6 +137,17 @@ def _strict(t: type):
     return structure
 
 
+def _schema(fn):
+    """A schema's `json` is what the validator reads: a JSON Schema object (or `true`/`false`)."""
+    def structure(value: Any, cls: type) -> Any:
+        node = fn(value, cls)
+        if not isinstance(node.json, (FrozenMap, bool)):
+            raise ValueError(f"a schema's `json` must be a JSON Schema object, not "
+                             f"{_brief(thaw(node.json))}")
+        return node
+    return structure
+
+
 def _tagging(name: str, fn):
     def unstructure(obj: Any) -> dict:
         return {TAG: name, **fn(obj)}
@@ -182,13 +194,18 @@ def ir_from_data(data: Any) -> ir.Program:
     if "program" not in data:
         raise IRFormatError(f"malformed IR document: no `program` field; {FIX}")
     try:
-        return CONVERTER.structure(data["program"], ir.Program)
+        program = CONVERTER.structure(data["program"], ir.Program)
     except cattrs.BaseValidationError as e:
         problems = cattrs.transform_error(e, path="$.program", format_exception=_explain)
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise IRFormatError(f"malformed IR document: {problems[0]}{more}; {FIX}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as e:
         raise IRFormatError(f"malformed IR document: {e}; {FIX}") from None
+    if program.module(program.root) is None:
+        keys = ", ".join(f"`{m.key}`" for m in program.modules[:5]) or "none"
+        raise IRFormatError(f"malformed IR document: `root` {_brief(program.root)} names none of "
+                            f"its modules (modules: {keys}) @ $.program.root; {FIX}")
+    return program
 
 
 def ir_from_json(text: str) -> ir.Program:

@@ -88,6 +88,35 @@ def test_a_string_where_a_list_belongs_is_refused_not_iterated():
         afp.load_ir(_mutated(("program", "modules", 0, "decls"), "abc", False))
 
 
+@pytest.mark.parametrize("path, value", [(("program", "root"), "zz"),
+                                         (("program", "modules", 0, "key"), "")])
+def test_a_root_that_names_no_module_is_IRFormatError(path, value):
+    """Before: the document loaded, and `program.agent()` failed with a bare AssertionError."""
+    with pytest.raises(IRFormatError, match=r"`root` .* names none of its modules .*afpc compile"):
+        afp.load_ir(_mutated(path, value, False))
+
+
+@pytest.mark.parametrize("value", [None, "zz", 3, [1]])
+def test_a_tool_schema_that_is_not_an_object_is_IRFormatError(value):
+    """Before: it loaded, and the run failed deep in `jsonschema` (`'str' object has no
+    attribute 'get'`)."""
+    path = _decl_path("Tool")
+    tool = DOC["program"]["modules"][0]["decls"][path[-1]]
+    assert tool["input"] is not None
+    with pytest.raises(IRFormatError, match=r"a schema's `json` must be a JSON Schema object"):
+        afp.load_ir(_mutated(path + ("input", "json"), value, False))
+
+
+def test_a_step_calling_a_tool_the_document_no_longer_declares_is_named_at_agent():
+    """Before: `agent.run` failed mid-run with a bare `KeyError: 'issue_refund'`."""
+    decls = DOC["program"]["modules"][0]["decls"]
+    i = next(i for i, d in enumerate(decls) if d.get("name") == "issue_refund")
+    program = afp.load_ir(_mutated(("program", "modules", 0, "decls", i, "name"), "zz", False))
+    with pytest.raises(ValueError, match=r"skill `refunds` has a step calling `issue_refund`.*"
+                                         r"afpc compile"):
+        program.agent()
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
