@@ -240,6 +240,7 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
             store_url: str | None, as_json: bool) -> None:
     """Answer a paused run's check-in and continue it."""
     from .runner import ResumeDecisionError, approve, decline
+    from .state import CheckpointError
     if approve_flag and decline_flag:
         raise click.UsageError("--approve and --decline are mutually exclusive; pass exactly one")
     decision = "approve" if approve_flag else "decline" if decline_flag else None
@@ -247,6 +248,7 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
     data = store.checkpoint(run_id)
     if data is None:
         raise _nothing_to_resume(store, run_id)
+    _check_launch(store, run_id, data)
     launch = data.get("launch") or {}
     if not data.get("spec"):
         raise _Bad(f"run `{run_id}` was started from the Python API; resume it there with "
@@ -279,9 +281,38 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
         made = make(pending["id"], by=by, note=note)
     try:
         result = agent.resume(run_id, made)
-    except ResumeDecisionError as exc:
+    except (ResumeDecisionError, CheckpointError) as exc:
         raise _Bad(str(exc)) from None
     _report(result, as_json)
+
+
+_LAUNCH = {"provider": str, "model": str, "script": str, "agent": str, "fallback": str,
+           "retries": int, "stream": bool}  # (None is fine for each: the default)
+
+
+def _check_launch(store: Any, run_id: str, data: dict) -> None:
+    """The checkpoint `resume` reads has the shapes `afpc run` writes; a damaged one (an edited
+    or corrupted row) is named as such, exit 1, never an internal error."""
+    from .store import damaged
+    from .state import CheckpointError, RunState, check_checkpoint
+    try:
+        check_checkpoint(run_id, data)
+        pending = RunState.from_checkpoint(data["state"]).pending
+    except CheckpointError as exc:
+        raise _Bad(str(exc)) from None
+    launch = data.get("launch")
+    checkin = pending.checkin if pending is not None else None
+    bad = ("`state.pending.checkin`" if checkin is not None
+           and not (isinstance(checkin, dict) and isinstance(checkin.get("id"), str))
+           else "`launch`" if launch is not None and not isinstance(launch, dict)
+           else next((f"`{k}`" for k in ("spec", "agent")
+                      if not isinstance(data.get(k), (str, type(None)))), None)
+           or next((f"`launch.{k}`" for k, kind in _LAUNCH.items()
+                    if (launch or {}).get(k) is not None and (type(launch[k]) is not kind or (
+                        kind is str and not launch[k].strip()))), None))
+    if bad:
+        raise damaged(getattr(store, "path", "?"), f"the checkpoint of run `{run_id}` has a "
+                                                   f"malformed {bad}")
 
 
 def _events_so_far(store: Any, run_id: str, data: dict) -> list:

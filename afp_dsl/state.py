@@ -178,10 +178,17 @@ class RunState:
         d.setdefault("decided", d.get("iteration", 1))  # (version 1: that cursor was decided)
         d["mark"] = None if d.get("mark") is None else Mark.from_dict(d["mark"])
         p = d.get("pending")
-        d["pending"] = None if p is None else Pending(
-            [_call_from(c) for c in p["calls"]], p["index"], p["reply_event"], p.get("checkin"),
-            p.get("inner"))
+        d["pending"] = None if p is None else _pending_from(p)
         return cls(**d)
+
+
+def _pending_from(p: dict) -> Pending:
+    calls, index = [_call_from(c) for c in p["calls"]], p["index"]
+    last = len(calls) - (p.get("checkin") is not None)  # (a check-in asks about calls[index])
+    if type(index) is not int or not 0 <= index <= last:
+        raise ValueError(f"`state.pending.index` is {index!r}, not a position in its "
+                         f"{len(calls)} calls")
+    return Pending(calls, index, p["reply_event"], p.get("checkin"), p.get("inner"))
 
 
 _OPT_STR = (str, type(None))

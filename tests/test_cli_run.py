@@ -209,3 +209,30 @@ def test_run_refuses_an_in_process_store_that_would_lose_the_run(env, store, mon
     monkeypatch.setenv("AFP_STORE", store)
     res = cli("run", spec, "-m", "please", "--script", "big")
     assert res.exit_code == 1 and f"`AFP_STORE={store}`" in res.output, res.output
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("launch", "x", "malformed `launch`"),
+    ("launch.model", "  ", "malformed `launch.model`"),
+    ("launch.retries", "3", "malformed `launch.retries`"),
+    ("agent", 3, "malformed `agent`"),
+    ("spec", [1], "malformed `spec`"),
+    ("state", None, "its `state` is NoneType"),
+    ("state.llm_calls", [1], "`state.llm_calls` is list"),
+    ("state.pending.index", 7, "`state.pending.index` is 7"),
+    ("state.pending.calls", {}, "checkpoint is damaged"),
+    ("state.pending.checkin", "x", "malformed `state.pending.checkin`"),
+    ("version", None, "has version None"),
+])
+def test_resume_of_a_damaged_checkpoint_names_it_and_exits_1(env, field, value, said):
+    """Before: `afpc resume` of an edited or corrupted checkpoint row was an internal error
+    (exit 2: AttributeError, TypeError, IndexError or an uncaught CheckpointError)."""
+    import sqlite3
+    spec, db = env
+    rid = json.loads(run(env, "--script", "big", "--json").output.strip().splitlines()[-1])["run_id"]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE checkpoints SET body=json_set(body, ?, json(?)) WHERE run_id=?",
+                     (f"$.{field}", json.dumps(value), rid))
+    res = cli("resume", rid, "--approve", "--store", db)
+    assert res.exit_code == 1 and said in res.output, res.output
+    assert "internal error" not in res.output
