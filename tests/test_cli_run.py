@@ -236,3 +236,13 @@ def test_resume_of_a_damaged_checkpoint_names_it_and_exits_1(env, field, value, 
     res = cli("resume", rid, "--approve", "--store", db)
     assert res.exit_code == 1 and said in res.output, res.output
     assert "internal error" not in res.output
+
+
+@pytest.mark.parametrize("option", ["--provider", "--fallback"])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_provider_or_fallback_is_a_usage_error(env, option, value):
+    """Before: `--fallback ""` (an unset shell variable) ran with no fallback, exit 0."""
+    spec, db = env
+    res = cli("run", spec, "-m", "please", "--store", db, "--script", "small", option, value)
+    assert res.exit_code == 2 and f"'{option}': is empty; name a provider" in res.output, res.output
+    assert not db.exists()
