@@ -147,6 +147,9 @@ def _checked_path(path: Any) -> str:
     if not os.fspath(path).strip():
         raise ValueError("`path` is empty; name a file such as `runs.db` (or `:memory:` for a "
                          "private in-process database)")
+    if "://" in os.fspath(path):  # (it would become a folder named `sqlite:` or `postgresql:`)
+        raise ValueError(f"`path` {os.fspath(path)!r} is a URL; pass it to "
+                         f"`afp.stores.from_url(...)`, or name the file itself (`runs.db`)")
     return os.fspath(path)
 
 

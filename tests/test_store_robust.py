@@ -282,6 +282,16 @@ def test_sqlite_needs_a_path(bad, error, tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("url", ["sqlite:///", "sqlite:///runs.db", "postgresql://u@h/db"])
+def test_sqlite_given_a_url_says_to_use_from_url(url, tmp_path, monkeypatch):
+    """Before: `stores.sqlite("sqlite:///runs.db")` made a folder named `sqlite:` holding
+    `runs.db` (and `"sqlite:///"` a file named `sqlite:`), without a word."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"is a URL; pass it to `afp\.stores\.from_url"):
+        stores.sqlite(url)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_from_url_for_a_reader_opens_only_an_existing_store(tmp_path):
     with pytest.raises(stores.StoreError, match="no run store at"):
         stores.from_url(str(tmp_path / "missing.db"), create=False)
