@@ -36,6 +36,9 @@ class MemoryStore:
     durable = False
 
     def __init__(self, max_runs: int | None = DEFAULT_MAX_RUNS, *, stamp: Stamp | None = None):
+        if max_runs is not None and (isinstance(max_runs, bool) or not isinstance(max_runs, int)):
+            raise TypeError(f"`max_runs` must be a number of runs (an `int` ≥ 1) or None for no "
+                            f"bound, not a `{type(max_runs).__name__}`")
         if max_runs is not None and max_runs < 1:
             raise StoreError(f"`max_runs` must be at least 1 (or None for no bound), "
                              f"not {max_runs}")

@@ -292,6 +292,13 @@ def test_sqlite_given_a_url_says_to_use_from_url(url, tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("bad", ["10", 2.5, True])
+def test_memory_max_runs_must_be_an_int(bad):
+    """Before: `memory(max_runs="10")` raised "'<' not supported between 'str' and 'int'"."""
+    with pytest.raises(TypeError, match=r"`max_runs` must be a number of runs \(an `int`"):
+        stores.memory(max_runs=bad)
+
+
 def test_from_url_for_a_reader_opens_only_an_existing_store(tmp_path):
     with pytest.raises(stores.StoreError, match="no run store at"):
         stores.from_url(str(tmp_path / "missing.db"), create=False)
