@@ -66,11 +66,9 @@ class Locator:
         text = self.sources.get(file)
         if text is None:
             text = self._loaded_elsewhere(file)
-        if text is None:
-            try:
-                text = Path(file).read_text(encoding="utf-8")
-            except (OSError, ValueError):
-                text = ""
+        if text is None:  # (a regular file only: a FIFO would block, /dev/zero never end)
+            from .loader import read_text
+            text = read_text(file)[0] if isinstance(file, str) else None
         if not isinstance(text, SourceFile):
             text = self.sources[file] = SourceFile.of(file, text) if text else None
         return text

@@ -108,3 +108,21 @@ def test_an_edge_to_a_skill_the_run_never_heard_of_says_so(result):
     text = result.why(edge="triage->refundz")
     assert "the trace never mentions `refundz`" in text and "did you mean `refunds`?" in text
     assert "check that the graph has this edge" in text and "bare edge" not in text
+
+
+def test_a_span_naming_a_fifo_or_a_device_is_not_read(tmp_path):
+    """Before: `afpc why --edge` and `trace export --format html` of a run whose spec path is
+    now a named pipe blocked for ever opening it (a device such as /dev/zero: read without end)."""
+    import os
+    import threading
+    from afp_dsl.why import Locator
+    fifo = tmp_path / "spec.afp"
+    os.mkfifo(fifo)
+    got = []
+    worker = threading.Thread(target=lambda: got.append(Locator()(str(fifo), 7)), daemon=True)
+    worker.start()
+    worker.join(5)
+    if worker.is_alive():  # (unblock the reader before failing)
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert got == [f"{fifo}@7"]
+    assert Locator()("/dev/zero", 3) == "/dev/zero@3"
