@@ -390,12 +390,21 @@ def reach_text(files: list[str], skill: str) -> str:
         from .checks.reach import reach_report
     except ImportError:  # pragma: no cover - the graph checks are optional during development
         return "afpc: reachability explanations are not available in this build"
+    from . import ir
     from .analysis import Analysis
-    out = []
+    from .suggest import closest
+    out, skills = [], set()
     for f in files:
         program, _ = analyse(f)
         if program is not None:
-            out.append(reach_report(Analysis(program), skill))
+            analysis = Analysis(program)
+            skills.update(d.name for _, d in analysis.decls() if type(d) is ir.Skill)
+            out.append(reach_report(analysis, skill))
+    if skill.rpartition(".")[2] not in skills:  # (a typo would read as "in no graph", exit 0)
+        close = closest(skill.rpartition(".")[2], sorted(skills))
+        raise click.BadParameter(f"no skill `{skill}` is declared in the checked files"
+                                 + (f"; did you mean `{close}`?" if close else ""),
+                                 param_hint="--explain-reach")
     return "\n".join(t for t in out if t)
 
 

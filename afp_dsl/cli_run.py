@@ -374,6 +374,10 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
         except ValueError as exc:
             raise click.BadParameter(f"`{pattern}` is malformed: {exc}", param_hint="-k") from None
     files = [Path(f) for f in collect_files(paths)]  # (`run_files` takes a `str` for spec text)
+    if junit_file and not os.path.isdir(os.path.dirname(os.path.abspath(junit_file))):
+        raise click.BadParameter(f"cannot write `{junit_file}`: its folder does not exist; "
+                                 f"create it, or name a file in a folder that does (checked "
+                                 f"before the tests run)", param_hint="--junit")
     found: list[str] = []
     tty = _stderr_tty()
     results, problems = run_files(files, pattern, found=found, progress=_progress(tty, len(files)))

@@ -326,7 +326,14 @@ def test_explain_reach_suggests_a_skill_and_refuses_an_empty_one(tmp_path) -> No
     """`--explain-reach ''` was silently ignored and a misspelt skill got no suggestion."""
     spec = str(Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp")
     typo = CliRunner().invoke(main, ["check", spec, "--explain-reach", "refundz"])
-    assert "is in no graph; did you mean `refunds`?" in typo.output, typo.output
+    assert typo.exit_code == 2, typo.output  # (before: exit 0, "`refundz` is in no graph")
+    assert "no skill `refundz` is declared in the checked files; did you mean `refunds`?" in (
+        typo.output), typo.output
+    open_skill = tmp_path / "open.afp"  # a skill that exists but is in no graph: reported, exit 0
+    open_skill.write_text('agent a { skills = [s] }\nskill s { description = "d" }\n',
+                          encoding="utf-8")
+    none = CliRunner().invoke(main, ["check", str(open_skill), "--explain-reach", "s"])
+    assert none.exit_code == 0 and "skill `s` is in no graph" in none.output, none.output
     empty = CliRunner().invoke(main, ["check", spec, "--explain-reach", " "])
     assert empty.exit_code == 2 and "needs a skill name" in empty.output, empty.output
 
@@ -442,3 +449,11 @@ def test_a_recorded_lone_surrogate_is_printed_escaped_with_a_warning(tmp_path, a
     out = CliRunner().invoke(main, [*args, "--store", db])
     assert out.exit_code == 0 and "internal error" not in out.output, out.output
     assert "lone surrogate" in out.output and "\\ud800" in out.output, out.output
+
+
+def test_a_junit_file_in_a_missing_folder_is_refused_before_the_tests_run(tmp_path) -> None:
+    """Before: every test ran, and only then did writing the report fail."""
+    spec = str(Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp")
+    out = CliRunner().invoke(main, ["test", spec, "--junit", str(tmp_path / "no" / "j.xml")])
+    assert out.exit_code == 2 and "its folder does not exist" in out.output, out.output
+    assert "passed" not in out.output and "PASSED" not in out.output, out.output
