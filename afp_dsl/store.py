@@ -254,7 +254,8 @@ def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None
         raise TypeError(f"the store must be a URL or path (`str` or `pathlib.Path`), e.g. "
                         f"`\"runs.db\"` or `\"postgresql://user@host/db\"`, not a "
                         f"`{type(url).__name__}`")
-    url = os.fspath(url) if url else (os.environ.get("AFP_STORE") or DEFAULT_PATH)
+    # (None: the default; "" is refused below as blank, most likely an unset variable)
+    url = os.fspath(url) if url is not None else (os.environ.get("AFP_STORE") or DEFAULT_PATH)
     if not isinstance(url, str):  # (a path object naming bytes)
         raise TypeError(f"the store path must be text, not `{type(url).__name__}`")
     if url.startswith(("postgresql://", "postgres://")):

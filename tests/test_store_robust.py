@@ -381,3 +381,15 @@ def test_a_hand_edited_event_payload_is_read_not_an_internal_error(kind, change,
 def test_a_store_that_is_no_url_or_path_is_a_type_error_naming_what_to_pass(bad):
     with pytest.raises(TypeError, match=r"must be a URL or path .*runs\.db"):
         stores.from_url(bad)
+
+
+def test_from_url_of_an_empty_string_is_blank_not_the_default(tmp_path, monkeypatch):
+    """Before: `from_url("")` (an unset variable, most likely) opened `.afp/runs.db` in the working
+    folder; `None` still names the default."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AFP_STORE", raising=False)
+    with pytest.raises(stores.StoreError, match="is blank"):
+        stores.from_url("")
+    assert not (tmp_path / ".afp").exists()
+    stores.from_url(None).close()
+    assert (tmp_path / ".afp" / "runs.db").exists()
