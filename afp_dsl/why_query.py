@@ -152,7 +152,7 @@ def _invalid_picks(ix: Index, seq: int, skill: str) -> list[Event]:
 
 # ---------------------------------------------------------------- edge
 def parse_edge(text: str) -> tuple[str, str] | None:
-    m = re.fullmatch(r"\s*([\w.\-]+)\s*-+>\s*([\w.\-]+)\s*", text or "")
+    m = re.fullmatch(r"\s*([\w.]+)\s*-+>\s*([\w.]+)\s*", text or "")  # (names hold no `-`)
     return (m.group(1), m.group(2)) if m else None
 
 

@@ -126,3 +126,10 @@ def test_a_span_naming_a_fifo_or_a_device_is_not_read(tmp_path):
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
     assert got == [f"{fifo}@7"]
     assert Locator()("/dev/zero", 3) == "/dev/zero@3"
+
+
+def test_an_edge_written_with_a_long_arrow_reads_as_its_two_skills() -> None:
+    """Before: `a-->b` read as the edge from `a-` to `b` (skill names hold no `-`)."""
+    from afp_dsl.why_query import parse_edge
+    assert parse_edge("triage-->refunds") == ("triage", "refunds")
+    assert parse_edge("lib.a -> lib.b") == ("lib.a", "lib.b") and parse_edge("a-b->c") is None
