@@ -118,20 +118,24 @@ REDACTED = {
         "sk_test_" + "a" * 24,
     ],
     "cards": ["4111 1111 1111 1111", "4111-1111-1111-1111", "5500000000000004", "378282246310005",
-              "3782 822463 10005"],
-    "emails": ["maya@example.com", "a.b+c@sub.example.co.uk", "maya.o'neil@example.com"],
+              "3782 822463 10005", "9780110003700006"],
+    "emails": ["maya@example.com", "a.b+c@sub.example.co.uk", "maya.o'neil@example.com",
+               "ops@2x.com"],
     "phones": ["+1 415 555 0132", "+44 20 7946 0958", "+33612345678", "(415) 555-0132", "415-555-0132",
-               "415.555.0132"],
+               "415.555.0132", "+683 4002", "+44 (0)20 7946 0958"],
     "national_ids": ["123-45-6789", "AB 12 34 56 C", "AB123456C"],
 }
 
 KEPT = {
     "secrets": ["the bearer of bad news", "skiing is fun", "task-1234", "sk-short", "AKIA123"],
-    "cards": ["4111111111111112", "order 1234567890123", "2024-01-15", "12 items"],
-    "emails": ["not an email @ all", "x@y", "@handle"],
-    "phones": ["order AB-12", "2024-01-15", "amount 1234567", "v1.2.3", "ticket 555-0132"],
+    # 9780110003702 is an ISBN-13 that also passes the Luhn check.
+    "cards": ["4111111111111112", "order 1234567890123", "2024-01-15", "12 items",
+              "ISBN 9780110003702", "ISBN 978-0-11-000370-2"],
+    "emails": ["not an email @ all", "x@y", "@handle", "icon@2x.png", "img/logo@1.5x.JPG"],
+    "phones": ["order AB-12", "2024-01-15", "amount 1234567", "v1.2.3", "ticket 555-0132",
+               "score +1 2023", "+44 123"],
     "national_ids": ["666-12-3456", "000-12-3456", "123-00-6789", "2024-01-15", "415-555-0132",
-                     "QQ 12 34 56 C"],
+                     "QQ 12 34 56 C", "GB 12 34 56 A", "ZZ123456B", "NT 12 34 56 C"],
 }
 
 
