@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -367,7 +368,8 @@ def _nothing_to_resume(store: Any, run_id: str) -> CliError:
 def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -> None:
     """Run the `test` blocks of spec files or folders."""
     from .cli import collect_files
-    from .testing import junit, parse_pattern, report, run_files, summary
+    from .testing import parse_pattern, run_files
+    from .testing_report import junit, report, summary
     if pattern is not None:
         try:
             parse_pattern(pattern)
@@ -380,7 +382,9 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
                                  f"before the tests run)", param_hint="--junit")
     found: list[str] = []
     tty = _stderr_tty()
-    results, problems = run_files(files, pattern, found=found, progress=_progress(tty, len(files)))
+    seconds: dict[str, float] = {}
+    results, problems = run_files(files, pattern, found=found, progress=_progress(tty, len(files)),
+                                  clock=time.perf_counter, seconds=seconds)
     if tty:
         click.echo("\r\x1b[K", err=True, nl=False)  # clear the live progress line
     if pattern is not None and not results and not problems:
@@ -390,7 +394,7 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
         echo(text)
     click.echo(summary(results, problems), err=True)
     if junit_file:
-        write_file(junit_file, junit(results, problems))
+        write_file(junit_file, junit(results, problems, seconds))
     sys.exit(1 if problems or any(not r.passed for r in results) else 0)
 
 

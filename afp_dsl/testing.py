@@ -1,4 +1,4 @@
-"""`afpc test`: run `test` blocks against the scripted mock, pytest-like, with JUnit XML.
+"""`afpc test`: run `test` blocks against the scripted mock, pytest-like.
 
 Role:       turns `ir.Test` statements into a mock script, tool stubs, runs (one per `user`,
             follow-ups in one conversation), decisions and expectations; reports failures with
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Callable, Iterable
-from xml.sax.saxutils import escape, quoteattr
 
 import attrs
 
@@ -328,11 +327,13 @@ def _selected(terms: list[list[tuple[bool, str]]], ident: str) -> bool:
 
 
 def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[str] | None = None,
-              progress: Callable[[int, int, Path], None] | None = None
+              progress: Callable[[int, int, Path], None] | None = None,
+              clock: Callable[[], float] | None = None, seconds: dict[str, float] | None = None
               ) -> tuple[list[TestResult], list[FileProblem]]:
     """Run the tests of `files` that `pattern` selects; `found`, if given, receives the names
     of every test the loaded files declare (selected or not); `progress(i, n, file)` is called
-    before the i-th (1-based) of the n files is loaded."""
+    before the i-th (1-based) of the n files is loaded; with `clock` (seconds, monotonic) and
+    `seconds`, each test's duration is filed in `seconds` under its id."""
     from .api import Program, analyse
     from .diagnostics import has_errors
     results: list[TestResult] = []
@@ -349,7 +350,10 @@ def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[
         if found is not None:
             found.extend(t.name for t in collect(program, str(f), None))
         for t in collect(program, str(f), pattern):
+            began = clock() if clock is not None else 0.0
             results.append(run_test(program, t, str(f)))
+            if clock is not None and seconds is not None:
+                seconds[results[-1].id] = clock() - began
     return results, problems
 
 
@@ -358,54 +362,3 @@ def _load_errors(loaded: Any, diags: list) -> str:
     from .render import render
     sources = {m.key: m.source for m in loaded.modules} if loaded is not None else {}
     return render([d for d in diags if d.is_error] or diags, sources, "short").rstrip("\n")
-
-
-def report(results: list[TestResult], problems: list[FileProblem], *, with_summary: bool = True
-           ) -> str:
-    """One line per test, then the failures and file errors, then (`with_summary`) the tally."""
-    lines = [f"{r.id} {'PASSED' if r.passed else 'FAILED'}" for r in results]
-    failed = [r for r in results if not r.passed]
-    if failed or problems:
-        lines.append("")
-        lines.append("=" * 30 + " FAILURES " + "=" * 30)
-    for p in problems:
-        lines += [f"___ {p.file} ___", "  cannot load; its errors (`afpc check` draws them):"]
-        lines += [f"    {x}" for x in p.message.splitlines()]
-    for r in failed:
-        lines.append(f"___ {r.id} ___")
-        if r.error:
-            lines.append(f"  {r.error}")
-        lines += [f"  {x}" for x in r.failures]
-    if with_summary:
-        lines += ["", summary(results, problems)]
-    return "\n".join(lines)
-
-
-def summary(results: list[TestResult], problems: list[FileProblem]) -> str:
-    """`N passed, M failed[, K file errors]`, or `no tests ran`."""
-    failed = sum(1 for r in results if not r.passed)
-    text = f"{len(results) - failed} passed, {failed} failed"
-    if problems:
-        text += f", {len(problems)} file error{'s' if len(problems) != 1 else ''}"
-    return text if results or problems else "no tests ran"
-
-
-def junit(results: list[TestResult], problems: list[FileProblem]) -> str:
-    failed = sum(1 for r in results if not r.passed)
-    out = ['<?xml version="1.0" encoding="utf-8"?>',
-           f'<testsuite name="afpc" tests="{len(results) + len(problems)}" failures="{failed}" '
-           f'errors="{len(problems)}">']
-    for r in results:
-        out.append(f"  <testcase classname={quoteattr(r.file)} name={quoteattr(r.name)}>")
-        if not r.passed:
-            body = "\n".join(([r.error] if r.error else []) + list(r.failures))
-            first = (r.error or (r.failures[0] if r.failures else "failed")).splitlines()[0]
-            out.append(f"    <failure message={quoteattr(first)}>{escape(body)}</failure>")
-        out.append("  </testcase>")
-    for p in problems:
-        out.append(f"  <testcase classname={quoteattr(p.file)} name=\"load\">")
-        out.append(f"    <error message={quoteattr(p.message.splitlines()[0] if p.message else 'error')}>"
-                   f"{escape(p.message)}</error>")
-        out.append("  </testcase>")
-    out.append("</testsuite>")
-    return "\n".join(out) + "\n"

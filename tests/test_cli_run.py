@@ -152,6 +152,10 @@ def test_test_command_exit_codes_k_and_junit(env, tmp_path):
     res = cli("test", spec, "--junit", xml)
     assert res.exit_code == 1 and "failing FAILED" in res.output
     assert "<testsuite" in xml.read_text()
+    import xml.etree.ElementTree as ET
+    root = ET.parse(xml).getroot()
+    assert float(root.get("time")) >= 0
+    assert all(float(case.get("time")) >= 0 for case in root.findall("testcase"))
 
 
 INNER = """

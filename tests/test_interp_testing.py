@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import textwrap
 
-from afp_dsl.testing import junit, report, run_files
+from afp_dsl.testing import run_files
+from afp_dsl.testing_report import junit, report
 
 SPEC = """
 agent desk { tools = [lookup, refund] graph = m policies = [guard] }
@@ -152,6 +153,23 @@ def test_k_selects_and_junit_is_xml(tmp_path):
     root = ET.fromstring(junit(run(tmp_path, body), []))
     assert root.get("tests") == "2" and root.get("failures") == "1"
     assert root.find("testcase/failure") is not None
+    assert root.get("time") is None and root.find("testcase").get("time") is None
+
+
+def test_junit_times_come_from_the_clock_passed_in(tmp_path):
+    """Durations are measured only with an injected clock; each case gets its own, the suite
+    their sum, and a file that does not load has none."""
+    import xml.etree.ElementTree as ET
+    f = write(tmp_path, 'test one { user "a" model says "x" }\ntest two { user "b" model says "y" }\n')
+    (tmp_path / "bad.afp").write_text("agent { ")
+    ticks = iter([10.0, 10.25, 20.0, 20.5])
+    seconds: dict[str, float] = {}
+    results, problems = run_files([f, tmp_path / "bad.afp"], clock=lambda: next(ticks),
+                                  seconds=seconds)
+    assert seconds == {f"{f}::one": 0.25, f"{f}::two": 0.5}
+    root = ET.fromstring(junit(results, problems, seconds))
+    assert root.get("time") == "0.750"
+    assert [c.get("time") for c in root.findall("testcase")] == ["0.250", "0.500", None]
 
 
 def test_a_file_with_errors_is_reported_not_raised(tmp_path):
