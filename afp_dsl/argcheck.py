@@ -39,7 +39,7 @@ def arg_problems(validator, args: Any) -> list[str]:
                 f"resolve{_ref_of(exc)}; the tool's declaration must be fixed, not the arguments"]
     out: dict[str, None] = {}  # (one `required` error per missing field, each naming them all)
     for e in errors:
-        out.update(dict.fromkeys(_describe(e, validator.schema, args)))
+        out.update(dict.fromkeys(describe_error(e, validator.schema, args)))
         if len(out) >= MAX_PROBLEMS:
             break
     return list(out)[:MAX_PROBLEMS]
@@ -84,24 +84,27 @@ _INF = float("inf")
 _SCAN = frozenset((float, dict, list, tuple))  # anything else in a flat dict holds no float
 
 
-def _path(parts) -> str:
+def _path(parts, whole: str = "arguments") -> str:
     text = ""
     for p in parts:
         text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
-    return text or "arguments"
+    return text or whole
 
 
-def _describe(e, root: Any, args: Any) -> list[str]:
-    path, v, val = _path(e.absolute_path), e.validator, e.validator_value
+def describe_error(e, root: Any, value: Any, whole: str = "arguments") -> list[str]:
+    """A jsonschema error of `value` (against schema `root`) as `path: what was expected`
+    lines, never echoing `value` (a secret a redact rule selects must not reach a record, an
+    error message or a diagnostic); `whole` names the path of `value` itself."""
+    path, v, val = _path(e.absolute_path, whole), e.validator, e.validator_value
     if v == "required":
         have = e.instance if isinstance(e.instance, dict) else {}
         base = list(e.absolute_path)
-        return [f"{_path(base + [k])}: required but missing" for k in val if k not in have]
+        return [f"{_path(base + [k], whole)}: required but missing" for k in val if k not in have]
     if v == "additionalProperties":
         extra = _extra_fields(e.schema, e.instance)
-        return [f"{_path(list(e.absolute_path) + [k])}: not an allowed field" for k in extra]
+        return [f"{_path(list(e.absolute_path) + [k], whole)}: not an allowed field" for k in extra]
     if v is None:  # a `false` schema: jsonschema names neither the field nor its place
-        return _refused_fields(e, root, args)
+        return _refused_fields(e, root, value, whole)
     if v == "items" and val is False:
         return [f"{path}: expected at most {len(e.schema.get('prefixItems') or [])} items"]
     return [f"{path}: {_expected(v, val)}"]
@@ -127,7 +130,7 @@ def _extra_fields(schema: Any, instance: Any) -> list[str]:
     return out
 
 
-def _refused_fields(e, root: Any, args: Any) -> list[str]:
+def _refused_fields(e, root: Any, args: Any, whole: str = "arguments") -> list[str]:
     """`path: not an allowed field` for the fields a `properties` entry of `false` refuses,
     found from the object and the schema around the error; else one plain problem."""
     where = list(e.absolute_path)
@@ -136,8 +139,8 @@ def _refused_fields(e, root: Any, args: Any) -> list[str]:
     if isinstance(obj, dict) and isinstance(props, dict):
         keys = [k for k in obj if props.get(k) is False]
         if keys:
-            return [f"{_path(where + [k])}: not an allowed field" for k in keys]
-    return [f"{_path(where)}: a value where the schema allows none"]
+            return [f"{_path(where + [k], whole)}: not an allowed field" for k in keys]
+    return [f"{_path(where, whole)}: a value where the schema allows none"]
 
 
 def _at(value: Any, steps: list) -> Any:

@@ -242,3 +242,17 @@ def test_json_text_learning_matches_its_plain_definition():
             quick.learn_json_text(text)
             plain(full, text)
             assert quick.memory_state() == full.memory_state(), repr(text)
+
+
+def test_a_diagnostic_on_scripted_arguments_never_quotes_them():
+    """AFP405 says what the schema expected where, never the arguments (semantics §9: no
+    diagnostic holds a secret), as the model is told of its own invalid arguments (§7)."""
+    import afp_dsl
+    spec = (SPEC % "").replace("password: string, user: string",
+                               "password: string(min_length: 40), user: integer") + (
+        'test t {\n  user "log in"\n'
+        '  model calls login { password: "PW-ARG-3333", user: "sk-USERSECRET-9999" }\n'
+        '  model says "ok"\n}\n')
+    [d] = [d for d in afp_dsl.check(spec) if d.code == "AFP405"]
+    assert d.notes == ("password: expected at least 40 characters", "user: expected integer")
+    assert_clean(d.message + "".join(d.notes) + (d.help or ""))

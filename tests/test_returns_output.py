@@ -8,10 +8,10 @@ import afp_dsl
 
 
 @pytest.mark.parametrize("tool, words", [
-    ('output { n: integer(min: 1) } impl = returns({ n: 0 })', "0 is less than the minimum of 1"),
-    ('output { n: integer } impl = returns({ m: 1 })', "'n' is a required property"),
-    ('output = { type: "string" } impl = returns(3)', "3 is not of type 'string'"),
-    ('output { a: [string] } impl = returns({ a: ["x", 2] })', "(at `/a/1`)"),
+    ('output { n: integer(min: 1) } impl = returns({ n: 0 })', "n: expected a number >= 1"),
+    ('output { n: integer } impl = returns({ m: 1 })', "n: required but missing"),
+    ('output = { type: "string" } impl = returns(3)', "result: expected string"),
+    ('output { a: [string] } impl = returns({ a: ["x", 2] })', "a[1]: expected string"),
 ])
 def test_a_returned_value_that_fails_the_output_schema_is_reported(tool: str, words: str) -> None:
     text = f'tool t {{ description = "d" {tool} }}\n'
@@ -35,3 +35,14 @@ def test_a_returned_value_that_fits_is_fine(tool: str) -> None:
 def test_an_invalid_output_schema_is_reported_once() -> None:
     diags = afp_dsl.check('tool t { description = "d" output = { type: "nope" } impl = returns(1) }\n')
     assert [d.code for d in diags] == ["AFP301"], diags
+
+
+def test_the_report_never_quotes_the_returned_value() -> None:
+    """A returned value may be a secret (semantics §9: no diagnostic holds one): the message says
+    what was expected where, as the model is told of invalid arguments, never the value."""
+    text = ('agent a { tools = [t] redact = [r] }\nredact r { keys = ["password"] }\n'
+            'tool t { description = "d" output { password: integer }\n'
+            '  impl = returns({ password: "hunter2hunter2" }) }\n')
+    [d] = afp_dsl.check(text)
+    assert d.code == "AFP302" and "password: expected integer" in d.message
+    assert "hunter2" not in d.message + "".join(d.notes)

@@ -54,11 +54,13 @@ def check_schemas(a: Analysis) -> Iterable[Diagnostic]:
 def _returned_value(tool: ir.Tool, impl: ir.ReturnsImpl, schema: ir.Schema) -> Iterator[Diagnostic]:
     """AFP302 when the value `returns(...)` always answers fails the tool's own `output` schema
     (one of the two is wrong: every call of the tool would answer a result its schema refuses)."""
-    best = _violation(thaw(schema.json), thaw(impl.value))
-    if best is not None:
-        where = "/".join(str(p) for p in best.absolute_path)
+    doc, value = thaw(schema.json), thaw(impl.value)
+    best = _violation(doc, value)
+    if best is not None:  # (worded without the value, which may be a secret: semantics §9)
+        from ..argcheck import describe_error
+        what = "; ".join(describe_error(best, doc, value, "result"))
         yield diag("AFP302", f"the value tool `{tool.name}` returns does not satisfy its `output` "
-                   f"schema: {best.message}" + (f" (at `/{where}`)" if where else ""), impl.span,
+                   f"schema: {what}", impl.span,
                    "not a valid result", help="change the value or the `output` schema",
                    secondary=(Label(schema.span, "the `output` schema", False),))
 

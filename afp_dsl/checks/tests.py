@@ -256,7 +256,8 @@ def _args(call: ir.ScriptedCall, schema: Any) -> Iterator[Diagnostic]:
 
 
 def validate(schema: Any, instance: Any) -> list[str]:
-    """`$.path: problem` lines, validating locally; [] when valid or the schema is unusable."""
+    """`path: what was expected` lines, validating locally, never echoing a value (a test's
+    arguments may hold a secret; semantics §9); [] when valid or the schema is unusable."""
     if surely_valid(schema, instance):
         return []  # the usual case, decided without importing jsonschema (see schema_quick)
     import jsonschema  # slow to import: only for arguments that may be invalid
@@ -267,16 +268,11 @@ def validate(schema: Any, instance: Any) -> list[str]:
         cls.check_schema(schema)
         validator = cls(schema, registry=referencing.Registry())
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
-        return [f"{json_path(e.absolute_path)}: {e.message}" for e in errors]
+        from ..argcheck import describe_error
+        lines = (line for e in errors for line in describe_error(e, schema, instance))
+        return list(dict.fromkeys(lines))
     except (jsonschema.SchemaError, referencing.exceptions.Unresolvable, RecursionError):
         return []
-
-
-def json_path(parts: Iterable[Any]) -> str:
-    out = "$"
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if str(p).isidentifier() else f"[{p!r}]")
-    return out
 
 
 def _edge(analysis: Analysis, module: str, stmt: ir.ExpectRoute, scope: _Scope,
