@@ -50,6 +50,20 @@ def _as_recorded(text: str) -> Any:
         return text
 
 
+def test_scrubber(agent: Any, test: ir.Test) -> Callable[[str], str]:
+    """`scrub_text` for what `afpc test` quotes from a test (an expected answer) beside the run's
+    redacted records: the agent's rules, primed as its runs are, and taught the secrets under
+    redacted keys in the test's stubbed results and scripted arguments, as its runs were."""
+    red = agent._redactor()
+    for st in test.statements:
+        if isinstance(st, ir.ToolReturns):
+            learn(red, thaw(st.value))
+        elif isinstance(st, ir.ModelCalls):
+            for c in st.calls:
+                learn(red, thaw(c.args))
+    return red.scrub_text
+
+
 def run_scrubber(program: Any, events: list) -> Callable[[str], str]:
     """`scrub_text` of a stored run's redactor rebuilt from its spec: the rules of the agent the
     run started (every agent's for an inner run, or when the spec no longer has that agent),

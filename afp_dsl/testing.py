@@ -5,7 +5,8 @@ Role:       turns `ir.Test` statements into a mock script, tool stubs, runs (one
             the statement's `file:line`, expected vs actual and the trace's last events.
 Invariants: a test never hangs (an exhausted script is a provider error naming the call);
             unused script lines or stubs at the end fail the test; no wall clock in results;
-            failure messages show only redacted values (answers as the trace recorded them).
+            failure messages show only redacted values (answers as the trace recorded them,
+            expected answers redacted as the run is).
 """
 from __future__ import annotations
 
@@ -71,6 +72,7 @@ class _Case:
                  observe: Callable[[Any], None] | None = None):
         from .runner import Agent
         replies, self.stubs = _script(test)
+        self.test = test
         self.said = [st for st in test.statements if isinstance(st, (ir.ModelCalls, ir.ModelSays))]
         self.stub_lines = _stub_lines(test)
         self.provider = MockProvider(replies)
@@ -209,9 +211,15 @@ def _answer(case: _Case, st: ir.ExpectAnswer) -> None:
     if st.matches is not None:
         ok = isinstance(answer, str) and compile_regex(st.matches.pattern, st.matches.flags).search(answer)
         if not ok:
-            case.fail(st, "answer does not match", str(st.matches), _show(case, answer))
+            case.fail(st, "answer does not match", _quoted(case, str(st.matches)), _show(case, answer))
     elif st.equals is not None and answer != st.equals:
-        case.fail(st, "answer differs", repr(st.equals), _show(case, answer))
+        case.fail(st, "answer differs", _quoted(case, repr(st.equals)), _show(case, answer))
+
+
+def _quoted(case: _Case, text: str) -> str:
+    """An expectation as shown beside the recorded (redacted) answer: redacted as the run is."""
+    from .known_secrets import test_scrubber
+    return test_scrubber(case.agent, case.test)(text)
 
 
 def _show(case: _Case, answer: Any) -> str:

@@ -135,3 +135,17 @@ def test_afpc_test_failure_messages_show_only_redacted_values(tmp_path):
     junit = tmp_path / "junit.xml"
     CliRunner().invoke(main, ["test", str(spec), "--junit", str(junit)])
     assert_clean(junit.read_bytes())
+
+
+def test_afpc_test_quotes_an_expectation_redacted_as_the_run_is(tmp_path):
+    """An expected answer quoting a secret (a pattern's, a stubbed result's, a scripted
+    argument's) is shown redacted beside the recorded answer, never raw."""
+    expects = ('expect answer == "token TOK-RESULT-7777, password PW-ARG-3333"\n'
+               '  expect answer matches /sk-USERSECRET-9999/\n}\n')
+    spec = tmp_path / "leak.afp"
+    spec.write_text(TEST_SPEC.replace('expect answer matches /^nothing like this$/\n'
+                                      '  expect answer == "also not this"\n}\n', expects))
+    res = CliRunner().invoke(main, ["test", str(spec)])
+    assert res.exit_code == 1 and "answer differs" in res.output, res.output
+    assert "expected: 'token [REDACTED], password [REDACTED]'" in res.output
+    assert_clean(res.output)
