@@ -143,6 +143,15 @@ def test_demo_answers_after_a_steps_nudge_instead_of_calling_again():
     assert [p["action"] for p in payloads(r, "steps.unfinished")] == ["nudged", "accepted"]
 
 
+def test_demo_wrap_up_quotes_the_person_s_message_not_the_budget_notice():
+    """§11 "otherwise answer quoting": with no tool result, the demo quotes what the person
+    asked, not the wrap-up message the loop wrote after the last call asked for a tool."""
+    spec = ('agent g { tools = [t] max_iterations = 1 }\n'
+            'tool t { description = "t" impl = returns("r") }')
+    r = afp.load(spec).agent(provider=afp.providers.mock()).run("hello there")
+    assert (r.outcome, r.answer) == ("max_iterations", "Got it — hello there")
+
+
 # ---------------------------------------------------------------- semantics §2: skipped reasons
 def test_a_when_that_fails_at_run_time_is_recorded_with_its_reason():
     spec = ('agent a { tools = [t] context = [f1] }\n'

@@ -201,7 +201,8 @@ def _demo(request: Request, number: int) -> Reply:
             call = ToolCall(f"call-{tool.name}-1", tool.name, args)
             return Reply(tool_calls=(call,), usage=_usage(request, ""), stop_reason="tool_use")
     last = next((m.content for m in reversed(list(request.messages)) if m.role == "tool"), None)
-    if last is None:
-        last = next((m.content for m in reversed(list(request.messages)) if m.role == "user"), "")
+    if last is None:  # (the person's message, not the wrap-up or a nudge the loop wrote)
+        last = next((m.content for m in reversed(list(request.messages))
+                     if m.role == "user" and not is_prompt(m.content)), "")
     text = f"Got it — {last}"
     return Reply(text=text, usage=_usage(request, text), stop_reason="stop")
