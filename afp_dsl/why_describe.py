@@ -40,7 +40,6 @@ _TEMPLATES = {
     "tool.called": "model called `{tool}` ({call_id}) with {args}",
     "tool.args_invalid": "arguments of `{tool}` rejected: {problems}",
     "checkin.requested": "check-in {checkin} asked: {question}",
-    "skill.rejected": "read_skill `{requested}` refused: cursor {cursor}, reachable {allowed}",
     "step.advanced": "step {step} of {of} of `{skill}` done",
     "step.skipped": "step {step} of `{skill}` skipped: {reason}",
     "steps.unfinished": "steps of `{skill}` unfinished at step {step} ({action})",
@@ -90,6 +89,9 @@ def _conflict(p: dict) -> str:
 
 
 _DESCRIBE: dict[str, Callable[[dict], str]] = {
+    "skill.rejected": lambda p: (f"read_skill `{short(p.get('requested'))}` refused: cursor "
+                                 f"{short(p.get('cursor') or 'none')}, reachable "
+                                 f"{short(p.get('allowed'))}"),
     "context.composed": _context,
     "llm.called": lambda p: (f"LLM call #{p.get('call')} ({p.get('messages')} messages, "
                              f"model {p.get('model') or 'default'})"),

@@ -133,3 +133,12 @@ def test_an_edge_written_with_a_long_arrow_reads_as_its_two_skills() -> None:
     from afp_dsl.why_query import parse_edge
     assert parse_edge("triage-->refunds") == ("triage", "refunds")
     assert parse_edge("lib.a -> lib.b") == ("lib.a", "lib.b") and parse_edge("a-b->c") is None
+
+
+def test_a_pick_refused_before_any_skill_is_current_names_no_cursor_as_none():
+    """`why` cites a cold-start refusal as `cursor none` (the cursor.moved line's word), not as
+    an empty `cursor ,`."""
+    from afp_dsl.why_describe import describe
+    e = Event(7, "r:7", "skill.rejected", 1, 7, (), None,
+              payload={"requested": "s2", "cursor": None, "allowed": ["s1"]})
+    assert describe(e) == 'read_skill `s2` refused: cursor none, reachable ["s1"]'
