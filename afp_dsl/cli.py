@@ -19,7 +19,7 @@ import click
 
 from . import __version__
 from .diagnostics import Diagnostic, Severity, sorted_diagnostics
-from .render import FORMATS, explain, render
+from .render import FORMATS, explain, render, unknown_code
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -443,7 +443,7 @@ def explain_(code: str) -> None:
     """Print the long explanation of a diagnostic code (AFP101 or unknown-name)."""
     text = explain(code)
     if text is None:
-        click.echo(f"afpc: unknown diagnostic code `{code}`; codes look like AFP101 or unknown-name", err=True)
+        click.echo(f"afpc: {unknown_code(code)}", err=True)
         sys.exit(2)
     click.echo(text)
 

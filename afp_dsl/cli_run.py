@@ -106,8 +106,11 @@ def _script(program: Any, name: str | None) -> tuple[list | None, Any]:
     for d in program.ir.root_module.decls:
         if isinstance(d, ir.Test) and d.name == name:
             return script_of(d)
+    from .suggest import closest
     tests = [d.name for d in program.ir.root_module.decls if isinstance(d, ir.Test)]
-    raise _Bad(f"no test `{name}` in the spec; tests: {', '.join(tests) or 'none'}")
+    close = closest(name, tests)
+    raise _Bad(f"no test `{name}` in the spec; {f'did you mean `{close}`? ' if close else ''}"
+               f"tests: {', '.join(tests) or 'none'}")
 
 
 def _provider(name: str, model: str | None, replies: list | None, skip: int = 0, *, retries: int = 0,

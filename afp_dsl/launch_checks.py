@@ -183,6 +183,7 @@ def no_agent(prog: ir.Program, name: str | None) -> str:
     if name is not None and not name.strip():
         return f"the agent name is blank; name one of the agents: {listed}"
     if name:
-        return f"no agent `{name}`; agents: {listed}"
+        close = closest(name, names)
+        return f"no agent `{name}`; {f'did you mean `{close}`? ' if close else ''}agents: {listed}"
     return (f"the spec has several agents; name one (`--agent NAME` with afpc, "
             f"`program.agent(\"NAME\")` in Python); agents: {listed}")

@@ -13,6 +13,7 @@ Invariants: pure (no printing, no clock); `render` never raises for any diagnost
 from __future__ import annotations
 
 import json
+import re
 from typing import Iterable, Mapping, Sequence
 
 from . import codes
@@ -73,6 +74,32 @@ def explain(code_or_name: str) -> str | None:
     if c is None:
         return None
     return f"{c.id} {c.name} ({c.severity.value})\n{c.summary}\n\n{c.explanation}"
+
+
+def unknown_code(code: str) -> str:
+    """What `afpc explain` says of a code it does not know: the closest code or name, if any."""
+    from .suggest import closest
+    word = code.strip()
+    number = re.fullmatch(r"(?i)afp(\d+)", word)
+    if number:  # (a slip of one digit: every id shares `AFP`, so similarity would match them all)
+        guess = next((c for c in codes.REGISTRY if _one_slip(number.group(1), c[3:])), None)
+    else:
+        guess = closest(word.lower(), list(codes.BY_NAME))
+    hint = f"did you mean `{guess}`?" if guess else "codes look like AFP101 or unknown-name"
+    return f"unknown diagnostic code `{code}`; {hint}"
+
+
+def _one_slip(typed: str, digits: str) -> bool:
+    """`typed` is `digits` with one digit changed, added or dropped, or two neighbours swapped."""
+    if len(typed) != len(digits):
+        short, long_ = sorted((typed, digits), key=len)
+        return (len(long_) == len(short) + 1
+                and any(long_[:i] + long_[i + 1:] == short for i in range(len(long_))))
+    diff = [i for i in range(len(typed)) if typed[i] != digits[i]]
+    if len(diff) == 2 and diff[1] == diff[0] + 1:
+        a, b = diff
+        return typed[a] == digits[b] and typed[b] == digits[a]
+    return len(diff) == 1
 
 
 def _severity(d: Diagnostic) -> Severity:

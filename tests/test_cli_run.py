@@ -250,3 +250,19 @@ def test_an_empty_provider_or_fallback_is_a_usage_error(env, option, value):
     res = cli("run", spec, "-m", "please", "--store", db, "--script", "small", option, value)
     assert res.exit_code == 2 and f"'{option}': is empty; name a provider" in res.output, res.output
     assert not db.exists()
+
+
+@pytest.mark.parametrize("args,said", [
+    (("explain", "unknown-nam"), "did you mean `unknown-name`?"),
+    (("explain", "AFP3040"), "did you mean `AFP304`?"),
+    (("run", "{spec}", "-m", "x", "--agent", "dsk"), "no agent `dsk`; did you mean `desk`?"),
+    (("run", "{spec}", "-m", "x", "--script", "smal"), "no test `smal` in the spec; did you mean `small`?"),
+])
+def test_a_misspelt_name_on_the_command_line_gets_did_you_mean(env, args, said):
+    """Before: `afpc explain unknown-nam`, `--agent dsk` and `--script smal` listed the names (or
+    the form of a code) but suggested none; the spec asks a "did you mean" for every unknown name."""
+    spec, db = env
+    args = tuple(str(spec) if a == "{spec}" else a for a in args)
+    res = cli(*args, *(("--store", db) if args[0] == "run" else ()))
+    assert res.exit_code == (2 if args[0] == "explain" else 1), res.output
+    assert said in res.output and "Traceback" not in res.output

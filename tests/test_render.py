@@ -332,6 +332,22 @@ def test_explain_by_code_and_name():
     assert explain("AFP000") is None and explain("nope") is None
 
 
+@pytest.mark.parametrize("typed,guess", [
+    ("unknown-nam", "unknown-name"), ("unknwon-name", "unknown-name"),   # a name, by similarity
+    ("AFP3040", "AFP304"), ("afp340", "AFP304"), ("AFP2011", "AFP201"),   # one digit slipped
+    ("AFP999", None), ("nope", None), ("AFP", None),
+])
+def test_an_unknown_code_gets_the_closest_one(typed, guess):
+    """`afpc explain unknown-nam` said only "codes look like AFP101": no "did you mean"."""
+    from afp_dsl.render import unknown_code
+    said = unknown_code(typed)
+    assert said.startswith(f"unknown diagnostic code `{typed}`; ")
+    if guess:
+        assert said.endswith(f"did you mean `{guess}`?") and explain(guess) is not None
+    else:
+        assert said.endswith("codes look like AFP101 or unknown-name")
+
+
 # ---------------------------------------------------------------------------- never raises
 
 FILES = ["a.afp", "dir/b c.afp", "", "x:y,%.afp"]
