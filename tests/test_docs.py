@@ -163,3 +163,18 @@ def test_relative_links_resolve(doc: Path):
         elif anchor and path.suffix == ".md" and anchor not in anchors(path):
             broken.append(f"{target}#{anchor}")
     assert not broken, f"{doc.relative_to(ROOT)}: broken links {broken}"
+
+
+def test_getting_started_why_sample_is_what_why_prints(tmp_path, monkeypatch, capsys):
+    """The `why` text docs/getting-started.md shows is what its Python block prints (run ids
+    aside): the sample had drifted (a policy line without its `(library.afp:44)`)."""
+    text = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    spec = re.search(r"^```afp file=library\.afp\n(.*?)^```", text, re.M | re.S)
+    block = re.search(r"^```python\n(.*?print\(result\.why\(\)\)\n)```\n\n```text\n(.*?)^```",
+                      text, re.M | re.S)
+    assert spec is not None and block is not None
+    (tmp_path / "library.afp").write_text(spec.group(1), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block.group(1), "getting-started.md", "exec"), {})
+    printed = re.sub(r"run-[0-9a-f]+", "run-…", capsys.readouterr().out)
+    assert printed == block.group(2)
