@@ -16,7 +16,8 @@ from typing import Any
 import click
 
 from . import graph_export
-from .cli import FilePath, checked_program, emit, guarded, store_text, utf8_text
+from .cli import checked_program
+from .cli_io import FilePath, emit, guarded, store_text, utf8_text
 
 _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "json": graph_export.to_json}
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import click
 
-from .cli import CliError, FilePath, echo, guarded, store_text, utf8_text, write_file
+from .cli_io import CliError, FilePath, echo, guarded, store_text, utf8_text, write_file
 from .resume_count import calls_made, executions, inner_events
 from .trace import json_text
 

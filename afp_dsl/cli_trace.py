@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import click
 
-from .cli import FilePath, echo, emit, guarded, store_text, utf8_text
+from .cli_io import FilePath, echo, emit, guarded, store_text, utf8_text
 from .suggest import closest
 
 _STORE = click.option("--store", "store_url", callback=store_text,

@@ -85,6 +85,16 @@ def is_mapping(value: Any) -> bool:
     return isinstance(value, Mapping)
 
 
+def a_named(name: str) -> str:
+    """A type's name for messages, with its article: "an `int`", "a `set`"."""
+    return f"an `{name}`" if name[:1].lower() in "aeiou" else f"a `{name}`"
+
+
+def a_type(value: Any) -> str:
+    """`value`'s type for messages, with its article: "an `object`", "a `bytes`"."""
+    return a_named(type(value).__name__)
+
+
 def freeze(value: Any) -> Any:
     """Deep-convert JSON-like data to hashable immutable data."""
     t = type(value)
@@ -130,10 +140,10 @@ class _NoJSON(_NotData):
     def __init__(self, leaf: Any, *, key: bool = False):
         name = type(leaf).__name__
         if key:
-            text = f"has a `{name}` as a map key, which JSON cannot write (use str keys)"
+            text = f"has {a_named(name)} as a map key, which JSON cannot write (use str keys)"
         else:
             hint = _HINTS.get(name, "its fields as a dict, or a str")
-            text = f"is a `{name}`, which has no JSON form (return {hint} instead)"
+            text = f"is {a_named(name)}, which has no JSON form (return {hint} instead)"
         super().__init__(f"{text}; {JSON_LIKE}")
         self.child, self.path = leaf, []
 
@@ -208,7 +218,7 @@ def _data(value: Any, depth: int, path: set[int], leaf: Any, key: Any) -> Any:
     except _NotData:
         raise
     except (Exception, SystemExit) as exc:  # a mapping or sequence whose iteration raises
-        raise _NotData(f"reading a `{type(value).__name__}` in it raised {type(exc).__name__}") from None
+        raise _NotData(f"reading {a_type(value)} in it raised {type(exc).__name__}") from None
     finally:
         path.discard(id(value))
 
@@ -273,5 +283,5 @@ def _text(value: Any) -> str:
     try:
         return str(value)
     except Exception as exc:
-        raise _NotData(f"it holds a `{type(value).__name__}` whose str() raised "
+        raise _NotData(f"it holds {a_type(value)} whose str() raised "
                        f"{type(exc).__name__}") from None

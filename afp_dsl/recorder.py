@@ -15,6 +15,7 @@ from typing import Any
 
 from .effects import ClockError, LogicalClock
 from .evidence import clip_evidence
+from .frozen import a_type
 from .redaction import Redactor
 from .source import Span
 from .trace import Event, Trace
@@ -277,7 +278,7 @@ def run_clock(effects: Any, start: int) -> Any:
         raise ClockError(f"`Effects(clock_factory=...)` raised {type(exc).__name__} making the "
                          f"clock of a run starting at time {start}; {_CLOCK_FIX}") from exc
     if not callable(getattr(clock, "now", None)):
-        raise ClockError(f"`Effects(clock_factory=...)` made a `{type(clock).__name__}`, which "
+        raise ClockError(f"`Effects(clock_factory=...)` made {a_type(clock)}, which "
                          f"has no `now()`; {_CLOCK_FIX}")
     return clock
 

@@ -275,7 +275,7 @@ def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None
         url = ":memory:"
     elif "://" in url:
         raise StoreError(f"unknown store URL scheme `{url.split('://', 1)[0]}://`; use a SQLite "
-                         f"path, `sqlite:///path` or `postgresql://user@host/db`")
+                         f"path, `sqlite:///path`, `postgresql://user@host/db` or `memory:`")
     if not url.strip():
         raise StoreError(f"the store `{url}` is blank; name a SQLite file (`runs.db`), "
                          f"`sqlite:///path` or `postgresql://user@host/db`")

@@ -19,6 +19,7 @@ from typing import Iterable
 
 from .store import (DEFAULT_MAX_RUNS, RunDropped, Stamp, StoreError, encode, encode_raw,
                     reused_run_id, summarize)
+from .frozen import a_type
 from .trace import Event, Trace
 
 _SEQ = operator.attrgetter("seq")
@@ -38,7 +39,7 @@ class MemoryStore:
     def __init__(self, max_runs: int | None = DEFAULT_MAX_RUNS, *, stamp: Stamp | None = None):
         if max_runs is not None and (isinstance(max_runs, bool) or not isinstance(max_runs, int)):
             raise TypeError(f"`max_runs` must be a number of runs (an `int` ≥ 1) or None for no "
-                            f"bound, not a `{type(max_runs).__name__}`")
+                            f"bound, not {a_type(max_runs)}")
         if max_runs is not None and max_runs < 1:
             raise StoreError(f"`max_runs` must be at least 1 (or None for no bound), "
                              f"not {max_runs}")

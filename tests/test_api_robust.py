@@ -448,7 +448,7 @@ def _host_agent(**kw):
     ({"usage": afp.providers.Usage(float("nan"), 2)}, "its `usage` holds nan"),
     ({"usage": afp.providers.Usage(1, -5)}, "its `usage` holds -5"),
     ({"stop_reason": {"stop"}}, "its `stop_reason` is a `set`"),
-    ({"text": 5}, "its `text` is a `int`"),
+    ({"text": 5}, "its `text` is an `int`"),
     ({"tool_calls": None}, "its `tool_calls` is a `NoneType`"),
 ])
 def test_a_reply_with_a_wrong_typed_field_is_a_provider_error_naming_it(fields, says):

@@ -457,3 +457,30 @@ def test_a_junit_file_in_a_missing_folder_is_refused_before_the_tests_run(tmp_pa
     out = CliRunner().invoke(main, ["test", spec, "--junit", str(tmp_path / "no" / "j.xml")])
     assert out.exit_code == 2 and "its folder does not exist" in out.output, out.output
     assert "passed" not in out.output and "PASSED" not in out.output, out.output
+
+
+@pytest.mark.parametrize("value,code", [("bogus", 2), ("json", 0), ("", 0), ("  ", 0)])
+def test_a_bad_afpc_output_format_names_the_variable(env, value, code):
+    """Before: click read the variable and said "Invalid value for '--format'", an option the
+    command line never held. An empty (unset shell) variable means the default."""
+    spec, _ = env
+    res = CliRunner().invoke(main, ["check", str(spec)], env={"AFPC_OUTPUT_FORMAT": value})
+    assert res.exit_code == code, res.output
+    if code == 2:
+        assert "AFPC_OUTPUT_FORMAT is 'bogus'" in res.output and "--format" not in res.output
+    elif value == "json":
+        assert json.loads(res.stdout) == []
+
+
+def test_the_format_option_wins_over_the_variable(env):
+    spec, _ = env
+    res = CliRunner().invoke(main, ["check", str(spec), "--format", "short"],
+                             env={"AFPC_OUTPUT_FORMAT": "bogus"})
+    assert res.exit_code == 0, res.output
+
+
+def test_an_unknown_store_scheme_lists_every_form():
+    with pytest.raises(stores.StoreError) as exc:
+        from_url("redis://localhost/0")
+    for form in ("sqlite:///path", "postgresql://", "memory:"):
+        assert form in str(exc.value)

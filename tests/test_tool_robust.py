@@ -133,7 +133,7 @@ class Point:
 
 
 @pytest.mark.parametrize("value, where", [
-    (object(), "it is a `object`"),
+    (object(), "it is an `object`"),
     (_gen(), "it is a `generator`"),
     ({"status": "found", "tags": {"alpha", "beta", "gamma"}}, "`tags` is a `set`"),
     ({"rows": [{"tags": frozenset({"a", "b"})}]}, "`rows[0].tags` is a `frozenset`"),
@@ -174,7 +174,7 @@ def test_an_envelope_whose_to_model_is_not_text_has_no_repr_either() -> None:
             return {"x": object()}
     agent, _ = make(SPEC, [call("lookup", id="A"), "done"], tools={"lookup": lambda id: Odd()})
     r = agent.run("hi")
-    assert _returned(r)["status"] == "failure" and "`x` is a `object`" in _returned(r)["read"]
+    assert _returned(r)["status"] == "failure" and "`x` is an `object`" in _returned(r)["read"]
     assert " at 0x" not in r.trace.to_json()
 
 

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import attrs
 
-from ..frozen import host_data
+from ..frozen import a_type, host_data
 
 
 class ProviderError(Exception):
@@ -142,7 +142,7 @@ def checked_reply(reply: Any) -> Reply:
             reply.close()
             hint = ("; `complete` must answer at once: put async code in `async def acomplete` "
                     "and run with `await agent.arun(...)`")
-        raise ProviderError(f"malformed reply: the provider returned a `{type(reply).__name__}`, "
+        raise ProviderError(f"malformed reply: the provider returned {a_type(reply)}, "
                             f"not a `Reply` with text and a tuple of tool calls{hint}")
     text, calls = reply.text, reply.tool_calls
     text = "" if text is None else text
@@ -171,7 +171,7 @@ def _meta_problem(text: Any, calls: Any, usage: Any, stop: Any) -> str | None:
                                ("usage", usage, Usage), ("stop_reason", stop, str)):
         if not isinstance(value, want):
             what = {"tool_calls": "a tuple of tool calls", "usage": "a `Usage`"}.get(field, "text")
-            return f"its `{field}` is a `{type(value).__name__}`, not {what}"
+            return f"its `{field}` is {a_type(value)}, not {what}"
     for n in (usage.input_tokens, usage.output_tokens):
         if type(n) is not int or n < 0:
             return f"its `usage` holds {repr(n)[:40]} where a token count (an int ≥ 0) belongs"
