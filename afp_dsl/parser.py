@@ -74,12 +74,25 @@ def _cb(method: str):
     return lambda tok: getattr(_STATE["c"], method)(tok)
 
 
+class _WholeWords:
+    """A pass-through post-lexer whose `always_accept` puts NAME in every state of the contextual
+    lexer, so a word is always lexed whole (spec §2: an identifier is `[A-Za-z_][A-Za-z0-9_]*`).
+    Without it, where the grammar accepts only keywords, a keyword matched the start of a longer
+    word: `expect outcomeanswered` read as `expect outcome answered`, `asr` as `as r`. A word
+    that is a keyword the state accepts still lexes as that keyword."""
+
+    always_accept = ("NAME",)
+
+    def process(self, stream):
+        return stream
+
+
 @functools.cache
 def _parser() -> lark.Lark:
     import lark
     return lark.Lark(
         resources.grammar_text(), parser="lalr", strict=False, propagate_positions=True,
-        maybe_placeholders=False, cache=True,
+        maybe_placeholders=False, cache=True, postlex=_WholeWords(),
         lexer_callbacks={"COMMENT": _cb("comment"), "LBRACE": _cb("lbrace"), "RBRACE": _cb("rbrace")},
     )
 

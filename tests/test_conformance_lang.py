@@ -139,3 +139,49 @@ def test_an_unknown_key_before_a_block_is_an_unknown_attribute(text, key, close)
 ])
 def test_other_keys_before_a_brace_stay_syntax_errors(text):
     assert codes(text) == ["AFP001"]
+
+
+# ---------------------------------------------------------------- §2 identifiers are whole words
+# "Identifiers: `[A-Za-z_][A-Za-z0-9_]*`": a word is lexed whole, also where the grammar takes only
+# keywords; before, a keyword matched the start of a longer word, and these read silently as
+# `expect outcome answered`, `expect not called t`, `as r`, `deny when true`, `model calls t`.
+SCRIPT = """
+agent a {{ tools = [t] graph = g }}
+tool t {{ description = "x" }}
+skill s1 {{ description = "x" tools = [t] }}
+skill s2 {{ description = "x" }}
+graph g {{ entry s1 route s1 -> s2 on t }}
+policy p {{ before * {{ deny when true because "x" }} }}
+test x {{ user "hi" model says "y" {line} }}
+"""
+
+
+@pytest.mark.parametrize("line, word", [
+    ("expect outcomeanswered", "outcomeanswered"),
+    ("expect notcalled t", "notcalled"),
+    ("expect cursors1", "cursors1"),
+    ("expect calledt 0", "calledt"),
+    ("expect routes1 -> s2", "routes1"),
+])
+def test_a_keyword_does_not_match_the_start_of_a_longer_word(line, word):
+    text = SCRIPT.format(line=line)
+    (d,) = diags(text)
+    assert (d.code, d.message) == ("AFP001", f"unexpected name `{word}`")
+    at = textwrap.dedent(text).index(word)
+    assert (d.labels[0].span.start, d.labels[0].span.end) == (at, at + len(word))
+
+
+@pytest.mark.parametrize("text, word", [
+    ('import "std/redact" asr\nagent a { redact = [r.secrets] }', "asr"),
+    ('policy p { before * { deny whentrue because "x" } }', "whentrue"),
+    ('policy p { before * { denywhen true because "x" } }', "denywhen"),
+])
+def test_a_keyword_glued_to_the_next_word_is_a_syntax_error(text, word):
+    (d,) = diags(text)
+    assert d.code == "AFP001" and f"`{word}`" in d.message
+
+
+def test_the_same_lines_with_the_words_apart_are_clean():
+    for line in ("expect outcome answered", "expect not called t", "expect cursor s1",
+                 "expect called t 0", "expect route s1 -> s2"):
+        assert codes(SCRIPT.format(line=line)) == [], line
