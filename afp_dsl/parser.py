@@ -166,11 +166,10 @@ def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
     text = src.text
     ch = text[pos] if pos < len(text) else ""
     span = Span(src.name, pos, pos + 1)
-    if ch == '"' and text[max(0, pos - 2):pos] == '""':
+    if ch == '"' and _empty_string_before(e, pos):
         pos -= 2  # the lexer took `""` as an empty string before the third quote
     if text.startswith('"""', pos):
-        return diag("AFP002", "unterminated triple-quoted string", Span(src.name, pos, pos + 3),
-                    "this string is never closed", help='close it with `"""`')
+        return _unclosed_triple(src, pos)
     if ch == '"':
         return _bad_string(src, pos)
     if ch == "/":
@@ -182,6 +181,19 @@ def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
     shown = repr(ch)[1:-1] if ch and not ch.isprintable() else ch
     return diag("AFP001", f"unexpected character `{shown}`", span, "not valid here",
                 help=hints.get(ch))
+
+
+def _unclosed_triple(src: SourceFile, pos: int) -> Diagnostic:
+    return diag("AFP002", "unterminated triple-quoted string", Span(src.name, pos, pos + 3),
+                "this string is never closed", help='close it with `"""`')
+
+
+def _empty_string_before(e: UnexpectedCharacters, pos: int) -> bool:
+    """Whether the token just before `pos` is an empty string `""`, so a triple quote opens
+    there; not when it is a closed triple-quoted string (its closing quotes followed by a
+    fourth `"`, which is a string of its own)."""
+    last = (getattr(e, "token_history", None) or [None])[-1]
+    return last is not None and last.type == "STRING" and str(last) == '""' and last.end_pos == pos
 
 
 def _bad_string(src: SourceFile, pos: int) -> Diagnostic:
@@ -219,6 +231,8 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
         return _unexpected_eof(src, expected, col)
     start = tok.start_pos if tok.start_pos is not None else len(src.text)
     span = Span(src.name, start, tok.end_pos if tok.end_pos is not None else start)
+    if tok.type == "STRING" and str(tok) == '""' and src.text.startswith('"', span.end):
+        return _unclosed_triple(src, start)  # a closed `"""` would have lexed as one string
     found = _found(tok)
     keyword_key = _keyword_as_key(src, tok, e)
     if keyword_key is not None:

@@ -185,3 +185,26 @@ def test_the_same_lines_with_the_words_apart_are_clean():
     for line in ("expect outcome answered", "expect not called t", "expect cursor s1",
                  "expect called t 0", "expect route s1 -> s2"):
         assert codes(SCRIPT.format(line=line)) == [], line
+
+
+# ---------------------------------------------------------------- §2 where an unclosed string opens
+# AFP002 unterminated-string is at the quote that is never closed.
+@pytest.mark.parametrize("text, code_at, message", [
+    # `"""a"""` is closed; the fourth `"` opens a string of its own (before: a triple-quoted
+    # string reported two characters early, inside the closed one)
+    ('agent a { system = """a"""" }', 26, "unterminated string"),
+    # a `"""` never closed after a value, or where no value stands (before: "unexpected string",
+    # as its first two quotes read as an empty string)
+    ('agent a { system = """a"""   """ }', 29, "unterminated triple-quoted string"),
+    ('agent a {} """x', 11, "unterminated triple-quoted string"),
+    ('agent a { system = """abc\n}', 19, "unterminated triple-quoted string"),
+])
+def test_an_unclosed_quote_is_reported_where_it_opens(text, code_at, message):
+    (d,) = diags(text)
+    assert (d.code, d.message, d.labels[0].span.start) == ("AFP002", message, code_at)
+
+
+def test_empty_strings_are_still_strings():
+    assert codes('agent a { system = "" }') == []
+    assert codes('agent a { system = """""" }') == []
+    assert codes('agent a { system = "" "" }') == ["AFP001"]
