@@ -238,7 +238,7 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
     if keyword_key is not None:
         return keyword_key
     prev = _prev_token(e)
-    block_key = _unknown_block_key(src, tok, expected, prev, e)
+    block_key = _unknown_block_key(src, tok, expected, prev, e) or _misplaced_word(src, tok, expected, prev, e)
     if block_key is not None:
         return block_key
     for rule in _MISTAKES:
@@ -289,6 +289,33 @@ def _unknown_block_key(src: SourceFile, tok: lark.Token, expected: set[str],
     if kind is None or word in SCHEMAS[kind].attrs or word in BLOCK_KEYS.get(kind, ()):
         return None
     return unknown_attribute(kind, word, Span(src.name, prev.start_pos, prev.end_pos))
+
+
+_STATEMENTS = {"graph": ("entry", "route"),
+               "test": ("user", "model", "tool", "approve", "decline", "expect")}
+
+
+def _misplaced_word(src: SourceFile, tok: lark.Token, expected: set[str], prev: lark.Token | None,
+                    e: UnexpectedToken) -> Diagnostic | None:
+    """AFP001 naming the fix for a route clause out of order or given twice (`status s on t`,
+    `when … on t`) and for a misspelt statement a graph or test body could only read as an
+    attribute key (`rout a -> b`, `users "hi"`: "expected `=`" would mislead)."""
+    kind = _enclosing_kind(e)
+    word = str(tok) if tok.type in ("ON", "STATUS", "WHEN") else None
+    if word is None and "EQUAL" in expected and prev is not None and prev.type == "NAME":
+        tok, word = prev, str(prev)
+    if word is None or tok.end_pos is None or kind not in _STATEMENTS:
+        return None
+    span = Span(src.name, tok.start_pos, tok.end_pos)
+    if kind == "graph" and word in ("on", "status", "when"):
+        return diag("AFP001", f"`{word}` cannot stand here", span, "clause out of place",
+                    help="a route takes each clause once, in the order `on TOOL`, `status S`, "
+                         "`when EXPR`, then the label; an entry takes `when EXPR`, then the label")
+    close = closest(word, _STATEMENTS[kind]) if tok.type == "NAME" else None
+    if close is None:
+        return None
+    return diag("AFP001", f"`{word}` does not start a statement of a {kind}", span,
+                "unknown statement", help=f"did you mean `{close}`?")
 
 
 def _enclosing_kind(e: UnexpectedToken) -> str | None:

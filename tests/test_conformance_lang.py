@@ -208,3 +208,51 @@ def test_empty_strings_are_still_strings():
     assert codes('agent a { system = "" }') == []
     assert codes('agent a { system = """""" }') == []
     assert codes('agent a { system = "" "" }') == ["AFP001"]
+
+
+# ---------------------------------------------------------------- §5.4 / §5.8 statements
+# Bad input gets a message naming the fix: a route clause out of the order `on`, `status`, `when`
+# (spec §5.4, docs decision 9), or a misspelt statement word, was "expected `=` after the
+# attribute name" at the word after it, as if a `key = value` were meant.
+GRAPH = """
+agent a {{ graph = g }}
+tool t {{ description = "x" output {{ n: integer }} }}
+skill s1 {{ description = "x" tools = [t] }}
+skill s2 {{ description = "x" tools = [t] }}
+graph g {{ entry s1 {stmt} }}
+"""
+
+
+@pytest.mark.parametrize("stmt, word", [
+    ("route s1 -> s2 status success on t", "on"),
+    ("route s1 -> s2 when result.n > 1 on t", "on"),
+    ("route s1 -> s2 when result.n > 1 status success", "status"),
+    ("route s1 -> s2 on t status success status failure", "status"),
+    ('route s1 -> s2 on t "label" on t', "on"),
+])
+def test_a_route_clause_out_of_order_is_named(stmt, word):
+    text = textwrap.dedent(GRAPH.format(stmt=stmt))
+    (d,) = afp_dsl.check(text)
+    assert (d.code, d.message) == ("AFP001", f"`{word}` cannot stand here")
+    assert "`on TOOL`, `status S`, `when EXPR`" in d.help
+    at = text.index(stmt) + stmt.rindex(f" {word} ") + 1
+    assert d.labels[0].span.start == at
+
+
+@pytest.mark.parametrize("text, word, close", [
+    (GRAPH.format(stmt="rout s1 -> s2 on t"), "rout", "route"),
+    (GRAPH.format(stmt="entri s2"), "entri", "entry"),
+    ('agent a {}\ntest x { users "hi" model says "y" }', "users", "user"),
+    ('agent a {}\ntest x { user "hi" model says "y" expct outcome answered }', "expct", "expect"),
+])
+def test_a_misspelt_statement_gets_a_did_you_mean(text, word, close):
+    text = textwrap.dedent(text)
+    (d,) = afp_dsl.check(text)
+    assert (d.code, d.message) == ("AFP001", f"`{word}` does not start a statement of a "
+                                             f"{'graph' if 'graph g' in text else 'test'}")
+    assert d.help == f"did you mean `{close}`?"
+    assert d.labels[0].span.start == text.index(word)
+
+
+def test_the_same_statements_written_right_are_clean():
+    assert codes(GRAPH.format(stmt="route s1 -> s2 on t status success when result.n > 1")) == []
