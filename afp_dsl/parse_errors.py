@@ -1,0 +1,346 @@
+"""Lark's syntax errors → one diagnostic that says what is wrong and names the fix.
+
+Role:       `parser.parse`'s error path (imported only there): turns lark's `UnexpectedInput`
+            into AFP001/AFP002 at the offending word, recognising the common mistakes (a missing
+            `=` or `,`, `:` for `=`, a misspelt keyword or statement, a route clause out of
+            order, an unclosed block or string) before falling back to "expected one of …".
+Emits:      AFP001 syntax-error, AFP002 unterminated-string, AFP104 unknown-attribute (a key the
+            grammar cannot take: `answer = 1`, `inptu { ... }`).
+Invariants: never raises; one diagnostic per error; reads only the error, the source text and
+            the collector's open braces.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .codes import diag
+from .diagnostics import Diagnostic
+from .parser import DECL_KEYWORDS, describe
+from .source import SourceFile, Span
+from .suggest import closest
+
+if TYPE_CHECKING:
+    import lark
+    from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+    from .parser import _Collector
+
+
+def syntax_diagnostic(src: SourceFile, e: UnexpectedInput, col: _Collector) -> Diagnostic:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+    if isinstance(e, UnexpectedCharacters):
+        return _bad_character(src, e)
+    if isinstance(e, UnexpectedToken):
+        return _unexpected_token(src, e, col)
+    if isinstance(e, UnexpectedEOF):  # pragma: no cover - LALR reports EOF as a token
+        return diag("AFP001", "unexpected end of file", Span(src.name, len(src.text), len(src.text)))
+    return diag("AFP001", "syntax error", Span(src.name, 0, 0))  # pragma: no cover
+
+
+def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
+    pos = e.pos_in_stream
+    text = src.text
+    ch = text[pos] if pos < len(text) else ""
+    span = Span(src.name, pos, pos + 1)
+    if ch == '"' and _empty_string_before(e, pos):
+        pos -= 2  # the lexer took `""` as an empty string before the third quote
+    if text.startswith('"""', pos):
+        return _unclosed_triple(src, pos)
+    if ch == '"':
+        return _bad_string(src, pos)
+    if ch == "/":
+        return diag("AFP001", "unexpected `/`", span, "a regex literal cannot stand here or is empty",
+                    help="regex literals look like `/pattern/i` and may only appear as values")
+    hints = {"&": "write `and` instead of `&&`", "|": "write `or` instead of `||`",
+             "!": "write `not` instead of `!`", "'": "strings use double quotes: `\"...\"`",
+             ";": "no semicolons are needed: statements end by themselves"}
+    shown = repr(ch)[1:-1] if ch and not ch.isprintable() else ch
+    return diag("AFP001", f"unexpected character `{shown}`", span, "not valid here",
+                help=hints.get(ch))
+
+
+def _unclosed_triple(src: SourceFile, pos: int) -> Diagnostic:
+    return diag("AFP002", "unterminated triple-quoted string", Span(src.name, pos, pos + 3),
+                "this string is never closed", help='close it with `"""`')
+
+
+def _empty_string_before(e: UnexpectedCharacters, pos: int) -> bool:
+    """Whether the token just before `pos` is an empty string `""`, so a triple quote opens
+    there; not when it is a closed triple-quoted string (its closing quotes followed by a
+    fourth `"`, which is a string of its own)."""
+    last = (getattr(e, "token_history", None) or [None])[-1]
+    return last is not None and last.type == "STRING" and str(last) == '""' and last.end_pos == pos
+
+
+def _bad_string(src: SourceFile, pos: int) -> Diagnostic:
+    line_end = len(src.text)
+    for stop in ("\n", "\r"):
+        i = src.text.find(stop, pos)
+        if i != -1:
+            line_end = min(line_end, i)
+    seg = src.text[pos:line_end]
+    if len(seg) > 1 and _closes(seg):
+        return diag("AFP005", "invalid string literal", Span(src.name, pos, line_end),
+                    "bad escape or control character",
+                    help="strings use JSON escapes; write a backslash as `\\\\`")
+    return diag("AFP002", "unterminated string", Span(src.name, pos, pos + 1),
+                "this string is never closed",
+                help='close it with `"` on the same line, or use `"""` for text over several lines')
+
+
+def _closes(seg: str) -> bool:
+    i = 1
+    while i < len(seg):
+        if seg[i] == "\\":
+            i += 2
+            continue
+        if seg[i] == '"':
+            return True
+        i += 1
+    return False
+
+
+def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> Diagnostic:
+    tok = e.token
+    expected = set(e.accepts or e.expected or ())
+    if tok.type == "$END":
+        return _unexpected_eof(src, expected, col)
+    start = tok.start_pos if tok.start_pos is not None else len(src.text)
+    span = Span(src.name, start, tok.end_pos if tok.end_pos is not None else start)
+    if tok.type == "STRING" and str(tok) == '""' and src.text.startswith('"', span.end):
+        return _unclosed_triple(src, start)  # a closed `"""` would have lexed as one string
+    found = _found(tok)
+    keyword_key = _keyword_as_key(src, tok, e)
+    if keyword_key is not None:
+        return keyword_key
+    prev = _prev_token(e)
+    block_key = _unknown_block_key(src, tok, expected, prev, e) or _misplaced_word(src, tok, expected, prev, e)
+    if block_key is not None:
+        return block_key
+    for rule in _MISTAKES:
+        hit = rule(tok, expected, prev)
+        if hit is not None:
+            message, label, help = hit
+            return diag("AFP001", message, span, label, help=help,
+                        notes=(f"expected {_expected_words(expected)}",))
+    return diag("AFP001", f"unexpected {found}", span, f"expected {_expected_words(expected)}")
+
+
+def _keyword_as_key(src: SourceFile, tok: lark.Token, e: UnexpectedToken) -> Diagnostic | None:
+    """AFP104 for a reserved word written as an attribute key (`answer = 1`) where the parser
+    could not take it as one (after a value, the LALR state admits only some keywords): the
+    same diagnostic, with the same suggestion, as for any other unknown key."""
+    word = str(tok)
+    if not word.isidentifier() or tok.type != word.upper():  # (keywords are their own type)
+        return None
+    rest = src.text[tok.end_pos:tok.end_pos + 64].lstrip(" \t")
+    if not rest.startswith("=") or rest.startswith("=="):
+        return None
+    kind = _enclosing_kind(e)
+    if kind is None:
+        return None
+    from .attributes import unknown_attribute  # (the error path only)
+    return unknown_attribute(kind, word, Span(src.name, tok.start_pos, tok.end_pos))
+
+
+def _unknown_block_key(src: SourceFile, tok: lark.Token, expected: set[str],
+                       prev: lark.Token | None, e: UnexpectedToken) -> Diagnostic | None:
+    """AFP104 for an unknown key written before a block (`inptu { ... }` in a tool, `step { ... }`
+    in a skill, `befor t { ... }` in a policy): an unknown attribute, with the same suggestion as
+    `inptu = ...` would get, not "expected `=`". A known key before `{` (`impl { ... }`) stays a
+    syntax error."""
+    if "EQUAL" not in expected or prev is None or prev.end_pos is None or not str(prev).isidentifier():
+        return None
+    if str(prev) in DECL_KEYWORDS:  # `tool x {` in an unclosed block: `_unclosed_before_decl`
+        return None
+    if tok.type == "LBRACE":
+        kind = _enclosing_kind(e)
+    elif tok.type in ("NAME", "STAR") and src.text[tok.end_pos:].lstrip().startswith("{"):
+        kind = _enclosing_kind(e)
+        kind = kind if kind == "policy" else None  # (only a policy block names a tool)
+    else:
+        return None
+    word = str(prev)
+    from .attributes import BLOCK_KEYS, SCHEMAS, unknown_attribute  # (the error path only)
+    if kind is None or word in SCHEMAS[kind].attrs or word in BLOCK_KEYS.get(kind, ()):
+        return None
+    return unknown_attribute(kind, word, Span(src.name, prev.start_pos, prev.end_pos))
+
+
+_STATEMENTS = {"graph": ("entry", "route"),
+               "test": ("user", "model", "tool", "approve", "decline", "expect")}
+
+
+def _misplaced_word(src: SourceFile, tok: lark.Token, expected: set[str], prev: lark.Token | None,
+                    e: UnexpectedToken) -> Diagnostic | None:
+    """AFP001 naming the fix for a route clause out of order or given twice (`status s on t`,
+    `when … on t`) and for a misspelt statement a graph or test body could only read as an
+    attribute key (`rout a -> b`, `users "hi"`: "expected `=`" would mislead)."""
+    kind = _enclosing_kind(e)
+    word = str(tok) if tok.type in ("ON", "STATUS", "WHEN") else None
+    if word is None and "EQUAL" in expected and prev is not None and prev.type == "NAME":
+        tok, word = prev, str(prev)
+    if word is None or tok.end_pos is None or kind not in _STATEMENTS:
+        return None
+    span = Span(src.name, tok.start_pos, tok.end_pos)
+    if kind == "graph" and word in ("on", "status", "when"):
+        return diag("AFP001", f"`{word}` cannot stand here", span, "clause out of place",
+                    help="a route takes each clause once, in the order `on TOOL`, `status S`, "
+                         "`when EXPR`, then the label; an entry takes `when EXPR`, then the label")
+    close = closest(word, _STATEMENTS[kind]) if tok.type == "NAME" else None
+    if close is None:
+        return None
+    return diag("AFP001", f"`{word}` does not start a statement of a {kind}", span,
+                "unknown statement", help=f"did you mean `{close}`?")
+
+
+def _enclosing_kind(e: UnexpectedToken) -> str | None:
+    """The kind of the declaration whose body the parser is in (its keyword on the stack)."""
+    import lark
+    ip = getattr(e, "interactive_parser", None)
+    stack = getattr(getattr(ip, "parser_state", None), "value_stack", None) or []
+    for v in reversed(stack):
+        if isinstance(v, lark.Token) and str(v) in DECL_KEYWORDS and v.type == str(v).upper():
+            return str(v)
+    return None
+
+
+def _unexpected_eof(src: SourceFile, expected: set[str], col: _Collector) -> Diagnostic:
+    end = Span(src.name, len(src.text), len(src.text))
+    if col.open_braces and "RBRACE" in expected:
+        b = col.open_braces[-1]
+        opener = Span(src.name, b.start_pos, b.end_pos)
+        from .diagnostics import Label
+        return diag("AFP001", "unexpected end of file: a `{` is never closed", end,
+                    "expected `}` here", help="add the missing `}`",
+                    secondary=(Label(opener, "this `{` is not closed", False),))
+    return diag("AFP001", "unexpected end of file", end, f"expected {_expected_words(expected)}")
+
+
+def _prev_token(e: UnexpectedToken) -> lark.Token | None:
+    import lark
+    ip = getattr(e, "interactive_parser", None)
+    if ip is None:
+        return None
+    stack = getattr(ip.parser_state, "value_stack", None) or []
+    for v in reversed(stack):
+        if isinstance(v, lark.Token):
+            return v
+        if isinstance(v, lark.Tree):
+            toks = list(v.scan_values(lambda x: isinstance(x, lark.Token)))
+            if toks:
+                return toks[-1]
+    return None
+
+
+def _found(tok: lark.Token) -> str:
+    if tok.type in ("NAME",):
+        return f"name `{tok}`"
+    if tok.type in ("STRING", "MLSTRING"):
+        return "string"
+    if tok.type == "NUMBER":
+        return f"number `{tok}`"
+    if tok.type == "REGEX":
+        return "regex"
+    return f"`{tok}`"
+
+
+def _expected_words(expected: set[str]) -> str:
+    decl_terms = {k.upper() for k in DECL_KEYWORDS}
+    declaration = decl_terms <= expected
+    if declaration:
+        expected = (expected - decl_terms - {"IMPORT"})
+    words = sorted({describe(t) for t in expected if not t.startswith("__")})
+    if declaration:
+        words.append("a declaration (`agent`, `tool`, `skill`, ...)")
+    keywords = [w for w in words if w.startswith("`") and w[1:-1].isalpha()]
+    others = [w for w in words if w not in keywords]
+    if len(keywords) > 5:
+        others.append("a keyword")
+    else:
+        others.extend(keywords)
+    if not others:
+        return "something else"
+    if len(others) == 1:
+        return others[0]
+    return ", ".join(others[:-1]) + " or " + others[-1]
+
+
+# ---------------------------------------------------------------- common mistakes
+def _missing_equals(tok, expected, prev):
+    if "EQUAL" in expected and tok.type in ("STRING", "MLSTRING", "NUMBER", "LSQB", "NAME", "TRUE",
+                                            "FALSE", "LBRACE"):
+        word = getattr(prev, "value", None)
+        if "STRING" in expected and tok.type != "STRING":  # a statement that takes a string
+            return (f"`{word}` takes a string, found {_found(tok)}", "expected a string here",
+                    f'write `{word} "..."`')
+        if word == "by" and tok.type == "STRING":  # (`approve note "…" by "…"`: `by` read as a key)
+            return ("`by` cannot stand here: in `approve`/`decline`, `by` comes before `note`",
+                    "`by` out of place", 'write `approve by "name" note "..."` (each part optional)')
+        return (f"expected `=` after the attribute name, found {_found(tok)}", "expected `=` before this",
+                "attributes are written `key = value`")
+    return None
+
+
+def _colon_for_equals(tok, expected, prev):
+    if tok.type == "COLON" and "EQUAL" in expected:
+        return ("attributes use `=`, not `:`", "write `=` here", "attributes are written `key = value`; "
+                "`key: value` is for maps and schema fields")
+    return None
+
+
+def _equals_for_colon(tok, expected, prev):
+    if tok.type == "EQUAL" and "COLON" in expected:
+        return ("map entries and fields use `:`, not `=`", "write `:` here", "write `key: value`")
+    return None
+
+
+def _single_equals(tok, expected, prev):
+    if tok.type == "EQUAL" and "COMP_OP" in expected:
+        return ("`=` cannot compare values", "did you mean `==`?", "comparisons use `==`")
+    return None
+
+
+def _missing_comma(tok, expected, prev):
+    if "_COMMA" in expected and ({"RSQB", "RBRACE", "RPAR"} & expected) and tok.type in (
+            "NAME", "STRING", "NUMBER", "LBRACE", "LSQB", "REGEX", "TRUE", "FALSE", "NULL"):
+        if "EQUAL" not in expected and "RSQB" in expected | {"RPAR"}:
+            return (f"expected `,` before {_found(tok)}", "missing `,` before this",
+                    "separate the items of a list, map or call with commas")
+    return None
+
+
+def _unclosed_before_decl(tok, expected, prev):
+    if prev is not None and str(prev) in DECL_KEYWORDS and tok.type == "NAME" and "EQUAL" in expected:
+        return (f"`{prev} {tok}` starts a declaration, but the previous block is still open",
+                "a declaration cannot start inside another",
+                "close the previous declaration with `}` first")
+    return None
+
+
+def _unknown_decl_kind(tok, expected, prev):
+    if tok.type == "NAME" and "AGENT" in expected and "SKILL" in expected and "IMPORT" in expected:
+        close = closest(str(tok), DECL_KEYWORDS + ("import",))
+        help = f"did you mean `{close}`?" if close else (
+            "a declaration starts with one of: " + ", ".join(f"`{k}`" for k in DECL_KEYWORDS))
+        return (f"unknown declaration kind `{tok}`", "expected a declaration", help)
+    return None
+
+
+def _missing_name(tok, expected, prev):
+    if expected == {"NAME"} and tok.type == "LBRACE" and prev is not None and str(prev) in DECL_KEYWORDS:
+        return (f"this `{prev}` declaration has no name", "expected a name before `{`",
+                f"write `{prev} NAME {{ ... }}`")
+    return None
+
+
+def _empty_status(tok, expected, prev):
+    if expected == {"NAME"} and tok.type in ("RSQB", "_COMMA") and prev is not None and prev.type == "LSQB":
+        return ("a status list names no status", "expected a status name",
+                "a route with `status [...]` fires only on the statuses listed; name at least one, "
+                "like `status [failure]`, or drop `status`")
+    return None
+
+
+_MISTAKES = (_unknown_decl_kind, _missing_name, _unclosed_before_decl, _colon_for_equals, _equals_for_colon, _single_equals,
+             _missing_equals, _missing_comma, _empty_status)
