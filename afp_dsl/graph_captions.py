@@ -4,7 +4,7 @@ Role:       the text of the edges `graph_export` draws (Mermaid, DOT, JSON) and 
             report's graph; split from `graph_export` along that seam.
 Invariants: pure and deterministic; a guard reads `=`, `≠`, `≥`, `≤`, `in [a, b]`, `AND`, `OR`,
             `NOT`, strings unquoted, numbers as `json.dumps` writes them; every Mermaid caption
-            is entity-escaped (`#`, `|`, `"`, `<`, `>`) and quoted when it holds a bracket.
+            is entity-escaped (`#`, `|`, `"`, `<`, `>`) and quoted when it holds a bracket, `@`, `~`.
 """
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ from . import ir
 _OPS = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
 _MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;"}
 _MERMAID_TABLE = str.maketrans(_MERMAID_ESCAPES)
-# Unquoted, a bracket in an edge label starts a node shape (Mermaid's parser rejects it); between
-# quotes (`|"…"|`) it is plain text, so a caption holding one is quoted instead of mangled.
-_BRACKETS = frozenset("[](){}")
+# Unquoted, a bracket in an edge label starts a node shape, `@` an edge id (`e1@-->`) and `~~~`
+# an invisible link (Mermaid's parser rejects the line); between quotes (`|"…"|`) they are plain
+# text, so a caption holding one is quoted instead of mangled.
+_QUOTED_IF = frozenset("[](){}@~")
 # Line breaks (those of str.splitlines) become spaces; other whitespace is kept as written.
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
@@ -133,9 +134,10 @@ def mermaid_escape(text: str) -> str:
 
 
 def mermaid_caption(text: str) -> str:
-    """An edge label as it sits between the pipes: escaped, and quoted when it holds a bracket
-    (unquoted, `[ ] ( ) { }` start node shapes and Mermaid rejects the line; quoted, they are
-    text); a quoted label's leading backtick is an entity (`"\u0060` opens a Markdown string).
+    """An edge label as it sits between the pipes: escaped, and quoted when it holds a bracket,
+    `@` or `~` (unquoted, `[ ] ( ) { }` start node shapes, `a@b` an edge id and `~~~` a link, and
+    Mermaid rejects the line; quoted, they are text); a quoted label's leading backtick is an
+    entity (`"\u0060` opens a Markdown string).
 
     Example:
         >>> mermaid_caption('on probe')
@@ -144,6 +146,6 @@ def mermaid_caption(text: str) -> str:
         '"when level in [high, critical] AND x #gt; 1"'
     """
     escaped = mermaid_escape(text)
-    if _BRACKETS.isdisjoint(escaped):
+    if _QUOTED_IF.isdisjoint(escaped):
         return escaped
     return '"' + ("#96;" + escaped[1:] if escaped.startswith("`") else escaped) + '"'

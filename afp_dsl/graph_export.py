@@ -3,7 +3,8 @@
 Role:       pure side branch of the pipeline: a checked program → diagram text.
 Invariants: deterministic; nodes in skill declaration order (tooling.md §4); entry edges first, then routes in declaration order; every
             Mermaid caption is entity-escaped (`#`, `|`, `"`, `<`, `>`) and written between
-            quotes when it holds a bracket (`in [a, b]` stays readable), so any label parses.
+            quotes when it holds a bracket, `@` or `~` (`in [a, b]` stays readable), so any
+            label parses.
             Statements whose skills do not resolve are left out (the checker reports them).
             A run overlay (`run_overlay`) is drawn in every format: Mermaid classes and link
             styles, DOT colours and pen widths, JSON `visited`/`taken`/`refused` fields.

@@ -172,6 +172,15 @@ def test_guard_lists_stay_readable_in_mermaid() -> None:
     assert gx.mermaid_caption("`t` (x)") == '"#96;t` (x)"'  # `"` + backtick opens Markdown
 
 
+def test_captions_with_at_or_tilde_are_quoted() -> None:
+    """Unquoted, Mermaid 11 reads `ops@example.com` as an edge id and a leading `~~~` as an
+    invisible link, and rejects the line; quoted they are text (`test_mermaid.py` parses them).
+    Before, `route a -> b on t "ops@example.com"` drew a diagram Mermaid could not parse."""
+    assert gx.mermaid_caption("ops@example.com") == '"ops@example.com"'
+    assert gx.mermaid_caption("~~~ x") == '"~~~ x"'
+    assert gx.mermaid_caption("on t when a = b") == "on t when a = b"  # plain text stays bare
+
+
 def test_route_label_is_the_caption_verbatim() -> None:
     """language.md §5.4: a route's label is "used verbatim as its caption in diagrams"; only
     the Mermaid escapes apply (line breaks become spaces so an edge stays one line)."""

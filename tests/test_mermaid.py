@@ -50,7 +50,7 @@ def _stress_diagrams() -> list[str]:
     labels = ['a|b', 'say "hi"', '<b>x</b>', '#quot; #124;', 'a (b) [c] {d}', 'A-->B', '%% x',
               'end', 'x ~~~ y', "it's `t`", '/refund|money back/i', 'status=failure,denied|x',
               '≥ ≤ ≠ ▶', 'a;b&c', 'multi\nline', '`t` [x]', 'a  b\tc', ' [in] (x) {y} ',
-              '"[q]"', 'in [a|b]']
+              '"[q]"', 'in [a|b]', 'ops@example.com', '@home', '~~~ x', '~~~']
     out = []
     for label in labels:
         spec = SPEC.replace('"back to | start"', json.dumps(label))
