@@ -40,9 +40,7 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
     names = graph_export.graph_names(program)
     if graph_name is not None and graph_name not in names and \
             graph_name not in [n.rsplit(".", 1)[-1] for n in names]:
-        shown = ", ".join(names) or "none"
-        raise click.BadParameter(f"no graph named `{graph_name}`; graphs: {shown}",
-                                 param_hint="--graph")
+        raise click.BadParameter(graph_export.no_graph_named(graph_name, names), param_hint="--graph")
     try:
         if run_id is not None:
             run_id, overlay = _overlay(program, run_id, store_url)
@@ -61,15 +59,11 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
 def _overlay(program: Any, run_id: str, store_url: str | None) -> tuple[str, dict]:
     """The run's id (`last` resolved), the path it took and its redaction, for
     `to_mermaid|dot|json`."""
-    from .cli_trace import open_store, resolve
+    from .cli_trace import load_run, open_store, resolve
     from .known_secrets import run_scrubber
     store = open_store(store_url)  # (a reader: a mistyped path is an error, never a new store)
     run_id = resolve(store, run_id)
-    events = store.events(run_id)
-    if not events:
-        click.echo(f"afpc: no run `{run_id}` in the store `{getattr(store, 'path', store_url)}`",
-                   err=True)
-        sys.exit(1)
+    _, events = load_run(store, run_id)  # (an unknown id exits 1, naming the closest one)
     visited, taken, refused = graph_export.run_overlay(events)
     return run_id, {"visited": visited, "taken": taken, "refused": refused,
                     "scrub": run_scrubber(program, events)}

@@ -75,6 +75,14 @@ def _display(a: Analysis, module: str, g: ir.Graph) -> str:
     return f"{alias}.{g.name}" if alias else g.name
 
 
+def no_graph_named(name: str, names: list[str]) -> str:
+    """Why `name` picks no graph, with the closest name and the graphs there are."""
+    from .suggest import closest
+    close = closest(name, names)
+    hint = f"did you mean `{close}`? " if close else ""
+    return f"no graph named `{name}`; {hint}graphs: {', '.join(f'`{n}`' for n in names) or 'none'}"
+
+
 def find_graph(program: Any, name: str | None = None) -> tuple[Analysis, str, ir.Graph]:
     """The named graph (`name` or `alias.name`), or the only graph; ValueError otherwise."""
     a = _analysis(program)
@@ -89,7 +97,7 @@ def find_graph(program: Any, name: str | None = None) -> tuple[Analysis, str, ir
         return a, hits[0][0], hits[0][1]
     names = ", ".join(f"`{_display(a, m, g)}`" for m, g in found) or "none"
     if name is not None and not hits:
-        raise ValueError(f"no graph named `{name}`; graphs: {names}")
+        raise ValueError(no_graph_named(name, [_display(a, m, g) for m, g in found]))
     if not hits:
         raise ValueError("the program declares no graph")
     raise ValueError(f"the program declares several graphs ({names}); choose one")
