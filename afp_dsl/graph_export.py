@@ -85,6 +85,9 @@ def no_graph_named(name: str, names: list[str]) -> str:
 
 def find_graph(program: Any, name: str | None = None) -> tuple[Analysis, str, ir.Graph]:
     """The named graph (`name` or `alias.name`), or the only graph; ValueError otherwise."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"graph= is a graph's name (a `str`), or None for the only graph, "
+                        f"not a `{type(name).__name__}`")
     a = _analysis(program)
     found = [(m, g) for m, g in a.decls(ir.Graph)]
     if name is not None:

@@ -58,6 +58,12 @@ def test_graph_suggests_the_graph_meant():
         afp.to_mermaid(afp.load(SUPPORT), graph="dek")
 
 
+def test_a_graph_named_by_a_non_string_is_a_type_error():
+    """Before: `to_mermaid(program, 5)` said "no graph named `5`", as if 5 were a name."""
+    with pytest.raises(TypeError, match="graph= is a graph's name"):
+        afp.to_dot(afp.load(SUPPORT), 5)
+
+
 def test_resume_and_graph_run_suggest_the_run_meant(tmp_path):
     db = tmp_path / "runs.db"
     paused = cli("run", TRIAGE, "--script", "sev2_page_waits_for_the_commander", "-m",
