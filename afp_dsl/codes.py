@@ -40,7 +40,11 @@ _ALL = [
        "Example: `skill route { ... }`\n\nFix: choose another name, such as `routing`."),
     _c("AFP004", "invalid-regex", E, "a regular expression does not compile",
        "Regex literals `/.../flags` use Python `re` syntax and are compiled by the checker.\n"
-       "Flags are `i`, `m`, `s` and `x`.\n\nFix: correct the pattern; escape `/` as `\\/`."),
+       "Flags are `i`, `m`, `s` and `x`. A pattern Python compiles with a FutureWarning (`[[`\n"
+       "opening a class, or `--`, `&&`, `~~`, `||` inside one: a later Python may read them as a\n"
+       "nested set or a set operation) is AFP004 as a warning.\n\n"
+       "Fix: correct the pattern; escape `/` as `\\/`, and a literal `[`, `-`, `&`, `~` or `|`\n"
+       "inside a class with a backslash."),
     _c("AFP005", "invalid-string", E, "a string literal has an invalid escape or character",
        "Strings use JSON escapes (`\\n`, `\\t`, `\\\"`, `\\\\`, `\\uXXXX`), and hold no raw control "
        "characters (a tab, U+0000 to U+001F): the diagnostic points at the first fault.\n\n"

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import ir
 from .record import Record, record
+from .regex_quiet import compile_quietly
 from .source import Span
 from .evidence import _compact_json, shorten  # noqa: F401 - (`shorten` is imported from here too)
 
@@ -79,7 +80,7 @@ def regex_flags(flags: str) -> int:
 @functools.lru_cache(maxsize=512)
 def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
     """Compile `/pattern/flags` once (cached per pattern and flags); raises `re.error`."""
-    return re.compile(pattern, regex_flags(flags))
+    return compile_quietly(pattern, regex_flags(flags))
 
 
 @functools.lru_cache(maxsize=512)

@@ -20,6 +20,7 @@ from . import ir
 from .codes import diag
 from .diagnostics import Diagnostic
 from .fastlex import Node, Token
+from .regex_quiet import compile_quietly
 from .record import Record, record
 from .source import Span
 
@@ -366,7 +367,7 @@ def compile_problem(pattern: str, flags: str) -> str | None:
     for f in flags:
         bits |= REGEX_FLAGS.get(f, 0)
     try:
-        re.compile(pattern, bits)
+        compile_quietly(pattern, bits)
     except (re.error, OverflowError, RecursionError, ValueError) as e:
         return str(e)
     return None

@@ -17,6 +17,7 @@ import attrs
 
 from . import ir
 from .evaluate import regex_flags
+from .regex_quiet import compile_quietly, parse_quietly
 
 DEFAULT_PLACEHOLDER = "[REDACTED]"
 _NON_DIGITS = re.compile(r"\D")
@@ -140,7 +141,8 @@ def least_width(patterns: Sequence[Pattern]) -> int | None:
     if not patterns:
         return None
     try:  # (`re._parser` is the engine's own parser; a Python without it: no bound)
-        return max(0, min(int(re._parser.parse(p.regex.pattern, p.regex.flags).getwidth()[0])  # type: ignore[attr-defined]
+        parse = re._parser.parse  # type: ignore[attr-defined]
+        return max(0, min(int(parse_quietly(parse, p.regex.pattern, p.regex.flags).getwidth()[0])
                           for p in patterns))
     except Exception:  # noqa: BLE001
         return 0
@@ -165,7 +167,7 @@ def compile_patterns(decls: list[ir.Redact], active: list[Rule]):
     for rule in active:
         for rx in decls[rule.index].patterns:
             try:
-                compiled = re.compile(rx.pattern, regex_flags(rx.flags))
+                compiled = compile_quietly(rx.pattern, regex_flags(rx.flags))
             except re.error as exc:
                 raise ValueError(f"redact rule `{rule.name}`: bad pattern `{rx}`: {exc}") from None
             pattern = Pattern(compiled, rule, "luhn" in compiled.groupindex)
@@ -176,13 +178,13 @@ def compile_patterns(decls: list[ir.Redact], active: list[Rule]):
             else:
                 branches.append(inner)
                 plain.append(pattern)
-    prefilter = re.compile("|".join(branches)) if branches else None
+    prefilter = compile_quietly("|".join(branches)) if branches else None
     return prefilter, tuple(plain), tuple(separate)
 
 
 def _compiles(pattern: str) -> bool:
     try:
-        re.compile(pattern)
+        compile_quietly(pattern)
     except re.error:  # e.g. global inline flags `(?i)` that may not stand inside a group
         return False
     return True

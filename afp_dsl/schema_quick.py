@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from .regex_quiet import compile_quietly
+
 Check = Callable[[Any], bool]
 
 _ANNOTATIONS = frozenset({"description", "default", "title", "examples", "format", "$comment"})
@@ -141,7 +143,7 @@ def _pattern(schema: Any) -> Check | None:
         return None
     if not isinstance(schema["pattern"], str):
         raise _Outside
-    search = re.compile(schema["pattern"]).search  # jsonschema uses re.search too
+    search = compile_quietly(schema["pattern"]).search  # jsonschema uses re.search too
     return lambda v: type(v) is not str or search(v) is not None
 
 

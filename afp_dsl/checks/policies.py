@@ -18,6 +18,7 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label
 from ..evaluate import regex_flags
+from ..regex_quiet import compile_quietly
 from .regex_risk import BUDGET, paths
 from . import graphview as G
 from . import sites as S
@@ -160,7 +161,7 @@ def _proven(d: Diagnostic, site: S.Site, exprs: list[ir.Expr]) -> Diagnostic:
 def _patterns(r: ir.Redact) -> Iterator[Diagnostic]:
     for rx in r.patterns:
         try:
-            compiled = re.compile(rx.pattern, regex_flags(rx.flags))
+            compiled = compile_quietly(rx.pattern, regex_flags(rx.flags))
         except re.error:
             continue
         hit = next((s for s in _PROBES if paths(rx.pattern, rx.flags, len(s)) <= BUDGET

@@ -22,6 +22,7 @@ except ImportError:  # pragma: no cover
     from sre_compile import compile as _compile  # type: ignore[no-redef]
 
 from ..evaluate import regex_flags
+from ..regex_quiet import parse_quietly
 
 BUDGET = 10_000_000  # estimated matcher paths one check-time search may take
 LARGE = 8  # a repeat of more than this many iterations, over an ambiguous body, is risky
@@ -35,7 +36,7 @@ _MAXREPEAT = _sre.MAXREPEAT
 @functools.lru_cache(maxsize=1024)
 def _parse(pattern: str, flags: str) -> Any:
     try:
-        return _sre.parse(pattern, regex_flags(flags))
+        return parse_quietly(_sre.parse, pattern, regex_flags(flags))
     except (re.error, OverflowError, RecursionError, ValueError):  # (AFP004 reports it)
         return None
 

@@ -1,8 +1,10 @@
-"""Regex literals that may backtrack exponentially: a run-time stall and a check-time blind spot.
+"""Regex literals that may backtrack exponentially (a run-time stall and a check-time blind
+spot), or that a later Python may read otherwise.
 
 Role:       checks layer; reads the pattern after every `matches` of the expression sites, the
             patterns of every redact rule and every test's `expect answer matches`.
-Emits:      AFP307 regex-backtracking (warning).
+Emits:      AFP307 regex-backtracking (warning); AFP004 invalid-regex as a warning, for a class
+            Python warns about (`[[`, `--`, `&&`, `~~`, `||` inside `[...]`).
 Invariants: judged by `regex_risk.backtracking_risk` alone (conservative: it may warn about a
             safe pattern, never passes a risky one); one diagnostic per literal; a pattern that
             does not compile is AFP004's, and a misplaced one AFP305's.
@@ -16,7 +18,9 @@ import attrs
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, Severity
+from ..evaluate import regex_flags
+from ..regex_quiet import future_caveat
 from . import sites as S
 from .exprs import walk
 from .regex_risk import backtracking_risk
@@ -30,6 +34,9 @@ def check_regexes(analysis: Analysis) -> Iterable[Diagnostic]:
             why = backtracking_risk(rx.pattern, rx.flags)
             if why is not None:
                 yield _warning(rx, why)
+            caveat = future_caveat(rx.pattern, regex_flags(rx.flags))
+            if caveat is not None:
+                yield _caveat(rx, caveat)
 
 
 def _literals(analysis: Analysis) -> Iterator[ir.Regex]:
@@ -70,3 +77,12 @@ def _warning(rx: ir.Regex, why: str) -> Diagnostic:
                         "conditions using it are not analysed"),),
                 help="rewrite it so each character can be matched only one way, e.g. "
                      "`/^(a|aa)+$/` as `/^a+$/`, `/(\\w+\\s?)+$/` as `/[\\w\\s]+$/`")
+
+
+def _caveat(rx: ir.Regex, caveat: str) -> Diagnostic:
+    return diag("AFP004", f"the pattern `{rx}` may change meaning in a later Python: {caveat[0].lower()}"
+                f"{caveat[1:]}", rx.span, "ambiguous class", severity=Severity.WARNING,
+                notes=("Python reads it as it always has, but warns that a later version may read "
+                       "`[` inside a class as a nested set, and `--`, `&&`, `~~`, `||` as set "
+                       "operations",),
+                help="escape the character meant literally: `\\[`, `\\-`, `\\&`, `\\~`, `\\|`")
