@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from .regex_quiet import quiet
 from .schema_quick import checker
 
 MAX_PROBLEMS = 10
@@ -31,8 +32,9 @@ def arg_problems(validator, args: Any) -> list[str]:
     whose `$ref` does not resolve (the checker reports it as AFP301) is one problem, not a crash."""
     from referencing.exceptions import Unresolvable  # (loaded with jsonschema, which built `validator`)
     try:
-        errors = sorted(validator.iter_errors(args), key=lambda e: (_order(e.absolute_path),
-                                                                   e.validator or ""))  # (None:
+        with quiet():
+            errors = sorted(validator.iter_errors(args), key=lambda e: (_order(e.absolute_path),
+                                                                       e.validator or ""))  # (None:
         # a `false` schema, which used to end the run when it sorted beside a named keyword)
     except Unresolvable as exc:
         return [f"arguments: cannot be checked: the tool's input schema has a `$ref` that does not "

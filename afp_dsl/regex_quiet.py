@@ -1,7 +1,8 @@
 """Compiling a spec's regexes without Python's FutureWarning on stderr.
 
 Role:       every compile or parse of a user pattern (lowering, checks, guards at run time,
-            redaction, schema patterns) goes through `compile_quietly` or `parse_quietly`.
+            redaction, schema patterns) goes through `compile_quietly` or `parse_quietly`, and
+            the run-time validation of tool arguments through `quiet`.
 Invariants: `re` warns (FutureWarning) about a class a later Python may read otherwise (`[[`,
             `--`, `&&`, `~~`, `||` inside `[...]`); the pattern still means what it means today,
             `future_caveat` gives the warning's text to the AFP004 warning of `checks/regexes`,
@@ -9,10 +10,21 @@ Invariants: `re` warns (FutureWarning) about a class a later Python may read oth
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import warnings
+from collections.abc import Iterator
 from typing import Any
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Run a block (a JSON Schema validation, whose `pattern`s jsonschema compiles) without a
+    FutureWarning from `re`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
 
 
 def compile_quietly(pattern: str, flags: int = 0) -> re.Pattern[str]:

@@ -68,3 +68,26 @@ def test_future_caveat_names_python_s_reason():
     assert future_caveat("x[a&&b]") == "Possible set intersection at position 3"
     assert future_caveat(r"x[a\&\&b]") is None
     assert future_caveat("[") is None  # does not compile: AFP004 as an error says so
+
+
+SCHEMA_SPEC = """agent a { system = "x" tools = [t] }
+tool t {
+  description = "t"
+  input { q: string(pattern: "PATTERN") }
+  impl = returns("ok")
+}
+"""
+
+
+def test_a_schema_pattern_warns_nothing_when_arguments_are_checked():
+    """A compiled IR's tool schema is validated at run time by jsonschema, which compiles the
+    pattern itself; the demo mock also reads it to spell an argument."""
+    ir_json = ir_to_json(afp.load(SCHEMA_SPEC.replace("PATTERN", "[[a]-caveat-schema")).ir)
+    re.purge()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program = afp.load_ir(ir_json)
+        demo = program.agent(provider=afp.providers.mock()).run("hi")
+        scripted = program.agent(provider=afp.providers.mock([[("t", {"q": "b"})], "x"])).run("hi")
+    assert (demo.outcome, scripted.outcome) == ("answered", "answered")
+    assert [str(w.message) for w in caught if w.category is FutureWarning] == []

@@ -15,6 +15,8 @@ from typing import Any
 
 import jsonschema
 
+from ..regex_quiet import parse_quietly, quiet
+
 _STRING_CANDIDATES = ("x", "", "AB-1", "a@example.com", "2024-01-01", "1", "a")
 _MAX_DEPTH = 20  # nesting followed through `$ref`, `anyOf`, items and properties
 
@@ -24,11 +26,12 @@ def demo_args(schema: Any) -> dict | None:
     if not isinstance(schema, Mapping):
         return {}
     try:
-        validator = jsonschema.Draft202012Validator(schema)
-        value = minimal_value(schema, schema)
-        if not isinstance(value, dict):
-            value = {}
-        return value if validator.is_valid(value) else None
+        with quiet():  # (the validators compile the schema's patterns)
+            validator = jsonschema.Draft202012Validator(schema)
+            value = minimal_value(schema, schema)
+            if not isinstance(value, dict):
+                value = {}
+            return value if validator.is_valid(value) else None
     except Exception:  # noqa: BLE001 - a schema jsonschema cannot use: no demo call for it
         return None
 
@@ -161,7 +164,7 @@ def _from_pattern(pattern: str, length: int = 0) -> str | None:
     validates what it gets anyway."""
     try:
         from re import _constants as c, _parser as p  # type: ignore[attr-defined]
-        items = p.parse(pattern)
+        items = parse_quietly(p.parse, pattern)
         short = _spell(items, c, 0, [0])
         return short if len(short) >= length else _spell(items, c, 0, [length - len(short)])
     except Exception:  # noqa: BLE001 - an unreadable or unusual pattern: no guess
