@@ -29,7 +29,8 @@ class CliError(Exception):
 
 class FilePath(click.Path):
     """`click.Path` for files, which answers a path it cannot even look at (a NUL byte in it,
-    a name too long) with a usage error instead of crashing in `os.stat`."""
+    a name too long) with a usage error instead of crashing in `os.stat`. An output file
+    (`writable`) given as `-` is standard output (None), as leaving the option out is."""
 
     def __init__(self, writable: bool = False):
         super().__init__(dir_okay=False, writable=writable)
@@ -37,6 +38,8 @@ class FilePath(click.Path):
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         if value == "":  # (an unset shell variable, most likely: never "standard output")
             self.fail("is empty; name a file", param, ctx)
+        if value == "-" and self.writable:
+            return None
         try:
             return super().convert(value, param, ctx)
         except (ValueError, OSError) as exc:

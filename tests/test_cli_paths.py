@@ -140,3 +140,17 @@ def test_help_and_version_that_cannot_be_written_are_an_error_not_a_traceback(ar
                               timeout=120)
     assert proc.returncode == 1
     assert proc.stderr == "afpc: error: cannot write to standard output: No space left on device\n"
+
+
+@pytest.mark.parametrize("args", [["check", "{spec}", "--format", "json"], ["compile", "{spec}"],
+                                  ["graph", "{spec}"]])
+def test_output_dash_is_standard_output(tmp_path, monkeypatch, args):
+    """Before: `-o -` wrote a file named `-` in the working folder and printed nothing."""
+    spec = tmp_path / "g.afp"
+    spec.write_text('agent a { system = "x" graph = g }\nskill s { description = "s" }\n'
+                    'graph g { entry s }\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    res = cli(*[a.format(spec=spec) for a in args], "-o", "-")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip() and not (tmp_path / "-").exists()
+
