@@ -18,7 +18,7 @@ import click
 from . import __version__
 from .diagnostics import Diagnostic, Severity, sorted_diagnostics
 from .cli_io import (CliError, FilePath, _drop_stdout, _from_stdout, _internal_error,  # noqa: F401
-                     _shown_path, echo, emit, guarded, store_text, use_color, utf8_text,
+                     _shown_path, echo, emit, guarded, stdin_hint, store_text, use_color, utf8_text,
                      write_file)
 from .render import FORMATS, explain, render, unknown_code
 
@@ -92,7 +92,7 @@ def collect_files(paths: Iterable[str]) -> list[str]:
         elif ps.exists(p) or ps.is_symlink(p):
             out.append(p)
         else:
-            raise click.UsageError(f"no such file or folder: {raw}")
+            raise click.UsageError(f"no such file or folder: {raw}{stdin_hint(raw)}")
     seen: set[str] = set()
     return [p for p in out if not (ps.real_path(p) in seen or seen.add(ps.real_path(p)))]
 
@@ -212,7 +212,7 @@ def checked_program(file: str) -> Any:
     from . import paths as ps
     path = ps.plain(file)
     if not ps.exists(path):
-        raise click.UsageError(f"no such file: {file}")
+        raise click.UsageError(f"no such file: {file}{stdin_hint(file)}")
     program, diags = analyse(path)
     if program is None or any(d.severity is Severity.ERROR for d in diags):
         sources = {m.key: m.source for m in program.modules} if program else {}

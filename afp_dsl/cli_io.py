@@ -46,6 +46,12 @@ class FilePath(click.Path):
             self.fail(f"{value!r} is not a usable file path ({exc})", param, ctx)
 
 
+def stdin_hint(path: str) -> str:
+    """For a missing spec named `-`: afpc reads no spec from standard input."""
+    return (" (afpc does not read a spec from standard input: save it to a file and name the "
+            "file)") if path == "-" else ""
+
+
 def write_file(path: str, text: str) -> None:
     """Write a report or an export; a path that cannot be written is a usage error naming it."""
     try:

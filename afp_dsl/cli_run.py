@@ -38,7 +38,8 @@ def _load(file: str) -> Any:
     from .loader import not_a_file
     reason = not_a_file(Path(file))
     if reason == "no such file":
-        raise _Bad(f"no such spec file: {file}", 2)
+        from .cli_io import stdin_hint
+        raise _Bad(f"no such spec file: {file}{stdin_hint(file)}", 2)
     if reason == "it is a folder":
         raise _Bad(f"cannot run `{file}`: it is a folder; pass one spec file in it "
                    f"(`{Path(file) / 'NAME.afp'}`)", 2)

@@ -154,3 +154,12 @@ def test_output_dash_is_standard_output(tmp_path, monkeypatch, args):
     assert res.exit_code == 0, res.output
     assert res.stdout.strip() and not (tmp_path / "-").exists()
 
+
+@pytest.mark.parametrize("args", [["check", "-"], ["compile", "-"], ["run", "-", "-m", "hi"],
+                                  ["test", "-"]])
+def test_a_spec_named_dash_says_standard_input_is_not_read(tmp_path, monkeypatch, args):
+    """Before: `no such file: -`, which does not say that a spec must be saved to a file."""
+    monkeypatch.chdir(tmp_path)
+    res = cli(*args)
+    assert res.exit_code == 2
+    assert "does not read a spec from standard input" in res.stderr
