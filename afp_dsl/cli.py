@@ -101,13 +101,15 @@ def _folder_specs(folder: str) -> list[str]:
     """Every `*.afp` file below `folder`, sorted as paths, outside hidden folders (not entered).
     A folder that cannot be read is an error naming it: skipping it would let a gate pass
     without checking what is inside. (`os.walk` rather than `Path.rglob`, which skips such a
-    folder silently.)"""
+    folder silently.) For the same reason a `*.afp` that is not a regular file (a symlink to
+    nothing, a named pipe) is kept: checking it reports why it cannot be read, never reading
+    a pipe."""
     from pathlib import Path
     found: list[Path] = []
     unreadable: list[OSError] = []
     for top, dirs, names in os.walk(folder, onerror=unreadable.append):
         dirs[:] = [d for d in dirs if not (d.startswith(".") or d == "node_modules")]
-        found += [Path(top, n) for n in names if n.endswith(".afp") and os.path.isfile(os.path.join(top, n))]
+        found += [Path(top, n) for n in names if n.endswith(".afp")]
     if unreadable:
         e = unreadable[0]
         more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""

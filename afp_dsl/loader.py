@@ -233,6 +233,10 @@ def load(path: str | os.PathLike | None = None, *, text: str | None = None,
         key = display_key(real_path(p))
         text, reason = read_text(p)
         if text is None:
+            if os.path.islink(p) and not os.path.exists(p):  # (named as the link, not its target)
+                key = display_key(os.path.join(real_path(paths.parent(p)), os.path.basename(p)))
+                reason = (f"it is a symbolic link to `{os.readlink(p)}`, which does not exist"
+                          if reason == "no such file" else f"it is a symbolic link: {reason}")
             return LoadResult(None, [_unread(p, key, reason)], frozenset([key]))
         base = paths.parent(real_path(p))
     root = loader.load_text(key, text, base)
@@ -243,7 +247,8 @@ def load(path: str | os.PathLike | None = None, *, text: str | None = None,
 
 def _unread(path: str, key: str, reason: str | None) -> Diagnostic:
     """AFP109 file-not-found for a spec path that names nothing; AFP006 invalid-input for one
-    that cannot be read as a spec (a folder, a FIFO, binary or too large)."""
+    that cannot be read as a spec (a folder, a FIFO, a symbolic link to nothing, binary or too
+    large)."""
     if not os.path.lexists(path):
         return diag("AFP109", f"cannot read `{key}`: no such file", Span(key, 0, 0),
                     help="check the path (it is taken relative to the current folder)")

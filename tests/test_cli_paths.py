@@ -6,6 +6,7 @@ Each case failed before its fix: the old behaviour is named in each docstring.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -163,3 +164,20 @@ def test_a_spec_named_dash_says_standard_input_is_not_read(tmp_path, monkeypatch
     res = cli(*args)
     assert res.exit_code == 2
     assert "does not read a spec from standard input" in res.stderr
+
+
+def test_a_folder_s_broken_link_or_pipe_is_reported_not_skipped(tmp_path):
+    """Before: `afpc check specs/` skipped a `*.afp` that was a symbolic link to nothing or a
+    named pipe, and passed (exit 0) without checking it; given alone, the broken link was
+    reported under its target's name."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "ok.afp").write_text(GOOD, encoding="utf-8")
+    (specs / "gone.afp").symlink_to(tmp_path / "moved.afp")
+    os.mkfifo(specs / "pipe.afp")
+    res = cli("check", specs, "--format", "json")
+    assert res.exit_code == 1, res.output
+    found = {(Path(d["file"]).name, d["code"]) for d in json.loads(res.stdout)}
+    assert found == {("gone.afp", "AFP006"), ("pipe.afp", "AFP006")}
+    gone = [d for d in json.loads(res.stdout) if Path(d["file"]).name == "gone.afp"][0]
+    assert "symbolic link to" in gone["message"] and "does not exist" in gone["message"]
