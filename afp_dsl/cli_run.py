@@ -385,6 +385,9 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
         except ValueError as exc:
             raise click.BadParameter(f"`{pattern}` is malformed: {exc}", param_hint="-k") from None
     files = [Path(f) for f in collect_files(paths)]  # (`run_files` takes a `str` for spec text)
+    if junit_file == "-":  # (`-o -` is standard output; here the test lines already are)
+        raise click.BadParameter("`-` would mix the XML with the test lines on standard output; "
+                                 "name a file, e.g. `--junit afp-tests.xml`", param_hint="--junit")
     if junit_file and not os.path.isdir(os.path.dirname(os.path.abspath(junit_file))):
         raise click.BadParameter(f"cannot write `{junit_file}`: its folder does not exist; "
                                  f"create it, or name a file in a folder that does (checked "

@@ -484,3 +484,10 @@ def test_an_unknown_store_scheme_lists_every_form():
         from_url("redis://localhost/0")
     for form in ("sqlite:///path", "postgresql://", "memory:"):
         assert form in str(exc.value)
+
+
+def test_junit_to_standard_output_is_refused_before_the_tests_run(env, tmp_path):
+    """Before: `--junit -` wrote a file named `-` (while `-o -` is standard output)."""
+    spec, _ = env
+    res = CliRunner().invoke(main, ["test", str(spec), "--junit", "-"])
+    assert res.exit_code == 2 and "name a file" in res.output and "PASSED" not in res.output
