@@ -20,11 +20,11 @@ from operator import itemgetter, sub
 # operators of one to three characters are each one alternative (`=[=>]?`, `\.(?:\.\.)?`). A
 # string is runs of plain characters between escapes (the same strings as `"(?:[^"\\\n\r]|\\.)*"`,
 # but a run is one quick repeat instead of one group per character).
-_FRACTION = r'(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
+_FRACTION = r'(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_])'  # (`8model`: a stray, see NUMBER)
 _TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"'
           r'|=[=>]?|\.(?:\.\.)?|[1-9][0-9]*' + _FRACTION + '|0' + _FRACTION + r'|->|-(?:0|[1-9][0-9]*)'
           + _FRACTION + r'|<=?|>=?|!=|#[^\n\r]*|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*'
-          r'|[^ \t\f\r\n\ufeff])')
+          r'|-?[0-9][0-9A-Za-z_.]*|[^ \t\f\r\n\ufeff])')  # (that last but one: `8model`, a stray)
 _BLANKS = " \t\f\r\n\ufeff"  # what may stand between tokens (anything else is a token or a stray)
 # One match = the blanks before a token, and the token. Matches follow each other with no gap (a
 # non-blank character always starts a token), so their lengths sum to every token's end.
@@ -50,6 +50,8 @@ _BY_TEXT = {op: op for op in ("->", "=>", "==", "!=", "<=", ">=", "...")}
 _BY_TEXT.update({'"': "~", "-": "~", "/": "~"})
 
 _FIRST_CHAR = itemgetter(0)
+_NUMERIC = re.compile("[-0-9]")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 COMP_OPS = frozenset(("==", "!=", "<=", ">=", "<", ">"))
 
@@ -167,7 +169,8 @@ def lex(text: str) -> tuple[list[str], list[str], list[int], list[int], list[Tok
     # Speed: `findall` gives one string per token (its blanks in front), without a Python step
     # per match; the running sum of their lengths is every token's end, summed in C. The scan
     # stops at the last token: blanks at the end would make the search retry at each of them.
-    pieces = _PIECE.findall(text, 0, len(text.rstrip(_BLANKS)))
+    scan_end = len(text.rstrip(_BLANKS))
+    pieces = _PIECE.findall(text, 0, scan_end)
     # Memory: one object per distinct token text (a name written fifty times is one string),
     # so the IR's names, references and keys share their strings, and a lookup of one in a
     # table built from another meets the very key (an identity test, no characters read). The
@@ -187,6 +190,8 @@ def lex(text: str) -> tuple[list[str], list[str], list[int], list[int], list[Tok
     if "#" in firsts:
         keep = [j for j, k in enumerate(kinds) if k != "#"]
         comments = [token("COMMENT", vals[j], starts[j], ends[j]) for j, k in enumerate(kinds) if k == "#"]
+        if kinds[-1] == "#":  # (the scan stopped at the last token: a comment there keeps its
+            comments[-1] = _to_line_end(text, comments[-1], scan_end)  # trailing blanks, as Lark's)
         kinds, vals = [kinds[j] for j in keep], [vals[j] for j in keep]
         starts, ends = [starts[j] for j in keep], [ends[j] for j in keep]
     end = ends[-1] if ends else 0
@@ -197,6 +202,12 @@ def lex(text: str) -> tuple[list[str], list[str], list[int], list[int], list[Tok
     return kinds, vals, starts, ends, comments
 
 
+def _to_line_end(text: str, comment: Token, end: int) -> Token:
+    """The file's last comment, cut at `end` (the last non-blank), as far as its line goes."""
+    stop = min((i for i in (text.find("\n", end), text.find("\r", end)) if i >= 0), default=len(text))
+    return token("COMMENT", text[comment.start_pos:stop], comment.start_pos, stop)
+
+
 def _kinds(texts: list[str]) -> tuple[dict[str, str], str]:
     """Each distinct token text's kind, and their first characters. Speed: made in C, without a Python step per token: the
     tokens' first characters translated to their kinds, then corrected by the few token texts
@@ -205,6 +216,9 @@ def _kinds(texts: list[str]) -> tuple[dict[str, str], str]:
     if not firsts.isascii():
         raise Bail  # a stray character (every token of the grammar starts with an ASCII one)
     kinds = dict(zip(texts, map(_BY_TEXT.get, texts, firsts.translate(_BY_FIRST))))
+    for m in _NUMERIC.finditer(firsts):  # (few: the distinct numbers)
+        if not _NUMBER.fullmatch(texts[m.start()]) and texts[m.start()] not in _BY_TEXT:
+            raise Bail  # a number glued to a word (`8model`): Lark reports it
     if '"' in firsts:
         kinds.update((t, "M") for t in texts if t.startswith('"""'))
     return kinds, firsts

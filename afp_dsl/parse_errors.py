@@ -11,6 +11,7 @@ Invariants: never raises; one diagnostic per error; reads only the error, the so
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .codes import diag
@@ -48,6 +49,13 @@ def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
         return _unclosed_triple(src, pos)
     if ch == '"':
         return _bad_string(src, pos)
+    glued = _GLUED.match(text, pos)
+    if glued:  # (NUMBER refuses a letter right after it)
+        word = glued.group()
+        return diag("AFP001", f"`{word[:40]}` is neither a number nor a name",
+                    Span(src.name, pos, glued.end()), "a number runs into a word",
+                    help="a name starts with a letter or `_`; to write a number and then a word, "
+                         "put a space or a line break between them")
     if ch == "/":
         return diag("AFP001", "unexpected `/`", span, "a regex literal cannot stand here or is empty",
                     help="regex literals look like `/pattern/i` and may only appear as values")
@@ -57,6 +65,9 @@ def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
     shown = repr(ch)[1:-1] if ch and not ch.isprintable() else ch
     return diag("AFP001", f"unexpected character `{shown}`", span, "not valid here",
                 help=hints.get(ch))
+
+
+_GLUED = re.compile(r"-?[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _unclosed_triple(src: SourceFile, pos: int) -> Diagnostic:

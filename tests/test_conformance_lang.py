@@ -256,3 +256,26 @@ def test_a_misspelt_statement_gets_a_did_you_mean(text, word, close):
 
 def test_the_same_statements_written_right_are_clean():
     assert codes(GRAPH.format(stmt="route s1 -> s2 on t status success when result.n > 1")) == []
+
+
+# ---------------------------------------------------------------- §2 a number glued to a word
+# Identifiers start with a letter or `_`; a number is followed by something that is not a word
+# character. Before, `8model` read silently as the number 8, then the attribute `model`.
+@pytest.mark.parametrize("text, word", [
+    ('agent a {\n  max_iterations = 8model = "x"\n}', "8model"),
+    ('skill 3d_model { description = "x" }', "3d_model"),
+    ('tool t { description = "t" input { x: number(min: -1e3x) } }', "-1e3x"),
+    ('agent a { max_iterations = 0x10 }', "0x10"),
+])
+def test_a_number_glued_to_a_word_is_a_syntax_error(text, word):
+    (d,) = diags(text)
+    start = text.index(word)
+    assert (d.code, d.labels[0].span.start, d.labels[0].span.end) == ("AFP001", start,
+                                                                        start + len(word))
+    assert f"`{word}`" in d.message
+
+
+def test_numbers_next_to_punctuation_and_words_apart_are_clean():
+    assert codes('agent a { max_iterations = 8 model = "x" }') == []
+    assert codes('tool t { description = "t" input { x: number(min: -1.5e3, max: 2) } }') == []
+    assert codes('agent a {\n  max_iterations = 8\n  model = "x"\n}') == []

@@ -241,9 +241,11 @@ def test_checking_a_valid_spec_does_not_import_lark() -> None:
 # The master regex before its alternatives were reordered for speed (each now starts with a
 # literal or a class): both must cut every text into the same tokens.
 _PLAIN_TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"'
-                r'|#[^\n\r]*|->|=>|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
-                r'|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*|==|!=|<=|>=|\.\.\.|[^ \t\f\r\n\ufeff])')
-_PIECES = ["a", "_b1", "0", "01", "-", "-0", "-12", "1.5", "2e5", "3E-2", ".", "..", "...", "=", "==",
+                r'|#[^\n\r]*|->|=>|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_])'
+                r'|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*|==|!=|<=|>=|\.\.\.'
+                r'|-?[0-9][0-9A-Za-z_.]*|[^ \t\f\r\n\ufeff])')  # (a number glued to a word: one stray)
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_PIECES = ["a", "_b1", "0", "01", "8model", "0x1", "-", "-0", "-12", "1.5", "2e5", "3E-2", ".", "..", "...", "=", "==",
            "=>", "<", "<=", ">", ">=", "!", "!=", "->", '"', '""', '"""', '"x"', '"\\"', "\\", "/",
            "/r/i", "//", "#c", "\n", " ", "\t", "{", "}", "(", ")", "[", "]", ",", ":", "?", "*", "|",
            "@", "\u00a0", "\u20ac", "\ufeff", "$", "~", "'"]
@@ -258,8 +260,8 @@ def test_the_lexer_cuts_text_as_the_plain_regex_and_kinds_each_token(pieces) -> 
     want = list(zip(parts[1::2], offsets[0:-1:2], offsets[1::2]))
     try:
         kinds, vals, starts, ends, comments = fastlex.lex(text)
-    except fastlex.Bail:  # only for a stray character beyond ASCII
-        assert not all(tok[0].isascii() for tok, _, _ in want)
+    except fastlex.Bail:  # only for a stray character beyond ASCII, or a number glued to a word
+        assert not all(tok[0].isascii() and not _glued(tok) for tok, _, _ in want)
         return
     got = sorted([*zip(vals[:-1], starts, ends), *((str(c), c.start_pos, c.end_pos) for c in comments)],
                  key=lambda t: t[1])
@@ -295,6 +297,12 @@ def test_equal_token_texts_are_one_string() -> None:
     assert a.tools[0].name is tool.name and b.tools[0].name is tool.name
     assert g.routes[0].on.name is tool.name and g.routes[0].src.name is a.name
     assert g.routes[0].when.left.segments[0] is next(iter(tool.output.json["properties"]))
+
+
+def _glued(tok: str) -> bool:
+    """A number glued to a word (`8model`, `2e52e5`): the fast path gives up on it."""
+    return tok[:1] in set("-0123456789") and len(tok) > 1 and tok not in ("->", "=>") and (
+        not _NUMBER.fullmatch(tok))
 
 
 def _plain_kind(tok: str) -> str:
