@@ -305,6 +305,8 @@ def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | N
     run_id = row["run_id"]
     if edge is not None:
         _warn_if_no_such_edge(row, edge)
+    if skill is not None:
+        _warn_if_no_such_skill(row, skill)
     node, query = why_tree(Trace(run_id, events), event_id, inner=inner_lookup(store),
                            program=spec_program(row), skill=skill, iteration=iteration, edge=edge)
     if node.kind in ("missing", "empty"):
@@ -325,6 +327,23 @@ def _warn_if_no_such_edge(row: dict, edge: str) -> None:
     outs = ", ".join(f"`{a} -> {t}`" for t in sorted({t for f, t in edges if f == a}))
     click.echo(f"afpc: warning: the run's spec `{row.get('spec')}` declares no edge `{a} -> {b}`"
                + (f"; edges from `{a}`: {outs}" if outs else f"; no edge leaves `{a}`"), err=True)
+
+
+def _warn_if_no_such_skill(row: dict, skill: str) -> None:
+    """`why --skill S` for a skill the run's spec does not declare: say so, with the closest
+    (the answer, from the trace alone, would only say it was never active)."""
+    from . import ir
+    from .suggest import closest
+    program = spec_program(row)
+    if program is None:
+        return
+    names = {d.name for m in program.ir.modules for d in m.decls if isinstance(d, ir.Skill)}
+    if skill in names or skill.rpartition(".")[2] in names:
+        return
+    close = closest(skill.rpartition(".")[2], names)
+    click.echo(f"afpc: warning: the run's spec `{row.get('spec')}` declares no skill `{skill}`"
+               + (f"; did you mean `{close}`?" if close else
+                  f"; skills: {', '.join(f'`{n}`' for n in sorted(names)) or 'none'}"), err=True)
 
 
 def _spec_edges(program: Any) -> set[tuple[str, str]]:

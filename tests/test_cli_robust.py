@@ -311,6 +311,22 @@ def test_why_edge_names_an_edge_the_spec_does_not_declare(tmp_path) -> None:
     assert real.exit_code == 0 and "warning" not in real.output, real.output
 
 
+def test_why_skill_names_a_skill_the_spec_does_not_declare(tmp_path) -> None:
+    """Before: `why --skill refundz` said only that the trace never mentions it (with a guess
+    among any names, an instruction too); now a warning says the spec declares no such skill."""
+    spec = Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp"
+    db = str(tmp_path / "w.db")
+    ran = CliRunner().invoke(main, ["run", str(spec), "-m", "Order AB-1 was charged twice",
+                                    "--store", db])
+    assert ran.exit_code == 0, ran.output
+    out = CliRunner().invoke(main, ["why", "last", "--skill", "refundz", "--store", db])
+    assert "declares no skill `refundz`; did you mean `refunds`?" in out.output, out.output
+    far = CliRunner().invoke(main, ["why", "last", "--skill", "zzz", "--store", db])
+    assert "declares no skill `zzz`; skills: `escalation`, `refunds`, `triage`" in far.output
+    real = CliRunner().invoke(main, ["why", "last", "--skill", "refunds", "--store", db])
+    assert real.exit_code == 0 and "warning" not in real.output, real.output
+
+
 def test_why_edge_warns_also_when_the_spec_has_no_route_at_all(tmp_path) -> None:
     spec = tmp_path / "two.afp"
     spec.write_text('agent b { graph = g }\nskill s1 { description = "one" }\n'
