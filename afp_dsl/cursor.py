@@ -118,8 +118,8 @@ def advance(graph: GraphInfo, cursor: str | None, batch: Sequence[ToolResult],
     """The cursor for this iteration, from the previous iteration's results and pick."""
     if cursor is None:
         cold = cold_start(graph, message, iteration)
-        if cold.to is not None:
-            return cold
+        if cold.to is not None:  # an entry that fires beats a pick (one it makes moot is no loss)
+            return attrs.evolve(cold, superseded=pick if pick != cold.to else None)
         if pick is not None and pick in reachable(graph, None):
             return CursorDecision(None, pick, "model-pick")
         return cold

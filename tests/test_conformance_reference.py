@@ -439,3 +439,32 @@ def test_f64_mermaid_matches_the_reference_shape():
         "  n_escalation -->|on close_case| n_wrapup",
     ]
 
+
+
+# §15 skillGraphModelPick, "cold start matching an entry + a pick of another → the entry": here
+# the cold start is retried while no entry has fired, and an entry whose `when` holds on the
+# retry wins over the model's accepted pick of another entry; the pick is recorded as superseded
+# (semantics §4), as it is when a declared route beats it.
+def test_an_entry_firing_on_a_retried_cold_start_supersedes_the_pick():
+    agent, rec = make("""
+    agent g { graph = m }
+    skill a { description = "A" body = "BODY-A" }
+    skill b { description = "B" body = "BODY-B" }
+    graph m {
+      entry a when iteration >= 2
+      entry b when message matches /beta/
+    }
+    """, [call("read_skill", id="b"), "done"])
+    r = agent.run("hello")
+    moved = payloads(r, "cursor.moved")
+    assert [(p["to"], p["cause"]) for p in moved] == [(None, "none"), ("a", "entry")]
+    assert moved[-1]["superseded_pick"] == "b"
+    assert rec.requests[1].system == "BODY-A"
+    (move,) = [e for e in r.trace if e.kind == "cursor.moved" and e.payload["to"] == "a"]
+    assert "a model pick of `b` was superseded" in r.why(event=move.id)
+    agent, _ = make("""
+    agent g { graph = m }
+    skill a { description = "A" }
+    graph m { entry a when iteration >= 2 }
+    """, [call("read_skill", id="a"), "done"])
+    assert "superseded_pick" not in payloads(agent.run("hello"), "cursor.moved")[-1]
