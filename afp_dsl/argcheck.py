@@ -108,7 +108,7 @@ def describe_error(e, root: Any, value: Any, whole: str = "arguments") -> list[s
     if v is None:  # a `false` schema: jsonschema names neither the field nor its place
         return _refused_fields(e, root, value, whole)
     if v == "items" and val is False:
-        return [f"{path}: expected at most {len(e.schema.get('prefixItems') or [])} items"]
+        return [f"{path}: expected at most {_count(len(e.schema.get('prefixItems') or []), 'item')}"]
     return [f"{path}: {_expected(v, val)}"]
 
 
@@ -163,12 +163,17 @@ _EXPECT = {
     "maximum": lambda v: f"expected a number <= {v}",
     "exclusiveMinimum": lambda v: f"expected a number > {v}",
     "exclusiveMaximum": lambda v: f"expected a number < {v}",
-    "minLength": lambda v: f"expected at least {v} characters",
-    "maxLength": lambda v: f"expected at most {v} characters",
-    "minItems": lambda v: f"expected at least {v} items",
-    "maxItems": lambda v: f"expected at most {v} items",
+    "minLength": lambda v: f"expected at least {_count(v, 'character')}",
+    "maxLength": lambda v: f"expected at most {_count(v, 'character')}",
+    "minItems": lambda v: f"expected at least {_count(v, 'item')}",
+    "maxItems": lambda v: f"expected at most {_count(v, 'item')}",
     "format": lambda v: f"expected format `{v}`",
 }
+
+
+def _count(n: Any, noun: str) -> str:
+    """`1 character`, `3 characters` (what the model reads)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _expected(v: str, val: Any) -> str:

@@ -68,9 +68,27 @@ def test_problems_name_the_fields_a_raw_schema_refuses_and_only_those():
                        tools={"t": lambda **kw: "x"})
     r = agent.run("hi")
     (bad,) = payloads(r, "tool.args_invalid")
-    assert sorted(bad["problems"]) == ["l: expected at most 1 items", "o.b: not an allowed field",
+    assert sorted(bad["problems"]) == ["l: expected at most 1 item", "o.b: not an allowed field",
                                        "y: not an allowed field", "z: not an allowed field"]
     assert "x1" not in tool_texts(prov.requests[1])[0]
+
+
+def test_counts_of_one_read_in_the_singular():
+    """What the model reads: `expected at least 1 character`, not `1 characters` (an empty
+    `skip_step` reason, minLength 1, met it on every blank skip); other counts keep the plural."""
+    spec = """
+    agent g { tools = [t] }
+    tool t {
+      description = "t"
+      input { s: string(min_length: 1), m: string(max_length: 1), l: [string](max_items: 1),
+              k: [string](min_items: 2) }
+    }
+    """
+    agent, prov = make(spec, [call("t", s="", m="ab", l=["a", "b"], k=[]), "ok"],
+                       tools={"t": lambda **kw: "x"})
+    (bad,) = payloads(agent.run("hi"), "tool.args_invalid")
+    assert bad["problems"] == ["k: expected at least 2 items", "l: expected at most 1 item",
+                               "m: expected at most 1 character", "s: expected at least 1 character"]
 
 
 def test_at_most_ten_problems():
