@@ -441,6 +441,43 @@ def test_f64_mermaid_matches_the_reference_shape():
 
 
 
+
+# ce/05-dynamic-react: a skill's tool, an instruction that reacts to its result on the next
+# iteration, and an e-mail address the model is never sent (a `model = true` redact rule).
+REACT = """
+agent refund_agent { skills = [refunds]  context = [confirm]  redact = [emails] }
+tool issue_refund {
+  description = "Refund an order."
+  input { amount: number }
+  impl = returns("refund of $42 issued for maya@example.com")
+}
+skill refunds { description = "Refunds" body = "Refund, then confirm." tools = [issue_refund] }
+instruction confirm {
+  when   = returned(issue_refund)
+  prompt = "Confirm the refund and say when the money arrives."
+}
+redact emails { patterns = [/[a-z.]+@[a-z.]+/] placeholder = "[EMAIL]" model = true }
+test react {
+  user "Refund my $42"
+  model calls read_skill { id: "refunds" }
+  model calls issue_refund { amount: 42 }
+  model says "Done. Refund of $42 issued for [EMAIL]. You should see it within 3-5 business days."
+  expect answer matches /issued for \\[EMAIL\\]/
+  expect called issue_refund 1
+}
+"""
+
+
+def test_ce05_an_instruction_reacts_to_a_tool_and_the_model_never_sees_the_address(tmp_path):
+    run_blocks(tmp_path, REACT)
+    agent, rec = make(REACT, [call("read_skill", id="refunds"), call("issue_refund", amount=42),
+                              "done"])
+    r = agent.run("Refund my $42")
+    assert ["Confirm the refund" in q.system for q in rec.requests] == [False, False, True]
+    assert tool_texts(rec.requests[2])[-1] == "refund of $42 issued for [EMAIL]"
+    assert "maya@example.com" not in repr([e.payload for e in r.trace])
+
+
 # §15 skillGraphModelPick, "cold start matching an entry + a pick of another → the entry": here
 # the cold start is retried while no entry has fired, and an entry whose `when` holds on the
 # retry wins over the model's accepted pick of another entry; the pick is recorded as superseded
