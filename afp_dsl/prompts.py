@@ -15,11 +15,12 @@ WRAP_UP = ("Your action budget for this run is spent. Do not request tools. Give
 
 def nudge_text(skill: str, k: int, note: str, tool: str) -> str:
     """The nudge after an answer that left step `k` (0-based) of procedure `skill` unrun."""
-    return (f"Step {k + 1} of '{skill}' has not run — {note} (tool: `{tool}`). "
+    about = f" — {note}" if note and note.strip() else ""  # (a step's note is optional)
+    return (f"Step {k + 1} of '{skill}' has not run{about} (tool: `{tool}`). "
             f"Finish the remaining steps, or say why you are stopping.")
 
 
-_NUDGE = re.compile(r"Step \d+ of '.*' has not run — .* \(tool: `[^`]*`\)\. Finish the remaining "
+_NUDGE = re.compile(r"Step \d+ of '.*' has not run(?: — .*)? \(tool: `[^`]*`\)\. Finish the remaining "
                     r"steps, or say why you are stopping\.", re.S)
 
 

@@ -86,7 +86,7 @@ def gate(plan: Plan, cursor: str | None, requested: str, pointer: int = 0) -> Ga
         skill = plan.skills[requested]
         if skill.steps:
             step = skill.steps[0]
-            text += (f" You are on step 1 of {len(skill.steps)}: {step.note}. "
+            text += (f" You are on step 1 of {len(skill.steps)}{about(step.note, ': ')}. "
                      f"Its tool: `{step.tool}`.")
         return Gate(True, kind, text, ok)
     return Gate(False, "refused", refusal(requested, cursor, ok), ok)
@@ -122,8 +122,14 @@ def procedure(plan: Plan, active: list[str], steps: dict[str, int]) -> tuple[Ski
     return running[0] if running else None
 
 
+def about(note: str, sep: str) -> str:
+    """A step's note after `sep` (`: note`, ` — note`), or nothing for a step without one (the
+    note is optional: `steps { lookup }`), so no sentence reads `step 1 of 2: .`."""
+    return f"{sep}{note}" if note and note.strip() else ""
+
+
 def banner(skill: SkillInfo, k: int) -> str:
-    return f"[Step {k + 1} of {len(skill.steps)} — {skill.steps[k].note}]"
+    return f"[Step {k + 1} of {len(skill.steps)}{about(skill.steps[k].note, ' — ')}]"
 
 
 def step_tool_spec(plan: Plan, skill: SkillInfo, k: int) -> ToolSpec:
@@ -162,7 +168,7 @@ def _next(skill: SkillInfo, k: int) -> str:
     if k + 1 >= n:
         return f"All {n} steps complete."
     nxt = skill.steps[k + 1]
-    return f"Now on step {k + 2} of {n}: {nxt.note} (tool: `{nxt.tool}`)."
+    return f"Now on step {k + 2} of {n}{about(nxt.note, ': ')} (tool: `{nxt.tool}`)."
 
 
 def advance_suffix(skill: SkillInfo, k: int) -> str:

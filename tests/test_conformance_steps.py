@@ -175,3 +175,32 @@ def test_a_step_tool_with_no_description_or_an_empty_result_gets_no_stray_space(
     assert tools["quiet"].description == "[Step 1 of 2 — say nothing]"
     assert tool_texts(prov.requests[1])[0] == (
         "Step 1 of 2 done. Now on step 2 of 2: speak (tool: `loud`).")
+
+
+NOTELESS = """
+agent g { graph = m }
+tool s1 { description = "first" impl = returns("R1") }
+tool s2 { description = "second" impl = returns("R2") }
+skill p { description = "P" body = "BODY" tools = [s1, s2] steps { s1  s2 "  " } }
+skill a { description = "A" }
+graph m { entry a  route a -> p }
+"""
+
+
+def test_a_step_without_a_note_reads_without_a_dangling_separator():
+    """The note is optional (language §5.3 as decided in docs): no sentence the model reads may
+    hold an empty note (`[Step 1 of 2 — ]`, `step 1 of 2: .`, `has not run —  (tool`)."""
+    agent, prov = make(NOTELESS, [call("read_skill", id="p"), call("s1"), "stop", "stop"])
+    r = agent.run("go")
+    seen = [tool_texts(q)[-1:] for q in prov.requests[1:3]] + [[prov.requests[3].messages[-1].content]]
+    assert seen == [["Skill 'p' activated for the next iteration. You are on step 1 of 2. "
+                     "Its tool: `s1`."],
+                    ["R1 Step 1 of 2 done. Now on step 2 of 2 (tool: `s2`)."],
+                    ["Step 2 of 'p' has not run (tool: `s2`). Finish the remaining steps, or say "
+                     "why you are stopping."]]
+    assert [t.description for t in prov.requests[1].tools if t.name == "s1"] == ["[Step 1 of 2] first"]
+    assert prov.requests[2].system.endswith("[Step 2 of 2] Run `s2` next.")
+    assert [p["action"] for p in payloads(r, "steps.unfinished")] == ["nudged", "accepted"]
+    from afp_dsl.prompts import is_prompt  # (the demo mock tells the loop's nudge from a person)
+    assert is_prompt(seen[2][0])
+
