@@ -199,6 +199,10 @@ class Lowerer:
         for extra in blocks[1:]:
             self.diags.append(diag("AFP106", "a skill has at most one `steps` block", self.v.span(extra),
                                    "second `steps` block"))
+        if not blocks[0].children:  # (the original refuses `steps: []`; here it does nothing)
+            self.diags.append(diag("AFP106", "an empty `steps` block has no effect: the skill runs no procedure",
+                                   self.v.span(blocks[0]), "no steps", severity=Severity.WARNING,
+                                   help="add the procedure's steps (`steps { TOOL \"note\" ... }`), or remove the block"))
         steps = []
         for s in blocks[0].children:
             tool_tok = s.children[0]

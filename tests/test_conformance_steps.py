@@ -204,3 +204,10 @@ def test_a_step_without_a_note_reads_without_a_dangling_separator():
     from afp_dsl.prompts import is_prompt  # (the demo mock tells the loop's nudge from a person)
     assert is_prompt(seen[2][0])
 
+
+def test_an_empty_steps_block_is_a_warning():
+    import afp_dsl as afp
+    diags = afp.check("agent g { skills = [p] }\ntool s1 { description = \"s\" impl = returns(\"x\") }\n"
+                      "skill p { description = \"P\" tools = [s1] steps { } }\n")
+    assert [(d.code, d.severity.value, d.message) for d in diags] == [
+        ("AFP106", "warning", "an empty `steps` block has no effect: the skill runs no procedure")]
