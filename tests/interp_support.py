@@ -60,3 +60,24 @@ def call(tool: str, **args: Any) -> list:
 
 def tool_texts(request: Request) -> list[str]:
     return [m.content for m in request.messages if m.role == "tool"]
+
+
+def run_blocks(tmp_path, spec: str, allowed: tuple[str, ...] = ()) -> dict:
+    """Check `spec` (no errors; only the `allowed` warning codes), run its test blocks, each of
+    which must pass; returns {test name: (TestResult, [RunResult, ...])}."""
+    from afp_dsl.api import Program, analyse
+    from afp_dsl.diagnostics import has_errors
+    from afp_dsl.testing import collect, run_test
+    f = tmp_path / "scenario.afp"
+    f.write_text(textwrap.dedent(spec), encoding="utf-8")
+    loaded, diags = analyse(f)
+    assert loaded is not None and not has_errors(diags), [d.message for d in diags]
+    assert {d.code for d in diags} <= set(allowed), [(d.code, d.message) for d in diags]
+    program = Program(loaded, diags)
+    out = {}
+    for t in collect(program, str(f), None):
+        runs: list = []
+        out[t.name] = (run_test(program, t, str(f), observe=runs.append), runs)
+    for name, (res, _) in out.items():
+        assert res.passed, (name, res.failures)
+    return out
