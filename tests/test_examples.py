@@ -116,6 +116,7 @@ REDACTED = {
         "-----BEGIN ENCRYPTED PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F1A\n\n"
         "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQwwDgQI\n-----END ENCRYPTED PRIVATE KEY-----",
         "sk_test_" + "a" * 24,
+        "sk-or-v1-" + "0123456789abcdef" * 4, "sk-svcacct-Ab_Cd-" + "x1Y2z3" * 5,
     ],
     "cards": ["4111 1111 1111 1111", "4111-1111-1111-1111", "5500000000000004", "378282246310005",
               "3782 822463 10005", "9780110003700006"],
@@ -127,7 +128,9 @@ REDACTED = {
 }
 
 KEPT = {
-    "secrets": ["the bearer of bad news", "skiing is fun", "task-1234", "sk-short", "AKIA123"],
+    "secrets": ["the bearer of bad news", "skiing is fun", "task-1234", "sk-short", "AKIA123",
+                "https://www.reuters.com/technology/sk-hynix-reports-record-quarterly-profit-2024/",
+                "<div class='sk-folding-cube-animation-wrapper'>"],
     # 9780110003702 is an ISBN-13 that also passes the Luhn check.
     "cards": ["4111111111111112", "order 1234567890123", "2024-01-15", "12 items",
               "ISBN 9780110003702", "ISBN 978-0-11-000370-2"],
