@@ -117,6 +117,8 @@ REDACTED = {
         "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQwwDgQI\n-----END ENCRYPTED PRIVATE KEY-----",
         "sk_test_" + "a" * 24,
         "sk-or-v1-" + "0123456789abcdef" * 4, "sk-svcacct-Ab_Cd-" + "x1Y2z3" * 5,
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     ],
     "cards": ["4111 1111 1111 1111", "4111-1111-1111-1111", "5500000000000004", "378282246310005",
               "3782 822463 10005", "9780110003700006"],
@@ -130,7 +132,8 @@ REDACTED = {
 KEPT = {
     "secrets": ["the bearer of bad news", "skiing is fun", "task-1234", "sk-short", "AKIA123",
                 "https://www.reuters.com/technology/sk-hynix-reports-record-quarterly-profit-2024/",
-                "<div class='sk-folding-cube-animation-wrapper'>"],
+                "<div class='sk-folding-cube-animation-wrapper'>",
+                "secret_access_key = see the vault", "aws_secret_access_key: ${AWS_SECRET}"],
     # 9780110003702 is an ISBN-13 that also passes the Luhn check.
     "cards": ["4111111111111112", "order 1234567890123", "2024-01-15", "12 items",
               "ISBN 9780110003702", "ISBN 978-0-11-000370-2"],
@@ -163,6 +166,9 @@ AROUND = [
     ("secrets", "key: -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nq9Z+/", "key: [REDACTED]"),
     ("secrets", "-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----\nDone.",
      "[REDACTED]\nDone."),
+    ("secrets", '{"AccessKeyId": "ASIAIOSFODNN7EXAMPLE", "SecretAccessKey": '
+                '"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}',
+     '{"AccessKeyId": "[REDACTED]", "[REDACTED]"}'),
 ]
 
 
@@ -188,6 +194,7 @@ def test_std_redact_leaves_alone(rule: str, sample: str):
 
 
 @pytest.mark.parametrize("rule,key", [("secrets", "API_KEY"), ("secrets", "Authorization"),
+                                      ("secrets", "SecretAccessKey"), ("secrets", "SessionToken"),
                                       ("cards", "card_number"), ("emails", "email"),
                                       ("phones", "phone"), ("national_ids", "ssn")])
 def test_std_redact_keys(rule: str, key: str):
