@@ -169,6 +169,12 @@ AROUND = [
     ("secrets", '{"AccessKeyId": "ASIAIOSFODNN7EXAMPLE", "SecretAccessKey": '
                 '"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}',
      '{"AccessKeyId": "[REDACTED]", "[REDACTED]"}'),
+    ("secrets", "DATABASE_URL=postgres://app:s3cr3t-P4ss@db.example.com:5432/app",
+     "DATABASE_URL=postgres://[REDACTED]@db.example.com:5432/app"),
+    ("secrets", "redis://:hunter2@cache:6379/0 and mongodb+srv://u:p@ss@c0.mongodb.net/?x=1",
+     "redis://[REDACTED]@cache:6379/0 and mongodb+srv://[REDACTED]@c0.mongodb.net/?x=1"),
+    ("secrets", "see https://example.com:8443/a?next=b:c@d.org or ssh://git@host:22/x",
+     "see https://example.com:8443/a?next=b:c@d.org or ssh://git@host:22/x"),
 ]
 
 
