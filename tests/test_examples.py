@@ -175,6 +175,11 @@ AROUND = [
      "redis://[REDACTED]@cache:6379/0 and mongodb+srv://[REDACTED]@c0.mongodb.net/?x=1"),
     ("secrets", "see https://example.com:8443/a?next=b:c@d.org or ssh://git@host:22/x",
      "see https://example.com:8443/a?next=b:c@d.org or ssh://git@host:22/x"),
+    ("secrets", "curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' https://api.example.com",
+     "curl -H '[REDACTED]' https://api.example.com"),
+    ("secrets", "{'Authorization': 'Basic YWxhZGRpbjpvcGVuc2VzYW1l'}", "{'[REDACTED]'}"),
+    ("secrets", "Basic authentication needs a basic understanding of base64.",
+     "Basic authentication needs a basic understanding of base64."),
 ]
 
 
