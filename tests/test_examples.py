@@ -180,6 +180,13 @@ AROUND = [
     ("secrets", "{'Authorization': 'Basic YWxhZGRpbjpvcGVuc2VzYW1l'}", "{'[REDACTED]'}"),
     ("secrets", "Basic authentication needs a basic understanding of base64.",
      "Basic authentication needs a basic understanding of base64."),
+    ("secrets", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2.0.22 (GNU/Linux)\n"
+                "Comment: https://gpgtools.org\n\nlQOYBFzXyz+/abc=\n=AbCd\n"
+                "-----END PGP PRIVATE KEY BLOCK-----\nImported.", "[REDACTED]\nImported."),
+    ("secrets", "-----BEGIN PGP PRIVATE KEY BLOCK-----\r\nComment: a.b (c)\r\n\r\nlQOY\r\n"
+                "-----END PGP PRIVATE KEY BLOCK-----", "[REDACTED]"),
+    ("secrets", "-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQINBF\n-----END PGP PUBLIC KEY BLOCK-----",
+     "-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQINBF\n-----END PGP PUBLIC KEY BLOCK-----"),
 ]
 
 
