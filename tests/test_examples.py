@@ -121,7 +121,8 @@ REDACTED = {
         "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     ],
     "cards": ["4111 1111 1111 1111", "4111-1111-1111-1111", "5500000000000004", "378282246310005",
-              "3782 822463 10005", "9780110003700006"],
+              "3782 822463 10005", "9780110003700006", "6011 0009 9013 9424", "30569309025904",
+              "2223 0031 2200 3222", "6304 0000 0000 0000 000", "4222 2222 2222 2"],
     "emails": ["maya@example.com", "a.b+c@sub.example.co.uk", "maya.o'neil@example.com",
                "ops@2x.com"],
     "phones": ["+1 415 555 0132", "+44 20 7946 0958", "+33612345678", "(415) 555-0132", "415-555-0132",
@@ -136,7 +137,11 @@ KEPT = {
                 "secret_access_key = see the vault", "aws_secret_access_key: ${AWS_SECRET}"],
     # 9780110003702 is an ISBN-13 that also passes the Luhn check.
     "cards": ["4111111111111112", "order 1234567890123", "2024-01-15", "12 items",
-              "ISBN 9780110003702", "ISBN 978-0-11-000370-2"],
+              "ISBN 9780110003702", "ISBN 978-0-11-000370-2",
+              # Luhn-valid, but a millisecond timestamp, a Discord id, an order number from 1
+              '{"ts": 1705312345674}', "user 1187654321098765434", "Order #100000000000009",
+              # Luhn-valid 16 digits inside longer grouped numbers (an IBAN, a reference)
+              "FR76 3000 6000 0112 3455 7890 189", "ref 50 0000 0000 0000 09 1234"],
     "emails": ["not an email @ all", "x@y", "@handle", "icon@2x.png", "img/logo@1.5x.JPG"],
     "phones": ["order AB-12", "2024-01-15", "amount 1234567", "v1.2.3", "ticket 555-0132",
                "score +1 2023", "+44 123"],
@@ -163,6 +168,9 @@ AROUND = [
     ("cards", "4111111111111111 12/28", "[CARD] 12/28"),
     ("cards", "Amex 3782 822463 10005 1234", "Amex [CARD] 1234"),
     ("cards", "IBAN DE89 3704 0044 0532 0130 00", "IBAN DE89 3704 0044 0532 0130 00"),
+    ("cards", "10:32:01 4111111111111111 declined", "10:32:01 [CARD] declined"),
+    ("cards", "2024-01-15 4111 1111 1111 1111", "2024-01-15 [CARD]"),
+    ("cards", "qty 2 5500-0000-0000-0004", "qty 2 [CARD]"),
     ("secrets", "key: -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nq9Z+/", "key: [REDACTED]"),
     ("secrets", "-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----\nDone.",
      "[REDACTED]\nDone."),
