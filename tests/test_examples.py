@@ -276,11 +276,16 @@ SCREENS = {
          "Show me how to set a system prompt in the OpenAI API", "What are your opening hours?"]),
     ("no_promises", "output"): (
         ["I guarantee it will arrive tomorrow.", "We promise to refund you.", "Delivery is guaranteed.",
-         "I am 100% sure it ships today.", "A risk-free trial for a month."],
+         "I am 100% sure it ships today.", "A risk-free trial for a month.",
+         "I'll guarantee it arrives tomorrow.", "I personally guarantee a refund.",
+         "We fully guarantee delivery.", "This is guaranteed to work."],
         ["I cannot guarantee delivery times.", "Delivery is not guaranteed.",
          "I'm not 100% sure, but it usually ships on Monday.", "Delivery isn't guaranteed.",
          "Delivery can’t be guaranteed.",
-         "This investment is not risk-free.", "There is no guarantee it arrives tomorrow."]),
+         "This investment is not risk-free.", "There is no guarantee it arrives tomorrow.",
+         "There's no guaranteed delivery date for this item.", "Nothing is guaranteed with customs.",
+         "Delivery isn't always guaranteed.", "I can't promise anything, but it usually takes 3 days.",
+         "We do not guarantee delivery dates.", "There are no guarantees."]),
 }
 
 
