@@ -299,3 +299,30 @@ def test_std_policy_denies(policy: str, moment: str, text: str):
                                                 for t in keep])
 def test_std_policy_allows(policy: str, moment: str, text: str):
     assert _screen(policy, moment, text) == "allow"
+
+
+GATES = [  # (policy, tool, args, outcome) before a tool call
+    ("spending_ceiling", "issue_refund", {"amount": 1000}, "allow"),
+    ("spending_ceiling", "issue_refund", {"amount": 1000.01}, "deny"),
+    ("spending_ceiling", "issue_refund", {"amount": "50"}, "deny"),
+    ("spending_ceiling", "issue_refund", {"amount": -1}, "deny"),
+    ("spending_ceiling", "issue_refund", {"amount": True}, "deny"),
+    ("spending_ceiling", "issue_refund", {"amount": [5000]}, "deny"),
+    ("spending_ceiling", "issue_refund", {"order": {"amount": 5000}}, "allow"),  # top level only
+    ("spending_ceiling", "issue_refund", {"amount": None}, "allow"),  # null reads as no value
+    ("spending_ceiling", "issue_refund", {}, "allow"),
+    ("confirm_destructive", "delete_account", {}, "ask"),
+    ("confirm_destructive", "revoke_token", {}, "ask"),
+    ("confirm_destructive", "undelete_file", {}, "allow"),
+    ("confirm_destructive", "deleteAccount", {}, "allow"),  # names with `delete_` only
+    ("confirm_destructive", "list_accounts", {}, "allow"),
+]
+
+
+@pytest.mark.parametrize("policy,tool,args,outcome", GATES)
+def test_std_policy_gates(policy: str, tool: str, args: dict, outcome: str):
+    program, diags = load_program(STDLIB / "policies.afp")
+    assert program is not None and not diags
+    roots = {"message": "m", "iteration": 1, "skill": None, "tool": tool, "args": args}
+    assert run_chain([program.root_module.get(policy)], "before", Env(roots=roots), tool=tool,
+                     call_id="c1", iteration=1, can_pause=True, host=None).outcome == outcome
