@@ -6,6 +6,7 @@ blocks under the mock. The stdlib redaction rules are also exercised directly on
 """
 from __future__ import annotations
 
+import functools
 import re
 import time
 from pathlib import Path
@@ -221,11 +222,16 @@ def test_std_redact_is_linear_on_long_tokens(rule: str):
     """A long token (a base64 blob, dotted data) is scanned once, not once per word boundary."""
     blobs = ["aB+9" * 25_000, "a.b-" * 25_000, "-----BEGIN PRIVATE KEY-----" * 4_000,
              (" +1" + "2" * 14 + "x") * 12_000]  # a digit run after `+` splits many ways
+    # and a start of each rule's shapes, again and again, never finished
+    blobs += [unit * (20_000 // len(unit)) for unit in [
+        "sk-a-", "://a:", "aws_secret_access_key = " + "A" * 39 + "!", "Authorization: Basic ",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nA: ", "a@b.cd:", "x@1.", "12 4111 ", "DE89 ",
+        " +1 (2", "415-555-", "123-45-6789-"]]
     redactor = Redactor([_rule(rule)])
-    start = time.perf_counter()
-    for blob in blobs:
+    for blob in blobs:  # each takes a few hundredths of a second; a pattern that backtracks, seconds
+        start = time.perf_counter()
         redactor.scrub_text(blob)
-    assert time.perf_counter() - start < 0.5
+        assert time.perf_counter() - start < 0.3, blob[:40]
 
 
 @pytest.mark.parametrize("rule,sample", [(r, s) for r, ss in KEPT.items() for s in ss])
@@ -244,10 +250,17 @@ def test_std_redact_keys(rule: str, key: str):
 
 
 # ---------------------------------------------------------------- std/policies on samples
-def _screen(name: str, moment: str, text: str) -> str:
+@functools.lru_cache(maxsize=None)
+def _policy(name: str) -> ir.Policy:
     program, diags = load_program(STDLIB / "policies.afp")
     assert program is not None and not diags
-    policy = program.root_module.get(name)
+    decl = program.root_module.get(name)
+    assert isinstance(decl, ir.Policy), name
+    return decl
+
+
+def _screen(name: str, moment: str, text: str) -> str:
+    policy = _policy(name)
     roots = {"message": text, "iteration": 1, "skill": None}
     if moment == "output":
         roots = {**roots, "message": "When will it arrive?", "text": text}
@@ -299,6 +312,25 @@ def test_std_policy_denies(policy: str, moment: str, text: str):
                                                 for t in keep])
 def test_std_policy_allows(policy: str, moment: str, text: str):
     assert _screen(policy, moment, text) == "allow"
+
+
+# Long texts built to make each rule's pattern try many ways at many places: a verb with its
+# gaps, a determiner run, a negation run before `guaranteed`.
+LONG = {
+    "prompt_injection": ["ignore all ", "ignore my previous ", "reveal the system ", "you are now ",
+                         "what is your ", "enable the developer ", "ignore " + "x" * 39 + " all "],
+    "no_promises": ["I will ", "we can personally ", "not be guaranteed ", "100 % ", "no risk "],
+}
+
+
+@pytest.mark.parametrize("policy", sorted(LONG))
+def test_std_policy_is_linear_on_long_text(policy: str):
+    moment = "input" if policy == "prompt_injection" else "output"
+    _policy(policy)  # loaded (and cached) before the clock starts
+    for unit in LONG[policy]:
+        start = time.perf_counter()
+        assert _screen(policy, moment, unit * (50_000 // len(unit))) in ("allow", "deny")
+        assert time.perf_counter() - start < 0.3, unit
 
 
 GATES = [  # (policy, tool, args, outcome) before a tool call
