@@ -40,6 +40,8 @@ def current_time(tz: str | None = None, _context: Any = None) -> dict:
     if not isinstance(now, datetime):
         return {"clock": "logical", "tick": now,
                 "note": "this run's clock is logical: no calendar time is available"}
+    if now.tzinfo is None:  # a naive reading is UTC (never the machine's local time)
+        now = now.replace(tzinfo=timezone.utc)
     if tz:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
         try:
@@ -47,8 +49,8 @@ def current_time(tz: str | None = None, _context: Any = None) -> dict:
         except (ZoneInfoNotFoundError, ValueError):
             raise ToolError(f"unknown time zone `{tz}`: use an IANA name like "
                             f"`Europe/Paris` or `UTC`") from None
-    elif now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
+    else:
+        now = now.astimezone(timezone.utc)
     return {"clock": "wall", "iso": now.isoformat(timespec="seconds"),
             "weekday": now.strftime("%A"), "timezone": str(now.tzinfo)}
 

@@ -10,7 +10,8 @@ import http.server
 import socket
 import textwrap
 import threading
-from datetime import datetime, timezone
+import time
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -203,6 +204,41 @@ def test_current_time_reads_the_effects_clock():
                     "current_time")[0]
     assert bad["status"] == "failure"
     assert "unknown time zone `Mars/Olympus`" in bad["result"]["error"]
+
+
+class NaiveClock(FixedClock):
+    """A host clock answering a naive reading (UTC by the tool's contract)."""
+
+    def now(self) -> datetime:
+        return datetime(2026, 3, 4, 5, 6, 7)
+
+
+class KarachiClock(FixedClock):
+    """A host clock answering the same instant as FixedClock, in its own zone (+05:00)."""
+
+    def now(self) -> datetime:
+        return datetime(2026, 3, 4, 10, 6, 7, tzinfo=timezone(timedelta(hours=5)))
+
+
+@pytest.fixture
+def tokyo_local_time(monkeypatch):
+    """The machine's local zone set to +09:00, so that a naive reading taken as local shows."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize("clock", [NaiveClock, KarachiClock])
+def test_current_time_answers_utc_or_the_zone_asked_whatever_the_clocks_zone(clock,
+                                                                             tokyo_local_time):
+    """A naive reading is UTC, not the machine's local time; without `tz` the answer is UTC."""
+    utc = _returned(_run([[("current_time", {})], "ok"], clock=clock), "current_time")[0]["result"]
+    assert utc["iso"] == "2026-03-04T05:06:07+00:00" and utc["timezone"] == "UTC"
+    paris = _returned(_run([[("current_time", {"tz": "Europe/Paris"})], "ok"], clock=clock),
+                      "current_time")[0]["result"]
+    assert paris["iso"] == "2026-03-04T06:06:07+01:00"
 
 
 def test_json_lookup_reads_the_agents_fact_through_the_context():
