@@ -120,6 +120,7 @@ REDACTED = {
         "sk-or-v1-" + "0123456789abcdef" * 4, "sk-svcacct-Ab_Cd-" + "x1Y2z3" * 5,
         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "glpat-AbCdEf0123456789xyz_", "npm_" + "a1B2" * 9, "hf_" + "AbCdEfGhIj" * 3 + "KlMn",
     ],
     "cards": ["4111 1111 1111 1111", "4111-1111-1111-1111", "5500000000000004", "378282246310005",
               "3782 822463 10005", "9780110003700006", "6011 0009 9013 9424", "30569309025904",
@@ -137,7 +138,8 @@ KEPT = {
     "secrets": ["the bearer of bad news", "skiing is fun", "task-1234", "sk-short", "AKIA123",
                 "https://www.reuters.com/technology/sk-hynix-reports-record-quarterly-profit-2024/",
                 "<div class='sk-folding-cube-animation-wrapper'>",
-                "secret_access_key = see the vault", "aws_secret_access_key: ${AWS_SECRET}"],
+                "secret_access_key = see the vault", "aws_secret_access_key: ${AWS_SECRET}",
+                "hf_model_name_for_the_tokenizer_config", "npm_config_registry"],
     # 9780110003702 is an ISBN-13 that also passes the Luhn check.
     "cards": ["4111111111111112", "order 1234567890123", "2024-01-15", "12 items",
               "ISBN 9780110003702", "ISBN 978-0-11-000370-2",
