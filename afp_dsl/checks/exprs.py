@@ -25,6 +25,7 @@ from ..suggest import closest
 from . import sites as S
 from .atoms import self_compared
 from .names import duplicated_as
+from .schemafacts import result_may_parse
 from .schemas import FieldProblem, walk_schema
 from .solver import Atom, accepts, compare_atom, key_of, key_text, self_impossible
 
@@ -211,6 +212,8 @@ def _path(site: S.Site, p: ir.Path) -> Diagnostic | None:
     view = S.schema_view(site, p.root)
     if view is None or (view.loose and p.segments[0] in view.keys):
         return None  # not typed here, or read from a failure's or an envelope's own fields
+    if p.root == "result" and result_may_parse(view.schema.json):
+        return None  # a string result may be JSON text, read parsed: its fields are unknown
     found = walk_schema(view.schema.json, p.segments)
     if isinstance(found, FieldProblem):
         side = "input" if p.root == "args" else "output"

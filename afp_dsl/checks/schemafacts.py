@@ -14,8 +14,9 @@ from functools import partial
 from typing import Any
 
 from .. import ir
+from ..evaluate import parse_result
 from ..frozen import FrozenMap
-from .schemas import Field, schema_types, type_names, walk_schema
+from .schemas import Field, deref_root, is_mapping, schema_types, type_names, walk_schema
 from .solver import Atom, Key, key_text
 
 _JSON_TYPES = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean",
@@ -44,23 +45,56 @@ def schema_facts(tool: ir.Tool, schema: ir.Schema, loose: bool, key: Key) -> tup
 
 
 def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: bool) -> tuple[Atom, ...]:
+    if key[1] == "result" and len(key) > 2 and result_may_parse(schema.json):
+        return ()
     field = walk_schema(schema.json, key[2:])
     if not isinstance(field, Field):
         return ()
     node, optional = field
     values = _enum(node)
+    types = schema_types(node)
+    if len(key) == 2 and key[1] == "result":  # the whole result, as guards see it (below)
+        values, types = _parsed(values, types)
     eq = None
     if values is not None:
         values += (None,) if optional else ()
         eq = Atom("eq", key, values=values + ((None,) if loose else ()), level="schema",
                   text=None, render=partial(_enum_text, tool.name, key, values, loose))
-    types = schema_types(node)
     if types is None or not types <= _KNOWN_TYPES:
         return () if eq is None else (eq,)
     typed = Atom("type", key, types=_mapped_types(types, optional or loose),
                  integer=types in _INTEGER, level="schema", text=None,
                  render=partial(_type_text, tool.name, key, types, optional, loose))
     return (typed,) if eq is None else (eq, typed)
+
+
+def result_may_parse(schema: Any) -> bool:
+    """Can guards see a whole result of this `output` schema as a list or an object the schema
+    does not describe? A string result that parses as JSON is parsed (language.md §6), so a
+    schema that allows strings (a `type` with `string`, or no `type` and no closed set of
+    values) says nothing certain of `result.x`: the tool may return `'{"x": …}'`."""
+    node = deref_root(schema)
+    if not is_mapping(node):
+        return True
+    values = _enum(node)
+    if values is not None:
+        return any(isinstance(v, str) and not _plain_scalar(parse_result(v)) for v in values)
+    types = schema_types(node)
+    return types is None or "string" in types
+
+
+def _parsed(values: tuple | None, types: frozenset[str] | None) -> tuple:
+    """The values and types of a whole `result` whose schema says them of the value the tool
+    returns: guards see a string result that parses as JSON parsed (language.md §6), so `"5"`
+    is `5` and a `string` result may be any JSON value. A value parsed to a list or an object
+    leaves no closed set (facts hold scalars only)."""
+    if values is not None:
+        values = tuple(parse_result(v) for v in values)
+        if not all(_plain_scalar(v) for v in values):
+            values = None
+    if types is not None and "string" in types:
+        types = None  # (a string that does not parse stays a string: every type is possible)
+    return values, types
 
 
 @functools.lru_cache(maxsize=256)

@@ -372,6 +372,11 @@ def _candidates(node: Mapping) -> tuple[str, ...]:
     return tuple(props) if is_mapping(props) else ()
 
 
+def deref_root(root: Any) -> Any:
+    """The schema node `root` stands for, its `$ref` followed (None: it points nowhere)."""
+    return _deref(root, root)
+
+
 def _deref(root: Any, node: Any) -> Any:
     t = type(node)
     if (t is FrozenMap and "$ref" not in node._d) or (t is dict and "$ref" not in node):
