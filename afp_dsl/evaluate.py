@@ -7,6 +7,9 @@ Invariants: never raises; a missing path is null; a type mismatch is false with 
             a run-time error (e.g. a regex that will not compile) makes the whole evaluation false
             with `error` set. No short-circuit: every operand is evaluated, so the evidence lists
             every condition of the expression (evaluation is pure, so this only costs time).
+            A condition under an odd number of `not`s is recorded negated (`not (x == 1)`, with
+            the negated outcome), so the marks read like the guard: an `and` of conditions holds
+            exactly when all are marked passed, an `or` when one is.
             Actual values are not redacted here: the caller scrubs evidence before recording it.
 """
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Condition(Record):
 
     `actual` is the left operand's value, shortened to 80 characters when it is a string or
     structured JSON; `reason` says why it failed when the failure is not a plain mismatch.
+    Under `not`, `text` is the negated condition and `passed` its outcome.
     """
 
     text: str
@@ -175,6 +179,7 @@ class _Evaluator:
     def __init__(self, env: Env, clip: bool = True):
         self.env = env
         self.clip = clip
+        self.neg = False  # under an odd number of `not`s: conditions are recorded negated
         self.conditions: list[Condition] = []
 
     def holds(self, expr: ir.Expr) -> bool:
@@ -187,7 +192,11 @@ class _Evaluator:
             results = [self.holds(item) for item in expr.items]
             return any(results)
         if isinstance(expr, ir.Not):
-            return not self.holds(expr.item)
+            self.neg = not self.neg
+            try:
+                return not self.holds(expr.item)
+            finally:
+                self.neg = not self.neg
         if isinstance(expr, ir.Compare):
             return self.compare(expr)
         if isinstance(expr, ir.Lit):
@@ -207,7 +216,11 @@ class _Evaluator:
         if isinstance(expr, ir.Call):
             return self.call(expr)
         if isinstance(expr, (ir.And, ir.Or, ir.Not, ir.Compare)):
-            return self.holds(expr)
+            neg, self.neg = self.neg, False  # a condition used as a value is recorded as it is
+            try:
+                return self.holds(expr)
+            finally:
+                self.neg = neg
         raise _EvalError(f"not an expression: {type(expr).__name__}")
 
     def path(self, p: ir.Path) -> Any:
@@ -254,25 +267,35 @@ class _Evaluator:
         return _keywords_regex(keywords).search(left) is not None, None
 
     def _record(self, expr: Any, actual: Any, passed: bool, reason: str | None) -> None:
-        self.conditions.append(Condition(_rendered(expr), shorten(actual) if self.clip else actual,
-                                         passed, expr.span, reason))
+        self.conditions.append(Condition(_rendered(expr, self.neg),
+                                         shorten(actual) if self.clip else actual,
+                                         passed != self.neg, expr.span, reason))
 
 
 # Speed: a condition's text is rendered once per expression node, not at every evaluation. Keyed
 # by identity (hashing a deep expression costs about as much as rendering it); the entry holds the
 # node itself so its id cannot be reused while cached. Bounded.
-_RENDERED: dict[int, tuple[Any, str]] = {}
+_RENDERED: dict[tuple[int, bool], tuple[Any, str]] = {}
 
 
-def _rendered(expr: Any) -> str:
-    hit = _RENDERED.get(id(expr))
+def _rendered(expr: Any, neg: bool = False) -> str:
+    hit = _RENDERED.get((id(expr), neg))
     if hit is not None and hit[0] is expr:
         return hit[1]
-    text = render_expr(expr)
+    text = condition_text(expr, neg)
     if len(_RENDERED) >= 4096:
         _RENDERED.clear()
-    _RENDERED[id(expr)] = (expr, text)
+    _RENDERED[(id(expr), neg)] = (expr, text)
     return text
+
+
+def condition_text(expr: Any, neg: bool = False) -> str:
+    """A recorded condition's text: the expression, or under `not` its negation (`not (x == 1)`,
+    `not result.ok`)."""
+    text = render_expr(expr)
+    if not neg:
+        return text
+    return f"not ({text})" if isinstance(expr, ir.Compare) else f"not {text}"
 
 
 def _step(value: Any, seg: str | int) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import ir
 from .evaluate import (Condition, Env, Evaluation, _compare_values, _is_list, _keywords_regex,
-                       _step, _type_name, compile_regex, evaluate, render_expr, shorten)
+                       _step, _type_name, compile_regex, condition_text, evaluate, shorten)
 
 # A node closure: (env, rec) -> value. `rec` is None (no evidence: quick) or the list of
 # conditions the reference evaluator would record, appended in its order.
@@ -90,33 +90,35 @@ def compiled(expr: ir.Expr) -> Compiled:
 
 
 # ---------------------------------------------------------------- holds (as _Evaluator.holds)
-def _holds(expr: Any) -> Node:
+def _holds(expr: Any, neg: bool = False) -> Node:
+    """`neg`: under an odd number of `not`s (conditions are recorded negated, as the reference
+    records them)."""
     if isinstance(expr, ir.And):
-        items = tuple(_holds(i) for i in expr.items)
+        items = tuple(_holds(i, neg) for i in expr.items)
 
         def all_of(env: Env, rec: Any) -> Any:
             return all([f(env, rec) for f in items])  # every item, as the reference does
         return all_of
     if isinstance(expr, ir.Or):
-        items = tuple(_holds(i) for i in expr.items)
+        items = tuple(_holds(i, neg) for i in expr.items)
 
         def any_of(env: Env, rec: Any) -> Any:
             return any([f(env, rec) for f in items])
         return any_of
     if isinstance(expr, ir.Not):
-        item = _holds(expr.item)
+        item = _holds(expr.item, not neg)
         return lambda env, rec: not item(env, rec)
     if isinstance(expr, ir.Compare):
-        return _compare(expr)
+        return _compare(expr, neg)
     if isinstance(expr, ir.Lit):
         holds = expr.value is True
         return lambda env, rec: holds
-    return _bare(expr)
+    return _bare(expr, neg)
 
 
-def _bare(expr: Any) -> Node:
+def _bare(expr: Any, neg: bool) -> Node:
     """A bare operand used as a condition: recorded with its value."""
-    value, text, span = _value(expr), render_expr(expr), expr.span
+    value, text, span = _value(expr), condition_text(expr, neg), expr.span
 
     def bare(env: Env, rec: Any) -> bool:
         v = value(env, rec)
@@ -124,7 +126,7 @@ def _bare(expr: Any) -> Node:
             _vouch(v)
         else:
             reason = None if isinstance(v, bool) else f"not a boolean: {_type_name(v)}"
-            rec.append(Condition(text, shorten(v), v is True, span, reason))
+            rec.append(Condition(text, shorten(v), (v is True) != neg, span, reason))
         return v is True
     return bare
 
@@ -179,8 +181,8 @@ def _path(p: ir.Path) -> Node:
 
 
 # ---------------------------------------------------------------- comparisons
-def _compare(c: ir.Compare) -> Node:
-    text, span, op = render_expr(c), c.span, c.op
+def _compare(c: ir.Compare, neg: bool = False) -> Node:
+    text, span, op = condition_text(c, neg), c.span, c.op
     if op == "matches":
         test = _matches(c)
     elif op == "mentions":
@@ -203,7 +205,7 @@ def _compare(c: ir.Compare) -> Node:
                 if type(v) not in _SCALARS:
                     shorten(v)  # what could make the reference fail (see `_vouch`)
             else:
-                rec.append(Condition(text, shorten(v), passed, span, reason))
+                rec.append(Condition(text, shorten(v), passed != neg, span, reason))
             return passed
         return compare_field
     left = _value(c.left)
@@ -214,7 +216,7 @@ def _compare(c: ir.Compare) -> Node:
         if rec is None:
             _vouch(v)
         else:
-            rec.append(Condition(text, shorten(v), passed, span, reason))
+            rec.append(Condition(text, shorten(v), passed != neg, span, reason))
         return passed
     return compare
 
