@@ -23,6 +23,7 @@ from typing import Any
 
 from . import ir
 from .record import Record, record
+from .mentions import keywords_matcher
 from .regex_quiet import compile_quietly
 from .source import Span
 from .evidence import _compact_json, shorten  # noqa: F401 - (`shorten` is imported from here too)
@@ -85,12 +86,6 @@ def regex_flags(flags: str) -> int:
 def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
     """Compile `/pattern/flags` once (cached per pattern and flags); raises `re.error`."""
     return compile_quietly(pattern, regex_flags(flags))
-
-
-@functools.lru_cache(maxsize=512)
-def _keywords_regex(keywords: tuple[str, ...]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(k) for k in sorted(keywords, key=len, reverse=True))
-    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
 
 
 def parse_result(value: Any) -> Any:
@@ -264,7 +259,7 @@ class _Evaluator:
             return False, "`mentions` needs non-empty keyword strings"
         if not isinstance(left, str):
             return False, f"`mentions` needs a string, got {_type_name(left)}"
-        return _keywords_regex(keywords).search(left) is not None, None
+        return keywords_matcher(keywords).search(left) is not None, None
 
     def _record(self, expr: Any, actual: Any, passed: bool, reason: str | None) -> None:
         self.conditions.append(Condition(_rendered(expr, self.neg),

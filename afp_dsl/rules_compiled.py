@@ -12,13 +12,13 @@ Invariants: `evaluate.evaluate` stays the reference: a closure does the same ope
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from . import ir
-from .evaluate import (Condition, Env, Evaluation, _compare_values, _is_list, _keywords_regex,
-                       _step, _type_name, compile_regex, condition_text, evaluate, shorten)
+from .evaluate import (Condition, Env, Evaluation, _compare_values, _is_list, _step, _type_name,
+                       compile_regex, condition_text, evaluate, keywords_matcher, shorten)
+from .mentions import Keywords
 
 # A node closure: (env, rec) -> value. `rec` is None (no evidence: quick) or the list of
 # conditions the reference evaluator would record, appended in its order.
@@ -295,11 +295,11 @@ def _mentions(c: ir.Compare):
             return False, "`mentions` needs non-empty keyword strings"
         if not isinstance(v, str):
             return False, f"`mentions` needs a string, got {_type_name(v)}"
-        return (regex or _keywords_regex(keywords)).search(v) is not None, None
+        return (regex or keywords_matcher(keywords)).search(v) is not None, None
     return mentions
 
 
-def _fixed_keywords(right: Any) -> tuple[tuple, re.Pattern[str] | None] | None:
+def _fixed_keywords(right: Any) -> tuple[tuple, Keywords | None] | None:
     """The keywords of a literal right-hand side, settled once (with their regex when valid)."""
     if isinstance(right, ir.Lit):
         value = right.value
@@ -309,7 +309,7 @@ def _fixed_keywords(right: Any) -> tuple[tuple, re.Pattern[str] | None] | None:
         return None
     keywords = tuple(value) if _is_list(value) else (value,)
     if keywords and all(isinstance(k, str) and k for k in keywords):
-        return keywords, _keywords_regex(keywords)
+        return keywords, keywords_matcher(keywords)
     return keywords, None
 
 

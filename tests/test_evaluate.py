@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from afp_dsl import evaluate as ev_mod
-from afp_dsl import ir
+from afp_dsl import ir, rules_compiled
 from afp_dsl.evaluate import Env, evaluate, json_equal, parse_result, render_expr
 from afp_dsl.frozen import freeze
 from afp_dsl.source import Span
@@ -161,6 +161,22 @@ def test_mentions_whole_word_case_insensitive(message, holds):
 def test_mentions_a_single_string_and_keywords_with_punctuation():
     assert evaluate(cmp("message", "mentions", "c++"), env(message="I like C++ a lot")).holds
     assert not evaluate(cmp("message", "mentions", "c++"), env(message="I like c++x")).holds
+
+
+# Before the fix a combining mark did not count as part of a word (`\w` leaves marks out), so
+# `ह` was mentioned in "हिंदी" and `cafe` in "café" spelt e + U+0301; a keyword typed in NFC was
+# not found in the same word in NFD; and `strasse` was not found in "Straße" (simple case folding).
+@pytest.mark.parametrize("keyword, message, holds", [
+    ("ह", "हिंदी में", False), ("हिंदी", "हिंदी में", True),
+    ("cafe", "a cafe\u0301 au lait", False), ("café", "a cafe\u0301 au lait", True),
+    ("cafe\u0301", "a café au lait", True), ("x", "e\u0301x", False),
+    ("strasse", "Die Straße", True), ("STRAßE", "strasse 5", True), ("ﬁne", "FINE", True),
+    ("istanbul", "İSTANBUL", True), ("σ", "Σ", True), ("refund", "Refunds", False),
+])
+def test_mentions_across_unicode_forms_and_cases(keyword, message, holds):
+    e = cmp("message", "mentions", keyword)
+    assert evaluate(e, env(message=message)).holds is holds
+    assert rules_compiled.compiled(e).quick(env(message=message)) is holds  # (the policy path)
 
 
 def test_mentions_on_null_is_false():
