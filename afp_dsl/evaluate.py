@@ -50,7 +50,8 @@ class Env(Record):
 class Condition(Record):
     """One evaluated comparison (or bare boolean operand) and its outcome.
 
-    `actual` is the left operand's value, shortened to 80 characters when it is a string or
+    `actual` is the left operand's value (the right's when only the right reads the run:
+    `500 < result.amount`, `actual_is_right`), shortened to 80 characters when it is a string or
     structured JSON; `reason` says why it failed when the failure is not a plain mismatch.
     Under `not`, `text` is the negated condition and `passed` its outcome.
     """
@@ -238,6 +239,8 @@ class _Evaluator:
         else:
             right = self.value(c.right)  # type: ignore[arg-type]
             passed, reason = _compare_values(c.op, left, right)
+            if actual_is_right(c):
+                left = right
         self._record(c, left, passed, reason)
         return passed
 
@@ -291,6 +294,17 @@ def condition_text(expr: Any, neg: bool = False) -> str:
     if not neg:
         return text
     return f"not ({text})" if isinstance(expr, ir.Compare) else f"not {text}"
+
+
+def actual_is_right(c: ir.Compare) -> bool:
+    """Is a comparison's actual value its right operand? When only the right reads the run
+    (`500 < result.amount`: the amount, not 500); else the left's."""
+    return _fixed(c.left) and not _fixed(c.right) and c.op not in ("matches", "mentions")
+
+
+def _fixed(e: Any) -> bool:
+    """A literal, or a list of literals: a value the run does not give."""
+    return isinstance(e, ir.Lit) or (isinstance(e, ir.ListExpr) and all(_fixed(i) for i in e.items))
 
 
 def _step(value: Any, seg: str | int) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 
 from . import ir
 from .evaluate import (Condition, Env, Evaluation, _compare_values, _is_list, _step, _type_name,
-                       compile_regex, condition_text, evaluate, keywords_matcher, shorten)
+                       actual_is_right, compile_regex, condition_text, evaluate, keywords_matcher, shorten)
 from .mentions import Keywords
 
 # A node closure: (env, rec) -> value. `rec` is None (no evidence: quick) or the list of
@@ -193,6 +193,8 @@ def _compare(c: ir.Compare, neg: bool = False) -> Node:
         def test(env: Env, rec: Any, v: Any) -> tuple[Any, str | None]:
             return _compare_values(op, v, right(env, rec))
 
+    if actual_is_right(c):
+        return _compare_right(c, text, neg)
     field = _field(c.left)
     if field is not None:  # speed: `root.name OP ...`, the common rule, reads its field inline
         root, seg = field
@@ -219,6 +221,21 @@ def _compare(c: ir.Compare, neg: bool = False) -> Node:
             rec.append(Condition(text, shorten(v), passed != neg, span, reason))
         return passed
     return compare
+
+
+def _compare_right(c: ir.Compare, text: str, neg: bool) -> Node:
+    """`LITERAL OP operand`: recorded with the right operand's value (`actual_is_right`)."""
+    left, right, op, span = _value(c.left), _value(c.right), c.op, c.span
+
+    def compare_right(env: Env, rec: Any) -> Any:
+        v, r = left(env, rec), right(env, rec)
+        passed, reason = _compare_values(op, v, r)
+        if rec is None:
+            _vouch(r)
+        else:
+            rec.append(Condition(text, shorten(r), passed != neg, span, reason))
+        return passed
+    return compare_right
 
 
 def _field(expr: Any) -> tuple[str, str] | None:

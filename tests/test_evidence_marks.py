@@ -2,7 +2,8 @@
 
 Property: replaying the guard's and/or/not over the recorded marks gives what `evaluate`
 decided (a condition under `not` is recorded negated, `not (x == 1)`), and each condition's
-`actual` is its left operand's value. The compiled policy path records the same conditions
+`actual` is the value the run gave: its left operand's, or its right's when the left is a
+literal (`500 < result.amount`). The compiled policy path records the same conditions
 (tests/test_fast_rules.py).
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from afp_dsl import ir, rules_compiled
-from afp_dsl.evaluate import Condition, Env, evaluate, shorten
+from afp_dsl.evaluate import Condition, Env, actual_is_right, evaluate, shorten
 
 SETTINGS = settings(deadline=None, max_examples=400, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -71,8 +72,8 @@ def _replay(e: Any, marks: Iterator[Condition], env: Env, neg: bool = False) -> 
     if isinstance(e, ir.Lit):
         return (e.value is True) != neg
     c = next(marks)
-    left = e.left if isinstance(e, ir.Compare) else e
-    assert c.actual == shorten(_value(left, env)) or repr(c.actual) == repr(shorten(_value(left, env)))
+    read = e if not isinstance(e, ir.Compare) else e.right if actual_is_right(e) else e.left
+    assert c.actual == shorten(_value(read, env)) or repr(c.actual) == repr(shorten(_value(read, env)))
     assert c.text.startswith("not ") == neg
     return c.passed
 
@@ -102,3 +103,15 @@ def test_a_condition_under_not_is_recorded_negated() -> None:
     ev = evaluate(ir.Not(item=ok), Env({"result": {"ok": 3}}))
     assert ev.holds and [(c.text, c.passed, c.reason) for c in ev.conditions] == [
         ("not result.ok", True, "not a boolean: number")]
+
+
+# Before the fix `500 < result.amount` recorded the literal 500 as its actual value: `why`
+# showed `actual 500` whatever the amount was.
+def test_the_actual_value_is_the_side_the_run_gives() -> None:
+    amount = ir.Path(root="result", segments=("amount",))
+    rule = ir.Compare(op="<", left=ir.Lit(value=500), right=amount)
+    env = Env({"result": {"amount": 20}})
+    assert [(c.actual, c.passed) for c in evaluate(rule, env).conditions] == [(20, False)]
+    assert rules_compiled.compiled(rule).evaluate(env) == evaluate(rule, env)
+    both = ir.Compare(op="==", left=amount, right=ir.Path(root="args", segments=("amount",)))
+    assert evaluate(both, env).conditions[0].actual == 20  # (two paths: the left)
