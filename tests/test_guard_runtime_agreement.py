@@ -157,3 +157,51 @@ def test_what_the_checker_proves_of_a_route_holds_for_every_result(kind, first, 
                     assert not any(fires(i, e, st_, c) for st_, e in envs), d.message
         if d.code == "AFP205" and "never fires" in d.message:
             assert not any(fires(1, e, st_) and not fires(0, e, st_) for st_, e in envs), d.message
+
+
+# ---------------------------------------------------------------- an agent run as a tool
+# An inner run refused by its own policies is a call with status `denied` that executed: `after`
+# rules and `route … status denied` see it (language.md §5.2), its result the refusal's text.
+# Before the fix `after helper { deny when status == "denied" … }` was AFP401 (never holds) and
+# `result matches /…/` there AFP305 (the output schema's object, or null), though both held.
+_INNER = """
+agent outer {{ tools = [helper] policies = [watch] graph = g }}
+agent inner {{ policies = [block] }}
+tool helper {{
+  description = "Ask the inner agent."
+  input {{ q: string }}
+  output {{ answer: string }}
+  impl = agent(inner)
+}}
+skill s {{ description = "S." tools = [helper] }}
+skill u {{ description = "U." }}
+graph g {{
+  entry s
+  route s -> u on helper status denied when result matches /secrets/
+}}
+policy block {{ input {{ deny when message matches /secret/ because "no secrets" }} }}
+policy watch {{ after helper {{ deny when {rule} because "the helper refused" }} }}
+test refused {{
+  agent = outer
+  user "go"
+  model calls helper {{ q: "secret" }}
+  model says "done"
+  expect route s -> u
+  expect trace policy.decided
+}}
+"""
+
+
+def test_an_inner_agents_refusal_is_seen_by_after_rules_and_routes(tmp_path) -> None:
+    for rule in ('status == "denied"', "result matches /secrets/"):
+        text = textwrap.dedent(_INNER.format(rule=rule))
+        assert codes(text) == [], rule
+        f = tmp_path / "t.afp"
+        f.write_text(text, encoding="utf-8")
+        (r,), problems = run_files([f], None)
+        assert problems == [] and r.passed, r.failures
+    # a tool that is not an agent never shows `after` a denial (AFP401), its denied result is
+    # its own or null (the route's AFP305), and `args` stay typed (AFP305 for `args.q == 5`)
+    plain = textwrap.dedent(_INNER.format(rule='status == "denied" or args.q == 5')).replace(
+        "impl = agent(inner)", "")
+    assert sorted(codes(plain)) == ["AFP305", "AFP305", "AFP401"]

@@ -228,12 +228,17 @@ _VALIDATED = frozenset({"success", "failure", "partial", "absent"})  # the argum
 _AFTER = ("success", "failure", "partial", "absent")  # results of calls that ran
 _ALL_SEEN, _AFTER_SEEN = frozenset(STATUSES), frozenset(_AFTER)
 _AFTER_OVERSIZE = _AFTER_SEEN | {"invalid"}  # and a result over `max_result_chars` (refused)
+_AFTER_ANY = _AFTER_OVERSIZE | {"denied"}  # and an inner agent's refused run (`impl = agent(…)`)
 
 
 def _after_seen(tool: ir.Tool | None) -> frozenset[str]:
-    """The statuses an `after` rule sees: calls that ran, and `invalid` for a refused oversize
-    result when the tool has a `max_result_chars` (or is not known: `after *`)."""
-    return _AFTER_OVERSIZE if tool is None or tool.max_result_chars is not None else _AFTER_SEEN
+    """The statuses an `after` rule sees: calls that ran, `invalid` for a refused oversize
+    result when the tool has a `max_result_chars`, and `denied` for an agent run as the tool
+    that its own policies refused (either when the tool is not known: `after *`)."""
+    if tool is None:
+        return _AFTER_ANY
+    seen = _AFTER_OVERSIZE if tool.max_result_chars is not None else _AFTER_SEEN
+    return seen | {"denied"} if isinstance(tool.impl, ir.AgentImpl) else seen
 
 
 class SchemaView(NamedTuple):
@@ -244,6 +249,7 @@ class SchemaView(NamedTuple):
     schema: ir.Schema
     loose: bool = False
     keys: frozenset = frozenset()
+    text: bool = False  # the whole result may be an inner agent's refusal (text), not the schema's
 
 
 def schema_view(site: Site, root: str) -> SchemaView | None:
@@ -280,12 +286,15 @@ def _schema_view(site: Site, root: str) -> SchemaView | None:
         return None
     if site.place not in ("route", "after"):  # a `before` rule, a `check_in`: no result yet
         return SchemaView(schema)  # (at `before`, ahead of validation: `before_validation`)
+    if root == "args" and site.place == "after":  # (only calls that ran: validated ones)
+        return SchemaView(schema)
     seen = seen_statuses(site)
     if root == "args":
         return SchemaView(schema) if seen <= _VALIDATED else None
     if seen <= {"success"}:
         return SchemaView(schema)
-    return SchemaView(schema, loose=True, keys=_envelope_keys(seen))
+    text = "denied" in seen and isinstance(tool.impl, ir.AgentImpl)
+    return SchemaView(schema, loose=True, keys=_envelope_keys(seen), text=text)
 
 
 @functools.lru_cache(maxsize=256)
@@ -340,7 +349,8 @@ def _facts(site: Site, key: Key) -> tuple[Atom, ...]:
         return ()
     if key[1] in ("args", "result"):
         view = schema_view(site, key[1])
-        if view is None or (view.loose and len(key) > 2 and key[2] in view.keys):
+        if view is None or (view.loose and len(key) > 2 and key[2] in view.keys) or (
+                view.text and len(key) == 2):
             return ()
         return schema_facts(site.tool, view.schema, view.loose, key)
     return tuple(_place_facts(site, key))
