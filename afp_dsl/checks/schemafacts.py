@@ -68,7 +68,22 @@ def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: boo
     return (typed,) if eq is None else (eq, typed)
 
 
+_MAY_PARSE: dict[int, tuple[Any, bool]] = {}
+
+
 def result_may_parse(schema: Any) -> bool:
+    """`_result_may_parse`, once per `output` schema. Speed: it is asked for every `result`
+    path and fact; cached by identity as `walk_schema` is (the entry keeps `schema` alive, so
+    its id is not reused while cached)."""
+    hit = _MAY_PARSE.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        if len(_MAY_PARSE) > 100_000:
+            _MAY_PARSE.clear()
+        hit = _MAY_PARSE[id(schema)] = (schema, _result_may_parse(schema))
+    return hit[1]
+
+
+def _result_may_parse(schema: Any) -> bool:
     """Can guards see a whole result of this `output` schema as a list or an object the schema
     does not describe? A string result that parses as JSON is parsed (language.md §6), so a
     schema that allows strings (a `type` with `string`, or no `type` and no closed set of
