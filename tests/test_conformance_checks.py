@@ -260,3 +260,43 @@ def test_a_bare_name_as_a_scripted_argument_is_one_diagnostic():
     found = diags(spec)
     assert [d.code for d in found] == ["AFP106"]
     assert found[0].help.startswith('for the text, quote it: `"t"`')
+
+
+# ---------------------------------------------------------------- one root cause, one diagnostic
+# tooling.md §3: "One root cause, one diagnostic: no cascades." An invalid raw schema is AFP301;
+# the guards and rules that read it are not also reported against what it fails to declare.
+@pytest.mark.parametrize("schema", [
+    '{ type: "object", properties: [1] }',
+    '{ type: "object", properties: { a: 5 }, additionalProperties: false }',
+    '{ type: "object", properties: { a: { type: "strin" } }, required: ["a"] }',
+])
+def test_paths_into_an_invalid_output_schema_are_not_reported_again(schema):
+    text = f"""
+    agent a {{ tools = [t] graph = g policies = [p] }}
+    tool t {{ description = "t" input {{ x: integer }} output = {schema} }}
+    skill s1 {{ description = "one" tools = [t] }}
+    skill s2 {{ description = "two" }}
+    graph g {{ entry s1 route s1 -> s2 on t when result.a == 1 and result.zz > 2 }}
+    policy p {{ after t {{ deny when result.a == "x" because "no" }} }}
+    """
+    assert codes(text) == ["AFP301"]
+
+
+def test_an_invalid_input_schema_is_one_diagnostic_too():
+    text = """
+    agent a { tools = [t] policies = [p] }
+    tool t { description = "t" input = { type: "object", properties: [1] } }
+    policy p { before t { deny when args.zz == 1 because "no" } }
+    """
+    assert codes(text) == ["AFP301"]
+
+
+def test_a_valid_raw_schema_still_types_paths():
+    text = """
+    agent a { tools = [t] graph = g }
+    tool t { description = "t" input { x: integer } output = { type: "object", properties: { a: { type: "integer" } }, additionalProperties: false } }
+    skill s1 { description = "one" tools = [t] }
+    skill s2 { description = "two" }
+    graph g { entry s1 route s1 -> s2 on t when result.zz == 1 }
+    """
+    assert codes(text) == ["AFP304"]

@@ -45,7 +45,9 @@ def check_schemas(a: Analysis) -> Iterable[Diagnostic]:
             schema = getattr(tool, which)
             if schema is not None and schema.origin != "block":
                 found = list(_check_raw(tool, which, schema))
-                broken = broken or (which == "output" and any(d.code == "AFP301" for d in found))
+                if any(d.code == "AFP301" for d in found):
+                    _BROKEN[id(schema)] = schema
+                    broken = broken or which == "output"
                 yield from found
         if type(tool.impl) is ir.ReturnsImpl and tool.output is not None and not broken:
             yield from _returned_value(tool, tool.impl, tool.output)
@@ -285,6 +287,19 @@ _FIELDS: dict[tuple[int, tuple], tuple[Any, Field | FieldProblem | None]] = {}
 
 def clear_cache() -> None:
     _FIELDS.clear()
+    _BROKEN.clear()
+
+
+# The raw schemas `check_schemas` found invalid (AFP301), by identity (each entry keeps its
+# schema alive, so an id is not reused while the check runs): the expression checks do not read
+# paths and types from them (one root cause, one diagnostic: an invalid `properties` would
+# otherwise make every `result.x` an AFP304 too).
+_BROKEN: dict[int, Any] = {}
+
+
+def is_broken(schema: Any) -> bool:
+    """Did `check_schemas` report `schema` invalid (AFP301) in the check now running?"""
+    return _BROKEN.get(id(schema)) is schema
 
 
 def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:

@@ -19,6 +19,7 @@ from .. import ir
 from ..analysis import Analysis
 from . import schemafacts
 from .schemafacts import schema_facts
+from .schemas import is_broken
 from .solver import Atom, Facts, Key, refute
 
 STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
@@ -282,7 +283,7 @@ def without_schemas(site: Site) -> Site:
 def _schema_view(site: Site, root: str) -> SchemaView | None:
     tool = site.tool
     schema = None if tool is None else (tool.input if root == "args" else tool.output)
-    if schema is None:
+    if schema is None or is_broken(schema):  # (an invalid schema: its AFP301 says it all)
         return None
     if site.place not in ("route", "after"):  # a `before` rule, a `check_in`: no result yet
         return SchemaView(schema)  # (at `before`, ahead of validation: `before_validation`)
