@@ -219,14 +219,19 @@ def _status_error(exc: Any, *, provider: str, key_env: str, model: str) -> Provi
         return QuotaExceededError(f"{provider}: the account's quota is used up (429: {detail}); "
                                   f"check the plan and billing of the key in {key_env}; "
                                   f"retrying does not help", **kw)
+    after = parse_retry_after(getattr(getattr(exc, "response", None), "headers", None))
+    when = f", retry after {after:g}s" if after is not None else ""
     if status == 429:
-        after = parse_retry_after(getattr(getattr(exc, "response", None), "headers", None))
-        when = f", retry after {after:g}s" if after is not None else ""
         return RateLimitedError(f"{provider}: rate limited (429{when}): {detail}; wait, or "
                                 f"run with --retries N", retry_after=after, **kw)
-    if status >= 500:
-        return ServerError(f"{provider}: server error {status}: {detail}; try again later, or "
-                           f"run with --retries N or --fallback PROVIDER", **kw)
+    if status == 408:  # (the SDKs retry it: the server gave up waiting, nothing was done)
+        return ProviderTimeoutError(f"{provider}: the server timed out the request (408{when}: "
+                                    f"{detail}); try again, or run with --retries N",
+                                    retry_after=after, **kw)
+    if status >= 500:  # (503 and Anthropic's 529 "overloaded" often say when to come back)
+        return ServerError(f"{provider}: server error {status}{when}: {detail}; try again "
+                           f"later, or run with --retries N or --fallback PROVIDER",
+                           retry_after=after, **kw)
     return BadRequestError(f"{provider}: the server refused the request ({status}: {detail}); "
                            f"check the model name and the tool schemas", **kw)
 

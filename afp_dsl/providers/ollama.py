@@ -204,14 +204,14 @@ def _response_error(exc: Any, model: str, headers: Any = None) -> ProviderFailur
         return AuthenticationError(f"ollama: the server rejected the credentials ({status}: "
                                    f"{detail}); check OLLAMA_API_KEY, or the proxy in front of "
                                    f"the server", **kw)
+    wait = parse_retry_after(headers)
+    when = f", retry after {wait:g}s" if wait is not None else ""  # (as `_errors` words it)
     if status == 429:
-        wait = parse_retry_after(headers)
-        when = f", retry after {wait:g}s" if wait is not None else ""  # (as `_http` words it)
         return RateLimitedError(f"ollama: rate limited (429{when}): {detail}; wait, or run with "
                                 f"--retries N", retry_after=wait, **kw)
     if status >= 500:
-        return ServerError(f"ollama: server error {status}: {detail}; check the `ollama serve` "
-                           f"log, or run with --retries N", **kw)
+        return ServerError(f"ollama: server error {status}{when}: {detail}; check the `ollama "
+                           f"serve` log, or run with --retries N", retry_after=wait, **kw)
     return BadRequestError(f"ollama: the server refused the request ({status}: {detail}); "
                            f"check the model name and the tool schemas", **kw)
 

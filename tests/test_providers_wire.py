@@ -1,0 +1,64 @@
+"""The adapters against each vendor's wire format, on cases an audit against the SDKs' types
+found diverging: a server's retry-after on 5xx (Anthropic's 529 too) and 408, OpenAI's
+`refusal`, Anthropic's thinking blocks and their round-trip. Local fake servers only."""
+from __future__ import annotations
+
+import pytest
+
+from afp_dsl.providers import _errors as h
+from afp_dsl.providers.base import Message, ProviderError, Request
+from afp_dsl.providers.resilience import with_retry
+from tests.fakes.clients import make
+from tests.fakes.server import FakeServer, Response
+from tests.fakes.vendors import VENDORS, Turn, scripted
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+pytest.importorskip("ollama")
+pytestmark = pytest.mark.timeout(60)
+
+ALL = list(VENDORS)
+ASK = Request("s", [Message("user", "x")], (), None, 1)
+
+
+def fail(vendor: str, item, **kw) -> ProviderError:
+    with FakeServer(scripted(VENDORS[vendor], [item])) as srv:
+        with pytest.raises(ProviderError) as info:
+            make(vendor, srv.url, **kw).complete(ASK)
+    return info.value
+
+
+# ---------------------------------------------------------------- retry-after beyond 429
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("status", [500, 503])
+def test_a_server_error_carries_the_servers_retry_after(vendor, status):
+    exc = fail(vendor, VENDORS[vendor].error(status, "busy", (("retry-after", "7"),)))
+    assert isinstance(exc, h.ServerError) and exc.transient and exc.status == status
+    assert exc.retry_after == 7 and f"server error {status}, retry after 7s: busy" in str(exc)
+
+
+def test_anthropic_overloaded_529_carries_retry_after_ms():
+    wire = VENDORS["anthropic"]
+    exc = fail("anthropic", wire.error(529, "Overloaded", (("retry-after-ms", "1500"),)))
+    assert isinstance(exc, h.ServerError) and exc.status == 529 and exc.retry_after == 1.5
+
+
+def test_a_server_error_without_retry_after_has_none():
+    exc = fail("openai", VENDORS["openai"].error(503, "busy"))
+    assert exc.retry_after is None and "retry after" not in str(exc)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_408_is_a_transient_timeout_not_a_bad_request(vendor):
+    exc = fail(vendor, VENDORS[vendor].error(408, "request timed out"))
+    assert isinstance(exc, h.ProviderTimeoutError) and exc.transient and exc.status == 408
+    assert "timed out the request (408: request timed out)" in str(exc)
+
+
+def test_retry_waits_the_retry_after_of_a_529():
+    wire, sleeps = VENDORS["anthropic"], []
+    with FakeServer(scripted(wire, [wire.error(529, "Overloaded", (("retry-after", "3"),)),
+                                    Turn("done")])) as srv:
+        p = with_retry(make("anthropic", srv.url), 3, 0.5, sleep=sleeps.append)
+        assert p.complete(ASK).text == "done"
+    assert sleeps == [3.0] and len(srv.requests) == 2
