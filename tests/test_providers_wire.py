@@ -62,3 +62,26 @@ def test_retry_waits_the_retry_after_of_a_529():
         p = with_retry(make("anthropic", srv.url), 3, 0.5, sleep=sleeps.append)
         assert p.complete(ASK).text == "done"
     assert sleeps == [3.0] and len(srv.requests) == 2
+
+
+# ---------------------------------------------------------------- OpenAI refusal
+def _openai_refusal(stream: bool) -> Response:
+    from tests.fakes.vendors import OpenAIWire, _sse
+    if not stream:
+        body = OpenAIWire.reply(Turn("x"))
+        body["choices"][0]["message"] = {"role": "assistant", "content": None,
+                                         "refusal": "I can't help with that."}
+        return Response(200, body)
+    head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    chunks = [_sse(dict(head, choices=[{"index": 0, "delta": d, "finish_reason": f}]))
+              for d, f in (({"role": "assistant", "content": None, "refusal": ""}, None),
+                           ({"refusal": "I can't "}, None), ({"refusal": "help with that."}, None),
+                           ({}, "stop"))]
+    return Response(200, chunks=chunks + ["data: [DONE]\n\n"], content_type="text/event-stream")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_openai_refusal_is_the_answer_with_stop_reason_content_filter(stream):
+    with FakeServer(lambda rec: _openai_refusal(stream)) as srv:
+        reply = make("openai", srv.url, stream=stream).complete(ASK)
+    assert (reply.text, reply.stop_reason) == ("I can't help with that.", "content_filter")

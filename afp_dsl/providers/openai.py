@@ -111,8 +111,10 @@ class OpenAIProvider(Adapter):
             raise malformed(self.name, self.shown_url, "a choice without a message")
         raw_calls = [_raw_call(self, c) for c in (message.tool_calls or ())]
         usage = getattr(completion, "usage", None)
-        return self._finish(request, message.content or "", raw_calls,
-                            getattr(choice, "finish_reason", None),
+        refusal = getattr(message, "refusal", None) or ""
+        return self._finish(request, message.content or refusal, raw_calls,
+                            _refused(getattr(choice, "finish_reason", None), message.content,
+                                     refusal),
                             Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
                                   int(getattr(usage, "completion_tokens", 0) or 0)),
                             reply_meta(completion))
@@ -130,6 +132,7 @@ class OpenAIProvider(Adapter):
 
     def _streamed(self, request: Request, kw: dict) -> Reply:
         text: list[str] = []
+        refusal: list[str] = []
         calls: dict[int, list] = {}
         finish, usage, meta = None, Usage(), (None, None)
         stream = self._client.chat.completions.create(
@@ -150,18 +153,29 @@ class OpenAIProvider(Adapter):
                     if delta.content:
                         text.append(delta.content)
                         self._emit("llm.chunk", text=delta.content)
+                    if getattr(delta, "refusal", None):
+                        refusal.append(delta.refusal)
+                        self._emit("llm.chunk", text=delta.refusal)
                     for tc in delta.tool_calls or ():
                         _merge_call(calls, tc)
         if finish is None:  # no chunk said why the reply ended: the stream was cut short
             raise stream_cut(self.name, "a finish reason arrived")
         raw = [(c[0], c[1], "".join(c[2])) for _, c in sorted(calls.items())]
-        return self._finish(request, "".join(text), raw, finish, usage, meta)
+        said, refused = "".join(text), "".join(refusal)
+        return self._finish(request, said or refused, raw, _refused(finish, said, refused),
+                            usage, meta)
 
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:
         return map_sdk_error(exc, _sdk(), provider=self.name, key_env="OPENAI_API_KEY",
                              url=self.shown_url, model=self.model_for(request),
                              timeout=self.timeout,
                              url_hint="check base_url or OPENAI_BASE_URL")
+
+
+def _refused(finish: str | None, content: str | None, refusal: str) -> str | None:
+    """The finish reason of a reply that is a refusal (`message.refusal`, with no content; its
+    finish reason is `stop`): `content_filter`, as the model declined to answer."""
+    return "content_filter" if refusal and not content and finish in (None, "stop") else finish
 
 
 def _raw_call(p: OpenAIProvider, c: Any) -> tuple:
