@@ -117,7 +117,8 @@ def _iteration(ctx: RunCtx):
         return _final(ctx, reply.text, replied)
     if last_call:
         return (yield from _budget(ctx, reply, replied))
-    st.history.append(Message("assistant", reply.text, tuple(reply.tool_calls)))
+    st.history.append(Message("assistant", reply.text, tuple(reply.tool_calls),
+                              thinking=reply.thinking))  # (sent back with its calls)
     st.pending = Pending(list(reply.tool_calls), 0, replied)
     st.last_batch = []
     return None

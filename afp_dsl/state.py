@@ -250,9 +250,20 @@ def _msg_to(m: Message) -> dict:
            "tool_call_id": m.tool_call_id, "name": m.name}
     if m.is_error:
         out["is_error"] = True
+    if m.thinking:
+        out["thinking"] = [dict(b) for b in m.thinking]
     return out
 
 
 def _msg_from(d: dict) -> Message:
     return Message(d["role"], d["content"], tuple(_call_from(c) for c in d["tool_calls"]),
-                   d.get("tool_call_id"), d.get("name"), d.get("is_error") is True)
+                   d.get("tool_call_id"), d.get("name"), d.get("is_error") is True,
+                   _thinking_from(d.get("thinking")))
+
+
+def _thinking_from(blocks: Any) -> tuple:
+    if blocks is None:
+        return ()
+    if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
+        raise _damaged("a message's `thinking` is not a list of objects")
+    return tuple(blocks)

@@ -85,3 +85,62 @@ def test_an_openai_refusal_is_the_answer_with_stop_reason_content_filter(stream)
     with FakeServer(lambda rec: _openai_refusal(stream)) as srv:
         reply = make("openai", srv.url, stream=stream).complete(ASK)
     assert (reply.text, reply.stop_reason) == ("I can't help with that.", "content_filter")
+
+
+# ---------------------------------------------------------------- Anthropic thinking
+THOUGHT = {"type": "thinking", "thinking": "The user wants order AB-12.", "signature": "c2lnLTE="}
+HIDDEN = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}
+DESK = """
+agent desk {
+  system = "You are a refund desk."
+  tools  = [lookup_order]
+}
+tool lookup_order {
+  description = "Look up an order."
+  input { order_id: string }
+  impl = returns({ status: "found" })
+}
+"""
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_anthropic_thinking_blocks_are_sent_back_first_on_their_tool_use_turn(tmp_path, stream):
+    """With extended thinking on, the Messages API refuses (400) an assistant turn of tool_use
+    blocks that does not start with the thinking blocks it came with, signatures unchanged."""
+    import afp_dsl
+    from afp_dsl.effects import Effects
+    from afp_dsl.runner import Agent
+    spec = tmp_path / "desk.afp"
+    spec.write_text(DESK)
+    turns = [Turn("Looking.", (("toolu_1", "lookup_order", {"order_id": "AB-12"}),),
+                  thinking=(THOUGHT, HIDDEN)), Turn("AB-12 is found.")]
+    with FakeServer(scripted(VENDORS["anthropic"], turns)) as srv:
+        p = make("anthropic", srv.url, stream=stream,
+                 params={"thinking": {"type": "enabled", "budget_tokens": 1024}})
+        result = Agent(afp_dsl.load(spec), provider=p, effects=Effects()).run("where is AB-12?")
+    assert (result.outcome, result.answer) == ("answered", "AB-12 is found.")
+    turn = srv.bodies[1]["messages"][1]
+    assert turn["role"] == "assistant" and turn["content"] == [
+        THOUGHT, HIDDEN, {"type": "text", "text": "Looking."},
+        {"type": "tool_use", "id": "toolu_1", "name": "lookup_order",
+         "input": {"order_id": "AB-12"}}]
+    trace = repr([e.to_dict() for e in result.trace.events])
+    assert THOUGHT["thinking"] not in trace and HIDDEN["data"] not in trace  # (never recorded)
+
+
+def test_a_checkpoint_keeps_the_thinking_of_a_pending_tool_use_turn():
+    from afp_dsl.providers.base import ToolCall
+    from afp_dsl.state import RunState
+    st = RunState("r", "desk", "hi", history=[
+        Message("user", "hi"),
+        Message("assistant", "", (ToolCall("toolu_1", "t", {}),), thinking=(THOUGHT, HIDDEN))])
+    back = RunState.from_checkpoint(st.to_checkpoint())
+    assert back.history == st.history
+
+
+def test_a_reply_whose_thinking_is_not_json_objects_is_refused():
+    from afp_dsl.providers.base import Reply, checked_reply
+    with pytest.raises(ProviderError, match="its `thinking` is not a tuple of JSON objects"):
+        checked_reply(Reply("hi", thinking=("just text",)))
+    assert checked_reply(Reply("hi", thinking=[{"type": "thinking"}])).thinking == (
+        {"type": "thinking"},)

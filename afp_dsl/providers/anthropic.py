@@ -103,6 +103,8 @@ class AnthropicProvider(Adapter):
                 blocks.append(("text", b.text))
             elif b.type == "tool_use":
                 blocks.append(("tool_use", (b.id, b.name, b.input)))
+            elif b.type in _THINKING:
+                blocks.append(("thinking", _thought(b)))
         usage = getattr(message, "usage", None)
         return self._finish(request, blocks, getattr(message, "stop_reason", None),
                             Usage(_input_tokens(usage),
@@ -113,6 +115,7 @@ class AnthropicProvider(Adapter):
                 meta: tuple = (None, None)) -> Reply:
         text = "".join(v for k, v in blocks if k == "text")
         uses = [v for k, v in blocks if k == "tool_use"]
+        thinking = tuple(v for k, v in blocks if k == "thinking")
         cut = _STOP.get(stop_reason or "") == "length"  # (arguments cut off are not JSON)
         # a block without an id gets the mock's `call-N-I`, as OpenAI's and Ollama's calls do;
         # the history then sends that id back on both the `tool_use` and the `tool_result`
@@ -122,7 +125,7 @@ class AnthropicProvider(Adapter):
         stop = "tool_use" if calls else _STOP.get(stop_reason or "end_turn", stop_reason or "stop")
         if not text and not calls:
             raise empty_reply(self.name, stop)
-        return Reply(text, calls, usage, stop, *meta)
+        return Reply(text, calls, usage, stop, *meta, thinking=thinking)
 
     def _streamed(self, request: Request, kw: dict) -> Reply:
         blocks: dict[int, list] = {}
@@ -140,6 +143,7 @@ class AnthropicProvider(Adapter):
                     b = ev.content_block
                     blocks[ev.index] = ([b.type, b.text] if b.type == "text" else
                                         [b.type, (b.id, b.name), []] if b.type == "tool_use" else
+                                        ["thinking", _thought(b)] if b.type in _THINKING else
                                         [b.type])
                 elif t == "content_block_delta":
                     self._delta(blocks.get(ev.index), ev.delta)
@@ -155,6 +159,8 @@ class AnthropicProvider(Adapter):
                 out.append(("text", b[1]))
             elif b[0] == "tool_use":
                 out.append(("tool_use", (*b[1], "".join(b[2]))))
+            elif b[0] == "thinking":
+                out.append(("thinking", b[1]))
         return self._finish(request, out, stop, Usage(tokens_in, tokens_out), meta)
 
     def _delta(self, block: list | None, delta: Any) -> None:
@@ -165,12 +171,27 @@ class AnthropicProvider(Adapter):
             self._emit("llm.chunk", text=delta.text)
         elif delta.type == "input_json_delta" and block[0] == "tool_use":
             block[2].append(delta.partial_json)
+        elif delta.type == "thinking_delta" and block[0] == "thinking":
+            block[1]["thinking"] += delta.thinking
+        elif delta.type == "signature_delta" and block[0] == "thinking":
+            block[1]["signature"] = delta.signature
 
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:
         return map_sdk_error(exc, _sdk(), provider=self.name, key_env="ANTHROPIC_API_KEY",
                              url=self.shown_url, model=self.model_for(request),
                              timeout=self.timeout,
                              url_hint="check base_url or ANTHROPIC_BASE_URL")
+
+
+_THINKING = ("thinking", "redacted_thinking")
+
+
+def _thought(b: Any) -> dict:
+    """A `thinking` or `redacted_thinking` block as the API must get it back: unchanged (its
+    signature covers it), when extended thinking is on and the reply called tools."""
+    if b.type == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": b.data}
+    return {"type": "thinking", "thinking": b.thinking or "", "signature": b.signature or ""}
 
 
 def _input_tokens(usage: Any) -> int:
@@ -208,7 +229,8 @@ def _blocks(m: Any) -> tuple[str, list[dict]]:
             block["is_error"] = True
         return "user", [block]
     blocks: list[dict] = [{"type": "text", "text": m.content}] if m.content else []
-    if m.role == "assistant":
+    if m.role == "assistant":  # (its thinking first: the API requires it to lead the turn)
+        blocks = [dict(b) for b in getattr(m, "thinking", ())] + blocks
         blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": thaw(c.arguments)}
                    for c in m.tool_calls]
         return "assistant", blocks

@@ -49,6 +49,7 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    thinking: tuple = ()  # (an assistant turn's vendor reasoning blocks; see `Reply.thinking`)
 
 
 class HistoryView(Sequence):
@@ -103,7 +104,10 @@ class Request:
 @attrs.frozen(slots=True)
 class Reply:
     """A model's answer. `response_id` and `response_model` are what the provider's reply says
-    of itself (its id, the model that answered), when it says so."""
+    of itself (its id, the model that answered), when it says so. `thinking` holds the vendor's
+    reasoning blocks as JSON objects (Anthropic's `thinking` and `redacted_thinking`, signed):
+    never shown or recorded, only sent back unchanged on the assistant turn of the reply's tool
+    calls, as the vendor requires when extended thinking is on."""
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -111,6 +115,7 @@ class Reply:
     stop_reason: str = "stop"  # "stop" | "tool_use" | "length" | ...
     response_id: str | None = None
     response_model: str | None = None
+    thinking: tuple = ()
 
 
 class Provider:
@@ -133,7 +138,7 @@ def checked_reply(reply: Any) -> Reply:
     name and id (an id without NUL or lone surrogate), or arguments that are not a JSON object
     (JSON data nested at most `frozen.MAX_DEPTH` deep)."""
     if type(reply) is Reply and type(reply.text) is str and type(reply.tool_calls) is tuple \
-            and _plain_meta(reply) and all(_plain_call(c) for c in reply.tool_calls) \
+            and reply.thinking == () and _plain_meta(reply) and all(_plain_call(c) for c in reply.tool_calls) \
             and _distinct(reply.tool_calls):
         return reply  # (the common reply: nothing to copy, so no copy; same answer as below)
     if not isinstance(reply, Reply):
@@ -153,7 +158,20 @@ def checked_reply(reply: Any) -> Reply:
         raise ProviderError(f"malformed reply: {problem}; return `Reply(text=..., tool_calls="
                             f"(ToolCall(...), ...), usage=Usage(input_tokens, output_tokens))`")
     checked = _renumbered(tuple(_checked_call(c) for c in calls))
-    return attrs.evolve(reply, text=text, tool_calls=checked, usage=usage, stop_reason=stop)
+    return attrs.evolve(reply, text=text, tool_calls=checked, usage=usage, stop_reason=stop,
+                        thinking=_checked_thinking(reply.thinking))
+
+
+def _checked_thinking(blocks: Any) -> tuple:
+    """A reply's `thinking` as a tuple of JSON objects (a checkpoint keeps them)."""
+    if blocks is None:
+        return ()
+    if isinstance(blocks, (tuple, list)):
+        out = [host_data(b) for b in blocks]
+        if all(problem is None and isinstance(b, dict) for b, problem in out):
+            return tuple(b for b, _ in out)
+    raise ProviderError("malformed reply: its `thinking` is not a tuple of JSON objects (the "
+                        "vendor's reasoning blocks, sent back as they came)")
 
 
 def _plain_meta(reply: Reply) -> bool:

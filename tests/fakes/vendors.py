@@ -25,6 +25,7 @@ class Turn:
     calls: tuple = ()  # (id, name, args) with args a dict or a raw string
     usage: tuple = (11, 7)
     stop: str | None = None  # vendor stop reason override
+    thinking: tuple = ()  # Anthropic `thinking` / `redacted_thinking` blocks, leading the reply
 
 
 def _args_str(args: Any) -> str:
@@ -105,7 +106,8 @@ class AnthropicWire:
 
     @staticmethod
     def _blocks(t: Turn) -> list[dict]:
-        blocks: list[dict] = [{"type": "text", "text": t.text}] if t.text else []
+        blocks: list[dict] = [dict(b) for b in t.thinking]
+        blocks += [{"type": "text", "text": t.text}] if t.text else []
         blocks += [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in t.calls]
         return blocks
 
@@ -126,15 +128,19 @@ class AnthropicWire:
             "usage": {"input_tokens": t.usage[0], "output_tokens": 1}}}, "message_start"),
             _sse({"type": "ping"}, "ping")]
         index = 0
+        for b in t.thinking:
+            out += _thinking_events(index, b)
+            index += 1
         if t.text:
-            out.append(_sse({"type": "content_block_start", "index": 0,
+            out.append(_sse({"type": "content_block_start", "index": index,
                              "content_block": {"type": "text", "text": ""}},
                             "content_block_start"))
-            out += [_sse({"type": "content_block_delta", "index": 0,
+            out += [_sse({"type": "content_block_delta", "index": index,
                           "delta": {"type": "text_delta", "text": p}}, "content_block_delta")
                     for p in _pieces(t.text)]
-            out.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
-            index = 1
+            out.append(_sse({"type": "content_block_stop", "index": index},
+                            "content_block_stop"))
+            index += 1
         for k, (i, n, a) in enumerate(t.calls, start=index):
             out.append(_sse({"type": "content_block_start", "index": k, "content_block": {
                 "type": "tool_use", "id": i, "name": n, "input": {}}}, "content_block_start"))
@@ -159,6 +165,23 @@ class AnthropicWire:
         chunks = cls.stream(Turn("Hello there"))[:3] + [_sse({"type": "error", "error": {
             "type": "overloaded_error", "message": message}}, "error")]
         return Response(200, chunks=chunks, content_type="text/event-stream")
+
+
+def _thinking_events(index: int, block: dict) -> list[str]:
+    """A thinking block streamed as the Messages API streams it: `thinking_delta`s, then one
+    `signature_delta`; a `redacted_thinking` block arrives whole in its start event."""
+    if block["type"] == "redacted_thinking":
+        out = [_sse({"type": "content_block_start", "index": index, "content_block": block},
+                    "content_block_start")]
+    else:
+        delta = lambda d: _sse({"type": "content_block_delta", "index": index,  # noqa: E731
+                                "delta": d}, "content_block_delta")
+        out = [_sse({"type": "content_block_start", "index": index, "content_block": {
+            "type": "thinking", "thinking": "", "signature": ""}}, "content_block_start")]
+        out += [delta({"type": "thinking_delta", "thinking": p})
+                for p in _pieces(block["thinking"])]
+        out.append(delta({"type": "signature_delta", "signature": block["signature"]}))
+    return out + [_sse({"type": "content_block_stop", "index": index}, "content_block_stop")]
 
 
 # ---------------------------------------------------------------- Ollama
