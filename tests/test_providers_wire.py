@@ -144,3 +144,15 @@ def test_a_reply_whose_thinking_is_not_json_objects_is_refused():
         checked_reply(Reply("hi", thinking=("just text",)))
     assert checked_reply(Reply("hi", thinking=[{"type": "thinking"}])).thinking == (
         {"type": "thinking"},)
+
+
+# ---------------------------------------------------------------- OpenAI history
+def test_an_empty_openai_assistant_turn_without_calls_sends_empty_text_not_null():
+    """Chat Completions takes `content: null` on an assistant message only when it has
+    `tool_calls`; an empty answer earlier in a conversation (a host provider's, a mock's) is ""."""
+    from afp_dsl.providers.base import ToolCall
+    from afp_dsl.providers.openai import to_messages
+    out = to_messages("", [Message("user", "a"), Message("assistant", ""), Message("user", "b"),
+                           Message("assistant", "", (ToolCall("c1", "t", {}),))])
+    assert out[1] == {"role": "assistant", "content": ""}
+    assert out[3]["content"] is None and out[3]["tool_calls"][0]["id"] == "c1"

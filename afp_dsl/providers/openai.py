@@ -211,7 +211,9 @@ def to_messages(system: str, messages: Any) -> list[dict]:
             out.append({"role": "tool", "tool_call_id": m.tool_call_id or "",
                         "content": m.content})
         elif m.role == "assistant":
-            item: dict[str, Any] = {"role": "assistant", "content": m.content or None}
+            # (`content` may be null only beside `tool_calls`: the API refuses it otherwise)
+            item: dict[str, Any] = {"role": "assistant",
+                                    "content": m.content or (None if m.tool_calls else "")}
             if m.tool_calls:
                 item["tool_calls"] = [{"id": c.id, "type": "function", "function": {
                     "name": c.name, "arguments": dump_arguments(c.arguments)}}
