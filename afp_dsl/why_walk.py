@@ -176,7 +176,21 @@ class Walker:
                                           lambda p: p.get("call_id") == call_id)
                 return [self.node(ret or pick)]
             return []
-        return [self.node(move)] if move is not None else []
+        return ([self.node(move)] if move is not None else []) + self._stayed(composed, name)
+
+    def _stayed(self, composed: Event, name: str) -> list[WhyNode]:
+        """The `stay` that kept the cursor on `name` for this iteration (a recorded decision,
+        semantics §4) when edges out of it were evaluated and refused: the move that put the
+        cursor there is not the whole story once later results were weighed and fired nothing.
+        (A stay no edge was evaluated for, after results no route listens to, adds nothing.)"""
+        stay = self.ix.last_before(composed.seq, "cursor.moved")
+        if stay is None or stay.iteration != composed.iteration:
+            return []
+        p = payload(stay)
+        if p.get("cause") != "stay" or p.get("to") != name:
+            return []
+        weighed = any(c.kind == "route.evaluated" for c in self.ix.parents(stay))
+        return [self.node(stay)] if weighed else []
 
     @staticmethod
     def _skipped(x: dict) -> WhyNode:

@@ -1,0 +1,54 @@
+"""Audit of `why` (semantics §12, docs/trace.md §3) on runs that stress it: the decisions behind
+each context piece, across routes, stays, conversations and the iteration budget."""
+from __future__ import annotations
+
+import json
+
+import afp_dsl as afp
+
+STAY = """
+agent desk { graph = g }
+tool probe { description = "p" input { q: string } output { level: integer } }
+skill start { description = "s" body = "Probe." tools = [probe] }
+skill deep { description = "d" body = "Deep." }
+graph g {
+  entry start
+  route start -> deep on probe when result.level > 2
+}
+"""
+
+
+def _stay_run():
+    agent = afp.load(STAY).agent(provider=afp.providers.mock([[("probe", {"q": "a"})], "low"]),
+                                 tools={"probe": lambda q: {"level": 1}})
+    r = agent.run("go")
+    assert r.outcome == "answered"
+    return r
+
+
+def test_a_stay_with_refused_edges_is_shown_under_the_skill_it_kept():
+    """Iteration 2's `start` piece was there because the cursor stayed: the edge out of it was
+    weighed on the probe's result and refused. Before, only the entry move of iteration 1 was
+    shown, and the refusal (with its actual value) appeared nowhere in the answer's tree."""
+    r = _stay_run()
+    lines = r.why().splitlines()
+    piece = next(i for i, x in enumerate(lines) if "skill `start` — entry" in x)
+    below = "\n".join(lines[piece + 1:piece + 8])
+    assert "cursor start -> start (stay)" in below, below
+    assert "edge `start -> deep` refused on `probe`" in below
+    assert "✗ result.level > 2 — actual 1" in below
+    doc = json.loads(r.why(format="json"))
+    kinds = _walk(doc["tree"])
+    assert {"kind": "cursor", "cause": "stay"} in kinds
+
+
+def test_the_skill_question_shows_the_stay_too():
+    text = _stay_run().why(skill="start")
+    assert "cursor start -> start (stay)" in text and "actual 1" in text, text
+
+
+def _walk(node: dict) -> list[dict]:
+    out = [{"kind": node["kind"], "cause": node["data"].get("cause")}]
+    for c in node["children"]:
+        out += _walk(c)
+    return out
