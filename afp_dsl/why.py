@@ -21,7 +21,7 @@ import attrs
 
 from .launch_checks import _a
 from .source import SourceFile
-from .trace import Event, Trace
+from .trace import Event, Trace, json_text
 
 VERSION = 1
 MAX_NODES = 3000
@@ -309,8 +309,11 @@ def _tree(trace, event_id, inner, program, skill, iteration, edge) -> tuple[WhyN
 
 
 def to_json(run_id: str, query: dict, node: WhyNode) -> str:
+    """The stable JSON document, strict JSON: a NaN or an infinity a tool returned (a condition's
+    actual value, a result) is written as the string "NaN", "Infinity" or "-Infinity", as every
+    JSON form of the trace is (docs/trace.md §1)."""
     doc = {"version": VERSION, "run": run_id, "query": query, "tree": node.to_dict()}
-    return json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+    return json_text(doc, ensure_ascii=False, sort_keys=True, indent=2, default=str) + "\n"
 
 
 def render_text(node: WhyNode) -> str:

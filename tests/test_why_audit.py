@@ -52,3 +52,31 @@ def _walk(node: dict) -> list[dict]:
     for c in node["children"]:
         out += _walk(c)
     return out
+
+
+NAN = """
+agent a { graph = g }
+tool t { description = "t" input { x: number } output { v: number } }
+skill s { description = "s" tools = [t] }
+skill u { description = "u" }
+graph g { entry s
+  route s -> u on t when result.v > 1 }
+"""
+
+
+def test_the_json_document_is_strict_json_when_a_tool_returned_nan():
+    """A condition's actual value NaN was written as Python's bare `NaN`, which `JSON.parse` and
+    `jq` refuse; every JSON form of the trace writes the string "NaN" (docs/trace.md §1)."""
+    agent = afp.load(NAN).agent(provider=afp.providers.mock([[("t", {"x": 1})], "done"]),
+                                tools={"t": lambda x: {"v": float("nan")}})
+    r = agent.run("go")
+
+    def refuse(constant: str):
+        raise ValueError(f"not strict JSON: {constant}")
+    doc = json.loads(r.why(edge="s->u", format="json"), parse_constant=refuse)
+    conds = [c for c in _nodes(doc["tree"]) if c["kind"] == "condition"]
+    assert conds and conds[0]["data"]["actual"] == "NaN", conds
+
+
+def _nodes(node: dict) -> list[dict]:
+    return [node] + [x for c in node["children"] for x in _nodes(c)]
