@@ -42,7 +42,8 @@ class Walker:
 
     def _generic(self, e: Event, at: str | None) -> WhyNode:
         kids = tuple(self.node(p) for p in self.ix.parents(e))
-        return WhyNode(e.kind, describe(e), e.id, at, None, kids)
+        # (its payload, already redacted: the JSON carries the facts the text line names)
+        return WhyNode(e.kind, describe(e), e.id, at, dict(payload(e)) or None, kids)
 
     # ------------------------------------------------------------ answer and replies
     def _finished(self, e: Event, at: str | None) -> WhyNode:
@@ -242,7 +243,9 @@ class Walker:
         inner = self._inner(p.get("call_id"))
         if inner is not None:
             kids.append(inner)
-        data = {k: p.get(k) for k in ("tool", "call_id", "status", "executed")}
+        data = {k: p.get(k) for k in ("tool", "call_id", "status", "executed", "result")}
+        if "read" in p:  # (what the model read, when it differs from the result)
+            data["read"] = p["read"]
         return WhyNode("tool_result", describe(e), e.id, at, data, tuple(kids))
 
     def _tool_call(self, c: Event, at: str | None) -> WhyNode:

@@ -80,3 +80,23 @@ def test_the_json_document_is_strict_json_when_a_tool_returned_nan():
 
 def _nodes(node: dict) -> list[dict]:
     return [node] + [x for c in node["children"] for x in _nodes(c)]
+
+
+def test_the_json_nodes_carry_what_their_text_says():
+    """The JSON of `budget.exhausted` (and other events without a builder of their own) carried
+    `data: {}`, and a tool result's node not its result: a reader had to parse the text line."""
+    spec = ('agent g { tools = [t] max_iterations = 1 }\n'
+            'tool t { description = "t" input { q: string } }')
+    agent = afp.load(spec).agent(provider=afp.providers.mock([[("t", {"q": "a"})], "gave up"]),
+                                 tools={"t": lambda q: {"hits": 0}})
+    r = agent.run("go")
+    assert r.outcome == "max_iterations"
+    nodes = _nodes(json.loads(r.why(format="json"))["tree"])
+    budget = next(n for n in nodes if n["kind"] == "budget.exhausted")
+    assert budget["data"] == {"limit": 1, "action": "wrapped-up", "pending": ["t"]}, budget
+    agent = afp.load(spec.replace("max_iterations = 1", "max_iterations = 3")).agent(
+        provider=afp.providers.mock([[("t", {"q": "a"})], "none"]),
+        tools={"t": lambda q: {"hits": 0}})
+    nodes = _nodes(json.loads(agent.run("go").why(format="json"))["tree"])
+    result = next(n for n in nodes if n["kind"] == "tool_result")
+    assert result["data"]["result"] == {"hits": 0}, result
