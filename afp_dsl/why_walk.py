@@ -135,6 +135,7 @@ class Walker:
         p = payload(e)
         before = set(self.seen)
         pieces = [self._piece(e, x) for x in items(p, "pieces")]
+        pieces += self._bodiless(e, p)
         skipped = [self._skipped(x) for x in items(p, "skipped")]
         tools = ", ".join(f"{t.get('name')}" for t in items(p, "tools")) or "none"
         kids = pieces + skipped + [WhyNode("tools", f"tools offered: {tools}",
@@ -145,8 +146,8 @@ class Walker:
         causes = [x for x in self.ix.parents(e) if e.id not in self.listed
                   or x.kind == "run.started"]
         kids += self._causes(causes, before)
-        plural = "s" if len(pieces) != 1 else ""
-        text = f"context of iteration {e.iteration}: {len(pieces)} piece{plural}"
+        n = len(items(p, "pieces"))  # (the skills without a body add no piece)
+        text = f"context of iteration {e.iteration}: {n} piece{'s' if n != 1 else ''}"
         return WhyNode("context", text, e.id, at, {"active": p.get("active") or []}, tuple(kids))
 
     def _piece(self, composed: Event, x: dict) -> WhyNode:
@@ -160,6 +161,28 @@ class Walker:
             kids += self._why_skill_active(composed, name, reason)
         data = {"kind": kind, "name": name, "reason": reason, "chars": x.get("chars")}
         return WhyNode("piece", f"{kind} `{name}` — {reason}", None, at, data, tuple(kids))
+
+    def _bodiless(self, composed: Event, p: dict) -> list[WhyNode]:
+        """The active skills (`active`) that added no piece, having no body: the cursor's skill
+        or a persistent entry still decides the tools and the routes, so it is shown with the
+        move (or pick) behind it."""
+        named = {x.get("name") for x in items(p, "pieces") if x.get("kind") == "skill"}
+        active = p.get("active") if isinstance(p.get("active"), list) else []
+        out = []
+        for name in (n for n in active if isinstance(n, str) and n not in named):
+            move = self.ix.last_before(composed.seq, "cursor.moved", lambda q: q.get("to") == name
+                                       and q.get("cause") not in ("stay", "none"))
+            reason = payload(move).get("cause") if move is not None else (
+                "model-pick" if self._picked(composed.seq, name) else "entry")
+            kids = self._why_skill_active(composed, name, str(reason))
+            out.append(WhyNode("piece", f"skill `{name}` — {reason} (no body, so no text in the "
+                               "prompt)", None, None, {"kind": "skill", "name": name,
+                                                       "reason": reason, "chars": 0}, tuple(kids)))
+        return out
+
+    def _picked(self, seq: int, name: str) -> bool:
+        return self.ix.last_before(seq, "tool.called", lambda q: q.get("tool") == "read_skill"
+                                   and (q.get("args") or {}).get("id") == name) is not None
 
     def _why_skill_active(self, composed: Event, name: str, reason: str) -> list[WhyNode]:
         seq = composed.seq

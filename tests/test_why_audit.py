@@ -100,3 +100,28 @@ def test_the_json_nodes_carry_what_their_text_says():
     nodes = _nodes(json.loads(agent.run("go").why(format="json"))["tree"])
     result = next(n for n in nodes if n["kind"] == "tool_result")
     assert result["data"]["result"] == {"hits": 0}, result
+
+
+BODILESS = """
+agent desk { graph = g }
+tool find { description = "f" input { id: string } impl = returns({status: "ok"}) }
+skill look { description = "l" tools = [find] }
+skill doit { description = "d" }
+graph g { entry look when message mentions "handle"
+  route look -> doit on find when result.status == "ok" }
+"""
+
+
+def test_a_cursor_skill_without_a_body_is_shown_with_the_route_behind_it():
+    """A skill with no body adds no context piece, so the answer's tree never said the cursor was
+    on `doit`, nor the edge and evidence that put it there (the skill still decides the tools
+    and the routes; it is in the composition's `active`)."""
+    r = afp.load(BODILESS).agent(provider=afp.providers.mock(
+        [[("find", {"id": "A"})], "done"])).run("please handle A")
+    text = r.why()
+    assert "context of iteration 2: 0 pieces" in text, text
+    assert "skill `doit` — route (no body, so no text in the prompt)" in text
+    assert "edge `look -> doit` fired on `find`" in text and '✓ result.status == "ok"' in text
+    piece = next(n for n in _nodes(json.loads(r.why(format="json"))["tree"])
+                 if n["kind"] == "piece" and n["data"]["name"] == "doit")
+    assert piece["data"]["reason"] == "route" and piece["children"][0]["kind"] == "cursor"
