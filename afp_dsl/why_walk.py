@@ -228,6 +228,8 @@ class Walker:
     def _moved(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
         kids = [cond_node(c) for c in items(p, "witness") if isinstance(c, dict)]
+        if p.get("cause") == "continuity":
+            kids.append(self._carried(e))
         kids += [self.node(c) for c in self.ix.parents(e)]
         fired = {c.id for c in self.ix.parents(e)}
         refused = [x for x in self.ix.events if x.kind == "route.evaluated" and x.seq < e.seq
@@ -240,6 +242,16 @@ class Walker:
             kids.append(WhyNode("note", f"a model pick of `{p['superseded_pick']}` was superseded"))
         data = {k: p.get(k) for k in ("from", "to", "cause", "edge")}
         return WhyNode("cursor", describe(e), e.id, at, data, tuple(kids))
+
+    def _carried(self, e: Event) -> WhyNode:
+        """Where a `continuity` cursor came from: the conversation's previous run ended there
+        (semantics §4), which this run's trace does not hold."""
+        started = next((x for x in self.ix.events if x.kind == "run.started"), None)
+        conv = payload(started).get("conversation") if started is not None else None
+        of = f" of conversation `{conv}`" if isinstance(conv, str) else ""
+        return WhyNode("note", f"carried over: the previous run{of} ended with the cursor on "
+                       f"`{payload(e).get('to')}` (`continuity = \"conversation\"`)",
+                       data={"conversation": conv})
 
     def _route(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)

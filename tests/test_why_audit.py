@@ -125,3 +125,27 @@ def test_a_cursor_skill_without_a_body_is_shown_with_the_route_behind_it():
     piece = next(n for n in _nodes(json.loads(r.why(format="json"))["tree"])
                  if n["kind"] == "piece" and n["data"]["name"] == "doit")
     assert piece["data"]["reason"] == "route" and piece["children"][0]["kind"] == "cursor"
+
+
+CONV = """
+agent chat { graph = g continuity = "conversation" }
+tool check { description = "c" input { q: string } output { ok: boolean } }
+skill greet { description = "g" body = "Hi." tools = [check] }
+skill follow { description = "f" body = "Follow up." }
+graph g { entry greet when message mentions "hello"
+  route greet -> follow on check when result.ok == true }
+"""
+
+
+def test_a_continuity_cursor_says_where_it_came_from():
+    """The second run of a conversation starts on the first run's last skill; its explanation
+    said only `cursor none -> follow (continuity)`, under the second message, as if that message
+    had put it there."""
+    agent = afp.load(CONV).agent(provider=afp.providers.mock(
+        [[("check", {"q": "x"})], "hi", "still here"]), tools={"check": lambda q: {"ok": True}})
+    conv = agent.conversation()
+    conv.run("hello there")
+    text = conv.run("and now?").why()
+    assert "cursor none -> follow (continuity)" in text, text
+    assert (f"carried over: the previous run of conversation `{conv.id}` ended with the cursor "
+            "on `follow`") in text
