@@ -61,7 +61,8 @@ def _if(p: dict, key: str, text: str) -> str:
 
 def _context(p: dict) -> str:
     tools = ", ".join(t.get("name", "?") for t in items(p, "tools")) or "none"
-    return f"context composed: {len(items(p, 'pieces'))} pieces, tools {tools}"
+    n = len(items(p, "pieces"))
+    return f"context composed: {n} piece{'s' if n != 1 else ''}, tools {tools}"
 
 
 def _returned(p: dict) -> str:

@@ -31,14 +31,26 @@ class Walker:
         """The tree of `e`; an event already expanded in this tree becomes a reference."""
         at = self.loc.span(e.source)
         if e.id in self.seen or self.count > MAX_NODES:
-            return WhyNode("ref", _ref_text(e) + " (see above)", e.id, at)
+            return WhyNode("ref", self._ref_text(e) + " (see above)", e.id, at)
         self.seen.add(e.id)
         self.count += 1
         build = _BUILD.get(e.kind, Walker._generic)
         return build(self, e, at)
 
     def ref(self, e: Event) -> WhyNode:
-        return WhyNode("ref", _ref_text(e), e.id, self.loc.span(e.source))
+        return WhyNode("ref", self._ref_text(e), e.id, self.loc.span(e.source))
+
+    def _ref_text(self, e: Event) -> str:
+        """A reference to an event shown above, worded as its node is (`run.started` is the user
+        message wherever it is cited; a reply names its LLM call; a context its iteration)."""
+        if e.kind == "run.started":
+            p = payload(e)
+            return f"user message to `{p.get('agent')}`: {short(p.get('message'))}"
+        if e.kind == "llm.replied":
+            return self._reply_text(e)[0]
+        if e.kind == "context.composed":
+            return _context_text(e)
+        return describe(e)
 
     def _generic(self, e: Event, at: str | None) -> WhyNode:
         kids = tuple(self.node(p) for p in self.ix.parents(e))
@@ -75,14 +87,20 @@ class Walker:
 
     def _replied(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
-        called = next((x for x in self.ix.parents(e) if x.kind == "llm.called"), None)
-        n = payload(called).get("call") if called else None
-        what = ("calling " + calls_text(p)) if p.get("tool_calls") else f": {short(p.get('text'))}"
-        text = f"model replied (LLM call #{n}, iteration {e.iteration}) {what}".replace(") :", "):")
+        text, called, n = self._reply_text(e)
         kids = self._call_inputs(called) if called is not None else ()
         data = {"text": p.get("text"), "tool_calls": items(p, "tool_calls"), "call": n,
                 "usage": p.get("usage")}
         return WhyNode("reply", text, e.id, at, data, kids)
+
+    def _reply_text(self, e: Event) -> tuple[str, Event | None, Any]:
+        """(the reply's line, its `llm.called`, that call's number)."""
+        p = payload(e)
+        called = next((x for x in self.ix.parents(e) if x.kind == "llm.called"), None)
+        n = payload(called).get("call") if called else None
+        what = ("calling " + calls_text(p)) if p.get("tool_calls") else f": {short(p.get('text'))}"
+        text = f"model replied (LLM call #{n}, iteration {e.iteration}) {what}".replace(") :", "):")
+        return text, called, n
 
     def _called(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
@@ -146,9 +164,7 @@ class Walker:
         causes = [x for x in self.ix.parents(e) if e.id not in self.listed
                   or x.kind == "run.started"]
         kids += self._causes(causes, before)
-        n = len(items(p, "pieces"))  # (the skills without a body add no piece)
-        text = f"context of iteration {e.iteration}: {n} piece{'s' if n != 1 else ''}"
-        return WhyNode("context", text, e.id, at, {"active": p.get("active") or []}, tuple(kids))
+        return WhyNode("context", _context_text(e), e.id, at, {"active": p.get("active") or []}, tuple(kids))
 
     def _piece(self, composed: Event, x: dict) -> WhyNode:
         kind, name, reason = x.get("kind"), x.get("name"), x.get("reason")
@@ -170,8 +186,8 @@ class Walker:
         active = p.get("active") if isinstance(p.get("active"), list) else []
         out = []
         for name in (n for n in active if isinstance(n, str) and n not in named):
-            move = self.ix.last_before(composed.seq, "cursor.moved", lambda q: q.get("to") == name
-                                       and q.get("cause") not in ("stay", "none"))
+            move = self.ix.last_before(composed.seq, "cursor.moved", lambda q, n=name: q.get("to")
+                                       == n and q.get("cause") not in ("stay", "none"))
             reason = payload(move).get("cause") if move is not None else (
                 "model-pick" if self._picked(composed.seq, name) else "entry")
             kids = self._why_skill_active(composed, name, str(reason))
@@ -355,13 +371,9 @@ class Walker:
         return WhyNode("user", text, e.id, at, data, self._causes(self.ix.parents(e)))
 
 
-def _ref_text(e: Event) -> str:
-    """A reference to an event shown above, worded as its node is (`run.started` is the user
-    message wherever it is cited)."""
-    if e.kind == "run.started":
-        p = payload(e)
-        return f"user message to `{p.get('agent')}`: {short(p.get('message'))}"
-    return describe(e)
+def _context_text(e: Event) -> str:
+    n = len(items(payload(e), "pieces"))  # (the skills without a body add no piece)
+    return f"context of iteration {e.iteration}: {n} piece{'s' if n != 1 else ''}"
 
 
 _BUILD: dict[str, Callable[[Walker, Event, Any], WhyNode]] = {

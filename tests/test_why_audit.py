@@ -149,3 +149,17 @@ def test_a_continuity_cursor_says_where_it_came_from():
     assert "cursor none -> follow (continuity)" in text, text
     assert (f"carried over: the previous run of conversation `{conv.id}` ended with the cursor "
             "on `follow`") in text
+
+
+def test_a_reference_is_worded_as_the_node_it_points_to():
+    """A reference to a reply or a context read `model replied calling `t``, `context composed:
+    1 pieces, tools t` while the node it points to reads `model replied (LLM call #2, iteration
+    2) calling `t`` and `context of iteration 2: 1 piece`: the reader could not match them."""
+    spec = 'agent g { system = "s" tools = [t] max_iterations = 2 }\ntool t { description = "t" }'
+    agent = afp.load(spec).agent(provider=afp.providers.mock(
+        [[("t", {})], [("t", {})], "gave up"]), tools={"t": lambda: "r"})
+    text = agent.run("go").why()
+    assert "context of iteration 2: 1 piece (see above)" in text, text
+    lines = [x.strip() for x in text.splitlines() if "model replied (LLM call #2" in x]
+    assert len(lines) == 1 and "(see above)" not in lines[0], lines
+    assert "pieces, tools" not in text and "1 pieces" not in text
