@@ -10,7 +10,8 @@ Emits:      `StoreError` for a file that cannot be opened, was written by a newe
             (with the fix); for a new run saved under a used id; `StoreDamaged` for rows that do
             not decode.
 Invariants: events hold only redacted payloads; raw checkpoints live in their own table and
-            `secure_delete` zeroes their pages when deleted; `decide_checkin` is a single
+            `secure_delete` zeroes their pages when deleted, and the `-wal` file that held them
+            is emptied; `decide_checkin` is a single
             conditional UPDATE inside a write transaction (compare-and-set across processes);
             a `new_run` save checks the id inside its write transaction; `create=False` never
             creates a file or folder; no opener changes anything in a file that is no run store
@@ -393,7 +394,13 @@ class SqliteStore:
             else None
 
     def delete_checkpoint(self, run_id: str) -> bool:
-        return self._write("DELETE FROM checkpoints WHERE run_id=?", (run_id,)) == 1
+        deleted = self._write("DELETE FROM checkpoints WHERE run_id=?", (run_id,)) == 1
+        if deleted and self.path != ":memory:":
+            # the `-wal` file still holds the raw checkpoint's earlier frames: copy the zeroed
+            # pages into the store and empty it (a reader mid-statement elsewhere defers that
+            # to the next deletion or the last close, which does the same)
+            self._read("PRAGMA wal_checkpoint(TRUNCATE)")
+        return deleted
 
     # ------------------------------------------------------------ check-ins
     def open_checkin(self, checkin_id: str, run_id: str, fp: str) -> None:

@@ -121,6 +121,24 @@ def test_a_raw_checkpoint_leaves_no_bytes_in_the_file_once_the_run_ends(tmp_path
     assert files and all(b"PW-CANARY-4242" not in p.read_bytes() for p in files)
 
 
+@pytest.mark.parametrize("pad", [0, 20_000])  # (20 kB: the checkpoint spills to overflow pages)
+def test_a_raw_checkpoint_leaves_no_bytes_in_any_file_while_the_store_stays_open(tmp_path, pad):
+    """A long-lived process keeps its store open: the `-wal` file held the checkpoint's frames
+    after the run ended (until the last connection closed); now it is emptied on deletion."""
+    path = tmp_path / "runs.db"
+    secret = "PW-CANARY-4242" + "x" * pad
+    agent, _ = make(SPEC, [call("login", password=secret), "in"],
+                    store=stores.sqlite(path), tools={"login": lambda password: "ok"})
+    r = agent.run("log me in")
+    assert r.paused and (tmp_path / "runs.db-wal").stat().st_size > 0
+    agent.resume(r.checkpoint, approve(r.checkin))
+    files = [p for p in tmp_path.iterdir() if p.name.startswith("runs.db")]
+    assert len(files) == 3  # the store, its `-wal` and `-shm`: still open
+    assert all(b"PW-CANARY-4242" not in p.read_bytes() for p in files)
+    assert agent.store.run(r.run_id)["outcome"] == "answered"
+    agent.store.close()
+
+
 def test_decisions_are_fsynced_other_writes_survive_a_process_crash(tmp_path):
     s = stores.sqlite(tmp_path / "runs.db")
     assert s._read("PRAGMA synchronous") == [(1,)]  # NORMAL: with WAL, crash-safe commits
