@@ -188,6 +188,19 @@ def encode(value: Any) -> str:
 encode_raw = encode  # raw checkpoints: kept only in the checkpoints table
 
 
+def check_limit(limit: Any) -> int | None:
+    """`runs(limit)`'s argument: None (every run) or a count >= 0 (0 keeps none); anything else
+    is a `TypeError`/`ValueError` naming it, the same in every store."""
+    if limit is None:
+        return None
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        raise TypeError(f"`limit` must be a count of runs (an int) or None for all of them, not "
+                        f"`{type(limit).__name__}`")
+    if limit < 0:
+        raise ValueError(f"`limit` must be 0 or more (the newest runs to keep), not {limit}")
+    return limit
+
+
 def check_new_run(store: Any, run_id: str) -> None:
     """`StoreError` when `store` already holds `run_id` (an evicted memory run does not count)."""
     try:

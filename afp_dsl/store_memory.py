@@ -17,8 +17,8 @@ import threading
 from collections import OrderedDict
 from typing import Iterable
 
-from .store import (DEFAULT_MAX_RUNS, RunDropped, Stamp, StoreError, encode, encode_raw,
-                    reused_run_id, summarize)
+from .store import (DEFAULT_MAX_RUNS, RunDropped, Stamp, StoreError, check_limit, encode,
+                    encode_raw, reused_run_id, summarize)
 from .frozen import a_type
 from .trace import Event, Trace
 
@@ -148,11 +148,12 @@ class MemoryStore:
             return dict(self._runs[run_id])
 
     def runs(self, limit: int | None = None) -> list[dict]:
+        limit = check_limit(limit)
         with self._lock:
             for run_id in list(self._unsettled):
                 self._settle(run_id)
             out = sorted((dict(r) for r in self._runs.values()), key=lambda r: r["order"])
-        return out[-limit:] if limit else out
+        return out if limit is None else out[max(0, len(out) - limit):]
 
     def events(self, run_id: str) -> list[Event]:
         with self._lock:

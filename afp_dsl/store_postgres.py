@@ -18,8 +18,8 @@ import contextlib
 import re
 from typing import Any, Iterable, Iterator, Sequence
 
-from .store import (Migration, Stamp, StoreError, encode, encode_raw, failed, newer_schema,
-                    reused_run_id, summarize)
+from .store import (Migration, Stamp, StoreError, check_limit, encode, encode_raw, failed,
+                    newer_schema, reused_run_id, summarize)
 from .store_rows import (batches, checkin_dict, clean_text, decode, run_dict, unbatch,
                          v1_events_to_batches)
 from .trace import Event, Trace
@@ -219,7 +219,7 @@ class PostgresStore:
         return run_dict(rows[0], self.path) if rows else None
 
     def runs(self, limit: int | None = None) -> list[dict]:
-        if limit:
+        if (limit := check_limit(limit)) is not None:
             rows = self._read(f"SELECT * FROM (SELECT {_RUN_COLS} FROM runs ORDER BY ord DESC "
                               f"LIMIT %s) t ORDER BY ord", (limit,))
         else:

@@ -26,8 +26,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, encode, encode_raw, failed,
-                    newer_schema, reused_run_id, summarize)
+from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, check_limit, encode, encode_raw,
+                    failed, newer_schema, reused_run_id, summarize)
 from .store_rows import (batches, checkin_dict, clean_text, decode, run_dict, unbatch,
                          v1_events_to_batches)
 from .trace import Event, Trace
@@ -368,7 +368,7 @@ class SqliteStore:
         return run_dict(rows[0], self.path) if rows else None
 
     def runs(self, limit: int | None = None) -> list[dict]:
-        if limit:
+        if (limit := check_limit(limit)) is not None:
             rows = self._read(f"SELECT * FROM (SELECT {_RUN_COLS} FROM runs ORDER BY rowid DESC "
                               f"LIMIT ?) ORDER BY rowid", (limit,))
         else:

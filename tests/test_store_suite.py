@@ -102,6 +102,21 @@ def test_runs_are_listed_oldest_first_and_limit_keeps_the_newest(opener):
         s.save_run(f"run-{i}", "a", None, "finished", "answered", None, {}, [ev(1)])
     assert [r["run_id"] for r in s.runs()] == [f"run-{i}" for i in range(5)]
     assert [r["run_id"] for r in s.runs(limit=2)] == ["run-3", "run-4"]
+    assert len(s.runs(limit=9)) == 5
+
+
+def test_limit_zero_keeps_no_run_and_a_bad_limit_is_refused_alike(opener):
+    """Before, `runs(0)` listed every run (`if limit:`), and `runs(-1)` every run (SQLite),
+    all but the oldest (memory) or a `StoreError` (PostgreSQL)."""
+    s = opener()
+    for i in range(3):
+        s.save_run(f"run-{i}", "a", None, "finished", "answered", None, {}, [ev(1)])
+    assert s.runs(limit=0) == []
+    with pytest.raises(ValueError, match="`limit` must be 0 or more"):
+        s.runs(limit=-1)
+    for bad in (True, 1.5, "2"):
+        with pytest.raises(TypeError, match="`limit` must be a count of runs"):
+            s.runs(limit=bad)
 
 
 def test_stamps_come_from_the_callers_stamp(opener):
