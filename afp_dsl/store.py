@@ -168,6 +168,20 @@ class Migration:
     steps: tuple[str | Callable[[Any], None], ...]
 
 
+def run_step(step: str | Callable[[Any], None], conn: Any, where: str, m: Migration) -> None:
+    """One step of migration `m` on an open connection; a row it cannot convert (a step
+    function's `ValueError`) is `StoreDamaged` naming the store, inside the migration's
+    transaction, so the store is left as it was."""
+    if isinstance(step, str):
+        conn.execute(step)
+        return
+    try:
+        step(conn)
+    except ValueError as exc:
+        raise damaged(where, f"{exc}, so it cannot be upgraded to schema version {m.version}") \
+            from None
+
+
 def summarize(events: Iterable[Event]) -> tuple[int, int, int]:
     """(event count, highest iteration, last logical time) of a run's events."""
     events = events if isinstance(events, (list, tuple)) else list(events)

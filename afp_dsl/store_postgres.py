@@ -19,7 +19,7 @@ import re
 from typing import Any, Iterable, Iterator, Sequence
 
 from .store import (Migration, Stamp, StoreError, check_limit, encode, encode_raw, failed,
-                    newer_schema, reused_run_id, summarize)
+                    newer_schema, reused_run_id, run_step, summarize)
 from .store_rows import (batches, checkin_dict, clean_text, decode, run_dict, unbatch,
                          v1_events_to_batches)
 from .trace import Event, Trace
@@ -137,7 +137,7 @@ def migrate(conn: Any, target: int = LATEST, *, where: str = "") -> int:
                          (current, MIGRATIONS[current - 1].name))
         for m in MIGRATIONS[current:target]:
             for step in m.steps:
-                conn.execute(step) if isinstance(step, str) else step(conn)
+                run_step(step, conn, where, m)
             conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (m.version, m.name))
     return max(current, target)
 

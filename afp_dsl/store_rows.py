@@ -110,8 +110,29 @@ def v1_events_to_batches(run_ids: list[str], read: Callable[[str], list[str]],
     """Migration 1 -> 2 for any backend: per run, read v1 event bodies (one JSON event per row),
     write the run's summary `(n_events, iterations, time)` and its batch rows."""
     for run_id in run_ids:
-        events = [Event.from_dict(json.loads(b)) for b in read(run_id)]
+        events = [_v1_event(run_id, b) for b in read(run_id)]
         write(run_id, summarize(events), [(run_id, *r) for r in batches(run_id, events)])
+
+
+def _v1_event(run_id: str, body: Any) -> Event:
+    """One v1 event row, checked as a batch item is; a `ValueError` naming the run when it does
+    not decode (the migration names the store)."""
+    try:
+        d = json.loads(body)
+        if not isinstance(d, dict):
+            raise ValueError("not a JSON object")
+        src = d.get("source")
+        src = [src.get("file"), src.get("start"), src.get("end")] if isinstance(src, dict) else src
+        if not _is_int(d.get("iteration")):
+            raise ValueError("its iteration is not an integer")
+        item = [d.get("seq"), d.get("kind"), d.get("time"), d.get("caused_by", []), src,
+                d.get("payload"), *([d["id"]] if "id" in d else [])]
+        return _event(run_id, d["iteration"], item)
+    except (ValueError, TypeError, RecursionError) as exc:
+        why = "is not valid JSON" if isinstance(exc, json.JSONDecodeError) else f"does not " \
+            f"decode ({exc})"
+        raise ValueError(f"run `{run_id}`'s event row in the old `events` table {why}") \
+            from None
 
 
 def clean_text(text: str | None) -> str | None:

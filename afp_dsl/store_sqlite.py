@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, check_limit, encode, encode_raw,
-                    failed, newer_schema, reused_run_id, summarize)
+                    failed, newer_schema, reused_run_id, run_step, summarize)
 from .store_rows import (batches, checkin_dict, clean_text, decode, run_dict, unbatch,
                          v1_events_to_batches)
 from .trace import Event, Trace
@@ -130,7 +130,7 @@ def migrate(db: sqlite3.Connection, target: int = LATEST, *, where: str = "") ->
                        (current, MIGRATIONS[current - 1].name))
         for m in MIGRATIONS[current:target]:
             for step in m.steps:
-                db.execute(step) if isinstance(step, str) else step(db)
+                run_step(step, db, where, m)
             db.execute("INSERT INTO schema_version VALUES (?, ?)", (m.version, m.name))
         db.execute("COMMIT")
     except BaseException:

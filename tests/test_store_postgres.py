@@ -56,6 +56,23 @@ def test_an_older_version_database_is_migrated_and_keeps_its_runs(pg_url):
     assert stores.postgres(pg_url).version == LATEST  # reopening applies nothing twice
 
 
+def test_an_older_version_database_with_a_damaged_event_is_refused_and_left_as_it_was(pg_url):
+    """Before, migrating the row raised a bare KeyError."""
+    import psycopg
+    from afp_dsl.store_postgres import migrate, schema_version
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        migrate(conn, target=1)
+        conn.execute("INSERT INTO runs VALUES ('old', 'desk', NULL, 'finished', 'answered', "
+                     "NULL, '{}')")
+        conn.execute("INSERT INTO events VALUES ('old', 1, 'llm.called', '{}')")
+    with pytest.raises(stores.StoreDamaged, match="is damaged: run `old`'s event row in the old "
+                       "`events` table does not decode .* cannot be upgraded to schema version 2"):
+        stores.postgres(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert schema_version(conn) == 1
+        assert conn.execute("SELECT body FROM events").fetchall() == [("{}",)]
+
+
 def test_a_database_from_a_newer_afp_is_refused(pg_url):
     import psycopg
     from afp_dsl.store_postgres import LATEST

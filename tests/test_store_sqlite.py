@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import pytest
@@ -65,6 +66,30 @@ def test_an_older_version_file_is_migrated_and_keeps_its_runs(tmp_path):
     assert again.version == LATEST and again.run("old")["events"] == 2
     versions = again._read("SELECT version FROM schema_version ORDER BY version")
     assert [v for (v,) in versions] == [m.version for m in MIGRATIONS]
+
+
+@pytest.mark.parametrize("body, why", [
+    ("nope", "is not valid JSON"), ("[]", "not a JSON object"), ("{}", "iteration"),
+    ('{"seq": 1, "id": "x", "kind": "k", "iteration": 1, "time": 1, "source": {"file": "f"}}',
+     "malformed source span"),
+    ('{"seq": "1", "id": "x", "kind": "k", "iteration": 1, "time": 1}', "wrong type")])
+def test_an_older_version_file_with_a_damaged_event_is_refused_and_left_as_it_was(
+        tmp_path, body, why):
+    """Before, migrating such a row raised a bare KeyError, AttributeError or TypeError."""
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(V1)
+    db.execute("INSERT INTO runs VALUES ('old', 'desk', NULL, 'finished', 'answered', NULL, '{}')")
+    db.execute("INSERT INTO events VALUES ('old', 1, 'llm.called', ?)", (body,))
+    db.commit()
+    db.close()
+    with pytest.raises(stores.StoreDamaged, match=rf"`{re.escape(str(path))}` is damaged: run "
+                       rf"`old`'s event row in the old `events` table .*{re.escape(why)}.* "
+                       rf"cannot be upgraded to schema version 2; restore it from a backup"):
+        stores.sqlite(path)
+    db = sqlite3.connect(path)
+    assert schema_version(db) == 1 and db.execute("SELECT body FROM events").fetchall() == [(body,)]
+    db.close()
 
 
 def test_a_file_from_a_newer_afp_is_refused(tmp_path):
