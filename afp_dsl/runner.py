@@ -135,7 +135,7 @@ class Agent(ResumePrep):
         ctx, resume, claimed = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))  # its earlier events are stored already
-        with self._kept_if_interrupted(ctx, saves, claimed):
+        with self._kept_if_interrupted(ctx, saves, claimed, spent=claimed is None):
             core = drive_sync(run_core(ctx, resume), self._progress(ctx, saves))
         return self._complete(ctx, core, conv, saves)
 
@@ -145,7 +145,7 @@ class Agent(ResumePrep):
         ctx, resume, claimed = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))
-        with self._kept_if_interrupted(ctx, saves, claimed):
+        with self._kept_if_interrupted(ctx, saves, claimed, spent=claimed is None):
             core = await drive_async(run_core(ctx, resume), self._progress(ctx, saves))
         return self._complete(ctx, core, conv, saves)
 
@@ -159,12 +159,14 @@ class Agent(ResumePrep):
         saves.new = False
 
     @contextlib.contextmanager
-    def _kept_if_interrupted(self, ctx: RunCtx, saves: _Saves,
-                             claimed: dict | None = None) -> Iterator[None]:
+    def _kept_if_interrupted(self, ctx: RunCtx, saves: _Saves, claimed: dict | None = None,
+                             *, spent: bool = False) -> Iterator[None]:
         """A run cut short by what the core does not handle (Ctrl-C, a cancelled task, a bug)
         still leaves its evidence: the redacted events so far are saved with status
         `interrupted` and outcome `error`, then the exception goes on. A resumed `error` run
-        whose checkpoint this process claimed (`_claim`) gets it back: it can be resumed again."""
+        whose checkpoint this process claimed (`_claim`) gets it back: it can be resumed again.
+        A run resumed with a decision (`spent`: its check-in is decided) cannot: its raw
+        checkpoint is deleted, as when a run ends (semantics §9)."""
         try:
             yield
         except BaseException as exc:
@@ -174,6 +176,8 @@ class Agent(ResumePrep):
                 self._save(ctx, saves, "interrupted", "error", None, error, ctx.rec.trace.events)
                 if claimed is not None:
                     self.store.put_checkpoint(ctx.state.run_id, claimed)
+                elif spent:
+                    self.store.delete_checkpoint(ctx.state.run_id)
             except Exception:  # noqa: BLE001 - the interruption is what the caller must see
                 pass
             raise

@@ -45,6 +45,9 @@ def _why_no_checkpoint(store: Store, run_id: str) -> str:
                 "run, or one ended by a provider or host failure, can be resumed")
     if status is None:
         return "this store holds no such run"
+    if status == "interrupted":
+        why = (row.get("meta") or {}).get("error") or "the run was interrupted"
+        return f"{why}, and an interrupted run keeps no state to go on from: run the message again"
     if row.get("outcome") == "error":  # (a failure before any iteration completed keeps none)
         return ("it ended with an error before any iteration completed, so there is no state to "
                 "go back to (or another process has just resumed it): run the message again")

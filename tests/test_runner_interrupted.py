@@ -73,3 +73,37 @@ def test_the_cli_marks_an_interrupted_run(tmp_path) -> None:
     assert (row["status"], row["outcome"]) == ("interrupted", "error (interrupted)")
     shown = subprocess.run(env_cmd + ["trace", "show", "last"], cwd=tmp_path, capture_output=True, text=True)
     assert shown.returncode == 0 and "error (interrupted)" in shown.stdout.splitlines()[0]
+
+
+GATED = """
+agent g { tools = [login] redact = [secrets] }
+tool login { description = "login" input { password: string } check_in = true }
+redact secrets { keys = ["password"] }
+"""
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_interrupted_resume_of_a_decided_check_in_deletes_its_raw_checkpoint(mode, tmp_path):
+    """The decision is spent, so the run can never go on: before, its raw checkpoint (the
+    password) stayed in the store for good (semantics §9: kept only while resumable)."""
+    from afp_dsl import stores
+    from afp_dsl.runner import ResumeDecisionError, approve
+
+    def login(password):
+        raise Stop()
+    path = tmp_path / "runs.db"
+    agent, _ = make(GATED, [call("login", password="PW-CANARY-4242"), "in"],
+                    store=stores.sqlite(path), tools={"login": login})
+    r = agent.run("log me in")
+    assert r.paused and agent.store.checkpoint(r.run_id) is not None
+    with pytest.raises(Stop):
+        resume = agent.resume if mode == "sync" else (lambda *a: asyncio.run(agent.aresume(*a)))
+        resume(r.checkpoint, approve(r.checkin))
+    assert agent.store.run(r.run_id)["status"] == "interrupted"
+    assert agent.store.checkpoint(r.run_id) is None
+    with pytest.raises(ResumeDecisionError, match=r"no checkpoint to resume: the run was "
+                       r"interrupted \(Stop\) during iteration 1, and an interrupted run keeps no "
+                       r"state to go on from: run the message again"):
+        agent.resume(r.run_id, approve(r.checkin))
+    assert all(b"PW-CANARY-4242" not in p.read_bytes() for p in tmp_path.iterdir())
+    agent.store.close()
