@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # pays nothing for the interpreter, the store or the graph drawing (click's "lazy group" recipe).
 LAZY_COMMANDS = {
     "graph": "cli_graph:graph", "run": "cli_run:run_", "resume": "cli_run:resume_",
-    "test": "cli_run:test_", "trace": "cli_trace:trace", "why": "cli_trace:why",
+    "test": "cli_test:test_", "trace": "cli_trace:trace", "why": "cli_trace:why",
 }
 
 
