@@ -30,6 +30,8 @@ class Keywords:
         self._ascii = all(k.isascii() for k in keywords)
 
     def search(self, text: str) -> Any:
+        if self._ascii and text.isascii():  # (no marks, NFC and full folding change nothing)
+            return self._plain.search(text)
         text = _nfc(text)
         found = _whole(self._plain, text)
         if found is None and not (self._ascii and text.isascii()):
