@@ -241,6 +241,7 @@ def test_tool_arguments_that_are_not_json(vendor, stream):
     exc = fail(vendor, Turn("", (("c1", "lookup_order", '{"order_id": "AB-'),)), stream=stream)
     assert isinstance(exc, h.BadToolArgumentsError), exc
     assert "not a JSON object" in str(exc)
+    assert "AB-" not in str(exc)  # (never quoted: arguments may hold a secret, semantics §9)
 
 
 @pytest.mark.parametrize("vendor", ALL)

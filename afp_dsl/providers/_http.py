@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
-from ..frozen import thaw
+from ..frozen import a_type, thaw
 from ._deadline import Watchdog
 from ._errors import (BadToolArgumentsError, ProviderFailure, body_error, clip, error_reply,
                       malformed, scrub)
@@ -44,9 +44,21 @@ def parse_arguments(provider: str, tool: str, raw: Any, *, cut: bool = False) ->
             return value
     fix = ("the reply was cut off at the token limit; raise max_tokens" if cut
            else "retry, or use a model with better tool-calling support")
-    raise BadToolArgumentsError(
+    raise BadToolArgumentsError(  # (never quoting them: they may hold a secret, semantics §9)
         f"{provider}: the model called `{tool}` with arguments that are not a JSON object "
-        f"({clip(raw, 80)!r}); {fix}", provider=provider)
+        f"({_shape(raw)}); {fix}", provider=provider)
+
+
+def _shape(raw: Any) -> str:
+    """What a tool call's arguments are, without a word of them."""
+    if not isinstance(raw, str):
+        return a_type(raw)
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return f"{len(raw)} characters that are not valid JSON"
+    return {list: "a JSON array", str: "a JSON string", bool: "a JSON boolean",
+            type(None): "JSON null"}.get(type(value), "a JSON number")
 
 
 def reply_meta(reply: Any) -> tuple[str | None, str | None]:
