@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from .providers.base import Message, ToolCall
+from .providers.base import Message, ToolCall, UnreadCall
 
 
 CHECKPOINT_VERSION = 2  # 2 added `decided`, `wrapping`, `mark`, `turn`; 1 lacks them
@@ -238,10 +238,18 @@ def _damaged(what: str) -> CheckpointError:
 
 
 def _call_to(c: ToolCall) -> dict:
-    return {"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
+    out = {"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
+    if type(c) is UnreadCall:  # (unread arguments: still answered as invalid on resume)
+        out["problem"] = c.problem
+    return out
 
 
 def _call_from(d: dict) -> ToolCall:
+    problem = d.get("problem")
+    if problem is not None and type(problem) is not str:
+        raise _damaged("a pending call's `problem` is not text")
+    if problem is not None:
+        return UnreadCall(d["id"], d["name"], d["arguments"], problem)
     return ToolCall(d["id"], d["name"], d["arguments"])
 
 

@@ -28,7 +28,7 @@ from .evaluate import Env, evaluate
 from .argcheck import MAX_PROBLEMS, arg_problems, invalid_text, non_finite, plainly_valid
 from .envelopes import read_result
 from .frozen import thaw
-from .providers.base import ToolCall
+from .providers.base import ToolCall, UnreadCall
 from . import toolcall_policy as pol
 from .runtime import (CONTEXT_PARAM, HostCall, RunCtx, ToolExit, plain, tool_context,
                       wants_context)
@@ -73,6 +73,8 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
         return _finish(ctx, call, args, _unknown(ctx, call), called, cause)
     if resume is None and ctx.comp is not None and call.name not in ctx.comp.names:
         return _finish(ctx, call, args, _not_offered(ctx, call), called, cause)
+    if type(call) is UnreadCall:  # (no arguments to show a policy or a person: stage 3 at once)
+        return _finish(ctx, call, args, _unreadable(ctx, call, info, called), called, cause)
     if resume is not None:
         _restore_offered(ctx, resume["checkin"])
         out = yield from _resumed(ctx, call, args, info, resume, called)
@@ -218,6 +220,14 @@ def _pause(ctx: RunCtx, call: ToolCall, args: dict, source: str, question: str, 
 
 
 # ---------------------------------------------------------------- validation
+def _unreadable(ctx: RunCtx, call: ToolCall, info, called: str) -> CallOutcome:
+    """Pipeline stage 3 for arguments the adapter could not read (`ToolCall.problem`)."""
+    problems = [f"arguments: {call.problem}"]
+    ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id, "problems": problems},
+             source=info.decl.span, caused_by=(called,))
+    return CallOutcome("invalid", invalid_text(call.name, problems))
+
+
 def _validate(ctx: RunCtx, call: ToolCall, args: Any, info, called: str) -> CallOutcome | None:
     bad = non_finite(args)
     if not bad and plainly_valid(info, args):

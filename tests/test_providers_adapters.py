@@ -238,10 +238,22 @@ def test_a_malformed_body(vendor, body):
 @pytest.mark.parametrize("vendor", ALL)
 @pytest.mark.parametrize("stream", [False, True])
 def test_tool_arguments_that_are_not_json(vendor, stream):
-    exc = fail(vendor, Turn("", (("c1", "lookup_order", '{"order_id": "AB-'),)), stream=stream)
-    assert isinstance(exc, h.BadToolArgumentsError), exc
-    assert "not a JSON object" in str(exc)
-    assert "AB-" not in str(exc)  # (never quoted: arguments may hold a secret, semantics §9)
+    """OpenAI's and Anthropic's calls come back with the arguments unread (`problem`), so the
+    run answers the call as invalid and the model may call again (semantics §7, ecosystem.md:
+    "return the error to the model"); Ollama's SDK refuses the whole reply, which ends the run.
+    Neither quotes the arguments: they may hold a secret (semantics §9)."""
+    turn = Turn("", (("c1", "lookup_order", '{"order_id": "AB-'),))
+    if vendor == "ollama":
+        exc = fail(vendor, turn, stream=stream)
+        assert isinstance(exc, h.BadToolArgumentsError), exc
+        assert "not a JSON object" in str(exc) and "AB-" not in str(exc)
+        return
+    with FakeServer(scripted(VENDORS[vendor], [turn])) as srv:
+        r = make(vendor, srv.url, stream=stream).complete(Request("s", [Message("user", "x")], TOOLS))
+    (call,) = r.tool_calls
+    assert (call.id, call.name, call.arguments) == ("c1", "lookup_order", {})
+    assert call.problem == "not a JSON object (17 characters that are not valid JSON)"
+    assert type(call).__name__ == "UnreadCall"
 
 
 @pytest.mark.parametrize("vendor", ALL)
@@ -480,3 +492,27 @@ def test_an_adapter_takes_its_documented_options():
     p = _adapter("ollama", keep_alive="5m", options={"num_ctx": 4096}, model=None)
     assert (p.keep_alive, p.options, p.model) == ("5m", {"num_ctx": 4096}, None)
     assert _adapter("ollama", keep_alive=300).keep_alive == 300
+
+
+def test_unread_arguments_survive_a_checkpoint_and_are_answered_invalid_after_resume():
+    """A call whose arguments the adapter could not read (`ToolCall.problem`) waits in the
+    checkpoint behind a check-in; after the resume it is still answered as invalid, never run
+    with the `{}` that stands for its arguments."""
+    import afp_dsl as afp
+    from afp_dsl.providers.base import Reply, ToolCall, UnreadCall
+    from afp_dsl.state import RunState
+    spec = ('agent g { tools = [later, good] }\n'
+            'tool good { description = "g" impl = returns("fine") }\n'
+            'tool later { description = "l" check_in = true impl = returns("x") }')
+    unread = UnreadCall("c2", "good", {}, "not a JSON object (5 characters that are not valid JSON)")
+    agent = afp.load(spec).agent(provider=afp.providers.mock(
+        [Reply("", (ToolCall("c1", "later", {}), unread), stop_reason="tool_use"), "done"]))
+    r = agent.run("go")
+    assert r.paused
+    pending = RunState.from_checkpoint(r.checkpoint.data["state"]).pending.calls
+    assert [getattr(c, "problem", None) for c in pending] == [None, unread.problem]
+    done = agent.resume(r.checkpoint, afp.approve(r.checkin, by="maya"))
+    returned = {e.payload["call_id"]: e.payload for e in done.trace.events
+                if e.kind == "tool.returned"}
+    assert returned["c1"]["status"] == "success"
+    assert returned["c2"]["status"] == "invalid" and returned["c2"]["executed"] is False

@@ -162,12 +162,35 @@ def test_run_with_an_unknown_model(spec_file, tmp_path, monkeypatch, vendor):
     (lambda w: w.error(502, "bad gateway"), "server error 502"),
     (lambda w: Response(200, "<html>captive portal</html>", content_type="text/html"),
      "check that the URL points at the right API"),
-    (lambda w: Turn("", (("call-1-1", "lookup_order", "{oops"),)), "not a JSON object"),
     (lambda w: Turn(""), "neither text nor tool calls"),
-], ids=["429", "5xx", "malformed", "bad-args", "empty"])
+], ids=["429", "5xx", "malformed", "empty"])
 def test_run_errors_name_the_fix(spec_file, tmp_path, monkeypatch, vendor, item, expected):
     error = run_error(spec_file, tmp_path, monkeypatch, vendor, item(VENDORS[vendor]))
     assert expected in error
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_arguments_that_are_not_json_are_answered_as_invalid_and_the_model_calls_again(
+        spec_file, vendor):
+    """Before: the run ended with BadToolArgumentsError (quoting the arguments). Now the call is
+    not executed, the model reads why (never the arguments), and its next call goes through."""
+    turns = [Turn("", (("call-1-1", "lookup_order", '{"order_id": "AB-'),)),
+             Turn("", (("call-2-1", "lookup_order", '{"order_id": "AB-12"}'),)),
+             Turn("", (("call-3-1", "refund", json.dumps(REFUND)),)), Turn(ANSWER)]
+    with FakeServer(scripted(VENDORS[vendor], turns)) as srv:
+        result, trace = run(spec_file, make(vendor, srv.url, model=None))
+    assert (result.outcome, result.answer) == ("answered", ANSWER)
+    (bad,) = [e["payload"] for e in trace if e["kind"] == "tool.args_invalid"]
+    assert bad["problems"] == ["arguments: not a JSON object (17 characters that are not valid "
+                               "JSON)"]
+    returned = [e["payload"] for e in trace if e["kind"] == "tool.returned"]
+    assert [r["status"] for r in returned] == ["invalid", "success", "success"]
+    assert "the call was not executed" in returned[0]["read"]
+    assert returned[0]["executed"] is False
+    called = [e["payload"]["args"] for e in trace if e["kind"] == "tool.called"]
+    assert called[0] == {}  # (the unread arguments are nowhere in the trace)
+    history = {k: v for k, v in srv.bodies[1].items() if k != "tools"}
+    assert "order_id" not in json.dumps(history)  # (the history sends the call back with `{}`)
 
 
 @pytest.mark.parametrize("vendor", list(VENDORS))

@@ -22,12 +22,25 @@ from ._deadline import Watchdog
 from ._errors import (BadToolArgumentsError, ProviderFailure, body_error, clip, error_reply,
                       malformed, scrub)
 from ._options import MAX_TIMEOUT, flag, seconds, text
-from .base import Provider, ProviderError, Request
+from .base import Provider, ProviderError, Request, ToolCall, UnreadCall
 
 MAX_EVENTS = 1000
 
 
 # ---------------------------------------------------------------- tool-call arguments
+def read_call(provider: str, call_id: str, tool: str, raw: Any, *, cut: bool = False) -> ToolCall:
+    """The `ToolCall`, or an `UnreadCall` for arguments that are not a JSON object: the run goes
+    on and the model reads that its call was not executed, as for any invalid arguments
+    (semantics §7). Arguments `cut` off at the token limit still end the run with
+    `BadToolArgumentsError` naming `max_tokens`: asking again would only cut them again."""
+    try:
+        return ToolCall(call_id, tool, parse_arguments(provider, tool, raw, cut=cut))
+    except BadToolArgumentsError:
+        if cut:
+            raise
+        return UnreadCall(call_id, tool, {}, f"not a JSON object ({_shape(raw)})")
+
+
 def parse_arguments(provider: str, tool: str, raw: Any, *, cut: bool = False) -> dict:
     """A tool call's arguments as a dict; a JSON string is decoded; anything else is an error
     (naming the token limit when the reply was `cut` there: the arguments were cut off too)."""

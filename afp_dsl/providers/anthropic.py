@@ -17,11 +17,11 @@ from typing import Any, Mapping
 
 from ..frozen import thaw
 from . import _options as check
-from .base import Reply, Request, ToolCall, Usage
+from .base import Reply, Request, Usage
 from ._deadline import sdk_http_client
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
-from ._http import Adapter, call_id, check_event_stream, parse_arguments, reply_meta
+from ._http import Adapter, call_id, check_event_stream, read_call, reply_meta
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 OFFICIAL = "https://api.anthropic.com"
@@ -119,8 +119,8 @@ class AnthropicProvider(Adapter):
         cut = _STOP.get(stop_reason or "") == "length"  # (arguments cut off are not JSON)
         # a block without an id gets the mock's `call-N-I`, as OpenAI's and Ollama's calls do;
         # the history then sends that id back on both the `tool_use` and the `tool_result`
-        calls = tuple(ToolCall(cid if isinstance(cid, str) and cid else call_id(request, i),
-                               str(name), parse_arguments(self.name, str(name), args, cut=cut))
+        calls = tuple(read_call(self.name, cid if isinstance(cid, str) and cid else call_id(request, i),
+                                str(name), args, cut=cut)
                       for i, (cid, name, args) in enumerate(uses))
         stop = "tool_use" if calls else _STOP.get(stop_reason or "end_turn", stop_reason or "stop")
         if not text and not calls:

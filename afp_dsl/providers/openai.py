@@ -15,11 +15,11 @@ import os
 from typing import Any, Mapping
 
 from . import _options as check
-from .base import Reply, Request, ToolCall, Usage
+from .base import Reply, Request, Usage
 from ._deadline import sdk_http_client
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
-from ._http import (Adapter, call_id, check_event_stream, dump_arguments, parse_arguments,
+from ._http import (Adapter, call_id, check_event_stream, dump_arguments, read_call,
                     reply_meta)
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -122,8 +122,7 @@ class OpenAIProvider(Adapter):
     def _finish(self, request: Request, text: str, raw_calls: list, finish: str | None,
                 usage: Usage, meta: tuple = (None, None)) -> Reply:
         cut = finish == "length"  # (arguments cut off at the token limit are not JSON)
-        calls = tuple(ToolCall(cid or call_id(request, i), str(name),
-                               parse_arguments(self.name, str(name), args, cut=cut))
+        calls = tuple(read_call(self.name, cid or call_id(request, i), str(name), args, cut=cut)
                       for i, (cid, name, args) in enumerate(raw_calls))
         stop = "tool_use" if calls else _STOP.get(finish or "stop", finish or "stop")
         if not text and not calls:
