@@ -108,9 +108,10 @@ _ALL = [
     _c("AFP201", "no-entry", E, "a graph has no entry",
        "A run starts at an entry; a graph without one can never activate a skill by itself.\n\n"
        "Fix: add `entry SKILL` or `entry SKILL when EXPR`."),
-    _c("AFP202", "unreachable-skill", W, "no deterministic path reaches a skill",
-       "Reachability is computed from the entries over deterministic edges (`on`, `status`, `when`).\n"
-       "A skill reached only through a bare edge is reported as `model-edge-only` instead.\n\n"
+    _c("AFP202", "unreachable-skill", W, "no path from an entry reaches a skill",
+       "No entry reaches the skill over any route, deterministic or bare (a bare route still lets\n"
+       "`read_skill` move the cursor there). A skill reached only when a bare route is taken is\n"
+       "reported as `model-edge-only` instead.\n\n"
        "Fix: add an entry or a route into the skill, or remove it."),
     _c("AFP203", "model-edge-only", W, "a skill can only be entered when the model picks it",
        "The only edges into the skill are bare routes, which fire only through `read_skill`.\n\n"
@@ -178,6 +179,8 @@ _ALL = [
        "rule. That rule sees the arguments before they are validated, so the comparison can\n"
        "still hold for a call that validation will then refuse.\n\n"
        "Fix: compare values of the same type; test a pattern with `matches`."),
+    _c("AFP306", "status-not-in-vocabulary", E, "an unknown status name",
+       "Statuses are success, failure, denied, invalid, partial, pending, absent.\n\nFix: use one of them."),
     _c("AFP307", "regex-backtracking", W, "a regular expression may backtrack exponentially",
        "A repeat over a group that can match one text in more than one way (a nested repeat such\n"
        "as `(a+)+`, or alternatives that start alike such as `(a|aa)+`) makes Python's regex\n"
@@ -186,8 +189,6 @@ _ALL = [
        "conditions using it are not analysed. The test is conservative: it may flag a pattern\n"
        "that is in fact safe, never the reverse.\n\n"
        "Fix: match each character one way: `/^(a|aa)+$/` → `/^a+$/`, `/(\\w+\\s?)+$/` → `/[\\w\\s]+$/`."),
-    _c("AFP306", "status-not-in-vocabulary", E, "an unknown status name",
-       "Statuses are success, failure, denied, invalid, partial, pending, absent.\n\nFix: use one of them."),
     _c("AFP401", "policy-rule-never-matches", W, "a policy rule can never match",
        "A block for a tool no agent using the policy has, a rule whose condition can never hold,\n"
        "or a rule that can hold only where earlier rules of its block hold (the first rule that\n"

@@ -35,3 +35,16 @@ def test_code_ids_and_names_are_well_formed() -> None:
         assert code.name not in names
         names.add(code.name)
         assert code.explanation and code.summary
+
+
+def test_registry_is_in_code_order() -> None:
+    """`afpc explain`'s table in docs/diagnostics.md follows the registry: keep it sorted by code
+    (AFP307 once sat before AFP306)."""
+    assert list(REGISTRY) == sorted(REGISTRY)
+
+
+def test_unreachable_summary_says_over_any_route() -> None:
+    """AFP202 is reported only when no route at all, bare ones included, reaches the skill (a skill
+    reached through a bare route is AFP203); its summary once said "no deterministic path"."""
+    assert "deterministic" not in REGISTRY["AFP202"].summary
+    assert "any route" in REGISTRY["AFP202"].explanation
