@@ -94,6 +94,19 @@ def test_examples_cover_the_constructs():
     assert max(users) >= 2, "no test holds a conversation (two `user` lines)"
 
 
+def test_support_schema_refuses_what_its_host_code_rejects():
+    """`acme.orders:refund` raises on an amount <= 0; the schema refuses it first (status
+    `invalid`, the model fixes its call) instead of letting a `failure` route to escalation."""
+    import jsonschema
+    from afp_dsl.frozen import plain
+    tool = afp_dsl.load(EXAMPLES / "support" / "support.afp").ir.root_module.get("issue_refund")
+    validator = jsonschema.Draft202012Validator(plain(tool.input.json))
+    assert validator.is_valid({"order_id": "AB-12", "amount": 0.01})
+    for bad in ({"order_id": "AB-12", "amount": 0}, {"order_id": "AB-12", "amount": -5},
+                {"order_id": "order 12", "amount": 20}):
+        assert not validator.is_valid(bad), bad
+
+
 # ---------------------------------------------------------------- std/redact on samples
 def _rule(name: str) -> ir.Redact:
     program, diags = load_program(STDLIB / "redact.afp")
