@@ -107,6 +107,32 @@ def test_support_schema_refuses_what_its_host_code_rejects():
         assert not validator.is_valid(bad), bad
 
 
+def test_readme_commands_run(tmp_path, monkeypatch):
+    """Every `afpc ...` the examples' README suggests runs from a copy of the repository root:
+    a run answers (or pauses, exit 3, when the README resumes it next: `RUN` is the paused run's
+    id), a test, graph or why exits 0. Placeholder forms (`FILE`, `TEST`, `MESSAGE`) are skipped."""
+    import shlex
+    import shutil
+
+    from click.testing import CliRunner
+
+    from afp_dsl.cli import main
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AFP_STORE", raising=False)
+    readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
+    commands = [c for c in re.findall(r"`afpc ([^`]+)`", readme)
+                if not re.search(r"\b(?:FILE|TEST|MESSAGE)\b", c) and c not in ("run", "why RUN")]
+    assert len(commands) >= 12, commands
+    paused = None
+    for command in commands:
+        args = shlex.split(command.replace("RUN", paused or "RUN"))
+        out = CliRunner().invoke(main, args)
+        paused = re.search(r"afpc resume (run-\w+)", out.output)
+        paused = paused.group(1) if paused else None
+        assert out.exit_code == (3 if paused else 0), f"afpc {command}\n{out.output}"
+
+
 # ---------------------------------------------------------------- std/redact on samples
 def _rule(name: str) -> ir.Redact:
     program, diags = load_program(STDLIB / "redact.afp")
