@@ -15,6 +15,8 @@ CASES = [  # (example, test block, raw secrets the script feeds in, the rule tha
     ("it_helpdesk", "reset_over_two_messages", ["482913"], "otp"),
     ("travel_desk", "contact_details_are_redacted", ["2345 6789"], "phones"),
     ("db_ops", "leaking_answer_is_stopped", ["hunter2", "admin:"], "db_secrets"),
+    # returned inside the inner run of `filings_reader`, under the analyst's `banking` rule
+    ("due_diligence", "bank_details_stay_out_of_the_records", ["DE8937040044"], "banking"),
 ]
 
 
