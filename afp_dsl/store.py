@@ -150,7 +150,10 @@ class Store(Protocol):
 
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
         """Compare-and-set: True only for the first decision of a pending check-in whose call
-        fingerprint is `fp`; every other caller, in any process, gets False."""
+        fingerprint is `fp`; every other caller, in any process, gets False. The decision
+        blanks the stored fingerprint: it is a hash of the raw arguments (a short secret such
+        as a PIN could be found from it by trying every value), needed only while the check-in
+        waits, as the raw checkpoint is (semantics §9)."""
 
     def close(self) -> None:
         """Release connections; the store is unusable afterwards."""

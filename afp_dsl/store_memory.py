@@ -199,5 +199,5 @@ class MemoryStore:
             c = self._checkins.get(checkin_id)
             if c is None or c["state"] != "pending" or c["fp"] != fp:
                 return False
-            c.update(state="decided", decision=json.loads(encode(decision)))
+            c.update(state="decided", decision=json.loads(encode(decision)), fp="")  # (see `Store.decide_checkin`)
             return True

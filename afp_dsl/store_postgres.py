@@ -258,8 +258,8 @@ class PostgresStore:
         return checkin_dict(rows[0], self.path) if rows else None
 
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
-        return self._write("UPDATE checkins SET state='decided', decision=%s WHERE checkin_id=%s "
-                           "AND state='pending' AND fp=%s",
+        return self._write("UPDATE checkins SET state='decided', decision=%s, fp='' "  # (`Store.decide_checkin`)
+                           "WHERE checkin_id=%s AND state='pending' AND fp=%s",
                            (encode(decision), checkin_id, fp)) == 1
 
 

@@ -413,6 +413,6 @@ class SqliteStore:
         return checkin_dict(rows[0], self.path) if rows else None
 
     def decide_checkin(self, checkin_id: str, fp: str, decision: dict) -> bool:
-        return self._write("UPDATE checkins SET state='decided', decision=? WHERE checkin_id=? "
-                           "AND state='pending' AND fp=?", (encode(decision), checkin_id, fp),
+        return self._write("UPDATE checkins SET state='decided', decision=?, fp='' "  # (`Store.decide_checkin`)
+                           "WHERE checkin_id=? AND state='pending' AND fp=?", (encode(decision), checkin_id, fp),
                            full_sync=True) == 1

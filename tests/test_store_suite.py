@@ -160,6 +160,18 @@ def test_a_checkin_is_decided_once_for_the_matching_call(opener):
     assert row["state"] == "decided" and row["decision"] == {"approved": True, "by": "maya"}
 
 
+def test_a_decision_blanks_the_fingerprint_of_the_raw_arguments(opener):
+    """The fingerprint is a hash of the raw arguments (a PIN could be found from it by trying
+    every value); it is needed only while the check-in waits (semantics §9)."""
+    s = opener()
+    s.open_checkin("c1", "r1", "3f" * 32)
+    assert s.checkin("c1")["fp"] == "3f" * 32
+    assert s.decide_checkin("c1", "3f" * 32, {"approved": True})
+    row = s.checkin("c1")
+    assert row["fp"] == "" and row["state"] == "decided"
+    assert not s.decide_checkin("c1", "3f" * 32, {}) and not s.decide_checkin("c1", "", {})
+
+
 def test_racing_threads_decide_a_checkin_once(opener):
     s = opener()
     s.open_checkin("c1", "r1", "fp")
