@@ -31,11 +31,15 @@ CHECKS: tuple[Rule, ...] = (
 
 def run_checks(analysis: Analysis, rules: tuple[Rule, ...] = CHECKS) -> list[Diagnostic]:
     """Every rule's diagnostics, in rule order. The per-node caches the rules share live for one
-    call only, so nothing computed for one program is reused for the next."""
+    call only, so nothing computed for one program is reused for the next. They are memos
+    (keyed by identity, each entry holding its key): another thread's check clearing them only
+    costs a recomputation. What the rules tell each other (the AFP301 schemas) is this call's
+    own (`schemas.broken_scope`, per thread), so checks at once in several threads never mix it."""
     out: list[Diagnostic] = []
     try:
-        for rule in rules:
-            out.extend(rule(analysis))
+        with schemas.broken_scope():
+            for rule in rules:
+                out.extend(rule(analysis))
     finally:
         atoms.clear_cache()
         exprs.clear_cache()

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+import threading
+from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from .. import ir
@@ -46,11 +48,17 @@ def check_schemas(a: Analysis) -> Iterable[Diagnostic]:
             if schema is not None and schema.origin != "block":
                 found = list(_check_raw(tool, which, schema))
                 if any(d.code == "AFP301" for d in found):
-                    _BROKEN[id(schema)] = schema
+                    _mark_broken(schema)
                     broken = broken or which == "output"
                 yield from found
         if type(tool.impl) is ir.ReturnsImpl and tool.output is not None and not broken:
             yield from _returned_value(tool, tool.impl, tool.output)
+
+
+def _mark_broken(schema: Any) -> None:
+    broken = getattr(_SCOPE, "broken", None)
+    if broken is not None:  # (outside `run_checks` no later rule reads it)
+        broken[id(schema)] = schema
 
 
 def _returned_value(tool: ir.Tool, impl: ir.ReturnsImpl, schema: ir.Schema) -> Iterator[Diagnostic]:
@@ -287,19 +295,35 @@ _FIELDS: dict[tuple[int, tuple], tuple[Any, Field | FieldProblem | None]] = {}
 
 def clear_cache() -> None:
     _FIELDS.clear()
-    _BROKEN.clear()
 
 
-# The raw schemas `check_schemas` found invalid (AFP301), by identity (each entry keeps its
-# schema alive, so an id is not reused while the check runs): the expression checks do not read
-# paths and types from them (one root cause, one diagnostic: an invalid `properties` would
-# otherwise make every `result.x` an AFP304 too).
-_BROKEN: dict[int, Any] = {}
+# The raw schemas `check_schemas` found invalid (AFP301) in the check now running, by identity
+# (each entry keeps its schema alive, so an id is not reused while the check runs): the
+# expression checks do not read paths and types from them (one root cause, one diagnostic: an
+# invalid `properties` would otherwise make every `result.x` an AFP304 too). Not a cache but
+# the check's own state, so it is held per `run_checks` call (`broken_scope`), never in a
+# module-level dict: checks running at once in several threads (a server), or one started
+# inside another, would otherwise clear or read each other's. (A thread-local, not a ContextVar:
+# setting one replaces the context's mapping, freeing objects a host may have `gc.freeze`d.)
+_SCOPE = threading.local()
+
+
+@contextmanager
+def broken_scope() -> Iterator[None]:
+    """The AFP301 schemas of one `run_checks` call: fresh on entry, dropped on exit (the
+    enclosing call's, if any, come back)."""
+    outer = getattr(_SCOPE, "broken", None)
+    _SCOPE.broken = {}
+    try:
+        yield
+    finally:
+        _SCOPE.broken = outer
 
 
 def is_broken(schema: Any) -> bool:
     """Did `check_schemas` report `schema` invalid (AFP301) in the check now running?"""
-    return _BROKEN.get(id(schema)) is schema
+    broken = getattr(_SCOPE, "broken", None)
+    return broken is not None and broken.get(id(schema)) is schema
 
 
 def walk_schema(root: Any, segments: tuple) -> Field | FieldProblem | None:
