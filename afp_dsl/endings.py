@@ -65,11 +65,11 @@ def checkpoint(ctx: RunCtx) -> dict:
 
 
 # ---------------------------------------------------------------- failures
-def provider_failed(ctx: RunCtx, exc: Exception, called: str) -> CoreResult:
-    """AFP502: the model call `called` failed."""
+def provider_failed(ctx: RunCtx, exc: Exception, called: str, call: int) -> CoreResult:
+    """AFP502: the model call `called` (the session's call number `call`) failed."""
     st = ctx.state
     message = ctx.redactor.scrub_text(f"AFP502 provider error on LLM call "
-                                      f"#{ctx.session.llm_calls}: {exception_text(exc)}")
+                                      f"#{call}: {exception_text(exc)}")
     return _failed(ctx, message, error_kind(exc), (called,),
                    st.iteration > 1 and st.pending is None)
 

@@ -141,12 +141,12 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
     the `context.composed` the call is sent when it is not `cause`; `vouched`: `cause` is the
     `context.composed` of `tools`, recorded with `vouch=TOOLS_KEY`."""
     st, session = ctx.state, ctx.session
-    session.llm_calls += 1
+    call = session.next_llm_call()  # (this run's own: other runs of the session go on)
     st.llm_calls += 1
     system, messages, tools = model_view.sent(ctx.model_redactor, system, st.history, tools)
-    request = Request(system, messages, tuple(tools), _model(ctx), session.llm_calls)
+    request = Request(system, messages, tuple(tools), _model(ctx), call)
     inputs = (cause,) + ((context,) if context else ()) + tuple(r.event for r in st.last_batch)
-    call, count = session.llm_calls, len(request.messages)
+    count = len(request.messages)
     model = requested_model(session.provider, request)
     payload = {"call": call, "model": model, "messages": count, "tools": [t.name for t in tools]}
     if vouched:  # (its tool names sit in `cause`: only the other three values are checked)
@@ -160,7 +160,7 @@ def _call_llm(ctx: RunCtx, system: str, tools: tuple, cause: str, context: str |
     except Exception as exc:  # provider failure: the run ends with `error`
         if events:
             _provider_events(ctx, called, events)
-        return None, provider_failed(ctx, exc, called)
+        return None, provider_failed(ctx, exc, called, call)
     chunks = _provider_events(ctx, called, events) if events else 0
     st.tokens_in += reply.usage.input_tokens
     st.tokens_out += reply.usage.output_tokens

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import threading
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -360,9 +361,18 @@ class Session:
     llm_calls: int = 0
     policy_host: Any = None
     listens: bool = attrs.field(init=False)  # the provider publishes events (`subscribe`)
+    _count_lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 
     def __attrs_post_init__(self) -> None:
         self.listens = callable(getattr(self.provider, "subscribe", None))
+
+    def next_llm_call(self) -> int:
+        """The number of a new LLM call of this session, taken once: an agent serving several
+        runs at once (threads, asyncio tasks) numbers each call once, and each run keeps the
+        number it took (the shared count may have moved on by the time it is recorded)."""
+        with self._count_lock:
+            self.llm_calls += 1
+            return self.llm_calls
 
     def inner_runs(self, tool: str, keep: int) -> InnerRuns:
         runs = self.inner.get(tool)
