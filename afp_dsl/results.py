@@ -158,6 +158,9 @@ class Conversation:
     history: list = attrs.field(factory=list)
     cursor: str | None = None
     runs: list[str] = attrs.field(factory=list)
+    # a run of it is going (set and cleared by the agent, under its lock): one message at a time,
+    # as each run starts from the history the one before left
+    busy: bool = attrs.field(default=False, init=False, repr=False, eq=False)
 
     def run(self, message: str) -> RunResult:
         """The next run of this conversation, seeing the history of the earlier ones."""

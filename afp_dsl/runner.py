@@ -14,6 +14,7 @@ Invariants: the store gets only redacted events; a store that outlives the proce
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Callable, Iterator, Mapping
 
 import attrs
@@ -116,16 +117,16 @@ class Agent(ResumePrep):
         """Answer one user message (`TypeError` for a message that is not a `str`); the result's
         `outcome` is `answered`, `paused`, `max_iterations`, `denied` or `error`."""
         ctx, saves = self._start(message, conversation), _Saves(new=True)
-        with self._kept_if_interrupted(ctx, saves):
+        with _holding(conversation), self._kept_if_interrupted(ctx, saves):
             core = drive_sync(run_core(ctx), self._progress(ctx, saves))
-        return self._complete(ctx, core, conversation, saves)
+            return self._complete(ctx, core, conversation, saves)
 
     async def arun(self, message: str, *, conversation: Conversation | None = None) -> RunResult:
         """`run`, awaiting async host tools and providers."""
         ctx, saves = self._start(message, conversation), _Saves(new=True)
-        with self._kept_if_interrupted(ctx, saves):
+        with _holding(conversation), self._kept_if_interrupted(ctx, saves):
             core = await drive_async(run_core(ctx), self._progress(ctx, saves))
-        return self._complete(ctx, core, conversation, saves)
+            return self._complete(ctx, core, conversation, saves)
 
     def resume(self, checkpoint: Checkpoint | str, decision: Decision | None = None) -> RunResult:
         """Continue a paused run (`checkpoint`: its `Checkpoint` or run id) with `decision`
@@ -135,9 +136,9 @@ class Agent(ResumePrep):
         ctx, resume, claimed = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))  # its earlier events are stored already
-        with self._kept_if_interrupted(ctx, saves, claimed, spent=claimed is None):
+        with _holding(conv), self._kept_if_interrupted(ctx, saves, claimed, spent=claimed is None):
             core = drive_sync(run_core(ctx, resume), self._progress(ctx, saves))
-        return self._complete(ctx, core, conv, saves)
+            return self._complete(ctx, core, conv, saves)
 
     async def aresume(self, checkpoint: Checkpoint | str,
                       decision: Decision | None = None) -> RunResult:
@@ -145,9 +146,9 @@ class Agent(ResumePrep):
         ctx, resume, claimed = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=len(ctx.rec.trace))
-        with self._kept_if_interrupted(ctx, saves, claimed, spent=claimed is None):
+        with _holding(conv), self._kept_if_interrupted(ctx, saves, claimed, spent=claimed is None):
             core = await drive_async(run_core(ctx, resume), self._progress(ctx, saves))
-        return self._complete(ctx, core, conv, saves)
+            return self._complete(ctx, core, conv, saves)
 
     def _save(self, ctx: RunCtx, saves: _Saves, status: str, outcome: str | None,
               answer: str | None, error: str | None, events: Any) -> None:
@@ -209,8 +210,13 @@ class Agent(ResumePrep):
         return RunCtx(self.session, self.plan, state, rec, red, red.for_model())
 
     def _conversation_of(self, run_id: str) -> Conversation | None:
-        """The conversation a resumed run belongs to (None: none, or it has moved on)."""
-        return self._paused.pop(run_id, None) or self._retryable.pop(run_id, None)
+        """The conversation a resumed run belongs to (None: none, or it has moved on), held
+        (`busy`) from now on: no message of it starts until the resumed run returns."""
+        with _CONVERSATIONS:
+            conv = self._paused.pop(run_id, None) or self._retryable.pop(run_id, None)
+            if conv is not None:
+                conv.busy = True
+            return conv
 
     def _same_agent(self, conv: Conversation) -> None:
         """A conversation goes on with an agent of the declaration it began with (another
@@ -224,13 +230,20 @@ class Agent(ResumePrep):
 
     def _open_conversation(self, conv: Conversation) -> None:
         """A conversation takes its next message only when no run of it waits on a check-in (the
-        decision would be lost, and the run's history with it); an `error` run it moves on from
-        is no longer its to update when resumed."""
-        waiting = next((r for r, c in self._paused.items() if c is conv), None)
-        if waiting is not None:
-            raise ValueError(self._held(conv, waiting))
-        for run_id in [r for r, c in self._retryable.items() if c is conv]:
-            del self._retryable[run_id]
+        decision would be lost, and the run's history with it) and none is going (each run
+        starts from the history the one before left: two at once would lose a turn); an `error`
+        run it moves on from is no longer its to update when resumed. Marks it `busy`."""
+        with _CONVERSATIONS:
+            if conv.busy:
+                raise ValueError(f"conversation `{conv.id}` is still answering its last message; "
+                                 f"send the next one when that run returns (one at a time: each "
+                                 f"run reads the history the one before left)")
+            waiting = next((r for r, c in self._paused.items() if c is conv), None)
+            if waiting is not None:
+                raise ValueError(self._held(conv, waiting))
+            for run_id in [r for r, c in self._retryable.items() if c is conv]:
+                del self._retryable[run_id]
+            conv.busy = True
 
     def _held(self, conv: Conversation, run_id: str) -> str:
         """Why `conv` takes no message while its run `run_id` paused: the check-in is open, or the
@@ -256,6 +269,10 @@ class Agent(ResumePrep):
             check_conversation(conv)
             self._same_agent(conv)
             self._open_conversation(conv)
+        with _released_on_error(conv):
+            return self._new_ctx(message, conv)
+
+    def _new_ctx(self, message: str, conv: Conversation | None) -> RunCtx:
         run_id = self.effects.new_run_id()
         check_run_id(run_id)
         check_new_run(self.store, run_id)  # before anything runs (the first save checks again)
@@ -318,3 +335,30 @@ class Agent(ResumePrep):
                     self.store.save_run(trace.run_id, agent, self.spec, status, outcome,
                                         fin[0].payload.get("answer") if fin else None,
                                         {"outer": run_id}, trace.events)
+
+
+# Conversations taken and given back by any agent (a host may build an agent per request, all
+# sharing one conversation object): the check-and-mark of `busy` is one step.
+_CONVERSATIONS = threading.Lock()
+
+
+@contextlib.contextmanager
+def _holding(conv: Conversation | None) -> Iterator[None]:
+    """Give `conv` back (`busy` cleared) when the run that took it returns, or raises."""
+    try:
+        yield
+    finally:
+        if conv is not None:
+            conv.busy = False
+
+
+@contextlib.contextmanager
+def _released_on_error(conv: Conversation | None) -> Iterator[None]:
+    """Give `conv` back when the run cannot even start (a bad run id, a taken one)."""
+    try:
+        yield
+    except BaseException:
+        if conv is not None:
+            conv.busy = False
+        raise
+

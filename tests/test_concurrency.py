@@ -285,3 +285,64 @@ def test_a_failed_llm_call_names_its_own_number_while_other_aruns_go_on():
     failed, fine = asyncio.run(both())
     assert provider.seen["fail SECRET0009X amount 10"] == [1] and fine.outcome == "answered"
     assert failed.outcome == "error" and failed.error.startswith("AFP502 provider error on LLM call #1:")
+
+
+# ---------------------------------------------------------------- one conversation, one message at a time
+CHAT = 'agent c { tools = [wait] }\ntool wait { description = "w" input { s: string } }\n'
+
+
+def test_a_second_message_to_a_conversation_answering_one_is_refused_not_lost():
+    """Before: two `arun`s of one conversation gathered both answered, and the history kept only
+    the second exchange (both started from the same history). Now the second is refused at
+    once, the first's turn is kept, and the conversation takes the next message afterwards."""
+    gate = asyncio.Event()
+
+    async def wait(s: str) -> str:
+        await gate.wait()
+        return s
+
+    agent = afp.load(CHAT).agent(provider=afp.providers.mock(
+        [[("wait", {"s": "x"})], "first answer", "second answer"]), tools={"wait": wait})
+    chat = agent.conversation()
+
+    async def both():
+        first = asyncio.ensure_future(chat.arun("one"))
+        await asyncio.sleep(0)  # (the first run is waiting in its tool)
+        try:
+            await chat.arun("two")
+            refused = None
+        except ValueError as exc:
+            refused = str(exc)
+        gate.set()
+        return await first, refused
+    first, refused = asyncio.run(both())
+    assert refused is not None and "still answering its last message" in refused
+    assert first.answer == "first answer" and chat.busy is False
+    assert chat.run("two").answer == "second answer"
+    users = [m.content for m in chat.history if m.role == "user"]
+    assert users == ["one", "two"]
+
+
+def test_a_conversation_is_given_back_when_its_run_cannot_start_or_raises():
+    from afp_dsl.effects import Effects
+    ids = iter(["", "run-2"])  # (an empty run id: refused before anything runs)
+    program = afp.load(CHAT)
+    agent = program.agent(provider=afp.providers.mock(["fine"]), tools={"wait": lambda s: s},
+                          effects=Effects(run_ids=lambda: next(ids)))
+    chat = agent.conversation()
+    try:
+        chat.run("one")
+    except Exception:  # noqa: BLE001 - what matters is that the conversation is free again
+        pass
+    assert chat.busy is False and chat.run("two").answer == "fine"
+
+    def boom(s: str) -> str:
+        raise KeyboardInterrupt  # (what the core does not handle: the run is cut short)
+    other = program.agent(provider=afp.providers.mock([[("wait", {"s": "x"})], "never"]),
+                          tools={"wait": boom})
+    talk = other.conversation()
+    try:
+        talk.run("one")
+    except KeyboardInterrupt:
+        pass
+    assert talk.busy is False
