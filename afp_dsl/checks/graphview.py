@@ -181,8 +181,9 @@ def _resolved(analysis: Analysis, module: str, graph: ir.Graph) -> tuple:
 
 
 def _forget(key: int, ref: weakref.ref) -> None:
-    if key in _SHARED and _SHARED[key][0] is ref:
-        del _SHARED[key]
+    entry = _SHARED.get(key)  # (one read: another thread may clear the table in between)
+    if entry is not None and entry[0] is ref:
+        _SHARED.pop(key, None)
 
 
 def _resolve_graph(analysis: Analysis, module: str, graph: ir.Graph) -> tuple:
