@@ -39,7 +39,8 @@ code,pre{font:12px/1.4 ui-monospace,monospace}pre{background:#f6f8fa;padding:8px
 white-space:pre-wrap}.graph{background:#fff;border:1px solid #d0d7de;border-radius:6px;
 padding:8px;overflow:auto}.ok{color:#1e8e3e}.no{color:#d93025}.muted{color:#656d76}
 .tag{display:inline-block;padding:0 6px;border-radius:8px;background:#eaeef2;font-size:12px}
-input#filter{width:300px;padding:4px}
+input#filter{width:300px;max-width:100%;padding:4px;box-sizing:border-box}
+td,th,.ev,pre,code{overflow-wrap:anywhere}.graph:focus{outline:2px solid #0969da}
 """
 
 _JS = """
@@ -227,7 +228,8 @@ def _graph(mermaid: str | None, svg: str | None = None) -> str:
     if svg:  # (built by `graph_svg`, which escapes every text it writes)
         out += ("<p class=\"muted\">Skills the run visited are green, the edges it took thick "
                 "green, edges whose guard refused dashed red (hover for the reason).</p>"
-                f"<div class=\"graph\">{svg}</div>")
+                "<div class=\"graph\" tabindex=\"0\" role=\"region\" "
+                f"aria-label=\"skill graph (scrolls)\">{svg}</div>")
     if mermaid:
         src = (f"<pre id=\"mermaid\" class=\"mermaid-src\">{esc(mermaid)}</pre>")
         out += (f"<details><summary>Mermaid source (paste it into any Mermaid viewer)</summary>"
