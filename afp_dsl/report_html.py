@@ -44,7 +44,7 @@ td,th,.ev,pre,code{overflow-wrap:anywhere}.graph:focus{outline:2px solid #0969da
 """
 
 _JS = """
-(function(){var f=document.getElementById('filter');if(!f)return;
+(function(){var f=document.getElementById('filter');if(!f)return;f.parentNode.hidden=false;
 f.addEventListener('input',function(){var q=f.value.toLowerCase();
 var rows=document.querySelectorAll('#events tbody tr');
 for(var i=0;i<rows.length;i++){var r=rows[i];
@@ -243,7 +243,7 @@ def _events_table(evs: list[Event]) -> str:
     rows = "".join(f"<tr data-kind=\"{esc(e.kind)}\"><td><code>{esc(e.id)}</code></td><td>"
                    f"{e.iteration}</td><td>{esc(e.kind)}</td><td>{esc(describe(e))}</td>"
                    f"<td><code>{esc(', '.join(e.caused_by))}</code></td></tr>" for e in evs)
-    return ("<p><input id=\"filter\" type=\"search\" placeholder=\"filter events\" "
+    return ("<p hidden><input id=\"filter\" type=\"search\" placeholder=\"filter events\" "
             "aria-label=\"filter events\"></p><table id=\"events\"><thead><tr><th>id</th>"
             "<th>iteration</th><th>kind</th><th>what</th><th>caused by</th></tr></thead>"
             f"<tbody>{rows}</tbody></table>")

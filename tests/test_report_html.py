@@ -268,3 +268,13 @@ def test_report_fits_a_phone_screen_and_its_graph_scrolls_by_keyboard(tmp_path):
     assert got["overflow"] <= 0, got
     assert got["active"] == "graph", got
     assert got["filterShown"] and not _complaints(events), (got, _complaints(events))
+
+
+def test_report_without_javascript_shows_everything_but_the_filter(tmp_path):
+    """Scripts off: the why tree, the timeline and every event are there (plain HTML), and the
+    filter box, which would do nothing, is not shown."""
+    exe = _chromium()
+    path, r = _report(tmp_path)
+    got, events = _open(exe, path, PAGE_PROBE, script=False)
+    assert got["rows"] == len(r.trace) and got["iterations"] >= 3 and got["why"].startswith("[")
+    assert not got["filterShown"] and not _complaints(events), got
