@@ -79,11 +79,9 @@ def report(events: Iterable[Event], *, run: Mapping[str, Any] | None = None, inn
     fin = next((payload(e) for e in reversed(evs) if e.kind == "run.finished"), None)
     fin = fin if fin is not None else tally(evs) if evs else {}  # unfinished: counted so far
     run_id = run.get("run_id") or started.get("run_id") or "?"
-    from .trace import Trace
-    why_text = explain(Trace(run_id, evs), inner=inner, program=program) if evs else ""
     body = [_header(run_id, run, started, fin),
             "<main>",
-            _section("why", "Why this answer", f"<pre id=\"why-tree\">{esc(why_text)}</pre>"),
+            _section("why", "Why this answer", _why(run_id, evs, inner, program)),
             _section("timeline", "Timeline", "".join(_iteration(k, group, loc)
                                                    for k, group in _by_iteration(evs))),
             _section("graph", "Graph with the run overlay", _graph(mermaid, svg)),
@@ -91,6 +89,21 @@ def report(events: Iterable[Event], *, run: Mapping[str, Any] | None = None, inn
             "</main>"]
     return _page(f"afp run {run_id}", "\n".join(body), {"run": run_id, "events":
                                                            [e.to_dict() for e in evs]})
+
+
+def _why(run_id: str, evs: list[Event], inner: Any, program: Any) -> str:
+    """The `why` tree of the answer, as `afpc why` prints it; when it cannot be built (its
+    causal chain is deeper than Python's stack, as on runs of a few hundred iterations), a note
+    saying so, and the rest of the report is still written."""
+    from .trace import Trace
+    try:
+        text = explain(Trace(run_id, evs), inner=inner, program=program) if evs else ""
+    except RecursionError:
+        return ("<p id=\"why-tree\" class=\"no\">The explanation of this answer is too deep to "
+                "build (a chain of causes through every iteration of a long run); the timeline "
+                "and the events below show each step, and <code>afpc why RUN --event ID</code> "
+                "explains an earlier event.</p>")
+    return f"<pre id=\"why-tree\">{esc(text)}</pre>"
 
 
 def _page(title: str, body: str, data: Any) -> str:

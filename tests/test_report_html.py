@@ -278,3 +278,47 @@ def test_report_without_javascript_shows_everything_but_the_filter(tmp_path):
     got, events = _open(exe, path, PAGE_PROBE, script=False)
     assert got["rows"] == len(r.trace) and got["iterations"] >= 3 and got["why"].startswith("[")
     assert not got["filterShown"] and not _complaints(events), got
+
+
+def _long_run(n: int):
+    import afp_dsl as afp
+    spec = """
+agent desk { graph = g max_iterations = 5000 }
+tool ping { description = "p" impl = returns("ok") }
+tool pong { description = "q" impl = returns("ok") }
+skill a { description = "a" tools = [ping] }
+skill b { description = "b" tools = [pong] }
+graph g { entry a  route a -> b on ping  route b -> a on pong }
+"""
+    program = afp.load(spec)
+    script = [[("ping" if i % 2 == 0 else "pong", {})] for i in range(n)] + ["done"]
+    return program, program.agent(provider=afp.providers.mock(script)).run("go")
+
+
+def test_a_10000_event_run_gets_a_report_that_opens(tmp_path):
+    """1,430 iterations, 10,016 events (≈ 7.8 MB): the report is written and opens in the
+    browser with every event in its table and no console error (the why tree of so long a
+    chain may be a note instead: `report_html._why`)."""
+    exe = _chromium()
+    program, r = _long_run(1430)
+    assert r.outcome == "answered" and len(r.trace) >= 10_000
+    mermaid, svg = overlay_drawings(program, list(r.trace))
+    path = tmp_path / "long.html"
+    path.write_text(report_html.report(r.trace, run={"run_id": r.run_id}, program=program,
+                                       mermaid=mermaid, svg=svg), encoding="utf-8")
+    got, events = _open(exe, path, PAGE_PROBE)
+    assert got["rows"] == len(r.trace) and got["iterations"] == 1431, got
+    assert got["why"] and not _complaints(events), (got, _complaints(events))
+
+
+def test_the_report_is_written_when_the_why_tree_is_too_deep(monkeypatch):
+    """`explain` runs out of stack on a long enough chain of causes (about 120 iterations of a
+    route loop, at Python's default recursion limit): the report says so in its why section
+    instead of failing the whole export."""
+    def too_deep(*a, **k):
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(report_html, "explain", too_deep)
+    _, r = _long_run(3)
+    text = report_html.report(r.trace, run={"run_id": r.run_id})
+    assert "too deep to build" in text and 'id="events"' in text
+    assert text.count('<tr data-kind=') == len(r.trace)
