@@ -79,7 +79,7 @@ def report(events: Iterable[Event], *, run: Mapping[str, Any] | None = None, inn
     fin = next((payload(e) for e in reversed(evs) if e.kind == "run.finished"), None)
     fin = fin if fin is not None else tally(evs) if evs else {}  # unfinished: counted so far
     run_id = run.get("run_id") or started.get("run_id") or "?"
-    body = [_header(run_id, run, started, fin),
+    body = [_header(run_id, run, started, fin, evs),
             "<main>",
             _section("why", "Why this answer", _why(run_id, evs, inner, program)),
             _section("timeline", "Timeline", "".join(_iteration(k, group, loc)
@@ -120,8 +120,20 @@ def _section(sid: str, title: str, inner: str) -> str:
     return f"<section id=\"{sid}\"><h2>{esc(title)}</h2>\n{inner}\n</section>"
 
 
-def _header(run_id: str, run: Mapping, started: Mapping, fin: Mapping) -> str:
-    outcome = fin.get("outcome") or run.get("outcome") or run.get("status") or "unknown"
+def _paused(evs: list[Event]) -> Mapping | None:
+    """The check-in a run waits on (the `checkin.requested` its last `run.paused` names)."""
+    last = evs[-1] if evs else None
+    if last is None or last.kind != "run.paused":
+        return None
+    asked = [payload(e) for e in evs if e.kind == "checkin.requested"]
+    return next((a for a in reversed(asked) if a.get("checkin") == payload(last).get("checkin")),
+                {})
+
+
+def _header(run_id: str, run: Mapping, started: Mapping, fin: Mapping, evs: list[Event]) -> str:
+    waits = _paused(evs)
+    outcome = (fin.get("outcome") or run.get("outcome") or run.get("status")
+               or ("paused" if waits is not None else "unknown"))
     tokens = fin.get("tokens") if isinstance(fin.get("tokens"), list) else []
     facts = [("run", run_id), ("agent", started.get("agent") or run.get("agent")),
              ("model", started.get("model") or "default"), ("outcome", outcome),
@@ -132,6 +144,9 @@ def _header(run_id: str, run: Mapping, started: Mapping, fin: Mapping) -> str:
     spans = "".join(f"<span class=\"fact\" data-fact=\"{esc(k)}\"><b>{esc(k)}</b> {esc(v)}</span>"
                     for k, v in facts if v not in (None, ""))
     answer = fin.get("answer")
+    if answer is None and waits is not None:
+        answer = (f"(paused: check-in {waits.get('checkin')} waits for a decision on "
+                  f"`{waits.get('tool')}`: {waits.get('question')})")
     err = f"<p class=\"no\">error: {esc(fin['error'])}</p>" if fin.get("error") else ""
     return (f"<header><h1>Run <code>{esc(run_id)}</code></h1>\n"
             f"<p class=\"muted\">user: {esc(started.get('message') or '')}</p>\n"

@@ -322,3 +322,20 @@ def test_the_report_is_written_when_the_why_tree_is_too_deep(monkeypatch):
     text = report_html.report(r.trace, run={"run_id": r.run_id})
     assert "too deep to build" in text and 'id="events"' in text
     assert text.count('<tr data-kind=') == len(r.trace)
+
+
+def test_a_paused_run_says_what_it_waits_for():
+    """Without a store row (the API's own trace) a run that ends on `run.paused` is `paused`,
+    and the answer box names the check-in, its tool and its question rather than staying
+    blank."""
+    import afp_dsl as afp
+    spec = ('agent g { tools = [pay] }\ntool pay { description = "Pay." '
+            'input { amount: number } check_in = args.amount > 100 impl = returns("paid") }')
+    r = afp.load(spec).agent(provider=afp.providers.mock([[("pay", {"amount": 500})], "ok"])
+                             ).run("pay 500")
+    assert r.outcome == "paused"
+    text = report_html.report(r.trace, run={"run_id": r.run_id})
+    header = text.split("<header>", 1)[1].split("</header>", 1)[0]
+    assert 'data-fact="outcome"><b>outcome</b> paused' in header
+    answer = header.split('id="answer"', 1)[1].split("</div>", 1)[0]
+    assert "outcome-paused" in answer and "paused: check-in" in answer and "`pay`" in answer
