@@ -40,7 +40,7 @@ white-space:pre-wrap}.graph{background:#fff;border:1px solid #d0d7de;border-radi
 padding:8px;overflow:auto}.ok{color:#1e8e3e}.no{color:#d93025}.muted{color:#656d76}
 .tag{display:inline-block;padding:0 6px;border-radius:8px;background:#eaeef2;font-size:12px}
 input#filter{width:300px;max-width:100%;padding:4px;box-sizing:border-box}
-td,th,.ev,pre,code{overflow-wrap:anywhere}.graph:focus{outline:2px solid #0969da}
+td,th,.ev,.fact,pre,code{overflow-wrap:anywhere}.graph:focus{outline:2px solid #0969da}
 """
 
 _JS = """

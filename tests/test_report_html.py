@@ -27,11 +27,12 @@ from afp_dsl.cli_trace import overlay_drawings
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
-def _report(tmp_path: Path) -> tuple[Path, object]:
+def _report(tmp_path: Path, **row: str) -> tuple[Path, object]:
     agent, r = canary_run()
     program = agent.session.program if hasattr(agent, "session") else None
     mermaid, svg = overlay_drawings(program, list(r.trace))
-    text = report_html.report(r.trace, run={"run_id": r.run_id, "agent": "g"}, inner=r.inner,
+    text = report_html.report(r.trace, run={"run_id": r.run_id, "agent": "g", **row},
+                              inner=r.inner,
                               program=program, mermaid=mermaid, svg=svg)
     path = tmp_path / "report.html"
     path.write_text(text, encoding="utf-8")
@@ -257,12 +258,12 @@ PAGE_PROBE = """JSON.stringify({
 
 
 def test_report_fits_a_phone_screen_and_its_graph_scrolls_by_keyboard(tmp_path):
-    """At 360 px nothing but the graph's own box scrolls sideways (long ids and JSON wrap); the
-    graph box is the first stop of Tab (a scrolling box a keyboard cannot focus cannot be
-    scrolled with it). Chromium focuses a scrolling box by itself; browsers that do not need
-    the box's own `tabindex`, checked in the text."""
+    """At 360 px nothing but the graph's own box scrolls sideways (long ids, JSON and the spec's
+    path in the header wrap); the graph box is the first stop of Tab (a scrolling box a keyboard
+    cannot focus cannot be scrolled with it). Chromium focuses a scrolling box by itself;
+    browsers that do not need the box's own `tabindex`, checked in the text."""
     exe = _chromium()
-    path, _ = _report(tmp_path)
+    path, _ = _report(tmp_path, spec="/home/someone/projects/agents/examples/x/support_desk.afp")
     assert '<div class="graph" tabindex="0" role="region" aria-label=' in path.read_text("utf-8")
     got, events = _open(exe, path, PAGE_PROBE, width=360, keys=1)
     assert got["overflow"] <= 0, got
