@@ -25,6 +25,7 @@ from .trace import Event, Trace, json_text
 
 VERSION = 1
 MAX_NODES = 3000
+MAX_LEVELS = 150  # nested nodes (≈ 40 iterations back); deeper: ask for that event's tree
 MAX_INNER_DEPTH = 3
 
 

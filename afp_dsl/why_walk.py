@@ -5,14 +5,14 @@ Role:       `Walker.node(event)` returns the `WhyNode` tree of an event: a final
             the cursor move, edge evidence or pick behind it) and the tool results in the
             history → the calls, policy and check-in decisions, inner runs.
 Invariants: every event is expanded once per tree (later mentions are references); the tree is
-            bounded (`why.MAX_NODES`, `why.MAX_INNER_DEPTH`); nothing here raises on odd payloads.
+            bounded (`why.MAX_NODES`, `why.MAX_LEVELS`, `why.MAX_INNER_DEPTH`); nothing here raises on odd payloads.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from .trace import Event
-from .why import (MAX_INNER_DEPTH, MAX_NODES, Index, Locator, WhyNode, cond_node, items,
+from .why import (MAX_INNER_DEPTH, MAX_LEVELS, MAX_NODES, Index, Locator, WhyNode, cond_node, items,
                   payload, short)
 from .why_describe import calls_text, describe
 
@@ -24,18 +24,28 @@ class Walker:
         self.ix, self.find_inner, self.loc, self.depth = ix, find_inner, loc, depth
         self.seen: set[str] = set()
         self.count = 0
+        self.level = 0  # how deep `node` is nested now
         self.calls = 0  # LLM calls expanded so far (the first one lists its whole history)
         self.listed: set[str] = set()  # contexts whose LLM call lists the tool results
 
     def node(self, e: Event) -> WhyNode:
-        """The tree of `e`; an event already expanded in this tree becomes a reference."""
+        """The tree of `e`; an event already expanded in this tree becomes a reference, and one
+        `MAX_LEVELS` deep a pointer to where to go on (each iteration of a long run nests the
+        one before it a few levels deeper: a 120-iteration run overflowed the stack)."""
         at = self.loc.span(e.source)
         if e.id in self.seen or self.count > MAX_NODES:
             return WhyNode("ref", self._ref_text(e) + " (see above)", e.id, at)
+        if self.level >= MAX_LEVELS:
+            return WhyNode("ref", f"{self._ref_text(e)} (the tree stops {MAX_LEVELS} levels deep: "
+                                  f"explain event `{e.id}` to go on)", e.id, at)
         self.seen.add(e.id)
         self.count += 1
         build = _BUILD.get(e.kind, Walker._generic)
-        return build(self, e, at)
+        self.level += 1
+        try:
+            return build(self, e, at)
+        finally:
+            self.level -= 1
 
     def ref(self, e: Event) -> WhyNode:
         return WhyNode("ref", self._ref_text(e), e.id, self.loc.span(e.source))

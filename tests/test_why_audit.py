@@ -163,3 +163,27 @@ def test_a_reference_is_worded_as_the_node_it_points_to():
     lines = [x.strip() for x in text.splitlines() if "model replied (LLM call #2" in x]
     assert len(lines) == 1 and "(see above)" not in lines[0], lines
     assert "pieces, tools" not in text and "1 pieces" not in text
+
+
+def test_a_long_run_is_explained_down_to_a_pointer_where_the_tree_stops():
+    """Before: each iteration nests the one before it a few levels deeper, and a run of about
+    120 iterations overflowed the stack (`afpc why` exited 2, "nested too deeply"). Now the tree
+    stops `MAX_LEVELS` deep at a node naming the event to explain next, and that works too."""
+    import afp_dsl as afp
+    from afp_dsl.why import MAX_LEVELS, render_text, why_tree
+    spec = ('agent a { max_iterations = 400 tools = [t] graph = g }\n'
+            'tool t { description = "t" input { x: integer } }\n'
+            'skill s1 { description = "one" tools = [t] }\n'
+            'skill s2 { description = "two" tools = [t] }\n'
+            'graph g { entry s1 route s1 -> s2 on t route s2 -> s1 on t }\n')
+    script = [[("t", {"x": i})] for i in range(300)] + ["done"]
+    r = afp.load(spec).agent(provider=afp.providers.mock(script), tools={"t": lambda x: "ok"}).run("go")
+    assert r.outcome == "answered"
+    node, _ = why_tree(r.trace)
+    text = render_text(node)
+    stops = [line for line in text.splitlines() if f"stops {MAX_LEVELS} levels deep" in line]
+    assert len(stops) >= 1
+    deeper = stops[0].split("explain event `")[1].split("`")[0]
+    again, query = why_tree(r.trace, deeper)
+    assert query == {"event": deeper} and again.event == deeper and again.kind != "ref"
+    assert again.children and "(the tree stops" not in render_text(again).splitlines()[0]
