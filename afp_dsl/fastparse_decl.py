@@ -93,9 +93,12 @@ class DeclParser(RouteParser):
                 self.i += 1
                 fields[key] = (key, self.fused_block().value)
             elif k[self.i + 1] == "=" and key in quick:
-                attr = quick[key]
+                attr, key_start = quick[key], self.s[self.i]
                 self.i += 2
                 fields[key] = (attr.field, self.quick_value(attr))
+                if key == "max_iterations":  # (`Agent.budget_span`, as `Lowerer.decl` sets it)
+                    fields["budget_span"] = ("budget_span", _new_span(
+                        Span, (self.file, key_start, self.e[self.i - 1])))
             else:
                 raise Unfused
             if k[self.i] == ",":

@@ -304,7 +304,7 @@ def _budget(ctx: RunCtx, reply, replied: str):
     action = "wrapped-up" if agent.wrap_up else "cut-short"
     spent = ctx.emit("budget.exhausted", {"limit": agent.max_iterations, "action": action,
                                           "pending": [c.name for c in reply.tool_calls]},
-                     source=agent.span, caused_by=(replied,))
+                     source=agent.budget_span or agent.span, caused_by=(replied,))
     if not agent.wrap_up:
         _cut_short(ctx, replied)
         return _answer(ctx, "max_iterations", reply.text, replied)

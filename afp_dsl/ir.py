@@ -58,6 +58,7 @@ class Agent(Node):
     tool_scope: str = "always"  # "always" | "active"
     span: Span = span_field()  # the name
     full_span: Span = span_field()
+    budget_span: Span | None = attrs.field(default=None, eq=False, repr=False)  # `max_iterations = N`
 
 
 @node

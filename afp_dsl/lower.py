@@ -129,7 +129,20 @@ class Lowerer:
         fields["name"] = name
         fields["span"] = span
         fields["full_span"] = self.v.span(node)
+        if kind == "agent" and "max_iterations" in fields:
+            fields["budget_span"] = self.attribute_span(children, "max_iterations")
         return _CLASSES[kind](**fields)
+
+    def attribute_span(self, children: list, key: str) -> Span | None:
+        """The span of the attribute `key = value` among a declaration's children."""
+        for node in children:
+            if not isinstance(node, str) and node.data in _ATTR_NODES:
+                key_node = node.children[0]
+                key_tok = key_node.children[0] if not isinstance(key_node, str) else key_node
+                if str(key_tok) == key:  # (from the key to the value's end: no comma after it)
+                    start, end = self.v.span(key_tok), self.v.span(node.children[-1])
+                    return Span(start.file, start.start, end.end)
+        return None
 
     def attributes(self, kind: str, children: list, decl_span: Span, decl_name: str) -> tuple[dict[str, Any], bool]:
         """(IR fields of the declaration's attributes, whether any holds `BAD`); `children` are the

@@ -102,6 +102,29 @@ def test_the_json_nodes_carry_what_their_text_says():
     assert result["data"]["result"] == {"hits": 0}, result
 
 
+def test_the_budget_event_points_at_the_attribute_that_set_the_budget(tmp_path):
+    """`budget.exhausted`'s source is the `max_iterations = N` that set the budget (both parser
+    paths: a plain agent is lowered from its tokens, one with `file(...)` from its tree); with no
+    such attribute (the default budget), the agent's name."""
+    tools = {"t": lambda q: {"hits": 0}}
+    (tmp_path / "sys.txt").write_text("Be brief.", encoding="utf-8")
+    for extra in ("", '\n  system = file("sys.txt")'):
+        text = ('agent g {\n  tools = [t],\n  max_iterations = 1,' + extra + '\n}\n'
+                'tool t { description = "t" input { q: string } }\n')
+        path = tmp_path / "budget.afp"
+        path.write_text(text, encoding="utf-8")
+        r = afp.load(str(path)).agent(provider=afp.providers.mock([[("t", {"q": "a"})], "gave up"]),
+                                      tools=tools).run("go")
+        spent = next(e for e in r.trace.events if e.kind == "budget.exhausted")
+        assert text[spent.source.start:spent.source.end] == "max_iterations = 1", extra
+        assert "iteration budget 1 exhausted (wrapped-up) (%s:3)" % path in r.why()
+    text = 'agent g { tools = [t] }\ntool t { description = "t" input { q: string } }\n'
+    calls = [[("t", {"q": "a"})]] * 10 + ["gave up"]
+    r = afp.load(text).agent(provider=afp.providers.mock(calls), tools=tools).run("go")
+    spent = next(e for e in r.trace.events if e.kind == "budget.exhausted")
+    assert spent.payload["limit"] == 10 and text[spent.source.start:spent.source.end] == "g"
+
+
 BODILESS = """
 agent desk { graph = g }
 tool find { description = "f" input { id: string } impl = returns({status: "ok"}) }
