@@ -233,7 +233,7 @@ def test_dnf_of_a_lone_comparison_is_the_general_paths():
 def test_walk_schema_answers_alike_for_frozen_plain_and_other_mappings():
     from collections.abc import Mapping
 
-    from afp_dsl.checks import schemas
+    from afp_dsl.checks import schemapaths
     from afp_dsl.frozen import freeze, plain
 
     class Other(Mapping):  # a mapping of another class, read through its own methods
@@ -258,15 +258,15 @@ def test_walk_schema_answers_alike_for_frozen_plain_and_other_mappings():
              ("any", "q"), ("s", 0)]
     try:
         for segments in paths:
-            raw = schemas.walk_schema(doc, segments)
-            frozen = schemas.walk_schema(freeze(doc), segments)
-            other = schemas.walk_schema(Other(doc), segments)
+            raw = schemapaths.walk_schema(doc, segments)
+            frozen = schemapaths.walk_schema(freeze(doc), segments)
+            other = schemapaths.walk_schema(Other(doc), segments)
             shown = [type(x).__name__ if x is not None else None for x in (raw, frozen, other)]
             assert len(set(shown)) == 1, (segments, shown)
-            if isinstance(raw, schemas.FieldProblem):
+            if isinstance(raw, schemapaths.FieldProblem):
                 assert raw == frozen == other
             elif raw is not None:
                 assert raw.schema == plain(frozen.schema) == plain(other.schema)
                 assert raw.optional == frozen.optional == other.optional
     finally:
-        schemas.clear_cache()
+        schemapaths.clear_cache()

@@ -11,8 +11,8 @@ from typing import Callable, Iterable
 
 from ..analysis import Analysis
 from ..diagnostics import Diagnostic
-from . import (atoms, exprs, graph, guards, names, policies, regexes, routes, schemas, sites, solver,
-               tests)
+from . import (atoms, exprs, graph, guards, names, policies, regexes, routes, schemapaths, schemas, sites,
+               solver, tests)
 
 Rule = Callable[[Analysis], Iterable[Diagnostic]]
 
@@ -44,7 +44,7 @@ def run_checks(analysis: Analysis, rules: tuple[Rule, ...] = CHECKS) -> list[Dia
         atoms.clear_cache()
         exprs.clear_cache()
         routes.clear_cache()
-        schemas.clear_cache()
+        schemapaths.clear_cache()
         sites.clear_cache()
         solver.clear_cache()
     return out

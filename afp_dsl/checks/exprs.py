@@ -26,7 +26,7 @@ from . import sites as S
 from .atoms import self_compared
 from .names import duplicated_as
 from .schemafacts import result_may_parse
-from .schemas import FieldProblem, walk_schema
+from .schemapaths import FieldProblem, walk_schema
 from .solver import Atom, accepts, compare_atom, key_of, key_text, self_impossible
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from .. import ir
 from ..evaluate import parse_result
-from ..frozen import FrozenMap
-from .schemas import Field, deref_root, is_mapping, schema_types, type_names, walk_schema
+from ..frozen import FrozenMap, is_mapping
+from .schemapaths import Field, deref_root, schema_types, type_names, walk_schema
 from .solver import Atom, Key, key_text
 
 _JSON_TYPES = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean",
