@@ -5,7 +5,7 @@
 2. a graph view's `dead` routes, settled when first read, are the same whether the analysis
    that built the view is still alive or not; a graph's resolved nodes and routes are shared by
    the analyses of one program object only, and dropped with it;
-3. the per-site caches (`sites.facts`, `exprs.operand_problems`, `sites.route_site`) answer
+3. the per-site caches (`sites.facts`, `exprs.operand_problems`, `sitelist.route_site`) answer
    for the very site (or route and analysis) asked about, never for another that happens to
    be equal or to reuse an id; a site compares, hashes and copies (`_replace`) like the named
    tuple of its fields it used to be, and a copy settles its own facts;
@@ -21,6 +21,7 @@ from afp_dsl import ir
 from afp_dsl.analysis import Analysis
 from afp_dsl.checks import exprs, run_checks
 from afp_dsl.checks import graphview as G
+from afp_dsl.checks import sitelist
 from afp_dsl.checks import sites as S
 from afp_dsl.checks.atoms import Atom
 from afp_dsl.checks.solver import _unique
@@ -148,7 +149,7 @@ graph g {
 
 def test_site_caches_answer_for_the_site_asked_about():
     a = _analysis(TWO_TOOLS)
-    on_t, on_u = S.sites(a)
+    on_t, on_u = sitelist.sites(a)
     assert on_t.expr == on_u.expr and on_t is not on_u
     try:
         assert [f.kind for f in S.facts(on_t)(KEY)] == ["eq", "type"]
@@ -157,10 +158,10 @@ def test_site_caches_answer_for_the_site_asked_about():
         assert [d.code for _, d in exprs.operand_problems(a, on_u)] == ["AFP304"]
         # the same object each time for one analysis, another for another analysis
         m, g = next(a.decls(ir.Graph))
-        assert S.route_site(a, m, g, g.routes[0]) is on_t
+        assert sitelist.route_site(a, m, g, g.routes[0]) is on_t
         b = Analysis(a.program)
-        assert S.route_site(b, m, g, g.routes[0]) is not on_t
-        assert S.route_site(b, m, g, g.routes[0]) == on_t
+        assert sitelist.route_site(b, m, g, g.routes[0]) is not on_t
+        assert sitelist.route_site(b, m, g, g.routes[0]) == on_t
     finally:
         run_checks(a, rules=())  # drops the caches
 
@@ -174,9 +175,9 @@ def test_checks_give_the_same_diagnostics_twice():
 
 def test_a_site_compares_hashes_and_copies_like_a_named_tuple_of_its_fields():
     a = _analysis(TWO_TOOLS)
-    on_t, on_u = S.sites(a)
+    on_t, on_u = sitelist.sites(a)
     m, g = next(a.decls(ir.Graph))
-    twin = S.route_site(Analysis(a.program), m, g, g.routes[0])
+    twin = sitelist.route_site(Analysis(a.program), m, g, g.routes[0])
     assert twin == on_t and hash(twin) == hash(on_t) and not twin != on_t
     assert on_t != on_u and len({on_t, twin, on_u}) == 2
     try:

@@ -1,6 +1,6 @@
 """Expression checks: roots allowed per place, paths against tool schemas, impossible comparisons.
 
-Role:       checks layer; walks every expression site (`sites.sites`).
+Role:       checks layer; walks every expression site (`sitelist.sites`).
 Emits:      AFP101/AFP102 for `returned(t)` / `active(s)` arguments, AFP303 unknown-root,
             AFP304 unknown-field, AFP305 type-mismatch (also a regex literal anywhere but after
             `matches`), AFP306 status-not-in-vocabulary.
@@ -22,6 +22,7 @@ from ..codes import diag
 from ..diagnostics import Diagnostic, Label, Severity
 from ..evaluate import json_equal, render_expr
 from ..suggest import closest
+from . import sitelist
 from . import sites as S
 from .atoms import self_compared
 from .names import duplicated_as
@@ -31,7 +32,7 @@ from .solver import Atom, accepts, compare_atom, key_of, key_text, self_impossib
 
 
 def check_exprs(analysis: Analysis) -> Iterable[Diagnostic]:
-    for site in S.sites(analysis):
+    for site in sitelist.sites(analysis):
         yield from check_site(analysis, site)
     for module, g in analysis.decls(ir.Graph):
         for r in g.routes:

@@ -20,6 +20,7 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..printer_values import print_expr
+from . import sitelist
 from . import sites as S
 from .solver import Atom, Facts, Verdict, self_impossible
 
@@ -27,7 +28,7 @@ GUARDED_PLACES = ("entry", "route", "context", "check_in")
 
 
 def check_guards(analysis: Analysis) -> Iterable[Diagnostic]:
-    for site in S.sites(analysis):
+    for site in sitelist.sites(analysis):
         if site.place not in GUARDED_PLACES:
             continue
         if site.place == "check_in":

@@ -21,6 +21,7 @@ from ..evaluate import regex_flags
 from ..regex_quiet import compile_quietly
 from .regex_risk import BUDGET, paths
 from . import graphview as G
+from . import sitelist
 from . import sites as S
 from .exprs import unvalidated
 from .guards import unsatisfiable
@@ -99,7 +100,7 @@ def _tools_unresolved(analysis: Analysis, module: str, agent: ir.Agent) -> bool:
 
 
 def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyBlock) -> Iterator[Diagnostic]:
-    site_list = [s for s in S.policy_sites(analysis, module, p)]
+    site_list = [s for s in sitelist.policy_sites(analysis, module, p)]
     by_rule = {id(s.expr): s for s in site_list}
     always: ir.Rule | None = None
     earlier: list[ir.Rule] = []

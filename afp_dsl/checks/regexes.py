@@ -21,7 +21,7 @@ from ..codes import diag
 from ..diagnostics import Diagnostic, Severity
 from ..evaluate import regex_flags
 from ..regex_quiet import future_caveat
-from . import sites as S
+from . import sitelist
 from .exprs import walk
 from .regex_risk import backtracking_risk
 
@@ -40,7 +40,7 @@ def check_regexes(analysis: Analysis) -> Iterable[Diagnostic]:
 
 
 def _literals(analysis: Analysis) -> Iterator[ir.Regex]:
-    for site in S.sites(analysis) if _may_match(analysis) else ():
+    for site in sitelist.sites(analysis) if _may_match(analysis) else ():
         for node in walk(site.expr):
             if type(node) is ir.Compare and node.op == "matches" and type(node.right) is ir.Regex:
                 yield node.right

@@ -26,6 +26,7 @@ from ..codes import diag
 from ..diagnostics import Diagnostic, Label
 from ..record import Record, record
 from . import graphview as G
+from . import sitelist
 from . import sites as S
 from .exprs import has_unknown_operand
 from .solver import Verdict, dnf, key_text, read_key, refute, solve
@@ -119,7 +120,7 @@ def _unsatisfiable(analysis: Analysis, v: G.GraphView, dead: set[int]) -> list[i
             continue
         # (`never` is settled once per site, and the guard check asks it of every route; the
         # rare route it refutes is then asked for unknown names)
-        if S.route_site(analysis, v.module, v.graph, e.route).never() is not None and (
+        if sitelist.route_site(analysis, v.module, v.graph, e.route).never() is not None and (
                 not _flawed(analysis, v, e)):
             out.append(e.index)
     return out
@@ -157,7 +158,7 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
         return None
     if _flawed(analysis, v, a) or _flawed(analysis, v, b):
         return None  # a guard naming an unknown root or field (or a rejected operand) means nothing yet: reported already
-    site = S.route_site(analysis, v.module, v.graph, b.route if tb.tool else a.route)
+    site = sitelist.route_site(analysis, v.module, v.graph, b.route if tb.tool else a.route)
     wanted = tuple(sorted(statuses or ()))
     if site.statuses != wanted:  # Speed: else the site itself, whose facts are settled already
         site = site._replace(statuses=wanted)
@@ -224,7 +225,7 @@ def _flawed(analysis: Analysis, v: G.GraphView, e: G.RouteEdge) -> bool:
     if hit is None or hit[0] is not e.route:
         if len(_FLAWED) > 100_000:
             _FLAWED.clear()
-        site = S.route_site(analysis, v.module, v.graph, e.route)
+        site = sitelist.route_site(analysis, v.module, v.graph, e.route)
         flawed = has_unknown_operand(analysis, site)
         hit = _FLAWED[id(e.route)] = (e.route, flawed)
     return hit[1]
