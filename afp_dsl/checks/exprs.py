@@ -4,7 +4,7 @@ Role:       checks layer; walks every expression site (`sitelist.sites`).
 Emits:      AFP101/AFP102 for `returned(t)` / `active(s)` arguments, AFP303 unknown-root,
             AFP304 unknown-field, AFP305 type-mismatch (also a regex literal anywhere but after
             `matches`), AFP306 status-not-in-vocabulary.
-Invariants: a comparison's AFP305 is claimed exactly when `solver.self_impossible` proves it
+Invariants: a comparison's AFP305 is claimed exactly when `impossible.self_impossible` proves it
             false under its key's schema facts (or, between two paths, their declared types), so
             `guards` can skip guards whose only flaw is one of these (a misplaced regex is an opaque atom there, never a proof); an unknown
             field is claimed only where the schema forbids other properties, and only for paths
@@ -28,7 +28,8 @@ from .atoms import self_compared
 from .names import duplicated_as
 from .schemafacts import result_may_parse
 from .schemapaths import FieldProblem, walk_schema
-from .solver import Atom, accepts, compare_atom, key_of, key_text, self_impossible
+from .impossible import self_impossible
+from .solver import Atom, accepts, compare_atom, key_of, key_text
 
 
 def check_exprs(analysis: Analysis) -> Iterable[Diagnostic]:

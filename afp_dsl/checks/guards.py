@@ -22,7 +22,8 @@ from ..diagnostics import Diagnostic
 from ..printer_values import print_expr
 from . import sitelist
 from . import sites as S
-from .solver import Atom, Facts, Verdict, self_impossible
+from .impossible import self_impossible
+from .solver import Atom, Facts, Verdict
 
 GUARDED_PLACES = ("entry", "route", "context", "check_in")
 
