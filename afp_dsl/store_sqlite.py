@@ -2,7 +2,7 @@
 
 Role:       implements `store.Store` on the stdlib `sqlite3`: WAL journal, busy timeout, every
             write one `BEGIN IMMEDIATE` transaction; the schema is versioned (`schema_version`)
-            and brought up to date by `MIGRATIONS`, applied in order under the write lock; reads
+            and brought up to date by `store_sqlite_schema.migrate` under the write lock; reads
             rows through `store_rows`, the codec both SQL stores share.
 Emits:      `StoreError` for a file that cannot be opened, was written by a newer afp, is
             another application's database (tables, no runs table), is missing or no run store
@@ -26,57 +26,12 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .store import (DEFAULT_PATH, Migration, Stamp, StoreError, check_limit, encode, encode_raw,
-                    failed, newer_schema, reused_run_id, run_step, summarize)
-from .store_rows import (batches, checkin_dict, clean_text, decode, run_dict, unbatch,
-                         v1_events_to_batches)
+from .store import (DEFAULT_PATH, Stamp, StoreError, check_limit, encode, encode_raw, failed,
+                    newer_schema, reused_run_id, summarize)
+from .store_rows import batches, checkin_dict, clean_text, decode, run_dict, unbatch
+from .store_sqlite_schema import LATEST, _foreign_tables, migrate, schema_version
 from .trace import Event, Trace
 
-
-# ---------------------------------------------------------------- SQLite
-
-
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "initial: runs, events, checkpoints, checkins", (
-        "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, agent TEXT, spec TEXT, "
-        "status TEXT, outcome TEXT, answer TEXT, meta TEXT)",
-        "CREATE TABLE IF NOT EXISTS events (run_id TEXT, seq INTEGER, kind TEXT, body TEXT, "
-        "PRIMARY KEY (run_id, seq))",
-        "CREATE TABLE IF NOT EXISTS checkpoints (run_id TEXT PRIMARY KEY, body TEXT)",
-        "CREATE TABLE IF NOT EXISTS checkins (checkin_id TEXT PRIMARY KEY, run_id TEXT, fp TEXT, "
-        "state TEXT, decision TEXT)",
-    )),
-    Migration(2, "run summaries (iterations, time, event count, stamps); events stored in "
-                 "per-iteration batches", (
-        "ALTER TABLE runs ADD COLUMN iterations INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE runs ADD COLUMN time INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE runs ADD COLUMN n_events INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE runs ADD COLUMN started TEXT",
-        "ALTER TABLE runs ADD COLUMN updated TEXT",
-        "CREATE INDEX IF NOT EXISTS checkins_by_run ON checkins (run_id)",
-        "CREATE TABLE event_batches (run_id TEXT NOT NULL, first_seq INTEGER NOT NULL, "
-        "last_seq INTEGER NOT NULL, iteration INTEGER NOT NULL, body TEXT NOT NULL, "
-        "PRIMARY KEY (run_id, first_seq)) WITHOUT ROWID",
-        lambda db: _v1_events(db),
-        "DROP TABLE events",
-    )),
-)
-
-
-def _v1_events(db: sqlite3.Connection) -> None:
-    def read(run_id: str) -> list[str]:
-        return [b for (b,) in db.execute("SELECT body FROM events WHERE run_id=? ORDER BY seq",
-                                         (run_id,))]
-
-    def write(run_id: str, summary: tuple[int, int, int], rows: list[tuple]) -> None:
-        db.execute("UPDATE runs SET n_events=?, iterations=?, time=? WHERE run_id=?",
-                   (*summary, run_id))
-        db.executemany("INSERT INTO event_batches VALUES (?,?,?,?,?)", rows)
-    v1_events_to_batches([r for (r,) in db.execute("SELECT DISTINCT run_id FROM events")],
-                         read, write)
-
-
-LATEST = MIGRATIONS[-1].version
 
 _RUN_COLS = ("run_id, agent, spec, status, outcome, answer, meta, iterations, time, n_events, "
              "started, updated, rowid")
@@ -90,53 +45,6 @@ _UPSERT = (
 # The summary counts what was appended (a save may pass only the events since the last one).
 _COUNTS = ("UPDATE runs SET n_events=n_events+?, iterations=MAX(iterations, ?), time=MAX(time, ?) "
            "WHERE run_id=?")
-
-
-def schema_version(db: sqlite3.Connection) -> int:
-    """The version of an open database: 0 empty, 1 before versioning, else `schema_version`."""
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "schema_version" in tables:
-        row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-        if row[0] is not None:
-            return int(row[0])
-    return 1 if "runs" in tables else 0
-
-
-def _foreign_tables(db: sqlite3.Connection) -> str:
-    """The first tables of a database that holds no run store (version 0), named for a message;
-    empty when it holds none (a new or empty file, which becomes a store)."""
-    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN "
-                                      "('table', 'view') AND name NOT LIKE 'sqlite_%' "
-                                      "ORDER BY name LIMIT 4")]
-    shown = ", ".join(f"`{n}`" for n in names[:3])
-    return shown + (", …" if len(names) > 3 else "")
-
-
-def migrate(db: sqlite3.Connection, target: int = LATEST, *, where: str = "") -> int:
-    """Apply the migrations after the database's version up to `target`, in one write
-    transaction (so concurrent openers migrate once). Returns the version reached; `where`
-    names the store in errors."""
-    if schema_version(db) == target:  # the usual case: no write lock needed
-        return target
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        current = schema_version(db)
-        if current > LATEST:
-            raise newer_schema(where, current, LATEST)
-        db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
-                   "name TEXT NOT NULL)")
-        if current:
-            db.execute("INSERT OR IGNORE INTO schema_version VALUES (?, ?)",
-                       (current, MIGRATIONS[current - 1].name))
-        for m in MIGRATIONS[current:target]:
-            for step in m.steps:
-                run_step(step, db, where, m)
-            db.execute("INSERT INTO schema_version VALUES (?, ?)", (m.version, m.name))
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    return max(current, target)
 
 
 def _checked_path(path: Any) -> str:

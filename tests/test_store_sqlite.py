@@ -10,7 +10,7 @@ from interp_support import call, make
 
 from afp_dsl import stores
 from afp_dsl.runner import approve
-from afp_dsl.store_sqlite import LATEST, MIGRATIONS, schema_version
+from afp_dsl.store_sqlite_schema import LATEST, MIGRATIONS, schema_version
 
 # The schema every store file had before versioning (schema version 1), verbatim.
 V1 = """

@@ -16,7 +16,7 @@ import pytest
 from interp_support import make
 
 from afp_dsl import stores
-from afp_dsl.store_sqlite import LATEST
+from afp_dsl.store_sqlite_schema import LATEST
 
 AFPC = [sys.executable, "-m", "afp_dsl.cli"]
 
