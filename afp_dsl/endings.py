@@ -17,7 +17,7 @@ import attrs
 from .providers.base import error_kind
 from .runtime import RunCtx
 from .state import CHECKPOINT_VERSION
-from .toolcall import exception_text
+from .toolcall_execute import exception_text
 
 
 @attrs.frozen

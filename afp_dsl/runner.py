@@ -37,7 +37,7 @@ from .runtime import RunCtx, Session, Stubs, drive_async, drive_sync
 from .source import Span
 from .state import RunState
 from .store import Store, check_new_run, memory, save
-from .toolcall import resolve_python
+from .toolcall_execute import resolve_python
 from .trace import Trace
 
 

@@ -5,7 +5,7 @@ Role:       unknown or not-offered tool → before-policies → argument validat
             read_skill gate and steps → after-policies (reverse) → `tool.returned`.
 Emits:      tool.called, tool.args_invalid, policy.decided, step.advanced, tool.returned
             (the built-ins' events come from `toolcall_builtins`); AFP501 (tool-not-bound) as
-            a run error.
+            a run error (`toolcall_execute` runs the tool).
 Invariants: never runs a tool not offered to the reply that called it; never echoes argument
             values in validation messages; `after` runs for every executed call (failures too),
             and an after-deny replaces what the model reads while the record keeps the real
@@ -16,13 +16,11 @@ Invariants: never runs a tool not offered to the reply that called it; never ech
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from typing import Any
 
 import attrs
 
-from . import ir
 from . import skills as sk
 from .evaluate import Env, evaluate
 from .argcheck import MAX_PROBLEMS, arg_problems, invalid_text, non_finite, plainly_valid
@@ -30,11 +28,11 @@ from .envelopes import read_result
 from .frozen import thaw
 from .providers.base import ToolCall, UnreadCall
 from . import toolcall_policy as pol
-from .runtime import (CONTEXT_PARAM, HostCall, RunCtx, ToolExit, plain, tool_context,
-                      wants_context)
+from .runtime import RunCtx, plain
 from .trace import dumps
 from .call_outcome import CallOutcome
 from . import toolcall_builtins as bi
+from .toolcall_execute import _execute, _executed
 
 CALLED_KEYS = ("tool", "call_id", "args")  # the keys of a `tool.called` payload
 # the keys of a `tool.returned` payload besides its tool and call id (those are the reply's)
@@ -254,91 +252,6 @@ def _outcome(ctx: RunCtx, call: ToolCall, args: dict, info, called: str, kind: s
         return CallOutcome("pending", "", pause=value)
     ctx.state.executions[call.name] = ctx.state.executions.get(call.name, 0) + 1
     return _after(ctx, call, args, _executed(call, info, kind, value), called)
-
-
-def _executed(call: ToolCall, info, kind: str, value: Any) -> CallOutcome:
-    """The outcome of a call that ran: its result, or a failure, or a refused oversize result."""
-    if kind != "ok":
-        if kind == "denied":  # an inner agent's run that its own policies refused (its answer)
-            return CallOutcome("denied", value, executed=True, result=value)
-        return _failure(exception_text(value))
-    status, text, value, problem = read_result(value)
-    if problem is not None:
-        return _failure(f"`{call.name}` returned a value that cannot be read: {problem}. No data "
-                        f"was returned.")
-    limit = info.decl.max_result_chars
-    if limit is not None and len(text) > limit:
-        return CallOutcome("invalid", (
-            f"Result too large: `{call.name}` returned {len(text)} characters, over its "
-            f"declared {limit}-character limit. Narrow the request and call again. No data was "
-            f"returned."), executed=True, result=None)
-    return CallOutcome(status, text, executed=True, result=value)
-
-
-def _failure(text: str) -> CallOutcome:
-    return CallOutcome("failure", text, executed=True, result={"error": text})
-
-
-def exception_text(exc: BaseException) -> str:
-    """What the model (or an error message) says of a raised exception: its message, else its
-    type's name; never raises, as host code may define a `__str__` that does."""
-    try:
-        return str(exc) or type(exc).__name__
-    except Exception:  # noqa: BLE001 - a `__str__` that raises
-        return f"{type(exc).__name__} (its message cannot be shown)"
-
-
-def _execute(ctx: RunCtx, call: ToolCall, args: dict, info):
-    """Returns (kind, value): ok | raise | fatal | pause."""
-    stubs = ctx.session.stubs
-    stub = stubs.take(call.name) if stubs is not None else None
-    if stub is not None:
-        if stub.fails is not None:
-            return "raise", RuntimeError(stub.fails)
-        return "ok", thaw(stub.returns)
-    fn = ctx.session.host.get(call.name)
-    impl = info.decl.impl
-    if fn is None and isinstance(impl, ir.ReturnsImpl):
-        return "ok", thaw(impl.value)
-    if fn is None and isinstance(impl, ir.AgentImpl):
-        from .inner import run_inner
-        return (yield from run_inner(ctx, call, args, info))
-    if fn is None and isinstance(impl, ir.PythonImpl):
-        fn, problem = resolve_python(impl.target)
-        if fn is None:
-            return "fatal", f"AFP501 tool `{call.name}` is not bound: {problem}"
-    if fn is None:
-        return "fatal", (f"AFP501 tool `{call.name}` is not bound: it has no `impl`; bind it "
-                         f"with `tools={{'{call.name}': fn}}` or stub it in the test")
-    hargs = plain(args)  # (the arguments the `before` links handed on; a copy)
-    if wants_context(fn) and isinstance(hargs, dict):  # the model cannot supply it: overwritten
-        hargs[CONTEXT_PARAM] = tool_context(ctx, call.name, call.id)
-    try:  # the host gets its own copy: nothing it mutates can reach the trace or history
-        return "ok", (yield HostCall(fn, hargs))
-    except ToolExit as exc:  # `sys.exit` in a tool body: a failure too, named after the tool
-        return "raise", RuntimeError(f"`{call.name}` {exc}")
-    except Exception as exc:  # a raising tool is a failure the model reads
-        return "raise", exc
-
-
-_PY_CACHE: dict[str, Any] = {}
-
-
-def resolve_python(target: str) -> tuple[Any, str | None]:
-    """Import `package.module:attribute` lazily (cached); (None, problem) when it cannot."""
-    if target in _PY_CACHE:
-        return _PY_CACHE[target], None
-    mod_name, _, attr = target.partition(":")
-    try:
-        obj = importlib.import_module(mod_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except Exception as exc:
-        return None, f"`python(\"{target}\")` cannot be imported ({type(exc).__name__}: {exc})"
-    if not callable(obj):
-        return None, f"`python(\"{target}\")` is not callable"
-    _PY_CACHE[target] = obj
-    return obj, None
 
 
 def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
