@@ -17,7 +17,8 @@ from . import ir
 from .codes import diag
 from .diagnostics import Diagnostic
 from .frozen import freeze
-from .lower_values import BAD, NUMBER_RANGE, CallV, MapV, ValueLowerer, shown_number, to_data
+from .literals import NUMBER_RANGE, shown_number
+from .lower_values import BAD, CallV, MapV, ValueLowerer, to_data
 from .record import Record, record
 from .source import Span
 from .spec_files import OutOfRange, json_line, json_problem, leaves_folder, parse_json

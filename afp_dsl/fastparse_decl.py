@@ -32,7 +32,7 @@ from .fastlex import ATTR_KEYS, KEYWORDS, Bail, Lowered, node
 from .fastparse_route import RouteParser
 from .fastparse_schema import Unfused
 from .lower import RESERVED
-from .lower_values import MAX_NAME, multiline, number, plain_string
+from .literals import MAX_NAME, multiline, number, plain_string
 from .source import Span
 
 _new_span = tuple.__new__

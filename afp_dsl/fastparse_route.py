@@ -24,7 +24,8 @@ from typing import Any
 from . import ir
 from .fastlex import COMP_OPS, MAX_NESTING, Bail, Lowered, node
 from .fastparse_schema import SchemaParser, Unfused
-from .lower_values import EXPR_CALLS, REGEX_FLAGS, compile_problem, multiline, number, plain_string
+from .literals import REGEX_FLAGS, compile_problem, number
+from .lower_values import EXPR_CALLS
 from .source import Span
 
 _new_span = tuple.__new__

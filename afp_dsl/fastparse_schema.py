@@ -23,7 +23,7 @@ from .fastparse_values import ValueParser
 from .frozen import adopt
 from .lower_schema import (add_constraint, block_schema, constraint_fits, list_schema, named_schema,
                            null_schema, object_schema, union_schema)
-from .lower_values import MAX_NAME, multiline, number, plain_string
+from .literals import MAX_NAME, multiline, number, plain_string
 from .source import Span
 
 _new_span = tuple.__new__

@@ -18,7 +18,8 @@ from .codes import diag
 from .diagnostics import Diagnostic, Severity
 from .fastlex import Lowered
 from .lower_schema import SchemaLowerer, refiled
-from .lower_values import BAD, MAX_NAME, ValueLowerer, to_data
+from .literals import MAX_NAME
+from .lower_values import BAD, ValueLowerer, to_data
 from .source import Span
 from .suggest import closest
 

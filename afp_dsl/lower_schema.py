@@ -21,7 +21,8 @@ from . import ir
 from .codes import diag
 from .fastlex import Lowered
 from .frozen import adopt, thaw
-from .lower_values import BAD, MAX_NAME, ValueLowerer, compile_problem, to_data
+from .literals import MAX_NAME, compile_problem
+from .lower_values import BAD, ValueLowerer, to_data
 from .schema_bounds import crossed
 from .source import Span
 from .suggest import closest

@@ -20,7 +20,7 @@ import attrs
 from . import ir
 from .attributes import SCHEMAS
 from .lower_schema import CONSTRAINTS, json_type
-from .lower_values import compile_problem, multiline
+from .literals import compile_problem, multiline
 from .printer_values import INDENT, NAME_RE, WIDTH, _flat, data, indent, print_expr, regex, string
 
 __all__ = ["print_decl", "print_expr", "print_module"]

@@ -2,7 +2,7 @@
 as the language reads it, and what to say when it is not JSON.
 
 Role:       helpers of `attributes` (the `file(...)` converters); pure functions of text.
-Invariants: JSON is read as the language's numbers (`lower_values.number`: out of range raises
+Invariants: JSON is read as the language's numbers (`literals.number`: out of range raises
             `OutOfRange`); `NaN` and `Infinity` are not JSON; a path that leaves the spec's folder
             is never read; nothing here touches the file system.
 """
@@ -12,11 +12,11 @@ import json
 import posixpath
 from typing import Any
 
-from .lower_values import number
+from .literals import number
 
 
 class OutOfRange(ValueError):
-    """A number in a JSON file that `lower_values.number` finds out of range (its text)."""
+    """A number in a JSON file that `literals.number` finds out of range (its text)."""
 
 
 def parse_json(text: str) -> Any:
