@@ -23,11 +23,15 @@ import json
 import operator
 import os
 import re
-from typing import Any, Callable, Iterable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, runtime_checkable
 
 import attrs
 
 from .trace import Event, Trace
+
+if TYPE_CHECKING:
+    from .store_memory import MemoryStore
+    from .store_sqlite import SqliteStore
 
 DEFAULT_PATH = ".afp/runs.db"
 DEFAULT_MAX_RUNS = 1000
@@ -160,7 +164,7 @@ class Store(Protocol):
 
 
 # ---------------------------------------------------------------- shared helpers
-# (the row codec both SQL stores share, event batches and JSON columns, is in store_sqlite.py)
+# (the row codec both SQL stores share, event batches and JSON columns, is in store_rows.py)
 @attrs.frozen
 class Migration:
     """One schema version: its steps (SQL text, or a function given the open connection) run in
@@ -259,6 +263,7 @@ def _params_of(fn: Callable) -> Any:
 # ---------------------------------------------------------------- selection
 def memory(max_runs: int | None = DEFAULT_MAX_RUNS) -> MemoryStore:
     """A private in-process store keeping the `max_runs` most recent runs (the API's default)."""
+    from .store_memory import MemoryStore  # (see `__getattr__`)
     return MemoryStore(max_runs)
 
 
@@ -266,6 +271,7 @@ def sqlite(path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None
            create: bool = True) -> "SqliteStore":
     """A SQLite store (WAL; several local processes may share the file; `:memory:` is private).
     `create=False`: a file that does not exist (or holds no runs) is a `StoreError`."""
+    from .store_sqlite import SqliteStore  # (see `__getattr__`)
     return SqliteStore(path, stamp=stamp, create=create)
 
 
@@ -295,6 +301,7 @@ def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None
         if not create:
             raise StoreError(f"`{url}` is a private in-process store: it holds no runs of earlier "
                              f"commands; name the store the runs were saved to")
+        from .store_memory import MemoryStore  # (see `__getattr__`)
         return MemoryStore(stamp=stamp)
     if url.startswith("sqlite:///"):  # SQLAlchemy's form: sqlite:///rel.db, sqlite:////abs.db
         url = url[len("sqlite:///"):]
@@ -309,8 +316,18 @@ def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None
     if not url.strip():
         raise StoreError(f"the store `{url}` is blank; name a SQLite file (`runs.db`), "
                          f"`sqlite:///path` or `postgresql://user@host/db`")
+    from .store_sqlite import SqliteStore  # (see `__getattr__`)
     return SqliteStore(url, stamp=stamp, create=create)
 
 
-from .store_memory import MemoryStore  # noqa: E402  (the API's default)
-from .store_sqlite import SqliteStore  # noqa: E402  (the default persistent store)
+def __getattr__(name: str) -> Any:
+    """`store.MemoryStore` and `store.SqliteStore`, imported when first asked for (PEP 562).
+    Their modules import this one; importing them from here as this module loads made a fresh
+    `import afp_dsl.store_sqlite` (or `store_memory`, `store_rows`) a circular import."""
+    if name == "MemoryStore":
+        from .store_memory import MemoryStore
+        return MemoryStore
+    if name == "SqliteStore":
+        from .store_sqlite import SqliteStore
+        return SqliteStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
