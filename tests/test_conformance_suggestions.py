@@ -75,3 +75,32 @@ def test_resume_and_graph_run_suggest_the_run_meant(tmp_path):
     drawn = cli("graph", TRIAGE, "--run", run_id[:-1], "--store", db)
     assert drawn.exit_code == 1 and f"did you mean `{run_id}`?" in drawn.stderr
     assert drawn.stdout == ""
+
+
+def _helps(tmp_path, text: str, **files: str) -> list[tuple[str, str | None]]:
+    for name, body in files.items():
+        (tmp_path / f"{name}.afp").write_text(body, encoding="utf-8")
+    spec = tmp_path / "spec.afp"
+    spec.write_text(text, encoding="utf-8")
+    return [(d.message, d.help) for d in afp.check(str(spec)) if d.code == "AFP101"]
+
+
+def test_a_bare_name_only_an_import_declares_suggests_its_alias(tmp_path):
+    """Before, `redact = [cards]` with `import "std/redact" as std_redact` (and a bare `sk` for
+    `c.sk`, in a list or in `active(...)`/`returned(...)`) was "unknown" with no suggestion."""
+    common = 'skill sk { description = "d" }\ntool tt { description = "d" }\n'
+    found = _helps(tmp_path, 'import "std/redact" as std_redact\nimport "./common.afp" as c\n'
+                   'agent a { redact = [cards] skills = [sk] context = [i] }\n'
+                   'instruction i { prompt = "p" when = active(sk) or returned(tt) }\n',
+                   common=common)
+    assert found == [("unknown redact rule `cards`", "did you mean `std_redact.cards`?"),
+                     ("unknown skill `sk`", "did you mean `c.sk`?"),
+                     ("unknown skill `sk`", "did you mean `c.sk`?"),
+                     ("unknown tool `tt`", "did you mean `c.tt`?")]
+
+
+def test_an_import_of_another_kind_is_not_suggested(tmp_path):
+    found = _helps(tmp_path, 'import "./common.afp" as c\nagent a { tools = [sk] }\n',
+                   common='skill sk { description = "d" }\n')
+    assert found == [("unknown tool `sk`", None)]
+

@@ -25,7 +25,7 @@ from ..suggest import closest
 from . import sitelist
 from . import sites as S
 from .atoms import self_compared
-from .names import duplicated_as
+from .names import duplicated_as, imported_hint
 from .schemafacts import result_may_parse
 from .schemapaths import FieldProblem, walk_schema
 from .impossible import self_impossible
@@ -188,9 +188,10 @@ def _call_arg(analysis: Analysis, module: str, call: ir.Call) -> Diagnostic | No
         names = [d.name for d in analysis.modules[module].decls if isinstance(d, kind)] \
             if module in analysis.modules else []
         close = closest(call.arg.name, names)
+        hint = f"did you mean `{close}`?" if close else (
+            None if call.arg.alias else imported_hint(analysis, module, call.arg.name, (kind,)))
         return diag("AFP101", f"unknown {what} `{call.arg}`", call.arg.span,
-                    f"`{call.func}(...)` needs a {what}",
-                    help=f"did you mean `{close}`?" if close else None)
+                    f"`{call.func}(...)` needs a {what}", help=hint)
     if not isinstance(r.decl, kind) and not duplicated_as(analysis, r.module, call.arg.name, kind):
         return diag("AFP102", f"`{call.arg}` is {ir.a_kind(r.decl)}, but `{call.func}(...)` "
                     f"needs a {what}", call.arg.span, f"expected a {what}")

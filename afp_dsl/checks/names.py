@@ -138,7 +138,8 @@ def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], w
         target = a.aliases.get(module, {}).get(ref.alias) if ref.alias else module
         table = a.symbols.get(target, {})
         same_kind = [n for n, d in table.items() if isinstance(d, kinds)]
-        hint = _did_you_mean(ref.name, same_kind) or _did_you_mean(ref.name, list(table))
+        hint = (_did_you_mean(ref.name, same_kind) or _did_you_mean(ref.name, list(table))
+                or (None if ref.alias else imported_hint(a, module, ref.name, kinds)))
         where = f" in module `{ref.alias}`" if ref.alias else ""
         return diag("AFP101", f"unknown {what[2:] if what.startswith('a ') else what[3:]} `{ref}`", ref.span,
                     f"nothing named `{ref.name}` is declared{where}", help=hint)
@@ -167,6 +168,21 @@ def duplicated_as(a: Analysis, module: str, name: str, kinds: type | tuple[type,
     is then not also of the wrong kind: one root cause, one diagnostic."""
     m = a.modules.get(module)
     return m is not None and any(d.name == name and isinstance(d, kinds) for d in m.decls)
+
+
+def imported_hint(a: Analysis, module: str, name: str, kinds: tuple[type, ...]) -> str | None:
+    """"did you mean `alias.name`?" for a bare name that only an imported module declares (of the
+    kind expected here): the alias was left out, as in `redact = [cards]` for `std_redact.cards`."""
+    found = [f"{alias}.{n}" for alias, target in sorted(a.aliases.get(module, {}).items())
+             for n, d in a.symbols.get(target, {}).items() if isinstance(d, kinds)]
+    exact = [q for q in found if q.rpartition(".")[2] == name]
+    if exact:
+        return f"did you mean `{exact[0]}`?"
+    bare = {}
+    for q in found:
+        bare.setdefault(q.rpartition(".")[2], q)
+    close = closest(name, list(bare))
+    return f"did you mean `{bare[close]}`?" if close else None
 
 
 def _did_you_mean(name: str, candidates: list[str]) -> str | None:
