@@ -104,3 +104,11 @@ def test_an_import_of_another_kind_is_not_suggested(tmp_path):
                    common='skill sk { description = "d" }\n')
     assert found == [("unknown tool `sk`", None)]
 
+
+def test_expect_cursor_suggests_a_skill_when_a_misspelt_entry_hides_the_graph(tmp_path):
+    """Before: with the graph's entry misspelt too, the agent's skills were unknown and
+    `expect cursor triag` had no suggestion, while every other `triag` had one."""
+    found = _helps(tmp_path, 'agent a { graph = g }\nskill triage { description = "x" }\n'
+                   'graph g { entry triag }\n'
+                   'test t { user "hi" model says "ok" expect cursor triag }\n')
+    assert found == [("unknown skill `triag`", "did you mean `triage`?")] * 2

@@ -22,7 +22,7 @@ from ..frozen import thaw
 from ..schema_quick import surely_valid
 from ..suggest import closest
 from . import graphview as G
-from .names import duplicated_as
+from .names import duplicated_as, imported_hint
 
 BUILTINS = ("read_skill", "skip_step")
 _TOOL_STMTS = (ir.ToolReturns, ir.ToolFails, ir.ExpectCalled)
@@ -166,7 +166,16 @@ def _skill_hint(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope) -> 
         return f"did you mean `{same[0]}`?"
     bare = {w.rpartition(".")[2]: w for w in reversed(written)}  # (`sx` is close to `lib.s1`)
     close = closest(str(ref), written) or bare.get(closest(ref.name, list(bare)) or "")
-    return f"did you mean `{close}`?" if close else None
+    if close:
+        return f"did you mean `{close}`?"
+    # the agent's skills are unknown or far off (a misspelt graph entry hides its skills):
+    # any skill the module declares, or reaches through an import
+    mine = [d.name for d in analysis.modules[module].decls if isinstance(d, ir.Skill)] \
+        if module in analysis.modules else []
+    close = closest(ref.name, mine) if ref.alias is None else None
+    if close:
+        return f"did you mean `{close}`?"
+    return None if ref.alias else imported_hint(analysis, module, ref.name, (ir.Skill,))
 
 
 def _off_graph(analysis: Analysis, module: str, stmt: ir.ExpectCursor, scope: _Scope,
