@@ -163,12 +163,7 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
     for r in store.runs():
         if r is None or (not show_all and (r.get("meta") or {}).get("outer")):
             continue
-        rows.append({"run_id": r["run_id"], "agent": r.get("agent"),
-                     "outcome": shown_outcome(r), "status": r.get("status"),
-                     "started": r.get("started"),  # (a wall-clock stamp: `afpc run` gives one)
-                     "time": r.get("time") or 0,  # (logical: the last event's tick)
-                     "iterations": r.get("iterations") or 0,
-                     "events": r.get("events") or 0})
+        rows.append(run_summary(r))
     if fmt == "json":
         echo(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=2))
         return
@@ -183,15 +178,31 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
         echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
 
 
+def run_summary(r: dict) -> dict:
+    """A run's row as `trace list --format json` and `trace show --format json` give it."""
+    return {"run_id": r["run_id"], "agent": r.get("agent"),
+            "outcome": shown_outcome(r), "status": r.get("status"),
+            "started": r.get("started"),  # (a wall-clock stamp: `afpc run` gives one)
+            "time": r.get("time") or 0,  # (logical: the last event's tick)
+            "iterations": r.get("iterations") or 0,
+            "events": r.get("events") or 0}
+
+
 @trace.command(name="show")
 @click.argument("run_id", callback=utf8_text)
 @_STORE
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: the run's row and its events (the JSONL schema).")
 @guarded
 @store_errors
-def show(run_id: str, store_url: str | None) -> None:
+def show(run_id: str, store_url: str | None, fmt: str) -> None:
     """Print a run (RUN, or `last`) as an indented timeline of its iterations."""
     store = open_store(store_url)
     row, events = load_run(store, run_id)
+    if fmt == "json":
+        shown = {"run": run_summary(row), "events": [e.to_dict() for e in events]}
+        echo(json.dumps(shown, ensure_ascii=False, sort_keys=True, indent=2))
+        return
     echo(timeline(row, events))
 
 
