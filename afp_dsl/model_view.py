@@ -2,7 +2,8 @@
 
 Role:       `sent(red, system, history, tools)` gives the system text, messages and tool specs of
             one request; with a model-side redactor (semantics §9, `model = true`) every text the
-            model reads is scrubbed: the system prompt, each message and tool call's arguments,
+            model reads is scrubbed: the system prompt, each message and tool call's arguments
+            (a tool result's JSON text by its keys too),
             each tool's description and the `description`s of its schema. Split from `interp`.
 Invariants: the run's own history, plan and trace are never changed (copies are scrubbed); the
             schema's keywords are kept, as the model must fill them in (the plan validates
@@ -23,11 +24,17 @@ def sent(red: Any, system: str, history: Sequence[Message], tools: tuple) -> tup
     snapshot)."""
     if red is None:
         return system, HistoryView(history), tools
-    messages = [Message(m.role, red.scrub_text(m.content),
+    messages = [Message(m.role, red.scrub_text(_keyed(red, m)),
                         tuple(attrs.evolve(c, arguments=red.scrub(dict(c.arguments)))
                               for c in m.tool_calls), m.tool_call_id, m.name, m.is_error)
                 for m in history]
     return red.scrub_text(system), messages, tuple(_tool(red, t) for t in tools)
+
+
+def _keyed(red: Any, m: Message) -> str:
+    """A tool result's text with the values under redacted keys of its JSON replaced (a
+    structured result reaches the model as JSON text: its keys are read there)."""
+    return red.scrub_json_keys(m.content) if m.role == "tool" else m.content
 
 
 def _tool(red: Any, tool: ToolSpec) -> ToolSpec:

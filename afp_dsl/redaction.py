@@ -24,6 +24,7 @@ import attrs
 
 from . import ir
 from .frozen import FrozenMap
+from .redaction_json import key_spans, opens_json
 from .redaction_scan import CACHE_SIZE, CleanCheck
 from .redaction_match import (DEFAULT_PLACEHOLDER, Matcher, Memory, Rule, key_table, literal_regex,
                               luhn_valid)
@@ -169,6 +170,28 @@ class Redactor(CleanCheck):
         except (ValueError, RecursionError):
             return
         self.learn(value)
+
+    def scrub_json_keys(self, text: Any, *, at: str = "$") -> Any:
+        """`text` with every value under a redacted key of the JSON object or array that opens
+        it replaced by the rule's placeholder (as JSON text), whatever the value's length, the
+        rest kept as written; anything else as it is. Patterns and remembered secrets are left
+        to `scrub`/`scrub_text`."""
+        if not self._keys or not opens_json(text):
+            return text
+        spans = key_spans(text, self._json_key_rule, at)
+        if not spans:
+            return text
+        parts, last = [], 0
+        for start, end, rule, path in spans:
+            parts += [text[last:start], json.dumps(rule.placeholder, ensure_ascii=False)]
+            last = end
+            self._count(rule, path)
+        parts.append(text[last:])
+        return "".join(parts)
+
+    def _json_key_rule(self, key: str) -> Rule | None:
+        rules = self._key_rules(key)
+        return self._first_active(rules) if rules else None
 
     def memory_state(self) -> dict:
         """The remembered secrets, raw, for a resume checkpoint (never for a record)."""

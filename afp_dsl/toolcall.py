@@ -279,12 +279,15 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
     duration = now - (ctx.rec.time if at is None else ctx.rec.trace[at].time)  # (in ticks)
     payload = {"tool": call.name, "call_id": call.id, "status": status, "executed": executed,
                "result": result, "duration": duration}
+    red = ctx.redactor
+    red.learn_json_text(out.result)  # (before recording: JSON text holds keys too)
+    if type(result) is str:  # values under redacted keys in JSON text, whatever their length
+        result = payload["result"] = red.scrub_json_keys(result, at="tool.returned.result")
     if out.result is None or to_text(out.result) != text:
-        payload["read"] = text
-        keys, values = READ_KEYS, (status, executed, result, duration, text)
+        text_read = payload["read"] = red.scrub_json_keys(text, at="tool.returned.read")
+        keys, values = READ_KEYS, (status, executed, result, duration, text_read)
     else:
         keys, values = RETURNED_KEYS, (status, executed, result, duration)
-    ctx.redactor.learn_json_text(out.result)  # (before recording: JSON text holds keys too)
     info = ctx.plan.tools.get(call.name)
     eid = ctx.rec.emit_vouched_plus("tool.returned", payload, cause, keys, values,
                                     ctx.state.iteration, info.decl.span if info else None,

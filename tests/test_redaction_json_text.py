@@ -1,0 +1,93 @@
+"""Redaction (semantics §9) of values under redacted keys inside a tool result written as JSON
+text: replaced whatever their length, as in a structured result, in every record and, with
+`model = true`, in what the model reads."""
+from __future__ import annotations
+
+import json
+
+from interp_support import call, make, payloads
+
+from afp_dsl import ir
+from afp_dsl.redaction import Redactor
+
+SPEC = """
+agent g { tools = [fetch] redact = [secrets] }
+tool fetch { description = "fetch" }
+redact secrets { keys = ["pin", "token"] %s }
+"""
+TEXT = '{"pin": "Q9",  "token": 73, "n": "ok", "deep": [{"PIN": {"a": "b"}}]}'
+SCRUBBED = ('{"pin": "[REDACTED]",  "token": "[REDACTED]", "n": "ok", '
+            '"deep": [{"PIN": "[REDACTED]"}]}')
+SHORT = ("Q9", "73", '"b"')
+
+
+def _run(model: str, result):
+    agent, prov = make(SPEC % model, [call("fetch"), "done"], tools={"fetch": lambda: result})
+    return agent.run("hi"), prov
+
+
+def _model_read(prov) -> str:
+    return "".join(m.content for m in prov.requests[1].messages if m.role == "tool")
+
+
+def test_short_values_under_keys_in_json_text_are_redacted_in_every_record():
+    r, prov = _run("", TEXT)
+    assert payloads(r, "tool.returned")[0]["result"] == SCRUBBED  # the text as written, scrubbed
+    records = r.trace.to_json() + r.why()
+    assert not [s for s in SHORT if s in records]
+    (applied,) = payloads(r, "redaction.applied")
+    assert applied["counts"]["secrets"] == 3
+    assert "tool.returned.result.deep[0].PIN" in applied["paths"]
+    assert _model_read(prov) == TEXT  # records only: the model reads the raw text
+
+
+def test_model_true_scrubs_short_values_under_keys_of_structured_and_json_text_results():
+    for result, read in ((TEXT, SCRUBBED),
+                         (json.loads(TEXT), '{"pin":"[REDACTED]","token":"[REDACTED]","n":"ok",'
+                                            '"deep":[{"PIN":"[REDACTED]"}]}')):
+        r, prov = _run("model = true", result)
+        assert _model_read(prov) == read
+        assert r.outcome == "answered"
+
+
+def test_key_scrubbing_keeps_what_follows_the_json_and_ignores_text_that_is_not_json():
+    red = Redactor((ir.Redact(name="k", keys=("pin",)),))
+    assert red.scrub_json_keys('[{"pin": 1}] (step 2 of 3 next)') == (
+        '[{"pin": "[REDACTED]"}] (step 2 of 3 next)')
+    assert red.scrub_json_keys('{"a": [1, 2], "pin": NaN}') == '{"a": [1, 2], "pin": "[REDACTED]"}'
+    for text in ('{"pin": 1', 'pin: 1', '"pin"', '{pin: 1}', '{"pin" 1}', 12, None):
+        assert red.scrub_json_keys(text) == text
+    assert red.report().total == 2
+    assert Redactor().scrub_json_keys('{"pin": 1}') == '{"pin": 1}'  # no key rules
+
+
+CLI_SPEC = (SPEC % "") + """
+test t {
+  user "hi"
+  model calls fetch {}
+  tool fetch returns %s
+  model says "done"
+}
+""" % json.dumps(TEXT)
+
+
+def test_the_cli_output_store_and_every_export_hold_the_placeholder(tmp_path):
+    from click.testing import CliRunner
+
+    from afp_dsl.cli import main
+    spec, db = tmp_path / "j.afp", tmp_path / "runs.db"
+    spec.write_text(CLI_SPEC, encoding="utf-8")
+    run = CliRunner().invoke(main, ["run", str(spec), "-m", "hi", "--script", "t",
+                                    "--store", str(db), "--json"])
+    assert run.exit_code == 0, run.output
+    outs = [run.output]
+    for args in (["why", "last"], ["trace", "show", "last"]) + tuple(
+            ["trace", "export", "last", "--format", f] for f in ("jsonl", "html", "otlp-json",
+                                                                 "thinking")):
+        res = CliRunner().invoke(main, args + ["--store", str(db)])
+        assert res.exit_code == 0, res.output
+        outs.append(res.output)
+    # (`run --json` shows the answer; the OTLP export holds no content unless asked)
+    assert ["[REDACTED]" in o for o in outs] == [False, True, True, True, True, False, True]
+    assert not [s for s in ("Q9", ": 73") if s in "".join(outs)]
+    assert b"Q9" not in db.read_bytes()
