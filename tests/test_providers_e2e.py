@@ -169,7 +169,7 @@ def test_run_errors_name_the_fix(spec_file, tmp_path, monkeypatch, vendor, item,
     assert expected in error
 
 
-@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+@pytest.mark.parametrize("vendor", list(VENDORS))
 def test_arguments_that_are_not_json_are_answered_as_invalid_and_the_model_calls_again(
         spec_file, vendor):
     """Before: the run ended with BadToolArgumentsError (quoting the arguments). Now the call is

@@ -17,13 +17,13 @@ from typing import Any, Mapping
 
 from ..frozen import thaw
 from . import _options as check
-from .base import Reply, Request, ToolCall, Usage
+from .base import Reply, Request, Usage
 from ._deadline import deadline_hooks, watch_client
 from ._errors import (AuthenticationError, BadRequestError, BadToolArgumentsError,
                       ModelNotFoundError, ProviderFailure, ProviderTimeoutError, RateLimitedError,
                       ServerError, ServerUnreachableError, body_error, clip, empty_reply,
                       error_reply, malformed, mid_reply, parse_retry_after, stream_cut)
-from ._http import Adapter, call_id, parse_arguments, reply_meta
+from ._http import Adapter, call_id, read_call, reply_meta
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -101,10 +101,10 @@ class OllamaProvider(Adapter):
         # and keywords such as `pattern` and `minimum`; post the body as built instead.
         sdk = _sdk()
         if not self.stream:
-            return self._finish(request, [self._client._request(
-                sdk.ChatResponse, "POST", "/api/chat", json=body)])
+            return self._finish(request, [_chat_response(sdk, self._client._request_raw(
+                "POST", "/api/chat", json=body).json())])
         chunks = self._chunks(body)
-        if chunks and not chunks[-1].done:  # no `"done": true` line: the stream was cut short
+        if chunks and not chunks[-1][0].done:  # no `"done": true` line: the stream was cut short
             raise stream_cut(self.name, "its last line (`\"done\": true`) arrived")
         return self._finish(request, chunks)
 
@@ -125,8 +125,8 @@ class OllamaProvider(Adapter):
                     raise (mid_reply if chunks else error_reply)(self.name, error)
                 if not isinstance(part, Mapping):
                     raise malformed(self.name, self.host, f"a line that is not an object: {line}")
-                chunks.append(sdk.ChatResponse(**part))
-                text = chunks[-1].message.content if chunks[-1].message is not None else None
+                chunks.append(_chat_response(sdk, part))
+                text = chunks[-1][0].message.content if chunks[-1][0].message is not None else None
                 if text:
                     self._emit("llm.chunk", text=text)
         return chunks
@@ -134,19 +134,19 @@ class OllamaProvider(Adapter):
     # ------------------------------------------------------------ reply
     def _finish(self, request: Request, chunks: list) -> Reply:
         text, raw_calls, last = [], [], None
-        for c in chunks:
+        for c, wire_args in chunks:
             msg = c.message
             if msg is None:
                 raise malformed(self.name, self.host, "a reply without a message")
             text.append(msg.content or "")
-            raw_calls += [(tc.function.name, tc.function.arguments) for tc in msg.tool_calls or ()]
+            raw_calls += [(tc.function.name, wire_args.get(k, tc.function.arguments))
+                          for k, tc in enumerate(msg.tool_calls or ())]
             last = c
         if last is None:
             raise malformed(self.name, self.host, "an empty stream")
         done = getattr(last, "done_reason", None) or "stop"
-        calls = tuple(ToolCall(call_id(request, i), str(name),
-                               parse_arguments(self.name, str(name), args,
-                                               cut=done == "length"))
+        calls = tuple(read_call(self.name, call_id(request, i), str(name), args,
+                                cut=done == "length")
                       for i, (name, args) in enumerate(raw_calls))
         stop = "tool_use" if calls else ("length" if done == "length" else "stop")
         joined = "".join(text)
@@ -214,6 +214,26 @@ def _response_error(exc: Any, model: str, headers: Any = None) -> ProviderFailur
                            f"serve` log, or run with --retries N", retry_after=wait, **kw)
     return BadRequestError(f"ollama: the server refused the request ({status}: {detail}); "
                            f"check the model name and the tool schemas", **kw)
+
+
+def _chat_response(sdk: Any, part: Any) -> tuple[Any, dict[int, Any]]:
+    """A reply (or stream line) as the SDK's `ChatResponse`, and the arguments of its tool
+    calls that are not an object, by position, as they came: the SDK refuses the whole reply
+    for one such call, whereas the call is answered as invalid and the model may call again
+    (`read_call`, as the other adapters do; semantics §7)."""
+    calls = part.get("message") if isinstance(part, Mapping) else None
+    calls = calls.get("tool_calls") if isinstance(calls, Mapping) else None
+    wire: dict[int, Any] = {}
+    if isinstance(calls, list):
+        for k, c in enumerate(calls):
+            f = c.get("function") if isinstance(c, Mapping) else None
+            if isinstance(f, Mapping) and not isinstance(f.get("arguments"), Mapping):
+                wire[k] = f.get("arguments")  # (none at all, or null: no arguments)
+        if wire:
+            fixed = [dict(c, function=dict(c["function"], arguments={})) if k in wire else c
+                     for k, c in enumerate(calls)]
+            part = dict(part, message=dict(part["message"], tool_calls=fixed))
+    return sdk.ChatResponse(**part), wire
 
 
 def _rejected_body_error(exc: Exception) -> str | None:
