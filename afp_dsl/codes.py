@@ -189,6 +189,15 @@ _ALL = [
        "conditions using it are not analysed. The test is conservative: it may flag a pattern\n"
        "that is in fact safe, never the reverse.\n\n"
        "Fix: match each character one way: `/^(a|aa)+$/` → `/^a+$/`, `/(\\w+\\s?)+$/` → `/[\\w\\s]+$/`."),
+    _c("AFP308", "untyped-comparison", W, "an ordered comparison reads an argument of unknown type",
+       "A tool's `check_in`, or a policy `before`/`after` rule on a named tool, compares an\n"
+       "argument with `<`, `<=`, `>` or `>=` against a number (or a string), and the tool's\n"
+       "input schema does not say what type the argument has (no `input`, a field typed `any`,\n"
+       "or an undeclared field of an open object). Ordered comparisons need two numbers or two\n"
+       "strings and convert nothing: `check_in = args.amount > 1000` is false when the model\n"
+       "sends `\"amount\": \"5000\"`, so the run does not pause.\n\n"
+       "Fix: declare the argument's type (`input { amount: number }`): the call is then\n"
+       "validated, and a string is refused with a message the model can act on."),
     _c("AFP401", "policy-rule-never-matches", W, "a policy rule can never match",
        "A block for a tool no agent using the policy has, a rule whose condition can never hold,\n"
        "or a rule that can hold only where earlier rules of its block hold (the first rule that\n"

@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 from ..analysis import Analysis
 from ..diagnostics import Diagnostic
 from . import (atoms, exprs, graph, guards, names, policies, regexes, routes, schemapaths, schemas, sites,
-               solver, tests)
+               solver, tests, untyped)
 
 Rule = Callable[[Analysis], Iterable[Diagnostic]]
 
@@ -21,6 +21,7 @@ CHECKS: tuple[Rule, ...] = (
     schemas.check_schemas,
     exprs.check_exprs,
     regexes.check_regexes,
+    untyped.check_untyped,
     guards.check_guards,
     graph.check_graph,
     routes.check_routes,
