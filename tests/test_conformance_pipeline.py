@@ -361,3 +361,37 @@ def test_a_later_run_with_the_same_call_ids_leaves_an_earlier_result_s_inner_run
     assert kept.run_id == r1.run_id + "/call_0" and "inner A" in kept.to_json()
     assert r2.inner["ask_researcher"].get("call_0").run_id == r2.run_id + "/call_0"
     assert r1.why() == why_before
+
+
+TYPED = """
+agent outer { graph = flow }
+agent finder { system = "Answer with JSON: {\\"status\\": \\"found\\" or \\"missing\\"}." }
+tool consult {
+  description = "Ask the finder."
+  input { q: string }
+  output { status: "found" | "missing" }
+  impl = agent(finder)
+}
+skill desk { description = "desk" tools = [consult] }
+skill found { description = "found" }
+graph flow { entry desk  route desk -> found on consult when result.status == "found" }
+"""
+
+
+@pytest.mark.parametrize("answer,actual,moved", [
+    ('{"status": "found"}', "found", True),  # JSON text: guards read it parsed
+    ("It was found.", None, False),          # prose: no field, the path is null
+    ('{"status": 5}', 5, False)])            # off the schema: read as it is
+def test_an_agent_tools_output_schema_types_guards_but_does_not_judge_the_answer(answer, actual,
+                                                                                  moved):
+    """`output` declares the result's shape for the checker (language §5.2); the inner answer is
+    the result as written, status `success`, whatever its shape; a guard's evidence shows what
+    it read (docs/language.md, "Tool bodies")."""
+    agent, prov = make(TYPED, [call("consult", q="x"), answer, "done"], name="outer")
+    r = agent.run("hi")
+    (ret,) = payloads(r, "tool.returned")
+    assert (ret["status"], ret["result"]) == ("success", answer)
+    assert tool_texts(prov.requests[-1]) == [answer]
+    (route,) = payloads(r, "route.evaluated")
+    assert [(c["actual"], c["passed"]) for c in route["conditions"]] == [(actual, moved)]
+    assert route["fired"] is moved
