@@ -14,6 +14,7 @@ import attrs
 
 from . import skills as sk
 from .evaluate import Env, evaluate
+from .evidence_keys import hide
 from .plan import Plan
 from .providers.base import ToolSpec
 from .source import Span
@@ -82,7 +83,9 @@ def _env(plan: Plan, state: RunState, active: frozenset[str]) -> Env:
     return Env(roots, frozenset(state.returned), active)
 
 
-def compose(plan: Plan, state: RunState) -> Composition:
+def compose(plan: Plan, state: RunState, red: Any = None) -> Composition:
+    """The pieces of the system prompt with their provenance; `red`: the run's redactor, for the
+    evidence of a `when` read from under a redacted key (`evidence_keys.hide`)."""
     active = active_skills(plan, state)
     names = frozenset(n for n, _, _ in active)
     pieces: list[Piece] = []
@@ -98,7 +101,8 @@ def compose(plan: Plan, state: RunState) -> Composition:
         env = env or _env(plan, state, names)
         ev = evaluate(c.when, env, clip=False)  # (shortened after redaction: `clip_evidence`)
         detail = [{"text": x.text, "actual": x.actual, "passed": x.passed,
-                   **({"reason": x.reason} if x.reason else {})} for x in ev.conditions]
+                   **({"reason": x.reason} if x.reason else {})}
+                  for x in hide(red, c.when, ev.conditions)]
         if ev.holds:
             pieces.append(Piece(c.kind, c.decl.name, c.decl.span, "when", c.text, detail))
         else:

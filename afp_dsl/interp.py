@@ -127,7 +127,7 @@ def _iteration(ctx: RunCtx):
 
 
 def _recompose(ctx: RunCtx):
-    comp = compose(ctx.plan, ctx.state)
+    comp = compose(ctx.plan, ctx.state, ctx.redactor)
     ctx.comp = comp
     active = active_skills(ctx.plan, ctx.state)
     cur = [a[0] for a in active if a[0] == ctx.state.cursor]

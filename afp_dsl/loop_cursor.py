@@ -12,6 +12,7 @@ Invariants: one decision per iteration (a retry reuses it: `interp` checks `stat
 from __future__ import annotations
 
 from .cursor import CursorDecision, advance, cold_start
+from .evidence_keys import hide
 from .plan import EntryInfo, GraphInfo, RouteInfo
 from .runtime import RunCtx
 
@@ -73,7 +74,7 @@ def _record_evidence(ctx: RunCtx, ev) -> str:
     return ctx.emit("route.evaluated", {
         "edge": ev.route.text, "from": ev.route.src, "to": ev.route.dst, "call_id": ev.call_id,
         "tool": ev.tool, "status": ev.status, "fired": ev.fired, "reason": ev.reason,
-        "conditions": [_cond(c) for c in ev.conditions]},
+        "conditions": [_cond(c) for c in hide(ctx.redactor, ev.route.when, ev.conditions)]},
         source=ev.route.span, caused_by=(ev.result_event,), clip=True)
 
 

@@ -189,6 +189,20 @@ class Redactor(CleanCheck):
         parts.append(text[last:])
         return "".join(parts)
 
+    @property
+    def has_key_rules(self) -> bool:
+        return bool(self._keys)
+
+    def key_placeholder(self, names: Any) -> str | None:
+        """The placeholder of the first active rule selecting one of the key `names` (a value
+        read through them is redacted, counted without a path), or None."""
+        for name in names:
+            rule = self._json_key_rule(name)
+            if rule is not None:
+                self._count(rule, None)
+                return rule.placeholder
+        return None
+
     def _json_key_rule(self, key: str) -> Rule | None:
         rules = self._key_rules(key)
         return self._first_active(rules) if rules else None
