@@ -22,6 +22,7 @@ from ..diagnostics import Diagnostic
 from ..evaluate import render_expr
 from ..frozen import is_mapping
 from . import sites as S
+from .sitelist import sites
 from .exprs import has_unknown_operand, walk
 from .schemapaths import _COMPOSED, Field, walk_schema
 from .schemas import is_broken
@@ -32,7 +33,7 @@ _PLACES = frozenset({"check_in", "before", "after"})
 
 
 def check_untyped(analysis: Analysis) -> Iterable[Diagnostic]:
-    for site in S.sites(analysis):
+    for site in sites(analysis):
         if site.place in _PLACES and site.tool is not None:
             yield from _site(analysis, site)
 
