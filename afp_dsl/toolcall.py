@@ -29,6 +29,7 @@ from .frozen import thaw
 from .providers.base import ToolCall, UnreadCall
 from . import toolcall_policy as pol
 from .runtime import RunCtx, plain
+from .redaction_json import opens_json
 from .trace import dumps
 from .call_outcome import CallOutcome
 from . import toolcall_builtins as bi
@@ -280,12 +281,14 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
     payload = {"tool": call.name, "call_id": call.id, "status": status, "executed": executed,
                "result": result, "duration": duration}
     red = ctx.redactor
-    red.learn_json_text(out.result)  # (before recording: JSON text holds keys too)
-    if type(result) is str:  # values under redacted keys in JSON text, whatever their length
-        result = payload["result"] = red.scrub_json_keys(result, at="tool.returned.result")
+    keyed = red.has_key_rules  # (values under redacted keys in JSON text, whatever their length)
+    if keyed:
+        red.learn_json_text(out.result)  # (before recording: JSON text holds keys too)
+        if opens_json(result):  # (Speed: most results are not JSON text: no method call)
+            result = payload["result"] = red.scrub_json_keys(result, at="tool.returned.result")
     if out.result is None or to_text(out.result) != text:
-        text_read = payload["read"] = red.scrub_json_keys(text, at="tool.returned.read")
-        keys, values = READ_KEYS, (status, executed, result, duration, text_read)
+        read = payload["read"] = red.scrub_json_keys(text, at="tool.returned.read") if keyed else text
+        keys, values = READ_KEYS, (status, executed, result, duration, read)
     else:
         keys, values = RETURNED_KEYS, (status, executed, result, duration)
     info = ctx.plan.tools.get(call.name)
