@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from interp_support import call, make, payloads
 
 from afp_dsl import ir
@@ -91,3 +94,31 @@ def test_the_cli_output_store_and_every_export_hold_the_placeholder(tmp_path):
     assert ["[REDACTED]" in o for o in outs] == [False, True, True, True, True, False, True]
     assert not [s for s in ("Q9", ": 73") if s in "".join(outs)]
     assert b"Q9" not in db.read_bytes()
+
+
+_KEYS = st.sampled_from(["pin", "PIN", "Pin", "n", "deep", "é", "pin2"])
+_LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
+_JSON = st.recursive(_LEAVES, lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(_KEYS, inner, max_size=4), max_leaves=20)
+
+
+def _expected(value):
+    """`value` with every value under a key the rule selects (`pin`, any case) replaced."""
+    if isinstance(value, dict):
+        return {k: "[REDACTED]" if k.lower() == "pin" else _expected(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expected(v) for v in value]
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.dictionaries(_KEYS, _JSON, max_size=4) | st.lists(_JSON, max_size=4),
+       indent=st.sampled_from([None, 0, 2]), ascii_only=st.booleans(),
+       tail=st.sampled_from(["", " (step 2 of 3 next)", "\n"]))
+def test_key_scrubbing_of_any_json_text_matches_the_structured_scrub(value, indent, ascii_only, tail):
+    """Whatever the JSON's nesting, spacing and escapes, the scrubbed text parses to the value
+    with every keyed value replaced, and keeps what follows the JSON value."""
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+    out = Redactor((ir.Redact(name="k", keys=("pin",)),)).scrub_json_keys(text + tail)
+    assert out.endswith(tail)
+    assert json.loads(out[:len(out) - len(tail)] if tail else out) == _expected(value)
