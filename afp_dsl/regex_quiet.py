@@ -28,10 +28,16 @@ def quiet() -> Iterator[None]:
 
 
 def compile_quietly(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    """`re.compile`, without a FutureWarning; raises what `re.compile` raises."""
+    """`re.compile`, without a FutureWarning. Raises `re.error` for every pattern it cannot
+    compile: also for the ones `re` refuses with another exception (a repetition count over
+    `re`'s limit, `a{99999999999}`, is an OverflowError; nesting too deep a RecursionError), so
+    callers that skip or report a bad pattern need catch only `re.error`."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        return re.compile(pattern, flags)
+        try:
+            return re.compile(pattern, flags)
+        except (OverflowError, RecursionError, ValueError) as e:
+            raise re.error(str(e) or type(e).__name__) from None
 
 
 def parse_quietly(parse: Any, pattern: str, flags: int = 0) -> Any:

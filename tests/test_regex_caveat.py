@@ -3,7 +3,8 @@
 Before, `afpc check` printed Python's own warning on stderr (`…/lower_values.py:369:
 FutureWarning: Possible nested set at position 1` and the source line of afp it came from), and
 `afp.check` raised it under `-W error`, though it never raises for bad input (tooling.md §2, §6).
-Now the checker reports it as an AFP004 warning and no FutureWarning leaves afp.
+Now the checker reports it as an AFP004 warning and no FutureWarning leaves afp. Also: a pattern
+`re` refuses with an OverflowError (a repetition count over its limit) is an AFP004 error.
 """
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import re
 import warnings
 
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import afp_dsl as afp
 from afp_dsl.cli import main
@@ -91,3 +94,28 @@ def test_a_schema_pattern_warns_nothing_when_arguments_are_checked():
         scripted = program.agent(provider=afp.providers.mock([[("t", {"q": "b"})], "x"])).run("hi")
     assert (demo.outcome, scripted.outcome) == ("answered", "answered")
     assert [str(w.message) for w in caught if w.category is FutureWarning] == []
+
+
+# A pattern `re` refuses with an exception other than `re.error`: a repetition count over its
+# limit is an OverflowError. Before, a redact rule holding one crashed `afpc check` (and
+# `compile`, `graph`, `test`) with an internal error from the AFP403 empty-match check.
+SITES = {
+    "guard": SPEC,
+    "redact": 'agent a { system = "x" redact = [r] }\nredact r { patterns = [/PATTERN/] }\n',
+    "schema": SCHEMA_SPEC,
+}
+counts = st.one_of(st.integers(0, 10), st.integers(2**31 - 2, 2**70)).map(str)
+
+
+@settings(deadline=None, max_examples=60, derandomize=True, database=None)
+@given(st.sampled_from(sorted(SITES)), counts, st.one_of(st.none(), counts))
+def test_a_repetition_count_re_refuses_is_an_afp004_error_wherever_the_pattern_stands(site, low, high):
+    pattern = f"a{{{low}}}" if high is None else f"a{{{low},{high}}}"
+    try:
+        re.compile(pattern)
+        refused = False
+    except (re.error, OverflowError):
+        refused = True
+    diags = afp.check(SITES[site].replace("PATTERN", pattern))
+    errors = [d.code for d in diags if d.severity.value == "error"]
+    assert ("AFP004" in errors) == refused, (pattern, errors)
