@@ -8,8 +8,9 @@ Invariants: pure functions of their arguments; the only times are those the call
 """
 from __future__ import annotations
 
+import re
 from typing import Mapping
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax import saxutils
 
 from .testing import FileProblem, TestResult
 
@@ -44,6 +45,24 @@ def summary(results: list[TestResult], problems: list[FileProblem]) -> str:
     return text if results or problems else "no tests ran"
 
 
+# Characters XML 1.0 does not allow in a document, even as references: a file name or a message
+# holding one (a control character, a lone surrogate) would make the whole report unreadable.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _visible(text: str) -> str:
+    """`text` with each character XML cannot hold written as its Python escape (`\\x01`)."""
+    return _NOT_XML.sub(lambda m: repr(m.group(0))[1:-1], text)
+
+
+def _text(text: str) -> str:
+    return saxutils.escape(_visible(text))
+
+
+def _attr(text: str) -> str:
+    return saxutils.quoteattr(_visible(text))
+
+
 def junit(results: list[TestResult], problems: list[FileProblem],
           seconds: Mapping[str, float] | None = None) -> str:
     """JUnit XML; `seconds` (test id -> duration), when given, fills the `time` attributes of
@@ -56,16 +75,17 @@ def junit(results: list[TestResult], problems: list[FileProblem],
     for r in results:
         took = seconds.get(r.id) if seconds is not None else None
         time = "" if took is None else f' time="{took:.3f}"'
-        out.append(f"  <testcase classname={quoteattr(r.file)} name={quoteattr(r.name)}{time}>")
+        out.append(f"  <testcase classname={_attr(r.file)} name={_attr(r.name)}{time}>")
         if not r.passed:
             body = "\n".join(([r.error] if r.error else []) + list(r.failures))
-            first = (r.error or (r.failures[0] if r.failures else "failed")).splitlines()[0]
-            out.append(f"    <failure message={quoteattr(first)}>{escape(body)}</failure>")
+            first = next(iter((r.error or (r.failures[0] if r.failures else "")).splitlines()),
+                         "failed")
+            out.append(f"    <failure message={_attr(first)}>{_text(body)}</failure>")
         out.append("  </testcase>")
     for p in problems:
-        out.append(f"  <testcase classname={quoteattr(p.file)} name=\"load\">")
-        out.append(f"    <error message={quoteattr(p.message.splitlines()[0] if p.message else 'error')}>"
-                   f"{escape(p.message)}</error>")
+        out.append(f"  <testcase classname={_attr(p.file)} name=\"load\">")
+        out.append(f"    <error message={_attr(p.message.splitlines()[0] if p.message else 'error')}>"
+                   f"{_text(p.message)}</error>")
         out.append("  </testcase>")
     out.append("</testsuite>")
     return "\n".join(out) + "\n"

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import textwrap
 
-from afp_dsl.testing import run_files
-from afp_dsl.testing_report import junit, report
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from afp_dsl.testing import FileProblem, TestResult, run_files
+from afp_dsl.testing_report import _visible, junit, report
 
 SPEC = """
 agent desk { tools = [lookup, refund] graph = m policies = [guard] }
@@ -360,3 +363,23 @@ def test_a_test_that_runs_nothing_fails_naming_the_fix(tmp_path):
     assert "no `user` line; add `user" in empty.failures[0]
     assert not stubs_only.passed and "the test runs nothing" in stubs_only.failures[0]
     assert ran.passed
+
+
+# Any character: control characters, lone surrogates, XML's own syntax, empty messages.
+any_text = st.text(st.characters(blacklist_categories=()), max_size=20)
+
+
+@settings(max_examples=150, derandomize=True, database=None, deadline=None)
+@given(st.lists(st.builds(TestResult, any_text, any_text, st.booleans(), st.lists(any_text).map(tuple),
+                          st.none() | any_text), max_size=3),
+       st.lists(st.builds(FileProblem, any_text, any_text), max_size=2))
+def test_junit_is_well_formed_xml_whatever_the_names_and_messages_hold(results, problems):
+    """Before, a file name holding a control character (`j\\x01t.afp`) made `--junit` write a
+    report no XML reader opens; an empty failure message raised IndexError."""
+    import xml.etree.ElementTree as ET
+    text = junit(results, problems)
+    text.encode("utf-8")  # (what `write_file` does: no lone surrogate left)
+    root = ET.fromstring(text)
+    assert root.get("tests") == str(len(results) + len(problems))
+    names = [c.get("name") for c in root.findall("testcase")][:len(results)]
+    assert names == [_visible(r.name) for r in results]  # (nothing else changed or lost)
