@@ -181,6 +181,11 @@ class Loader:
                 help=f'did you mean `"std/{close}"`?' if close else
                 "standard modules: " + ", ".join(f"`std/{n}`" for n in names)))
             return None
+        if not imp.path:  # (else it names the importing file's own folder)
+            self.diags.append(diag("AFP107", "the import path is empty", imp.span, "names no module",
+                                   help="name a module: `std/NAME`, or a path relative to this "
+                                        "file's folder, as `\"./common.afp\"`"))
+            return None
         if paths.is_absolute(imp.path):  # language §4: `std/NAME` or relative to the file
             self.diags.append(diag("AFP107", f"cannot import `{imp.path}`: an import path is "
                                    "`std/NAME` or a path relative to the importing file",

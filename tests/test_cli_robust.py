@@ -404,17 +404,19 @@ def test_an_output_fifo_with_a_reader_gets_the_whole_output(env, tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_an_import_of_a_folder_or_a_fifo_says_what_it_is_not_that_it_is_missing(tmp_path):
-    """Before: `import "pipe.afp"` naming a FIFO or a folder said "not found, no such file"."""
+    """Before: `import "pipe.afp"` naming a FIFO or a folder said "not found, no such file", and
+    `import ""` said "cannot import ``: it is a folder" (the importing file's own folder)."""
     from afp_dsl.api import analyse
     os.mkfifo(tmp_path / "pipe.afp")
     (tmp_path / "dir.afp").mkdir()
     spec = tmp_path / "main.afp"
     spec.write_text('import "pipe.afp" as p\nimport "dir.afp" as d\nimport "gone.afp" as g\n'
-                    'agent a { system = "x" }\n', encoding="utf-8")
+                    'import "" as e\nagent a { system = "x" }\n', encoding="utf-8")
     found = {d.message for d in analyse(spec)[1] if d.code == "AFP107"}
     assert "cannot import `pipe.afp`: it is a named pipe (FIFO), not a regular file" in found
     assert "cannot import `dir.afp`: it is a folder" in found
     assert "imported module `gone.afp` not found" in found
+    assert "the import path is empty" in found and len(found) == 4
 
 
 def test_a_folder_check_reports_an_import_cycle_once(tmp_path) -> None:
