@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Generator, Iterator
+
 from . import ir, paths, resources
 from .codes import diag
 from .diagnostics import Diagnostic, Label
@@ -101,7 +103,22 @@ class Loader:
         self.paths: dict[str, str | None] = {}
         self.unparsed: set[str] = set()
 
-    def load_text(self, key: str, text: str, base: str | None) -> ir.Module | None:
+    def load_text(self, key: str, text: str, base: str | None) -> ir.Module:
+        """Load a module and, depth first, every module it imports. Iterative: a module waiting
+        for an import to load is a suspended `_module`, so a chain of imports thousands of
+        modules long cannot exhaust Python's stack (before, 330 levels raised RecursionError)."""
+        pending = [self._module(key, text, base)]
+        while pending:
+            child = next(pending[-1], None)
+            if child is None:
+                pending.pop()
+            else:
+                pending.append(self._module(*child))
+        return self.modules[key]
+
+    def _module(self, key: str, text: str, base: str | None) -> Iterator[tuple[str, str, str]]:
+        """Parse and lower one module, yielding each import to load first as (key, text,
+        folder); the module is stored once its imports are resolved."""
         self.paths[key] = base
         self.stack.append(key)
         src = SourceFile.of(key, text)
@@ -114,11 +131,11 @@ class Loader:
         if module is None:
             self.unparsed.add(key)
             module = ir.Module(key=key, source=text, comments=parsed.comments)
-        module = self.resolve_imports(module, base)
+        imports = yield from self.resolve_imports(module, base)
         self.stack.pop()
-        self.modules[key] = module
+        self.modules[key] = ir.Module(key=module.key, imports=imports, decls=module.decls,
+                                      comments=module.comments, source=module.source)
         self.order.append(key)
-        return module
 
     def file_reader(self, base: str | None):
         def read(rel: str) -> str | None:
@@ -128,7 +145,8 @@ class Loader:
         return read
 
     # -------------------------------------------------------------- imports
-    def resolve_imports(self, module: ir.Module, base: str | None) -> ir.Module:
+    def resolve_imports(self, module: ir.Module, base: str | None
+                        ) -> Generator[tuple[str, str, str], None, tuple[ir.Import, ...]]:
         imports = []
         aliases: dict[str, ir.Import] = {}
         for imp in module.imports:
@@ -138,18 +156,22 @@ class Loader:
                                        secondary=(Label(aliases[imp.alias].alias_span, "first used here",
                                                         False),)))
                 continue
-            key = self.load_import(imp, base)
+            key, to_load = self.load_import(imp, base)
+            if to_load is not None:
+                yield to_load
             resolved = ir.Import(path=imp.path, alias=imp.alias, module=key or "", span=imp.span,
                                  alias_span=imp.alias_span)
             aliases[imp.alias] = resolved
             imports.append(resolved)
-        return ir.Module(key=module.key, imports=tuple(imports), decls=module.decls,
-                         comments=module.comments, source=module.source)
+        return tuple(imports)
 
-    def load_import(self, imp: ir.Import, base: str | None) -> str | None:
+    def load_import(self, imp: ir.Import, base: str | None
+                    ) -> tuple[str | None, tuple[str, str, str] | None]:
+        """The key of the module `imp` names (None after a diagnostic saying why), and, when
+        that module is not loaded yet, what to load: (key, text, folder)."""
         target = self.locate(imp, base)
         if target is None:
-            return None
+            return None, None
         key, path = target
         if key in self.stack:
             cycle = self.stack[self.stack.index(key):] + [key]
@@ -157,16 +179,15 @@ class Loader:
                                    imp.span, "this import closes the cycle",
                                    notes=tuple(f"`{a}` imports `{b}`" for a, b in zip(cycle, cycle[1:])),
                                    help="move what the modules share into a module that both import"))
-            return None
+            return None, None
         if key in self.modules:
-            return key
+            return key, None
         text, reason = read_text(path)
         if text is None:
             self.diags.append(diag("AFP107", f"cannot read imported module `{imp.path}`: {reason}", imp.span,
                                    "cannot be read"))
-            return None
-        self.load_text(key, text, paths.parent(path))
-        return key
+            return None, None
+        return key, (key, text, paths.parent(path))
 
     def locate(self, imp: ir.Import, base: str | None) -> tuple[str, str] | None:
         if imp.path.startswith("std/"):

@@ -162,6 +162,19 @@ def test_deep_nesting_is_reported_not_crashed(tmp_path, shape):
         assert "AFP001" in out
 
 
+def test_a_chain_of_1500_imports_is_checked_and_its_closing_cycle_named(tmp_path, monkeypatch):
+    """Before: the loader recursed per import, so about 330 chained modules raised RecursionError
+    from `afp_dsl.check` ("nested too deeply", exit 2, from `afpc check`)."""
+    monkeypatch.chdir(tmp_path)
+    n = 1500
+    for i in range(n):
+        nxt = f'import "./m{i + 1}.afp" as m{i + 1}\n' if i + 1 < n else 'import "./m0.afp" as m0\n'
+        (tmp_path / f"m{i}.afp").write_text(nxt + f'fact f{i} {{ data = "v" }}\n', encoding="utf-8")
+    assert [d.code for d in afp_dsl.check(Path("m0.afp"))] == ["AFP108"]
+    out = check_file(Path("m0.afp"), expect_exit=1, every_format=False)
+    assert f"--> m{n - 1}.afp:1:8" in out and "cycle: `m0.afp` → `m1.afp` → `m2.afp`" in out
+
+
 # ---------------------------------------------------------------- line endings, tabs, long lines
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
 def test_line_endings_give_the_same_positions(tmp_path, newline):
