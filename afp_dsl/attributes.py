@@ -21,7 +21,7 @@ from .literals import NUMBER_RANGE, shown_number
 from .lower_values import BAD, CallV, MapV, ValueLowerer, to_data
 from .record import Record, record
 from .source import Span
-from .spec_files import OutOfRange, json_line, json_problem, leaves_folder, parse_json
+from .spec_files import OutOfRange, Unreadable, json_line, json_problem, leaves_folder, parse_json
 from .suggest import closest
 
 
@@ -226,6 +226,11 @@ class Converter:
                                    'write `file("relative/path")`'))
             return None
         rel = value.args[0].value
+        if not rel:  # (else it names the spec's own folder)
+            self.diags.append(diag("AFP109", "`file(\"\")` names no file", value.args[0].span,
+                                   "empty path",
+                                   help='name a file relative to the spec, as `file("data.json")`'))
+            return rel, None
         if leaves_folder(rel):
             self.diags.append(diag("AFP109", f"`file(\"{rel}\")` reads outside the folder of the spec",
                                    value.args[0].span, "outside the spec's folder",
@@ -235,10 +240,12 @@ class Converter:
                                         "it) and name it relative to the spec"))
             return rel, None
         text = self.read_file(rel)
-        if text is None:
-            self.diags.append(diag("AFP109", f"cannot read file `{rel}`", value.args[0].span,
+        if text is None or isinstance(text, Unreadable):
+            self.diags.append(diag("AFP109", f"cannot read file `{rel}`" + (f": {text}" if text else ""),
+                                   value.args[0].span, "cannot be read" if text else
                                    "no such file, or not readable UTF-8 text",
                                    help="paths in `file(...)` are relative to the spec that names them"))
+            return rel, None
         return rel, text
 
     def c_text(self, spec: Attr, value: Any, key_span: Span) -> Any:

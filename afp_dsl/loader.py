@@ -23,6 +23,7 @@ from .parser import parse
 from .paths import real_path  # noqa: F401 - (also `loader.real_path`)
 from .record import Record, record
 from .source import SourceFile, Span
+from .spec_files import Unreadable
 from .suggest import closest
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -140,8 +141,8 @@ class Loader:
     def file_reader(self, base: str | None):
         def read(rel: str) -> str | None:
             folder = base if base is not None else paths.plain(os.getcwd())
-            text, _ = read_text(paths.join(folder, rel))
-            return text
+            text, reason = read_text(paths.join(folder, rel))
+            return text if text is not None else Unreadable(reason or "cannot be read")
         return read
 
     # -------------------------------------------------------------- imports

@@ -26,13 +26,15 @@ from .suggest import closest
 if TYPE_CHECKING:  # parse trees come from lark or from `fastparse`, of the same shape
     import lark
 
+    from .spec_files import Unreadable
+
 RESERVED = frozenset(
     "import as agent tool skill graph fact steering instruction redact policy test entry route on "
     "status when and or not in matches mentions true false null before after input output deny ask "
     "allow because user model calls says returns approve decline by expect called cursor answer".split())
 MAX_DEPTH = 200
 
-FileReader = Callable[[str], "str | None"]
+FileReader = Callable[[str], "str | Unreadable | None"]  # (None: unreadable, no reason given)
 
 
 def lower_module(tree: lark.Tree, key: str, source: str, read_file: FileReader,

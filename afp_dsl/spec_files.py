@@ -15,6 +15,11 @@ from typing import Any
 from .literals import number
 
 
+class Unreadable(str):
+    """What a file reader returns for a `file(...)` it cannot read: the reason, as `read_text`
+    gives it (`no such file`, `it is a folder`, `it is not UTF-8 text (byte 0)`, too large)."""
+
+
 class OutOfRange(ValueError):
     """A number in a JSON file that `literals.number` finds out of range (its text)."""
 

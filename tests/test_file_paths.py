@@ -33,3 +33,21 @@ def test_a_file_outside_the_folder_is_refused_and_not_read(tmp_path: Path) -> No
     assert "move the file" in (diags[0].help or "")
     text = spec.read_text()
     assert text[diags[0].primary.span.start:diags[0].primary.span.end] == '"../secret.json"'
+
+
+@pytest.mark.parametrize("name,make,says", [
+    ("gone.json", None, "cannot read file `gone.json`: no such file"),
+    ("dir", lambda p: p.mkdir(), "cannot read file `dir`: it is a folder"),
+    ("bin.json", lambda p: p.write_bytes(b"\xff\x00"),
+     "cannot read file `bin.json`: it is not UTF-8 text (byte 0)"),
+    ("", None, '`file("")` names no file'),
+])
+def test_a_file_that_cannot_be_read_is_named_with_the_reason(tmp_path: Path, name, make, says) -> None:
+    """Before: every case said only "cannot read file `X`", labelled "no such file, or not
+    readable UTF-8 text" (also for a folder), and `file("")` read the spec's own folder."""
+    if make is not None:
+        make(tmp_path / name)
+    spec = tmp_path / "a.afp"
+    spec.write_text(f'fact f {{ data = file("{name}") }}\n', encoding="utf-8")
+    diags = afp_dsl.check(spec)
+    assert [(d.code, d.message) for d in diags] == [("AFP109", says)]
