@@ -66,11 +66,16 @@ def _model_name(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 def _provider_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """`--provider`/`--fallback` NAME[:MODEL]: UTF-8, and a `:` must be followed by a model."""
+    """`--provider`/`--fallback` NAME[:MODEL]: UTF-8, and a `:` must have a name before it and
+    a model after it."""
     value = utf8_text(ctx, param, value)
     if value is not None and not value.strip():  # (most likely an unset shell variable)
         raise click.BadParameter("is empty; name a provider (mock, openai, anthropic, ollama), "
                                  "or leave the option out", ctx, param)
+    if value is not None and ":" in value and not value.split(":", 1)[0].strip():
+        raise click.BadParameter(f"`{value}` names no provider before the `:`; write NAME:MODEL, "
+                                 "e.g. `ollama:llama3.2` (NAME: mock, openai, anthropic, ollama)",
+                                 ctx, param)
     if value is not None and ":" in value and not value.split(":", 1)[1].strip():
         name = value.split(":", 1)[0]
         raise click.BadParameter(f"`{value}` names no model after the `:`; write `{name}` for "

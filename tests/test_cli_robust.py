@@ -244,14 +244,17 @@ def test_resume_of_a_run_without_a_checkpoint_says_which_case_it_is(env):
 
 
 @pytest.mark.parametrize("option, value", [("--model", ""), ("--model", "  "),
-                                           ("--provider", "mock:"), ("--fallback", "mock:")])
-def test_an_empty_model_name_is_refused(env, option, value):
-    """Before: accepted; the run went ahead with a blank model."""
+                                           ("--provider", "mock:"), ("--fallback", "mock:"),
+                                           ("--provider", ":"), ("--fallback", " :llama")])
+def test_an_empty_model_or_provider_name_is_refused(env, option, value):
+    """Before: accepted; the run went ahead with a blank model. And `--provider :` said "names no
+    model after the `:`; write `` for the default model"."""
     spec, db = env
     res = cli("run", spec, "-m", "please", option, value, "--store", db)
     assert res.exit_code == 2, res.output
-    assert ("is empty" in res.output) or ("names no model" in res.output), res.output
-    assert not db.exists()
+    said = ["names no provider"] if value.strip().startswith(":") else ["is empty", "names no model"]
+    assert any(words in res.output for words in said), res.output
+    assert "``" not in res.output and not db.exists()
 
 
 def test_run_on_compiled_ir_points_to_load_ir(env, tmp_path):
