@@ -200,14 +200,16 @@ def _never_evaluated(w: Walker, a: str, b: str) -> list[WhyNode]:
                         f"{', '.join(seen) or 'none'}){hint}")]
     its = ", ".join(map(str, on_a))
     known = _all_names(ix)
-    if b not in known:  # (a skill the run never heard of: perhaps a misspelling, or no such edge)
-        return [WhyNode("note", f"the cursor was on `{a}` (iterations {its}) but no tool result "
-                        f"was evaluated against `{a} -> {b}`, and the trace never mentions "
-                        f"`{b}`: check that the graph has this edge{_hint(b, known)}")]
-    out = [WhyNode("note", f"the cursor was on `{a}` (iterations {its}) but no tool result was "
-                   f"evaluated against `{a} -> {b}`: edges are tried in declaration order and "
-                   f"the first that fires wins; a bare edge moves the cursor only when the model "
-                   f"picks `{b}` with read_skill")]
+    seen = f"the cursor was on `{a}` (iterations {its}) but no tool result was evaluated against `{a} -> {b}`"
+    order = "edges are tried in declaration order and the first that fires wins"
+    if b not in known:  # (a skill the run never heard of: a misspelling, no such edge, or an edge
+        # the trace cannot show because another one fired first: the run does not know the graph)
+        out = [WhyNode("note", f"{seen}, and the trace never mentions `{b}`: check that the graph "
+                       f"has this edge{_hint(b, known)}; if it has, another edge out of `{a}` fired "
+                       f"first ({order})")]
+    else:
+        out = [WhyNode("note", f"{seen}: {order}; a bare edge moves the cursor only when the model "
+                       f"picks `{b}` with read_skill")]
     left = [e for e in at if payload(e).get("from") == a and payload(e).get("to") != a
             and payload(e).get("cause") not in ("stay", "none")]
     out += [WhyNode("note", f"the cursor left `{a}` at iteration {e.iteration}", None, None, {},

@@ -110,6 +110,16 @@ def test_an_edge_to_a_skill_the_run_never_heard_of_says_so(result):
     assert "check that the graph has this edge" in text and "bare edge" not in text
 
 
+def test_a_declared_edge_an_earlier_edge_beat_points_to_the_edge_that_fired(result):
+    """Before: `triage -> escalation`, declared after `triage -> refunds` (which fired, so the
+    later one was never tried and the trace never names `escalation`), was answered only
+    "check that the graph has this edge", as if it were misspelt."""
+    text = result.why(edge="triage->escalation")
+    assert "another edge out of `triage` fired first" in text
+    assert "the cursor left `triage` at iteration 2" in text
+    assert "edge `triage -> refunds` fired on `lookup_order`" in text
+
+
 def test_a_span_naming_a_fifo_or_a_device_is_not_read(tmp_path):
     """Before: `afpc why --edge` and `trace export --format html` of a run whose spec path is
     now a named pipe blocked for ever opening it (a device such as /dev/zero: read without end)."""
