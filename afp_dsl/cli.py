@@ -167,7 +167,8 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, output: str | None, re
         return
     diags, sources = check_files(files)
     color = fmt == "text" and not output and use_color(sys.stdout)
-    emit(render(diags, sources, fmt, color=color, tool_version=__version__), output)
+    emit(render(diags, sources, fmt, color=color, tool_version=__version__), output,
+         reads=[*files, *sources])
     if reach is not None:
         click.echo(reach_text(files, reach))
     if len(files) > 1 or fmt == "text":
@@ -232,7 +233,7 @@ def compile_(file: str, output: str | None) -> None:
     """Write a spec's IR as JSON (loadable later without the parser)."""
     from .serde import ir_to_json
     program = checked_program(file)
-    emit(ir_to_json(program) + "\n", output)
+    emit(ir_to_json(program) + "\n", output, reads=[file, *(m.key for m in program.modules)])
     if output:
         click.echo(f"wrote {output}", err=True)
 

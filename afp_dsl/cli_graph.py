@@ -51,7 +51,7 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
     except ValueError as e:
         click.echo(f"afpc: {e}" + ("; pass --graph NAME" if "several" in str(e) else ""), err=True)
         sys.exit(1)
-    emit(text, output)
+    emit(text, output, reads=[file, *(m.key for m in program.modules)])
     if output:
         click.echo(f"wrote {output}", err=True)
 

@@ -14,7 +14,7 @@ import errno
 import functools
 import os
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import click
 
@@ -52,8 +52,10 @@ def stdin_hint(path: str) -> str:
             "file)") if path == "-" else ""
 
 
-def write_file(path: str, text: str) -> None:
-    """Write a report or an export; a path that cannot be written is a usage error naming it."""
+def write_file(path: str, text: str, reads: Iterable[str | None] = ()) -> None:
+    """Write a report or an export; a path that cannot be written is a usage error naming it,
+    and so is one of the files the command `reads` (a spec, the run store): it would be lost."""
+    refuse_input(path, reads)
     try:
         try:
             _write(path, text, "strict")
@@ -70,6 +72,18 @@ def write_file(path: str, text: str) -> None:
     except ValueError as exc:
         raise CliError(f"cannot write `{path}`: {exc}; check the folder exists and is "
                        f"writable", code=2) from None
+
+
+def refuse_input(path: str, reads: Iterable[str | None]) -> None:
+    """A usage error when `path` is one of the files `reads` (the same file, by any name)."""
+    for read in reads:
+        try:
+            same = read is not None and os.path.samefile(path, read)
+        except (OSError, ValueError):  # (either is missing or unusable: not one file)
+            same = False
+        if same:
+            raise CliError(f"cannot write `{path}`: it is `{read}`, which this command reads, and "
+                           f"writing there would destroy it; name another output file", code=2)
 
 
 def _write(path: str, text: str, errors: str) -> None:
@@ -224,9 +238,10 @@ def use_color(stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
-def emit(text: str, output: str | None) -> None:
+def emit(text: str, output: str | None, reads: Iterable[str | None] = ()) -> None:
+    """`text` to the file `output` (see `write_file`) or, when None, to standard output."""
     if output:
-        write_file(output, text)
+        write_file(output, text, reads)
     elif text:
         echo(text, nl=not text.endswith("\n"))
 

@@ -18,7 +18,7 @@ from typing import Callable
 
 import click
 
-from .cli_io import FilePath, echo, guarded, utf8_text, write_file
+from .cli_io import FilePath, refuse_input, echo, guarded, utf8_text, write_file
 
 
 @click.command("test")
@@ -46,6 +46,8 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
         raise click.BadParameter(f"cannot write `{junit_file}`: its folder does not exist; "
                                  f"create it, or name a file in a folder that does (checked "
                                  f"before the tests run)", param_hint="--junit")
+    if junit_file:
+        refuse_input(junit_file, files)  # (checked before the tests run, as the folder is)
     found: list[str] = []
     tty = _stderr_tty()
     seconds: dict[str, float] = {}

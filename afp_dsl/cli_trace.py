@@ -254,7 +254,7 @@ def export(run_id: str, fmt: str, output: str | None, store_url: str | None) -> 
     """Export a run as JSONL, a self-contained HTML report, OTLP JSON or a thinking trace."""
     store = open_store(store_url)
     row, events = load_run(store, run_id)
-    emit(render_export(fmt, store, row, events), output)
+    emit(render_export(fmt, store, row, events), output, reads=[getattr(store, "path", None)])
     if output:
         click.echo(f"wrote {output}", err=True)
 

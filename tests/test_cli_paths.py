@@ -1,6 +1,6 @@
 """`afpc` on paths it must not take quietly: an unreadable folder below a checked one, an empty
 path or option value (an unset shell variable), a spec too large or not text given to `run`,
-and help or version text that cannot be written.
+help or version text that cannot be written, and an output file that is one of the inputs.
 
 Each case failed before its fix: the old behaviour is named in each docstring.
 """
@@ -181,3 +181,31 @@ def test_a_folder_s_broken_link_or_pipe_is_reported_not_skipped(tmp_path):
     assert found == {("gone.afp", "AFP006"), ("pipe.afp", "AFP006")}
     gone = [d for d in json.loads(res.stdout) if Path(d["file"]).name == "gone.afp"][0]
     assert "symbolic link to" in gone["message"] and "does not exist" in gone["message"]
+
+
+@pytest.mark.parametrize("args, victim", [
+    (["check", "main.afp", "-o", "main.afp"], "main.afp"),
+    (["check", "main.afp", "-o", "./common.afp"], "common.afp"),  # (an imported module)
+    (["compile", "main.afp", "-o", "common.afp"], "common.afp"),
+    (["graph", "main.afp", "-o", "link.afp"], "main.afp"),  # (the same file by another name)
+    (["test", "main.afp", "--junit", "main.afp"], "main.afp"),
+    (["trace", "export", "last", "--format", "jsonl", "--store", "runs.db", "-o", "runs.db"],
+     "runs.db"),
+])
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path, monkeypatch, args,
+                                                                   victim):
+    """Before: `-o`/`--junit` naming a file the command reads replaced it: the spec by its own
+    (empty) report, IR or diagram, or the run store, and all its runs, by one run's export."""
+    monkeypatch.chdir(tmp_path)
+    Path("common.afp").write_text('fact f { data = "x" }\n', encoding="utf-8")
+    Path("main.afp").write_text('import "./common.afp" as c\nagent a { system = "x" graph = g '
+                                'context = [c.f] }\nskill s { description = "s" }\n'
+                                'graph g { entry s }\ntest t { user "hi" model says "ok" }\n',
+                                encoding="utf-8")
+    Path("link.afp").symlink_to("main.afp")
+    assert cli("run", "main.afp", "-m", "hi", "--store", "runs.db").exit_code == 0
+    before = Path(victim).read_bytes()
+    res = cli(*args)
+    assert res.exit_code == 2, res.output
+    assert "which this command reads, and writing there would destroy it" in res.stderr
+    assert Path(victim).read_bytes() == before
