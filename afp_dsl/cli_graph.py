@@ -37,13 +37,14 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
           run_id: str | None = None, store_url: str | None = None) -> None:
     """Draw a skill graph as Mermaid, Graphviz DOT or JSON."""
     program = checked_program(file)
+    reads = [file, *(m.key for m in program.modules)]  # (files `-o` must not replace)
     names = graph_export.graph_names(program)
     if graph_name is not None and graph_name not in names and \
             graph_name not in [n.rsplit(".", 1)[-1] for n in names]:
         raise click.BadParameter(graph_export.no_graph_named(graph_name, names), param_hint="--graph")
     try:
         if run_id is not None:
-            run_id, overlay = _overlay(program, run_id, store_url)
+            run_id, overlay = _overlay(program, run_id, store_url, reads)
             _warn_if_foreign(program, graph_name, overlay["visited"], run_id)
             text = _FORMATS[fmt](program, graph_name, **overlay)
         else:
@@ -51,17 +52,18 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
     except ValueError as e:
         click.echo(f"afpc: {e}" + ("; pass --graph NAME" if "several" in str(e) else ""), err=True)
         sys.exit(1)
-    emit(text, output, reads=[file, *(m.key for m in program.modules)])
+    emit(text, output, reads)
     if output:
         click.echo(f"wrote {output}", err=True)
 
 
-def _overlay(program: Any, run_id: str, store_url: str | None) -> tuple[str, dict]:
+def _overlay(program: Any, run_id: str, store_url: str | None, reads: list) -> tuple[str, dict]:
     """The run's id (`last` resolved), the path it took and its redaction, for
-    `to_mermaid|dot|json`."""
+    `to_mermaid|dot|json`; adds the store's file to `reads`."""
     from .cli_trace import load_run, open_store, resolve
     from .known_secrets import run_scrubber
     store = open_store(store_url)  # (a reader: a mistyped path is an error, never a new store)
+    reads.append(getattr(store, "path", None))
     run_id = resolve(store, run_id)
     _, events = load_run(store, run_id)  # (an unknown id exits 1, naming the closest one)
     visited, taken, refused = graph_export.run_overlay(events)
