@@ -5,11 +5,15 @@ Role:       loads lark only when the fast path (`fastparse`) gives up: then it l
 Emits:      AFP006 invalid-input (a NUL byte), AFP007 (nested too deeply); through
             `parse_errors`, AFP001 syntax-error, AFP002 unterminated-string and AFP104.
 Invariants: never raises on any input; at most one syntax diagnostic per file; comments are
-            collected for the formatter.
+            collected for the formatter; lark's tables are cached only in a folder no other user
+            may write (`cache_file`).
 """
 from __future__ import annotations
 
 import functools
+import os
+import stat
+import sys
 import threading
 
 from typing import TYPE_CHECKING
@@ -89,9 +93,28 @@ def _parser() -> lark.Lark:
     import lark
     return lark.Lark(
         resources.grammar_text(), parser="lalr", strict=False, propagate_positions=True,
-        maybe_placeholders=False, cache=True, postlex=_WholeWords(),
+        maybe_placeholders=False, cache=cache_file(), postlex=_WholeWords(),
         lexer_callbacks={"COMMENT": _cb("comment"), "LBRACE": _cb("lbrace"), "RBRACE": _cb("rbrace")},
     )
+
+
+def cache_file() -> str | bool:
+    """Where lark keeps its parse tables between runs: `afp/lark-<python>.cache` in the user's
+    cache folder ($XDG_CACHE_HOME, else ~/.cache), a folder only this user may write; False (no
+    cache, each process builds the tables) when there is none. Not lark's own default (`cache=
+    True`): a name anyone can predict in the shared temporary folder, whose contents lark
+    unpickles, so another local user could plant a file there and run code as this one."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "afp")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
+    except (OSError, ValueError):
+        return False
+    owner = getattr(os, "getuid", lambda: info.st_uid)()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != owner or info.st_mode & 0o022:
+        return False
+    return os.path.join(folder, f"lark-{sys.version_info[0]}.{sys.version_info[1]}.cache")
 
 
 def terminal_patterns() -> dict[str, str]:

@@ -204,3 +204,26 @@ graph g { entry other.s  route other.s -> other.s on other.t }
 def test_a_near_miss_attribute_value_names_the_fix(attr: str, help_text: str) -> None:
     [d] = afp_dsl.check(f"agent a {{ {attr} }}\n")
     assert d.code == "AFP106" and d.help == help_text
+
+
+def test_lark_s_tables_are_cached_only_in_a_folder_no_one_else_can_write(tmp_path, monkeypatch):
+    """Before: `cache=True`, lark's default, kept them as `<tmp>/.lark_cache_<user>_<sha>.tmp`,
+    a name anyone can work out in the shared temporary folder, and lark unpickles that file: a
+    local user could plant one and run code as whoever next checks a spec with a syntax error."""
+    import os
+    import tempfile
+
+    from afp_dsl.parser import cache_file
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = cache_file()
+    assert isinstance(path, str) and Path(path).parent == tmp_path / "afp"
+    assert not path.startswith(tempfile.gettempdir() + os.sep + ".lark")
+    assert (tmp_path / "afp").stat().st_mode & 0o077 == 0
+    (tmp_path / "afp").chmod(0o777)  # writable by others: no cache rather than theirs
+    assert cache_file() is False
+    (tmp_path / "afp").rmdir()
+    (tmp_path / "afp").symlink_to(tempfile.gettempdir())  # a link to a shared folder: no cache
+    assert cache_file() is False
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    (tmp_path / "file").write_text("")  # no folder can be made: no cache, no error
+    assert cache_file() is False
