@@ -59,6 +59,15 @@ _ALL = [
     _c("AFP008", "number-out-of-range", E, "a number literal is too large to represent",
        "Numbers are JSON numbers stored as 64-bit floats or integers; `1e999` has no finite value.\n\n"
        "Fix: write a smaller number."),
+    _c("AFP009", "bidi-control", W, "an invisible character reorders how the text is displayed",
+       "The spec holds a bidirectional control character (U+202A to U+202E, U+2066 to U+2069).\n"
+       "Editors and review tools display the text around it reordered, so a spec can read\n"
+       "differently from how it is parsed (\"Trojan Source\", CVE-2021-42574): a guard that\n"
+       "looks like `args.role == \"user\"` may compare something else, a comment may seem to\n"
+       "end where it does not. It is reported wherever it appears: in a string, a comment or\n"
+       "between tokens.\n\n"
+       "Fix: delete the character; where a string really needs it, write it as an escape\n"
+       "(`\"\\u202e\"`), which is visible."),
     _c("AFP101", "unknown-name", E, "a reference names nothing that is declared",
        "Every reference must name a declaration of this module, or `alias.name` of an imported one.\n\n"
        "A policy block on a built-in tool (`before read_skill`, `after skip_step`) names no\n"

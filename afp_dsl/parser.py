@@ -2,8 +2,9 @@
 
 Role:       loads lark only when the fast path (`fastparse`) gives up: then it loads
             `grammar/afp.lark` once and re-parses; a syntax error is explained by `parse_errors`.
-Emits:      AFP006 invalid-input (a NUL byte), AFP007 (nested too deeply); through
-            `parse_errors`, AFP001 syntax-error, AFP002 unterminated-string and AFP104.
+Emits:      AFP006 invalid-input (a NUL byte), AFP007 (nested too deeply), AFP009 bidi-control
+            (warnings); through `parse_errors`, AFP001 syntax-error, AFP002 unterminated-string
+            and AFP104.
 Invariants: never raises on any input; at most one syntax diagnostic per file; comments are
             collected for the formatter; lark's tables are cached only in a folder no other user
             may write (`cache_file`).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import stat
 import sys
 import threading
@@ -134,8 +136,33 @@ def describe(term: str) -> str:
     return f"`{lit}`" if lit is not None else term.lower()
 
 
+# Bidirectional embedding, override and isolate controls: the "Trojan Source" characters.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_BIDI_NAMES = {0x202A: "LEFT-TO-RIGHT EMBEDDING", 0x202B: "RIGHT-TO-LEFT EMBEDDING",
+               0x202C: "POP DIRECTIONAL FORMATTING", 0x202D: "LEFT-TO-RIGHT OVERRIDE",
+               0x202E: "RIGHT-TO-LEFT OVERRIDE", 0x2066: "LEFT-TO-RIGHT ISOLATE",
+               0x2067: "RIGHT-TO-LEFT ISOLATE", 0x2068: "FIRST STRONG ISOLATE",
+               0x2069: "POP DIRECTIONAL ISOLATE"}
+
+
+def bidi_warnings(src: SourceFile) -> tuple[Diagnostic, ...]:
+    """AFP009 for each bidirectional control character in the text (none in ASCII text: the
+    usual case costs one `isascii`)."""
+    text = src.text
+    if text.isascii():
+        return ()
+    out = []
+    for m in _BIDI.finditer(text):
+        code = ord(m.group())
+        out.append(diag("AFP009", f"invisible character U+{code:04X} ({_BIDI_NAMES[code]})",
+                        Span(src.name, m.start(), m.end()), "reorders how the text around it is shown",
+                        help=f"delete it; in a string that needs it, write the escape `\\u{code:04x}`"))
+    return tuple(out)
+
+
 def parse(src: SourceFile) -> Parsed:
-    """Parse one file. Returns the tree, or None with exactly one syntax diagnostic.
+    """Parse one file. Returns the tree, or None with exactly one syntax diagnostic; either way
+    with an AFP009 warning per bidirectional control character (`bidi_warnings`).
 
     The hand-written fast path (`fastparse`) builds the same tree as Lark; whenever it is in
     doubt (including every syntax error) Lark parses the file and reports."""
@@ -148,7 +175,7 @@ def parse(src: SourceFile) -> Parsed:
     fast = parse_tree(src.text, src.name)
     if fast is not None:
         tree, comment_toks = fast
-        return Parsed(tree, (), tuple(ir.Comment(text=str(t), span=Span(src.name, t.start_pos, t.end_pos))
+        return Parsed(tree, bidi_warnings(src), tuple(ir.Comment(text=str(t), span=Span(src.name, t.start_pos, t.end_pos))
                                       for t in comment_toks))
     from lark.exceptions import UnexpectedInput
     with _LOCK:
@@ -163,8 +190,8 @@ def parse(src: SourceFile) -> Parsed:
     comments = tuple(ir.Comment(text=str(t), span=Span(src.name, t.start_pos, t.end_pos))
                      for t in collector.comments)
     if tree is not None:
-        return Parsed(tree, (), comments)
+        return Parsed(tree, bidi_warnings(src), comments)
     from .parse_errors import syntax_diagnostic
     d = syntax_diagnostic(src, err, collector) if err is not None else diag(
         "AFP007", "the file is nested too deeply to parse", Span(src.name, 0, 0))
-    return Parsed(None, (d,), comments)
+    return Parsed(None, (d,) + bidi_warnings(src), comments)
