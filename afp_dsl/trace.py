@@ -195,5 +195,11 @@ class Trace:
 
     @classmethod
     def from_json(cls, text: str) -> "Trace":
-        d = json.loads(text)
-        return cls(d["run_id"], [Event.from_dict(e) for e in d["events"]])
+        """The trace `to_json` wrote; anything else is a `ValueError` saying what was expected."""
+        d = json.loads(text)  # (a JSONDecodeError is a ValueError)
+        try:
+            return cls(d["run_id"], [Event.from_dict(e) for e in d["events"]])
+        except (KeyError, TypeError, AttributeError, IndexError) as e:
+            raise ValueError(f"not a trace as `Trace.to_json` writes it ({type(e).__name__}: "
+                             f"{str(e)[:80]}): expected {{\"run_id\": ..., \"events\": [{{\"seq\", "
+                             f"\"id\", \"kind\", \"iteration\", \"time\", ...}}, ...]}}") from None

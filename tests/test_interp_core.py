@@ -70,6 +70,16 @@ def test_trace_json_round_trips():
     assert Trace.from_json(t.to_json()).to_json() == t.to_json()
 
 
+@pytest.mark.parametrize("text", ["[]", "{}", '{"run_id": "r", "events": 5}',
+                                  '{"run_id": "r", "events": [{}]}', '{"run_id": "r", "events": [1]}',
+                                  '{"run_id": "r", "events": [{"seq": 1, "id": "r:1", "kind": "k", '
+                                  '"iteration": 0, "time": 1, "source": 5}]}', "{", ""])
+def test_a_document_that_is_no_trace_is_a_value_error_saying_what_was_expected(text):
+    with pytest.raises(ValueError) as e:
+        Trace.from_json(text)
+    assert "Trace.to_json" in str(e.value) or "Expecting" in str(e.value)
+
+
 def test_conversation_shares_history():
     agent, prov = make(SPEC, ["first answer", "second answer"])
     conv = agent.conversation()
