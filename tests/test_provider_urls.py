@@ -26,6 +26,18 @@ def test_a_base_url_that_is_no_http_url_is_refused(make, key, url) -> None:
         make("m", env={f"{key}_API_KEY": "k", f"{key}_BASE_URL": "user:secret@" + url})
 
 
+@pytest.mark.parametrize("host", ["ftp://x", " ", "x y", "file:///etc/passwd", "u:secret@ftp://h"])
+def test_an_ollama_host_the_sdk_would_complete_into_no_http_address_is_refused(host) -> None:
+    from afp_dsl.providers.ollama import OllamaProvider
+    with pytest.raises(ValueError, match="`host` is not a server address") as e:
+        OllamaProvider(host=host, env={})
+    assert "secret" not in str(e.value)
+    with pytest.raises(ValueError, match="\\$OLLAMA_HOST is not a server address"):
+        OllamaProvider(env={"OLLAMA_HOST": host})
+    for good in ("127.0.0.1:11434", "localhost", "https://h.example/api", "[::1]:11434"):
+        assert OllamaProvider(host=good, env={}).host.startswith("http")
+
+
 def test_good_urls_still_build() -> None:
     assert openai("m", base_url="http://127.0.0.1:8080/v1/", env={}).base_url == "http://127.0.0.1:8080/v1"
     assert anthropic("m", base_url="https://gw.example/a", env={"ANTHROPIC_API_KEY": "k"}).base_url
@@ -35,6 +47,7 @@ def test_good_urls_still_build() -> None:
     ("openai", {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "localhost:8080"}),
     ("anthropic", {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "nope"}),
     ("ollama", {"OLLAMA_HOST": "u:secret@::::"}),  # (the SDK reads it when imported)
+    ("ollama", {"OLLAMA_HOST": "ftp://u:secret@h"}),  # (the SDK takes it; the adapter does not)
 ])
 def test_afpc_run_names_a_bad_server_address_as_a_usage_error(tmp_path: Path, provider, env) -> None:
     spec = tmp_path / "a.afp"

@@ -41,6 +41,18 @@ def _sdk() -> Any:
     return sdk
 
 
+def _check_host(url: Any, *, given: bool) -> None:
+    """A ValueError, before any request, when the SDK made of `host` (or $OLLAMA_HOST) no http(s)
+    address of a real host name (`ftp://x`, a blank, a name with spaces): the SDK completes
+    what it is given (scheme, port) and accepts these. The value is not quoted: it may hold
+    credentials."""
+    host = url.host or ""
+    if url.scheme in ("http", "https") and host and "%" not in host and not host.isspace():
+        return
+    raise ValueError(("`host` is not" if given else "$OLLAMA_HOST is not") + " a server address "
+                     "such as `http://127.0.0.1:11434`" + ("" if given else "; fix it or unset it"))
+
+
 class OllamaProvider(Adapter):
     name = "ollama"
     default_model = DEFAULT_MODEL
@@ -76,6 +88,7 @@ class OllamaProvider(Adapter):
                              "`http://127.0.0.1:11434`") from None
         watch_client(self._client._client, self.watchdog)  # (the SDK's httpx client)
         self.host = str(self._client._client.base_url).rstrip("/")
+        _check_host(self._client._client.base_url, given=bool(host))
 
     def _note(self, response: Any) -> None:
         self._last.headers = response.headers
