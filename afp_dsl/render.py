@@ -86,7 +86,9 @@ def unknown_code(code: str) -> str:
     else:
         guess = closest(word.lower(), list(codes.BY_NAME))
     hint = f"did you mean `{guess}`?" if guess else "codes look like AFP101 or unknown-name"
-    return f"unknown diagnostic code `{code}`; {hint}"
+    shown = code if len(code) <= 40 else code[:39] + "…"  # (as typed, but never a terminal escape)
+    shown = f"`{shown}`" if shown.isprintable() else repr(shown)
+    return f"unknown diagnostic code {shown}; {hint}"
 
 
 def _one_slip(typed: str, digits: str) -> bool:

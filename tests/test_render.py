@@ -382,3 +382,12 @@ def test_render_never_raises(ds, sources, color):
     if ds:
         assert render(ds, sources, "text").endswith(summary_line(ds) + "\n")
         assert render(ds, sources, "short").count("\n") == len(ds)
+
+
+def test_an_unknown_code_is_shown_without_terminal_escapes_and_shortened():
+    """`afpc explain` echoed what was typed raw: an escape sequence reached the terminal, and a
+    300-character word was printed whole."""
+    from afp_dsl.render import unknown_code
+    assert unknown_code("AFP\x1b[31m9").startswith("unknown diagnostic code 'AFP\\x1b[31m9'; ")
+    said = unknown_code("X" * 300)
+    assert said.startswith("unknown diagnostic code `" + "X" * 39 + "…`; ") and len(said) < 120
