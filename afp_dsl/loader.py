@@ -176,9 +176,10 @@ class Loader:
         key, path = target
         if key in self.stack:
             cycle = self.stack[self.stack.index(key):] + [key]
-            self.diags.append(diag("AFP108", "import cycle: " + " → ".join(f"`{k}`" for k in cycle),
-                                   imp.span, "this import closes the cycle",
-                                   notes=tuple(f"`{a}` imports `{b}`" for a, b in zip(cycle, cycle[1:])),
+            pairs = [f"`{a}` imports `{b}`" for a, b in zip(cycle, cycle[1:])]
+            self.diags.append(diag("AFP108", "import cycle: " + " → ".join(_elided(
+                                   [f"`{k}`" for k in cycle])),
+                                   imp.span, "this import closes the cycle", notes=tuple(_elided(pairs)),
                                    help="move what the modules share into a module that both import"))
             return None, None
         if key in self.modules:
@@ -287,3 +288,11 @@ def load_program(path: str | os.PathLike | None = None, *, text: str | None = No
     """(program, front-end diagnostics); the program is None only when the root cannot be read."""
     result = load(path, text=text, name=name)
     return result.program, result.diagnostics
+
+
+def _elided(items: list[str], keep: int = 5) -> list[str]:
+    """`items`, or its first and last `keep` around a line counting the rest (a cycle through
+    thousands of modules stays readable)."""
+    if len(items) <= 2 * keep + 1:
+        return items
+    return items[:keep] + [f"… {len(items) - 2 * keep} more …"] + items[-keep:]

@@ -173,6 +173,9 @@ def test_a_chain_of_1500_imports_is_checked_and_its_closing_cycle_named(tmp_path
     assert [d.code for d in afp_dsl.check(Path("m0.afp"))] == ["AFP108"]
     out = check_file(Path("m0.afp"), expect_exit=1, every_format=False)
     assert f"--> m{n - 1}.afp:1:8" in out and "cycle: `m0.afp` → `m1.afp` → `m2.afp`" in out
+    # the cycle's 1,501 modules and 1,500 notes are cut to their ends around a count
+    assert f"`m4.afp` → … {n + 1 - 10} more … → `m{n - 4}.afp`" in out and len(out) < 3000, out[:3000]
+    assert out.count(" imports ") == 10 and f"… {n - 10} more …" in out
 
 
 # ---------------------------------------------------------------- line endings, tabs, long lines
