@@ -336,10 +336,11 @@ def _selected(terms: list[list[tuple[bool, str]]], ident: str) -> bool:
 
 def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[str] | None = None,
               progress: Callable[[int, int, Path], None] | None = None,
-              clock: Callable[[], float] | None = None, seconds: dict[str, float] | None = None
-              ) -> tuple[list[TestResult], list[FileProblem]]:
+              clock: Callable[[], float] | None = None, seconds: dict[str, float] | None = None,
+              modules: list[str] | None = None) -> tuple[list[TestResult], list[FileProblem]]:
     """Run the tests of `files` that `pattern` selects; `found`, if given, receives the names
-    of every test the loaded files declare (selected or not); `progress(i, n, file)` is called
+    of every test the loaded files declare (selected or not), and `modules` the key of every
+    module loaded (imports included); `progress(i, n, file)` is called
     before the i-th (1-based) of the n files is loaded; with `clock` (seconds, monotonic) and
     `seconds`, each test's duration is filed in `seconds` under its id."""
     from .api import Program, analyse
@@ -351,6 +352,8 @@ def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[
         if progress is not None:
             progress(i, len(files), f)
         loaded, diags = analyse(f)
+        if modules is not None and loaded is not None:
+            modules.extend(m.key for m in loaded.modules)
         if loaded is None or has_errors(diags):
             problems.append(FileProblem(str(f), _load_errors(loaded, diags)))
             continue

@@ -190,6 +190,7 @@ def test_a_folder_s_broken_link_or_pipe_is_reported_not_skipped(tmp_path):
     (["graph", "main.afp", "-o", "link.afp"], "main.afp"),  # (the same file by another name)
     (["graph", "main.afp", "--run", "last", "--store", "runs.db", "-o", "runs.db"], "runs.db"),
     (["test", "main.afp", "--junit", "main.afp"], "main.afp"),
+    (["test", "main.afp", "--junit", "common.afp"], "common.afp"),  # (known once it is loaded)
     (["trace", "export", "last", "--format", "jsonl", "--store", "runs.db", "-o", "runs.db"],
      "runs.db"),
 ])
