@@ -20,34 +20,19 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from . import ir
 from .frozen import FrozenMap
 from .redaction_json import key_spans, opens_json
-from .redaction_scan import CACHE_SIZE, CleanCheck
 from .redaction_match import (DEFAULT_PLACEHOLDER, Matcher, Memory, Rule, key_table, literal_regex,
                               luhn_valid)
+from .redaction_paths import RedactionReport, path_text, unique
+from .redaction_scan import CACHE_SIZE, CleanCheck
 
 MIN_REMEMBERED = 4
 MAX_PATHS = 1000
 PLANTED = "(remembered)"
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _LEAVES = frozenset((str, int, float, bool, type(None)))  # exact types `_collect` skips at once
 _JSON_STARTS = frozenset("{[ \t\n\r")  # how JSON text opens (`json.loads` skips these spaces)
-
-
-@attrs.frozen
-class RedactionReport:
-    """What was redacted: counts per rule name and the JSON paths touched, never the values."""
-
-    counts: FrozenMap
-    paths: tuple[str, ...]
-    paths_dropped: int = 0
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
 
 
 _PLANTED_RULE = Rule(-1, PLANTED, DEFAULT_PLACEHOLDER, False)
@@ -280,7 +265,7 @@ class Redactor(CleanCheck):
 
     # ------------------------------------------------------------ pass 2: scrub
     def _scrub(self, value: Any, path: Any) -> Any:
-        """`path` is the root's name, or (parent path, key or index, is_index), see `_path_text`."""
+        """`path` is the root's name, or (parent path, key or index, is_index), see `redaction_paths.path_text`."""
         t = type(value)
         if t is str:
             return self._scrub_str(value, path)
@@ -303,7 +288,7 @@ class Redactor(CleanCheck):
         for k, v in value.items():
             key = self._scrub_str(k) if type(k) is str or isinstance(k, str) else k
             if key in out:
-                key = _unique(key, out)
+                key = unique(key, out)
             sub = (path, key, False)
             rules = self._key_rules(k)
             rule = self._first_active(rules) if rules else None
@@ -384,37 +369,13 @@ class Redactor(CleanCheck):
         self._counts[rule.name] += 1
         if path is None:
             return
-        path = _path_text(path)
+        path = path_text(path)
         if path in self._paths:
             return
         if len(self._paths) < MAX_PATHS:
             self._paths.add(path)
         else:
             self._paths_dropped += 1
-
-
-# ---------------------------------------------------------------- paths
-def _unique(key: Any, taken: Mapping) -> Any:
-    if key not in taken:
-        return key
-    n = 2
-    while f"{key}#{n}" in taken:
-        n += 1
-    return f"{key}#{n}"
-
-
-def _path_text(path: Any) -> str:
-    """A JSON path as text from its lazy form: the root's name, or (parent, key or index, is_index)."""
-    segs = []
-    while type(path) is tuple:
-        path, seg, index = path
-        segs.append(f"[{seg}]" if index else _path_segment(seg))
-    return path + "".join(reversed(segs))
-
-
-def _path_segment(key: Any) -> str:
-    text = str(key)
-    return f".{text}" if _IDENT.match(text) else f"[{json.dumps(text, ensure_ascii=False)}]"
 
 
 __all__ = ["MAX_PATHS", "MIN_REMEMBERED", "PLANTED", "RedactionReport", "Redactor", "luhn_valid"]
