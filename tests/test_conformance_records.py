@@ -55,6 +55,22 @@ fact hint { data = {x: 1}  when = message == "never" }
     assert len(skipped) <= 80
 
 
+
+def test_entry_witness_is_redacted_before_it_is_shortened():
+    """Semantics §4: a cold start records the entry's evaluated values as witness, shortened and
+    redacted; a secret across the 80-character cut is scrubbed whole, not recorded in part."""
+    spec = """
+agent g { graph = flow redact = [sec] }
+redact sec { patterns = [/sk-[a-z]{20,}/] }
+skill a { description = "A." }
+graph flow { entry a when message matches /m{3}/ }
+"""
+    agent, _ = make(spec, ["done"])
+    result = agent.run("m" * 70 + " sk-" + "a" * 30)
+    (witness,) = payloads(result, "cursor.moved")[0]["witness"]
+    assert "sk-a" not in _trace_text(result)
+    assert witness["passed"] is True and len(witness["actual"]) <= 80
+
 def test_long_structured_evidence_is_still_shortened():
     spec = """
 agent g { graph = flow }
