@@ -230,3 +230,13 @@ def test_policy_context_keeps_env_tool_when_none_given():
     ctx = policy_context("after", Env(roots={"tool": "t", "status": "success"}), tool=None,
                          call_id=None, iteration=1)
     assert ctx["tool"] == "t" and ctx["status"] == "success"
+
+
+def test_a_chain_given_as_a_list_is_read_afresh_at_every_walk():
+    """The chain is the policies as they are when it is walked: a link appended to the same
+    list between two walks is walked by the second (only immutable tuples have steps kept)."""
+    chain = [guard("low", "allow", 100)]
+    assert run(chain).outcome == "allow"
+    chain.append(guard("high", "deny", 50, "too much"))
+    out = run(chain)
+    assert (out.outcome, out.deciding.policy) == ("deny", "high")
