@@ -96,6 +96,17 @@ def test_ordered_mixed_types_are_false_with_a_reason(left, right):
     assert "needs two numbers or two strings" in out.conditions[0].reason
 
 
+
+@pytest.mark.parametrize("value, name", [(None, "null"), (True, "boolean"), ("5", "string"),
+                                         ({"a": 1}, "object"), ([1], "list"),
+                                         (frozenset({1}), "frozenset")])
+def test_a_type_mismatch_s_reason_names_the_types(value, name):
+    """A type mismatch is false with a recorded reason that names both types in JSON's words
+    (a host value of another Python type by its type's name)."""
+    out = evaluate(cmp("v", ">", 0), env(v=value))
+    assert not out.holds and out.error is None
+    assert out.conditions[0].reason == f"`>` needs two numbers or two strings, got {name} and number"
+
 def test_bool_is_not_a_number():
     out = evaluate(cmp("flag", ">", 0), env(flag=True))
     assert not out.holds
