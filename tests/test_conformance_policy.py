@@ -120,3 +120,21 @@ def test_every_ledger_row_holds_the_fields_the_spec_lists_iteration_included():
     assert (row["policy"], row["moment"], row["tool"], row["call_id"], row["reason"]) == (
         "p", "before", "t", "call-2-1", "not twice")
     assert row["rule"]["start"] < row["rule"]["end"]
+
+
+GUARDED = """
+agent g { tools = [look] policies = [guard] }
+tool look { description = "look" input { q: string } }
+policy guard { after look { deny when status == "success" and result.flag == true because "flagged" } }
+"""
+
+
+def test_an_after_rule_reads_the_status_and_the_result_together():
+    """§8 at `after`: the rule sees the call's `status` and `result` (language §6 roots); a rule
+    over both holds, and denies, exactly when both do, at every call."""
+    agent, prov = make(GUARDED, [call("look", q="a"), call("look", q="b"), "ok"],
+                       tools={"look": lambda q: {"flag": q == "b"}})
+    r = agent.run("hi")
+    assert [(x["outcome"], x["reason"]) for x in payloads(r, "policy.decided")] == [
+        ("allow", None), ("deny", "flagged")]
+    assert tool_texts(prov.requests[2]) == ['{"flag":false}', "Denied by policy `guard`: flagged"]
