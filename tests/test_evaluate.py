@@ -107,6 +107,18 @@ def test_a_type_mismatch_s_reason_names_the_types(value, name):
     assert not out.holds and out.error is None
     assert out.conditions[0].reason == f"`>` needs two numbers or two strings, got {name} and number"
 
+
+@pytest.mark.parametrize("left, right", [(float("nan"), 1), (1, float("nan")),
+                                         (float("nan"), float("nan"))])
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">="])
+def test_an_ordered_comparison_with_nan_is_false_and_says_why(left, right, op):
+    """NaN has no order: a comparison with it on either side is false, and its evidence says why
+    (so "why didn't my edge fire" is a lookup)."""
+    out = evaluate(ir.Compare(op=op, left=path("v"), right=path("w"), span=ir.NOSPAN),
+                   env(v=left, w=right))
+    assert not out.holds and out.error is None
+    assert out.conditions[0].reason == "NaN is not ordered"
+
 def test_bool_is_not_a_number():
     out = evaluate(cmp("flag", ">", 0), env(flag=True))
     assert not out.holds
@@ -294,3 +306,24 @@ def test_evaluate_never_raises_on_any_data(value, segments):
 @given(json_values)
 def test_equality_is_reflexive(value):
     assert json_equal(value, value)
+
+
+
+class _Boom:
+    """A host value whose comparison raises."""
+
+    def __eq__(self, other):
+        raise ValueError("no comparing this")
+
+    __hash__ = object.__hash__
+
+
+def test_an_evaluation_that_fails_does_not_hold_even_under_not():
+    """Semantics §8 (expression errors are denials) and the invariant above: a run-time failure
+    makes the whole evaluation false, with the error, never a pass (`not` does not turn it)."""
+    roots = env(v=_Boom(), w=_Boom())
+    for expr, text in ((cmp("v", "==", path("w")), "v == w"),
+                       (ir.Not(item=cmp("v", "==", path("w"))), "not v == w")):
+        out = evaluate(expr, roots)
+        assert out.holds is False
+        assert out.error == f"cannot evaluate `{text}`: no comparing this"
