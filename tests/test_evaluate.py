@@ -279,6 +279,14 @@ def test_render_canonical_text():
         ' or args.tags[0] not in ["a", 1, null, true] or returned(std.lookup)')
 
 
+
+def test_render_keeps_non_ascii_literals_as_written():
+    """The canonical text reads like the source: a literal's characters are kept, not escaped,
+    in the rendering and in the evidence's condition text."""
+    e = cmp("message", "==", "café ✓")
+    assert render_expr(e) == 'message == "café ✓"'
+    assert evaluate(e, env(message="x")).conditions[0].text == 'message == "café ✓"'
+
 def test_render_parenthesises_lower_precedence():
     a, b, c = (cmp(x, "==", 1) for x in ("a", "b", "c"))
     assert render_expr(ir.And(items=(ir.Or(items=(a, b)), c))) == "(a == 1 or b == 1) and c == 1"
