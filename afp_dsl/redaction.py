@@ -22,7 +22,7 @@ from typing import Any
 
 from . import ir
 from .frozen import FrozenMap
-from .redaction_json import key_spans, opens_json
+from .redaction_json import key_spans, opening_value, opens_json
 from .redaction_match import (DEFAULT_PLACEHOLDER, Matcher, Memory, Rule, key_table, literal_regex,
                               luhn_valid)
 from .redaction_paths import RedactionReport, path_text, unique
@@ -146,12 +146,13 @@ class Redactor(CleanCheck):
     def learn_json_text(self, text: Any) -> None:
         """A tool result written as JSON text is data too (guards read it so): remember the
         secrets under redacted keys inside it, so the text itself, and any later copy, is
-        scrubbed. Anything else, or text that is not JSON, teaches nothing."""
+        scrubbed; text after the JSON value (a remark, a step's note) is no obstacle, as it is
+        none for `scrub_json_keys`. Anything else, or text not JSON there, teaches nothing."""
         if not self._keys or type(text) is not str or text[:1] not in _JSON_STARTS or (
                 text.lstrip()[:1] not in ("{", "[")):
             return  # (the first test a quick reject: JSON text opens so, after JSON spaces)
         try:
-            value = json.loads(text)  # (lenient: NaN and infinities, as tool results may hold)
+            value = opening_value(text)  # (lenient: NaN and infinities, as results may hold)
         except (ValueError, RecursionError):
             return
         self.learn(value)

@@ -30,6 +30,12 @@ def opens_json(text: Any) -> bool:
             and text.lstrip(" \t\n\r")[:1] in ("{", "["))
 
 
+def opening_value(text: str) -> Any:
+    """The JSON value that opens `text` (after JSON spaces), whatever follows it (a step's note,
+    a remark the tool added); a `ValueError` when the text is not JSON there."""
+    return _DECODER.raw_decode(text, _SPACE.match(text).end())[0]
+
+
 def key_spans(text: str, rule_of: Callable[[str], Any], at: Any = "$") -> list[KeySpan]:
     """The spans of the values under selected keys (`rule_of(key)` not None: the rule) in the
     JSON value that opens `text`; [] when there is none or the text is not JSON there."""

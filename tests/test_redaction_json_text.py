@@ -64,6 +64,18 @@ def test_key_scrubbing_keeps_what_follows_the_json_and_ignores_text_that_is_not_
     assert Redactor().scrub_json_keys('{"pin": 1}') == '{"pin": 1}'  # no key rules
 
 
+def test_a_secret_in_json_text_followed_by_more_text_is_remembered():
+    # (found by tests/test_spec_properties.py: the value was scrubbed in `tool.returned` but not
+    # remembered, as `json.loads` refused the text, so the model's later copy was recorded raw)
+    secret = "SESS-JSONTEXT-SECRET-5"
+    agent, _ = make(SPEC % "", [call("fetch"), f"the token is {secret}"],
+                    tools={"fetch": lambda: json.dumps({"token": secret}) + " (from the cache)"})
+    r = agent.run("hi")
+    assert r.answer == f"the token is {secret}"  # the caller reads the raw answer: honest
+    assert secret not in r.trace.to_json() + r.why()
+    assert payloads(r, "run.finished")[0]["answer"] == "the token is [REDACTED]"
+
+
 CLI_SPEC = (SPEC % "") + """
 test t {
   user "hi"
