@@ -10,7 +10,6 @@ Invariants: learning counts no redaction and records nothing; a tool result's te
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 from . import ir
@@ -19,6 +18,7 @@ from .frozen import thaw
 from .plan import Plan, find_agent, plan_of
 from .redaction import Redactor
 from .recorder import learn
+from .redaction_json import opening_value, opens_json
 
 
 def prime_redactor(red: Redactor, plan: Plan) -> None:
@@ -42,10 +42,13 @@ def relearn(red: Redactor, history: list) -> None:
 
 
 def _as_recorded(text: str) -> Any:
-    """A tool result's text as the data it was recorded as: JSON (NaN and infinities included,
-    as `toolcall.to_text` writes them; guards' `parse_result` refuses those), else the text."""
+    """A tool result's text as the data it was recorded as: the JSON value that opens it (NaN
+    and infinities included, as `toolcall.to_text` writes them; guards' `parse_result` refuses
+    those), whatever follows it (a step's note, a remark the tool added), else the text."""
+    if not opens_json(text):
+        return text
     try:
-        return json.loads(text)
+        return opening_value(text)
     except (ValueError, RecursionError):
         return text
 

@@ -8,6 +8,7 @@ import math
 from afp_dsl.envelopes import described
 from afp_dsl.providers.base import Reply, ToolCall
 
+from interp_support import make
 from run_props_support import (
     Hopeless, TOKEN, Unprintable, UnprintableError, agent_for, assert_sound, cycle,
     host_tools, nested)
@@ -36,6 +37,32 @@ def test_a_resumed_run_relearns_secrets_of_results_holding_nan():
     r2 = agent.resume(r.checkpoint)
     assert r2.outcome == "error" and "[REDACTED]" in r2.error
     assert_sound(agent, r2, secrets=(TOKEN,))
+
+
+STEPPED = """
+agent g { graph = m redact = [r] }
+tool t0 { description = "T" }
+skill s0 { description = "S0" tools = [t0] steps { t0 "do it" } }
+graph m { entry s0 }
+redact r { keys = ["token"] }
+"""
+
+
+def test_follow_up_and_resumed_runs_relearn_a_secret_from_a_result_with_a_step_note():
+    """(tests/test_spec_properties.py) A step's note after a JSON result made the history's text
+    no JSON for `relearn`'s `json.loads`: a follow-up run recorded the model's copy of the
+    secret raw, and a resumed run's error quoted it."""
+    tools = {"t0": lambda: {"token": TOKEN}}
+    agent, _ = make(STEPPED, [[("t0", {})], "ok"] + [f"it was {TOKEN}"] * 2, tools=tools)
+    conv = agent.conversation()
+    conv.run("hi")
+    r = conv.run("again")  # (the steps start again: a nudge, then the answer)
+    assert r.answer == f"it was {TOKEN}" and TOKEN not in r.trace.to_json()
+    agent, _ = make(STEPPED, [[("t0", {})]], tools=tools)  # (then the script runs out: `error`)
+    r = agent.run("hi")
+    assert "Step 1 of 1 done" in r.error and TOKEN not in r.error
+    r = agent.resume(r.checkpoint)
+    assert r.outcome == "error" and "[REDACTED]" in r.error and TOKEN not in r.trace.to_json()
 
 
 def test_values_no_json_holds_are_refused_with_a_message_naming_the_problem():
