@@ -18,6 +18,7 @@ from afp_dsl.providers.base import Reply, ToolCall
 from afp_dsl.runner import approve, decline
 from afp_dsl.store import memory, sqlite
 from afp_dsl.trace import Trace
+from trace_invariants import assert_trace_shape
 
 
 OUTCOMES = {"answered", "paused", "max_iterations", "denied", "error"}
@@ -279,6 +280,7 @@ def assert_sound(agent, r, secrets: tuple[str, ...] = (PATTERN_SECRET, FACT_SECR
         for s in secrets:
             assert s not in text, (s, text[:2000])
     assert_every_call_answered(doc["events"], r.outcome)
+    assert_trace_shape(r.trace, r.outcome)  # seq, ids, causes, first and last events, totals
 
 
 def assert_every_call_answered(events: list, outcome: str) -> None:
