@@ -145,8 +145,12 @@ def skip_reason(step: Step) -> str | None:
 
 
 def _afpc_commands() -> set[str]:
+    """Every command of the installed `afpc`, the lazily loaded ones (`why`, `trace`, ...) too:
+    `main.commands` holds those only once something has used them."""
+    import click
+
     from afp_dsl.cli import main
-    return set(main.commands)
+    return set(main.list_commands(click.Context(main)))
 
 
 def _workspace(tmp: Path) -> Path:
@@ -245,6 +249,16 @@ def test_store_commands_run_once_afpc_has_them():
     for name in ("why", "trace"):
         step = Step("x", "shell", f"afpc {name} last")
         assert (skip_reason(step) is None) is (name in _afpc_commands())
+
+
+def test_lazily_loaded_commands_count_as_present():
+    """`why`, `trace` and `resume` are loaded on first use; before this, `main.commands` lacked
+    them in a fresh process, so every `afpc why`/`afpc trace` line of the docs was skipped."""
+    import subprocess as sp
+    code = ("import sys; sys.path.insert(0, 'tests'); import test_docs_commands as t; "
+            "print(sorted({'why', 'trace', 'resume'} - t._afpc_commands()))")
+    out = sp.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stderr
 
 
 def test_exit_annotations_are_read():
