@@ -1,6 +1,7 @@
-"""The documentation's shell commands and Python blocks run, and exit as the page says.
+"""The documentation's shell commands and Python blocks run, exit as the page says, and print
+what the page shows.
 
-Pages: docs/*.md and README.md. Each page is replayed in document order in its own temporary
+Pages: docs/*.md, README.md and examples/README.md. Each page is replayed in document order in its own temporary
 folder holding a copy of the repository's `examples/`, `docs/`, `stdlib/` and README.md:
 
 * a ```afp or ```afp-error block whose info string names a file (```afp file=library.afp) is
@@ -20,6 +21,14 @@ folder holding a copy of the repository's `examples/`, `docs/`, `stdlib/` and RE
   `pip install`, `git`, `source`, `cd`, `export`, `ollama`, `python -m pytest`), commands
   holding a placeholder (`RUN`, `FILE`, `PATH`, `CODE`, `<...>` or `…`: a run id cannot be known
   in advance), and store commands (`why`, `trace`, `resume`) this build of `afpc` lacks.
+* what a command prints (standard output and standard error, merged as on a terminal) must be
+  what the page shows, when it shows it:
+    - a ```text block whose info string says `output` (```text output) is the output of the
+      shell command just before it on the page (the last command of the block before);
+    - in a ```console block, the lines after a `$ ` command, up to the next `$ `, are its output;
+  the comparison ignores trailing blanks, takes run ids (`run-` and 12 hex digits) as equal, and
+  reads `…` as "any text" within a line, or "any lines" on a line of its own. Such a block must
+  follow a command that runs: the output of a skipped command cannot be shown unchecked.
 * ```python blocks of docs/embedding.md, docs/getting-started.md and README.md are executed as
   scripts in that folder (must exit 0), except blocks that build a real provider
   (`providers.openai(`, `providers.anthropic(`, `providers.ollama(`), which are skipped.
@@ -38,7 +47,7 @@ import attrs
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "examples" / "README.md"]
 PYTHON_PAGES = {"docs/embedding.md", "docs/getting-started.md", "README.md"}
 SHELLS = {"sh", "bash", "shell", "console"}
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
@@ -53,10 +62,11 @@ ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 @attrs.frozen
 class Step:
     where: str          # page:line
-    kind: str           # file | shell | python
+    kind: str           # file | shell | python | output
     text: str
     name: str = ""      # file name for `file` steps
     expect: int = 0     # expected exit code for `shell` steps
+    shows: str | None = None  # what a `shell` step prints (console blocks); `output`: in `text`
 
 
 def _info(info: str) -> tuple[str, dict[str, str]]:
@@ -66,14 +76,18 @@ def _info(info: str) -> tuple[str, dict[str, str]]:
     return kind, attrs_
 
 
-def _commands(kind: str, body: str) -> list[tuple[int, str]]:
-    """(line offset in the block, command) pairs; continuation lines joined."""
-    out: list[tuple[int, str]] = []
+def _commands(kind: str, body: str) -> list[tuple[int, str, str | None]]:
+    """(line offset in the block, command, what a console block shows it printing, or None)
+    triples; continuation lines joined."""
+    out: list[tuple[int, str, str | None]] = []
+    shown: list[str] | None = None
     pending, start = "", 0
     for i, line in enumerate(body.splitlines()):
         if not pending:
             if kind == "console":
                 if not line.startswith("$ "):
+                    if shown is not None:
+                        shown.append(line)
                     continue
                 line = line[2:]
             if not line.strip() or line.lstrip().startswith("#"):
@@ -82,9 +96,10 @@ def _commands(kind: str, body: str) -> list[tuple[int, str]]:
         if line.rstrip().endswith("\\"):
             pending += line.rstrip()[:-1] + " "
             continue
-        out.append((start, pending + line))
+        shown = [] if kind == "console" else None
+        out.append((start, pending + line, shown))
         pending = ""
-    return out
+    return [(offset, cmd, "\n".join(lines) if lines else None) for offset, cmd, lines in out]
 
 
 def steps(page: Path) -> list[Step]:
@@ -98,10 +113,12 @@ def steps(page: Path) -> list[Step]:
         if kind in ("afp", "afp-error") and "file" in meta:
             out.append(Step(where, "file", m.group(2), name=meta["file"]))
         elif kind in SHELLS:
-            for offset, cmd in _commands(kind, m.group(2)):
+            for offset, cmd, shows in _commands(kind, m.group(2)):
                 found = EXITS.search(cmd)
                 out.append(Step(f"{rel}:{line + 1 + offset}", "shell", cmd,
-                                expect=int(found.group(1)) if found else 0))
+                                expect=int(found.group(1)) if found else 0, shows=shows))
+        elif kind == "text" and "output" in m.group(1).split()[1:]:
+            out.append(Step(where, "output", "", shows=m.group(2)))
         elif kind == "python" and rel in PYTHON_PAGES:
             out.append(Step(where, "python", m.group(2)))
     return out
@@ -109,7 +126,7 @@ def steps(page: Path) -> list[Step]:
 
 def skip_reason(step: Step) -> str | None:
     """Why a step is not run (None: it runs). The rule of the module docstring."""
-    if step.kind == "file":
+    if step.kind in ("file", "output"):
         return None
     if step.kind == "python":
         return "builds a real provider" if REAL_PROVIDER.search(step.text) else None
@@ -175,24 +192,62 @@ def _afpc_installed() -> bool:
 
 def _run(step: Step, cwd: Path, env: dict[str, str]) -> str | None:
     """Run one step; a failure message, or None."""
+    return _execute(step, cwd, env)[0]
+
+
+def _execute(step: Step, cwd: Path, env: dict[str, str]) -> tuple[str | None, str]:
+    """Run one step: (a failure message or None, what it printed, both streams merged)."""
     if step.kind == "file":
         target = cwd / step.name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(step.text, encoding="utf-8")
-        return None
+        return None, ""
     if step.kind == "python":
         script = cwd / "_doc_block.py"
         script.write_text(step.text, encoding="utf-8")
-        proc = subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=180)
-        expect, shown = 0, "python block"
+        argv, expect, shown = [sys.executable, str(script)], 0, "python block"
     else:
-        proc = subprocess.run(["bash", "-c", step.text], cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=180)
-        expect, shown = step.expect, step.text
+        argv, expect, shown = ["bash", "-c", step.text], step.expect, step.text
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=180)
     if proc.returncode != expect:
         return (f"{step.where}: `{shown}` exited {proc.returncode}, the page implies {expect}\n"
-                f"--- stdout\n{proc.stdout[-2000:]}\n--- stderr\n{proc.stderr[-2000:]}")
+                f"--- output\n{proc.stdout[-4000:]}"), proc.stdout
+    if step.kind == "shell" and step.shows is not None:
+        return _compare(step, step, proc.stdout), proc.stdout
+    return None, proc.stdout
+
+
+RUN_ID = re.compile(r"\brun-[0-9a-f]{12}\b")
+
+
+def _lines(text: str) -> list[str]:
+    return [RUN_ID.sub("run-\x00", line.rstrip()) for line in text.rstrip().splitlines()]
+
+
+def shows_match(shown: str, printed: str) -> bool:
+    """`printed` is what the page shows: line by line, trailing blanks and run ids aside; `…`
+    is any text within a line, and any lines (none too) on a line of its own."""
+    pattern = "".join(r"(?:[^\n]*\n)*?" if line.strip() == "…"
+                      else ".*?".join(map(re.escape, line.split("…"))) + "\n"
+                      for line in _lines(shown))
+    return re.fullmatch(pattern, "".join(line + "\n" for line in _lines(printed))) is not None
+
+
+def _compare(step: Step, command: Step, printed: str) -> str | None:
+    if shows_match(step.shows or "", printed):
+        return None
+    return (f"{step.where}: the page shows, as what `{command.text}` prints:\n{step.shows}\n"
+            f"--- but it printed\n{printed[-4000:]}")
+
+
+def _command_before(page_steps: list[Step], index: int) -> Step | None:
+    """The shell command an `output` step shows the output of: the one just before it."""
+    for step in reversed(page_steps[:index]):
+        if step.kind == "shell":
+            return step
+        if step.kind != "file":
+            return None
     return None
 
 
@@ -204,13 +259,79 @@ WITH_STEPS = sorted(k for k, v in ALL.items() if any(skip_reason(s) is None and 
 @pytest.mark.parametrize("page", WITH_STEPS)
 def test_page_commands_run(page: str, tmp_path: Path):
     cwd, env = _workspace(tmp_path), _env()
-    failures = []
-    for step in ALL[page]:
-        if skip_reason(step) is None:
-            problem = _run(step, cwd, env)
-            if problem:
-                failures.append(problem)
+    failures, printed = [], {}
+    for i, step in enumerate(ALL[page]):
+        if step.kind == "output":
+            command = _command_before(ALL[page], i)
+            problem = (_compare(step, command, printed[command.where]) if command and
+                       command.where in printed else f"{step.where}: follows no command that ran")
+        elif skip_reason(step) is None:
+            problem, printed[step.where] = _execute(step, cwd, env)
+        else:
+            continue
+        if problem:
+            failures.append(problem)
     assert not failures, "\n\n".join(failures)
+
+
+def test_shown_output_follows_a_command_that_runs():
+    """Output a page shows must be checked: never after a skipped command (a placeholder, a real
+    provider), whose output would stand unverified."""
+    unchecked = []
+    for page_steps in ALL.values():
+        for i, step in enumerate(page_steps):
+            command = _command_before(page_steps, i) if step.kind == "output" else \
+                step if step.kind == "shell" and step.shows is not None else None
+            if (step.kind == "output" and command is None) or \
+                    (command is not None and skip_reason(command) is not None):
+                unchecked.append(step.where)
+    assert not unchecked, unchecked
+
+
+def test_the_pages_show_checked_output():
+    """The outputs verified so far stay verified: each page keeps its checked blocks."""
+    counts = {page: sum(1 for s in page_steps if s.kind == "output" or s.shows is not None)
+              for page, page_steps in ALL.items()}
+    assert counts["docs/getting-started.md"] >= 3
+    assert counts["docs/cli.md"] >= 1
+    assert counts["docs/stores.md"] >= 2
+    assert "examples/README.md" in WITH_STEPS
+
+
+@pytest.mark.parametrize("shown,printed,same", [
+    ("a\nb", "a\nb\n", True),
+    ("a\nb", "a  \nb\n\n", True),                    # trailing blanks aside
+    ("a\nb", "a\nc\n", False),
+    ("a\nb", "a\n", False),                          # a missing line
+    ("a", "a\nb\n", False),                          # an extra line
+    ("run run-957f36c8914d: paused", "run run-0123456789ab: paused\n", True),
+    ("run run-957f36c8914d: paused", "run run-0123: paused\n", False),
+    ("x: …!", "x: anything at all!\n", True),
+    ("x: …!", "x: anything\nat all!\n", False),     # `…` within a line stays in the line
+    ("a\n…\nz", "a\nb\nc\nz\n", True),
+    ("a\n…\nz", "a\nz\n", True),
+    ("a\n…\nz", "a\nb\n", False),
+])
+def test_shows_match(shown: str, printed: str, same: bool):
+    assert shows_match(shown, printed) is same
+
+
+def test_console_blocks_and_output_blocks_are_read():
+    [(_, cmd, shows)] = _commands("console", "$ afpc x   # exits 1\nafpc: no\n  more\n")
+    assert cmd.startswith("afpc x") and shows == "afpc: no\n  more"
+    [(_, _, none)] = _commands("console", "$ afpc x\n")
+    assert none is None
+    page = [Step("p:1", "shell", "afpc graph x.afp"), Step("p:5", "output", "", shows="flowchart TD")]
+    assert _command_before(page, 1) is page[0]
+    assert _command_before([Step("p:1", "python", "x"), page[1]], 1) is None
+
+
+def test_a_wrong_output_is_reported(tmp_path: Path):
+    step = Step("page.md:3", "shell", "echo one; echo two >&2", shows="one\ntwo")
+    assert _execute(step, tmp_path, _env())[0] is None
+    wrong = attrs.evolve(step, shows="one\nthree")
+    problem = _execute(wrong, tmp_path, _env())[0]
+    assert problem is not None and "page.md:3" in problem and "three" in problem
 
 
 def test_the_getting_started_page_is_exercised():
@@ -262,10 +383,10 @@ def test_lazily_loaded_commands_count_as_present():
 
 
 def test_exit_annotations_are_read():
-    [(_, cmd)] = _commands("sh", "afpc check bad.afp   # exits 1\n")
+    [(_, cmd, _)] = _commands("sh", "afpc check bad.afp   # exits 1\n")
     assert EXITS.search(cmd).group(1) == "1"
-    [(_, joined)] = _commands("console", "$ afpc check a \\\n  b\noutput line\n")
-    assert joined.split() == ["afpc", "check", "a", "b"]
+    [(_, joined, shows)] = _commands("console", "$ afpc check a \\\n  b\noutput line\n")
+    assert joined.split() == ["afpc", "check", "a", "b"] and shows == "output line"
 
 
 def test_a_wrong_exit_code_is_reported(tmp_path: Path):
