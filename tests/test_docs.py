@@ -178,3 +178,50 @@ def test_getting_started_why_sample_is_what_why_prints(tmp_path, monkeypatch, ca
     exec(compile(block.group(1), "getting-started.md", "exec"), {})
     printed = re.sub(r"run-[0-9a-f]+", "run-…", capsys.readouterr().out)
     assert printed == block.group(2)
+
+
+# ---------------------------------------------------------------- docs/cli.md covers `afpc --help`
+def _cli_sections() -> dict[str, str]:
+    """docs/cli.md's `## afpc X` sections by heading, each with its text."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    parts = re.split(r"^## (.+)$", text, flags=re.M)
+    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def _afpc_options() -> list[tuple[str, str]]:
+    """(command path, option) for every subcommand and option `afpc ... --help` lists."""
+    import click
+
+    from afp_dsl.cli import main
+    out = []
+
+    def walk(group: click.Group, prefix: str) -> None:
+        ctx = click.Context(group)
+        for name in group.list_commands(ctx):
+            cmd = group.get_command(ctx, name)
+            path = f"{prefix} {name}".strip()
+            if isinstance(cmd, click.Group):
+                walk(cmd, path)
+            out.append((path, ""))
+            for param in cmd.params:
+                if isinstance(param, click.Option):
+                    out.extend((path, opt) for opt in param.opts + param.secondary_opts)
+    walk(main, "")
+    return out
+
+
+@pytest.mark.parametrize("command,option", _afpc_options(), ids=lambda v: v or "-")
+def test_every_afpc_option_is_documented_in_its_section(command: str, option: str):
+    """Each subcommand has its `## afpc X` section in docs/cli.md (`why` and `trace` share one),
+    and each of its options is named there, in code, with a value or `|`, `]`, `,`, `)` after it."""
+    top = command.split()[0]
+    [section] = [text for heading, text in _cli_sections().items() if f"`afpc {top}`" in heading]
+    if option:
+        assert re.search(rf"`[^`\n]*(?<![\w-]){re.escape(option)}(?![\w-])[^`\n]*`", section) or \
+            re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", _synopses(section)), \
+            f"`afpc {command} {option}` is not documented in docs/cli.md's section on `afpc {top}`"
+
+
+def _synopses(section: str) -> str:
+    return "\n".join(re.findall(r"^```text\n(.*?)^```", section, re.M | re.S))
+
