@@ -225,3 +225,8 @@ def test_every_afpc_option_is_documented_in_its_section(command: str, option: st
 def _synopses(section: str) -> str:
     return "\n".join(re.findall(r"^```text\n(.*?)^```", section, re.M | re.S))
 
+
+def test_every_public_name_is_documented_in_embedding_md():
+    page = (ROOT / "docs" / "embedding.md").read_text(encoding="utf-8")
+    missing = [name for name in afp_dsl.__all__ if f"`afp.{name}" not in page]
+    assert not missing, f"docs/embedding.md does not document afp_dsl.{missing}"
