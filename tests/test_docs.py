@@ -230,3 +230,32 @@ def test_every_public_name_is_documented_in_embedding_md():
     page = (ROOT / "docs" / "embedding.md").read_text(encoding="utf-8")
     missing = [name for name in afp_dsl.__all__ if f"`afp.{name}" not in page]
     assert not missing, f"docs/embedding.md does not document afp_dsl.{missing}"
+
+
+def test_trace_why_sample_is_an_excerpt_of_what_why_prints(tmp_path, monkeypatch):
+    """docs/trace.md's `afpc why` tree (support, script `small_refund`) is what `afpc why` prints,
+    with lines left out at each `...`: every other line, in order (run ids aside). Two lines had
+    drifted (an evidence line cut short, a call without its `(support.afp:29)`)."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from afp_dsl.cli import main
+    text = (ROOT / "docs" / "trace.md").read_text(encoding="utf-8")
+    sample = re.search(r"^```text\n(\[r-1:\d+\] answer .*?)^```", text, re.M | re.S)
+    assert sample is not None
+    shutil.copy(ROOT / "examples" / "support" / "support.afp", tmp_path / "support.afp")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    ran = runner.invoke(main, ["run", "support.afp", "--script", "small_refund",
+                               "-m", "I was charged twice for order AB-12"])
+    assert ran.exit_code == 0, ran.output
+    why = runner.invoke(main, ["why", "last"])
+    assert why.exit_code == 0, why.output
+    printed = re.sub(r"\brun-[0-9a-f]+", "r-1", why.stdout).splitlines()
+    at = 0
+    for line in sample.group(1).splitlines():
+        if line.strip() == "...":
+            continue
+        assert line in printed[at:], f"not printed (in this order) by `afpc why`: {line!r}"
+        at = printed.index(line, at) + 1
