@@ -117,3 +117,17 @@ def test_a_hook_of_the_hosts_own_still_sees_every_event():
     provider.subscribe(seen.append)
     result = afp.load(SPEC).agent(provider=provider).run("hi")
     assert _llm(result)[-1] == ("llm.replied", 2) and len(seen) == 2
+
+
+def test_who_publishes_events_as_providers_md_says():
+    """docs/providers.md: each vendor adapter and wrapper has `subscribe(hook)` and `events`, the
+    last 1000; the mock publishes none and has neither (a wrapper around it still has both)."""
+    from afp_dsl.providers.anthropic import anthropic
+    from afp_dsl.providers.ollama import ollama
+    from afp_dsl.providers.openai import openai
+    env = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "test"}
+    for p in (openai(env=env), anthropic(env=env), ollama(), with_retry(afp.providers.mock())):
+        assert callable(p.subscribe(lambda event: None)), type(p).__name__
+        assert p.events.maxlen == 1000, type(p).__name__
+    mock = afp.providers.mock()
+    assert not hasattr(mock, "subscribe") and not hasattr(mock, "events")
