@@ -18,7 +18,7 @@ from afp_dsl import ir
 from afp_dsl.diagnostics import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "examples" / "README.md"]
 # An info string may carry attributes after the kind, e.g. ```afp file=library.afp (the commands
 # test writes such blocks to that file before running the page's shell commands).
 FENCE = re.compile(r"^```(afp|afp-error|afp-fragment)(?:[ \t]+[^\n`]*)?[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
