@@ -282,9 +282,10 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
                "result": result, "duration": duration}
     red = ctx.redactor
     keyed = red.has_key_rules  # (values under redacted keys in JSON text, whatever their length)
-    if keyed:
-        red.learn_json_text(out.result)  # (before recording: JSON text holds keys too)
-        if opens_json(result):  # (Speed: most results are not JSON text: no method call)
+    raw = out.result  # Speed: the quick test of `learn_json_text` and `opens_json`, once inline
+    if keyed and type(raw) is str and raw[:1] in _JSON_OPENS:  # (most results are not JSON text)
+        red.learn_json_text(raw)  # (before recording: JSON text holds keys too)
+        if opens_json(result):
             result = payload["result"] = red.scrub_json_keys(result, at="tool.returned.result")
     if out.result is None or to_text(out.result) != text:
         read = payload["read"] = red.scrub_json_keys(text, at="tool.returned.read") if keyed else text
@@ -298,6 +299,7 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
     return attrs.evolve(out, text=text, event=eid)
 
 
+_JSON_OPENS = frozenset("{[ \t\n\r")  # (how JSON text opens: `redaction_json.opens_json`)
 _ON_THE_WAY = ("policy.decided", "tool.args_invalid", "checkin.decided", "skill.rejected",
                "step.skipped", "step.advanced")
 
