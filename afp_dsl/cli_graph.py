@@ -17,7 +17,7 @@ import click
 
 from . import graph_export
 from .cli import checked_program
-from .cli_io import FilePath, emit, guarded, store_text, utf8_text
+from .cli_io import FilePath, emit, guarded, run_id_text, store_text
 
 _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "json": graph_export.to_json}
 
@@ -29,7 +29,7 @@ _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "jso
               show_default=True, help="Output format.")
 @click.option("-o", "--output", type=FilePath(writable=True),
               help="Write the diagram to a file instead of standard output.")
-@click.option("--run", "run_id", metavar="RUN", callback=utf8_text,
+@click.option("--run", "run_id", metavar="RUN", callback=run_id_text,
               help="Overlay the path a recorded run took (a run id, or `last`).")
 @click.option("--store", "store_url", callback=store_text, help="Run store (default .afp/runs.db or $AFP_STORE).")
 @guarded

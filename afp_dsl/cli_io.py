@@ -14,7 +14,8 @@ import errno
 import functools
 import os
 import sys
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import click
 
@@ -217,6 +218,17 @@ def utf8_text(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
                     f"is not valid UTF-8 text (a stray byte at character {e.start + 1}); pass UTF-8 "
                     f"text, e.g. convert it with `iconv -t UTF-8` or fix the terminal's encoding",
                     ctx, param) from None
+    return value
+
+
+def run_id_text(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A run id's callback: UTF-8 and not blank (an empty id, most likely an unset shell
+    variable, names no run: a usage error, not a lookup that fails)."""
+    value = utf8_text(ctx, param, value)
+    if value is not None and not value.strip():
+        latest = "" if ctx.info_name == "resume" else " or `last` for the latest run"
+        raise click.BadParameter(f"is empty; give a run id (`afpc trace list` lists them){latest}",
+                                 ctx, param)
     return value
 
 

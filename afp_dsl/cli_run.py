@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from .cli_io import CliError, echo, guarded, store_text, utf8_text
+from .cli_io import CliError, echo, guarded, run_id_text, store_text, utf8_text
 from .resume_count import calls_made, executions, inner_events
 from .trace import json_text
 
@@ -235,7 +235,7 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
 
 
 @click.command("resume")
-@click.argument("run_id", callback=utf8_text)
+@click.argument("run_id", callback=run_id_text)
 @click.option("--approve", "approve_flag", is_flag=True, help="Approve the pending check-in.")
 @click.option("--decline", "decline_flag", is_flag=True, help="Decline it.")
 @click.option("--by", callback=utf8_text, help="Who decides.")

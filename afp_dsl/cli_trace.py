@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import click
 
-from .cli_io import FilePath, echo, emit, guarded, store_text, utf8_text
+from .cli_io import FilePath, echo, emit, guarded, run_id_text, store_text, utf8_text
 from .suggest import closest
 
 _STORE = click.option("--store", "store_url", callback=store_text,
@@ -189,7 +189,7 @@ def run_summary(r: dict) -> dict:
 
 
 @trace.command(name="show")
-@click.argument("run_id", callback=utf8_text)
+@click.argument("run_id", callback=run_id_text)
 @_STORE
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json: the run's row and its events (the JSONL schema).")
@@ -242,7 +242,7 @@ _EXPORTS = ("jsonl", "html", "otlp-json", "thinking")
 
 
 @trace.command(name="export")
-@click.argument("run_id", callback=utf8_text)
+@click.argument("run_id", callback=run_id_text)
 @click.option("--format", "fmt", type=click.Choice(_EXPORTS), required=True,
               help="jsonl (event schema), html (report), otlp-json (OpenTelemetry), thinking.")
 @click.option("-o", "--output", type=FilePath(writable=True),
@@ -281,7 +281,7 @@ def render_export(fmt: str, store: Any, row: dict, events: list) -> str:
 
 # ---------------------------------------------------------------- why
 @click.command(name="why")
-@click.argument("run_id", callback=utf8_text)
+@click.argument("run_id", callback=run_id_text)
 @click.option("--event", "event_id", metavar="ID", callback=utf8_text,
               help="Explain this event (id or seq number).")
 @click.option("--skill", metavar="S", callback=utf8_text,

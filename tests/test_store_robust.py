@@ -393,3 +393,17 @@ def test_from_url_of_an_empty_string_is_blank_not_the_default(tmp_path, monkeypa
     assert not (tmp_path / ".afp").exists()
     stores.from_url(None).close()
     assert (tmp_path / ".afp" / "runs.db").exists()
+
+
+@pytest.mark.parametrize("args", [["why", "{}"], ["trace", "show", "{}"],
+                                  ["trace", "export", "{}", "--format", "jsonl"],
+                                  ["resume", "{}", "--approve"],
+                                  ["graph", "s.afp", "--run", "{}"]])
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_cli_a_blank_run_id_is_a_usage_error_naming_the_fix(args, blank, tmp_path, monkeypatch):
+    (tmp_path / "s.afp").write_text('agent a {\n  system = "x"\n}\n')
+    res = _cli([a.replace("{}", blank) for a in args], tmp_path, monkeypatch)
+    assert res.exit_code == 2, res.output  # (before: exit 1, "no run `` in the store")
+    assert "is empty; give a run id (`afpc trace list` lists them)" in res.output
+    assert ("`last`" in res.output) == (args[0] != "resume")  # (resume refuses `last`)
+    assert list(tmp_path.iterdir()) == [tmp_path / "s.afp"]  # no store made
