@@ -92,7 +92,9 @@ def read_bytes(path: str) -> bytes:
 
 
 def _too_large(size: int) -> str:
-    return f"it is {size / 1e6:.1f} MB; specs are limited to {MAX_BYTES // (1024 * 1024)} MiB"
+    """One unit on both sides, and the bytes, so a file just over the limit reads as over it."""
+    return (f"it is {size:,} bytes ({size / 2**20:.1f} MiB); specs are limited to "
+            f"{MAX_BYTES // 2**20} MiB ({MAX_BYTES:,} bytes)")
 
 
 class Loader:

@@ -120,6 +120,8 @@ def test_run_of_a_spec_too_large_prints_the_reason_not_the_file(tmp_path: Path) 
                           timeout=120)
     assert proc.returncode == 1 and len(proc.stderr) < 2000, len(proc.stderr)
     assert "specs are limited to 16 MiB" in proc.stderr and "has errors" in proc.stderr
+    # one unit on both sides (before: "it is 17.8 MB; specs are limited to 16 MiB")
+    assert "it is 17,825,795 bytes (17.0 MiB)" in proc.stderr, proc.stderr
 
 
 def test_run_of_a_binary_file_draws_no_bytes_of_it(tmp_path: Path) -> None:
