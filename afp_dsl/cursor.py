@@ -49,10 +49,6 @@ class CursorDecision:
     fired_by: ToolResult | None = None
     superseded: str | None = None
 
-    @property
-    def moved(self) -> bool:
-        return self.to != self.src
-
 
 def reachable(graph: GraphInfo, cursor: str | None) -> tuple[str, ...]:
     """Successors over any edge plus the entries, minus the cursor; at cold start, the entries."""
