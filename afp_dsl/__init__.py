@@ -1,7 +1,8 @@
 """afp: a declarative language, checker and interpreter for explainable LLM agents.
 
 Public API (tooling.md §6): `load`, `check`, `load_ir`, `Program.agent(...)`, `approve`/`decline`,
-`providers`, `stores`, `Effects`, the result envelopes, `CompileError` and `Diagnostic`.
+`providers`, `stores`, `Effects`, the result envelopes, `CompileError` and `Diagnostic`, and
+`format_source` (what `afpc fmt` does to a file's text).
 Every name is imported on first use, so `afpc check` does not pay for the interpreter, nor
 `afpc trace`/`afpc why` for the front end and checker.
 """
@@ -31,6 +32,7 @@ _LAZY = {
     "to_mermaid": ("graph_export", "to_mermaid"), "to_dot": ("graph_export", "to_dot"),
     "to_json": ("graph_export", "to_json"),
     "rewrite": ("policy_host", "rewrite"), "Rewrite": ("policy_host", "Rewrite"),
+    "format_source": ("fmt", "format_source"),
 }
 
 
@@ -52,5 +54,5 @@ def __dir__() -> list[str]:
 __all__ = ["Agent", "AgentNotFound", "CheckIn", "CheckpointError", "Checkpoint", "CompileError",
            "Conversation", "Decision", "Diagnostic", "Effects", "IRFormatError", "Label", "Program",
            "ResumeDecisionError", "Rewrite", "RunResult", "Severity", "Span", "absent", "approve",
-           "check", "coverage", "decline", "described", "load", "load_ir", "providers", "rewrite",
-           "stores", "to_dot", "to_json", "to_mermaid", "__version__"]
+           "check", "coverage", "decline", "described", "format_source", "load", "load_ir",
+           "providers", "rewrite", "stores", "to_dot", "to_json", "to_mermaid", "__version__"]

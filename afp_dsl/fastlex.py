@@ -49,6 +49,15 @@ _BY_FIRST = "".join(
 _BY_TEXT = {op: op for op in ("->", "=>", "==", "!=", "<=", ">=", "...")}
 _BY_TEXT.update({'"': "~", "-": "~", "/": "~"})
 
+def token_kind(text: str) -> str:
+    """The kind `lex` gives the token `text` (one of `token_pairs`' tokens), without bailing: a
+    character no rule takes, or a number glued to a word (`8model`), is a stray, `~`."""
+    if text.startswith('"""'):
+        return "M"
+    kind = _BY_TEXT.get(text) or (_BY_FIRST[ord(text[0])] if ord(text[0]) < 256 else "~")
+    return "~" if kind == "N" and not _NUMBER.fullmatch(text) else kind
+
+
 _FIRST_CHAR = itemgetter(0)
 _NUMERIC = re.compile("[-0-9]")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")

@@ -1,0 +1,164 @@
+"""`afp_dsl.format_source`: each layout rule of docs/cli.md (`afpc fmt`), its refusals, and its
+safety net. The whole-file cases are goldens (tests/golden/fmt/); the properties are in
+tests/test_fmt_properties.py."""
+from __future__ import annotations
+
+import pytest
+
+import afp_dsl
+from afp_dsl import fmt, fmt_layout
+from afp_dsl.diagnostics import CompileError
+from afp_dsl.fmt import FormatterBug, format_source
+
+
+def block(*lines: str) -> str:
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("messy, tidy", [
+    # spacing around operators and keywords, one space
+    ('agent a{model="m"}', 'agent a { model = "m" }'),
+    ("graph g{route a->b   on t  when x==1 and y!=2}", "graph g { route a -> b on t when x == 1 and y != 2 }"),
+    ("graph g{entry a when x<1 or x>=2 or x<=3 or x>4}", "graph g { entry a when x < 1 or x >= 2 or x <= 3 or x > 4 }"),
+    ('tool t{output{s:"a"|"b"}}', 'tool t { output { s: "a" | "b" } }'),
+    # none before , : ? ) ] . and none after ( [ .
+    ('fact f{data={ a : [ 1 , 2 ] , b : ( 1 ) }}', "fact f { data = { a: [1, 2], b: (1) } }"),
+    ("tool t{input{n ? : number}}", "tool t { input { n?: number } }"),
+    ("graph g{entry a when args . x [ 0 ] . y == 1}", "graph g { entry a when args.x[0].y == 1 }"),
+    # a call's `(` hugs its name; an operand's `(` or `[` after an operator word does not
+    ("tool t{impl = returns ( { a: 1 } )}", "tool t { impl = returns({ a: 1 }) }"),
+    ("graph g{entry a when not(x or y) and(z)}", "graph g { entry a when not (x or y) and (z) }"),
+    ('graph g{entry a when x in["a"] and m mentions["b"]}', 'graph g { entry a when x in ["a"] and m mentions ["b"] }'),
+    ("graph g{route a -> b on t status[failure]}", "graph g { route a -> b on t status [failure] }"),
+    ("test t{tool x returns(1)}", "test t { tool x returns (1) }"),
+    ("graph g{entry a when x.in[0] == 1}", "graph g { entry a when x.in[0] == 1 }"),
+    # braces: one space inside on one line, none when empty; brackets: none inside
+    ("test t{model calls a{ }}", "test t { model calls a {} }"),
+    ("fact f{data=[ ]}", "fact f { data = [] }"),
+    ("fact f { data = [{a: 1}, {b: 2}] }", "fact f { data = [{ a: 1 }, { b: 2 }] }"),
+    # numbers keep their sign; `...` is a word
+    ("fact f{data={n:-1.5e3}}", "fact f { data = { n: -1.5e3 } }"),
+    ("tool t{input{a:string,...}}", "tool t { input { a: string, ... } }"),
+    ("policy p{before *{deny when true}}", "policy p { before * { deny when true } }"),
+])
+def test_spacing_within_a_line(messy: str, tidy: str) -> None:
+    assert format_source(messy) == tidy + "\n"
+
+
+def test_indentation_counts_brackets_by_the_line_that_opened_them() -> None:
+    messy = block("fact f {", "data = foo({", "a: [1,", "2],", "})", "}")
+    assert format_source(messy.replace("data = foo(", "data = file(")) == block(
+        "fact f {", "  data = file({", "    a: [1,", "      2],", "  })", "}")
+
+
+def test_a_closing_line_stands_at_its_opening_line_and_reopens() -> None:
+    messy = block("fact f {", "data = [{", "a: 1", "}, {", "b: 2", "}]", "}")
+    assert format_source(messy) == block(
+        "fact f {", "  data = [{", "    a: 1", "  }, {", "    b: 2", "  }]", "}")
+
+
+def test_continuation_lines_are_indented_once() -> None:
+    messy = block("policy p {", "before t {", "deny when x > 1", "and y", "because \"z\"",
+                  "ask when", "x > 2", "}", "}")
+    assert format_source(messy) == block(
+        "policy p {", "  before t {", "    deny when x > 1", "      and y", '      because "z"',
+        "    ask when", "      x > 2", "  }", "}")
+
+
+def test_keywords_as_attribute_or_field_names_start_no_continuation() -> None:
+    messy = block("instruction i {", "prompt = \"p\"", "when = message matches /x/", "}",
+                  "tool t {", "output {", "a: number", "note?: string", "status: string", "}", "}")
+    assert format_source(messy) == block(
+        "instruction i {", '  prompt = "p"', "  when   = message matches /x/", "}",
+        "tool t {", "  output {", "    a: number", "    note?: string", "    status: string", "  }", "}")
+
+
+def test_line_breaks_are_kept_and_blank_lines_collapse() -> None:
+    messy = "\n\n\nagent a {\n\n\n  model = \"m\"\n\n\n\n  system = \"s\"\n\n}\n\n\n\nagent b { model = \"m\" }\n\n\n"
+    assert format_source(messy) == block(
+        "agent a {", '  model = "m"', "", '  system = "s"', "}", "", 'agent b { model = "m" }')
+
+
+def test_tabs_trailing_blanks_and_crlf() -> None:
+    assert format_source('agent a {\r\n\tmodel = "m"  \t\r\n}') == 'agent a {\n  model = "m"\n}\n'
+    assert format_source('agent a {\r\tmodel = "m"\r}\r') == 'agent a {\n  model = "m"\n}\n'
+
+
+def test_an_empty_or_blank_file_stays_empty() -> None:
+    assert format_source("") == ""
+    assert format_source("  \n\n\t\n") == ""
+    assert format_source("# only a comment   \n\n") == "# only a comment\n"
+
+
+def test_a_leading_byte_order_mark_is_dropped() -> None:
+    assert format_source('\ufeffagent a { model = "m" }') == 'agent a { model = "m" }\n'
+
+
+def test_comments_are_kept_verbatim_and_indented() -> None:
+    messy = block("agent a {   # the agent   ", "      # about the model", 'model = "m" # why',
+                  "# last", "}", "   # end")
+    assert format_source(messy) == block(
+        "agent a {  # the agent", "  # about the model", '  model = "m"  # why', "  # last", "}", "# end")
+
+
+def test_equals_align_in_runs_of_attribute_lines() -> None:
+    messy = block("agent a {", "model = \"m\"", "max_iterations = 8", "# a comment ends a run",
+                  "graph = g", "context=[x]", "", "policies = []", "}")
+    assert format_source(messy) == block(
+        "agent a {", '  model          = "m"', "  max_iterations = 8", "  # a comment ends a run",
+        "  graph   = g", "  context = [x]", "", "  policies = []", "}")
+
+
+def test_a_value_going_on_below_ends_the_run_after_its_line() -> None:
+    messy = block("skill s {", 'description = "d"', 'body = """', "    text  ", '  """',
+                  "tools = [a]", "x = [", "b,", "]", "y = 1", "}")
+    assert format_source(messy) == block(
+        "skill s {", '  description = "d"', '  body        = """', "    text  ", '  """',
+        "  tools = [a]", "  x     = [", "    b,", "  ]", "  y = 1", "}")
+
+
+def test_extra_spaces_inside_a_line_collapse() -> None:
+    messy = block("policy p {", "before t {", "deny when x > 1 because \"a\"",
+                  "ask  when x > 0   because \"b\"", "}", "}")
+    assert "    ask when x > 0 because \"b\"\n" in format_source(messy)
+
+
+def test_multi_line_text_is_kept_verbatim_except_line_endings() -> None:
+    text = 'skill s {\n    body = """\r\n   keep   \r\n\t  this\n      """\n}\n'
+    assert format_source(text) == 'skill s {\n  body = """\n   keep   \n\t  this\n      """\n}\n'
+
+
+def test_a_syntax_error_is_a_compile_error_with_its_diagnostic() -> None:
+    with pytest.raises(CompileError) as e:
+        format_source("agent a {\n  model = \n", "bad.afp")
+    assert [d.code for d in e.value.diagnostics] == ["AFP001"]
+    assert e.value.diagnostics[0].primary.span.file == "bad.afp"
+    for text in ("agent a { model = 8model }", "agent é {}", "agent a { x = \"\"\" }", "a\x00"):
+        with pytest.raises(CompileError):
+            format_source(text)
+
+
+def test_not_text_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="format_source"):
+        format_source(b"agent a {}")  # type: ignore[arg-type]
+
+
+def test_a_layout_that_changed_the_tokens_is_refused(monkeypatch) -> None:
+    monkeypatch.setattr(fmt, "layout", lambda toks: "".join(t.text for t in toks))
+    with pytest.raises(FormatterBug, match="x.afp"):
+        format_source("agent a { model = \"m\" }", "x.afp")
+
+
+def test_tokens_keep_comments_and_count_line_breaks() -> None:
+    toks = fmt.tokens('a # c\r\n\r\nb "s"')
+    assert [(t.kind, t.text, t.breaks) for t in toks] == [
+        ("W", "a", 0), ("#", "# c", 0), ("W", "b", 2), ("S", '"s"', 0)]
+
+
+def test_format_source_is_public() -> None:
+    assert afp_dsl.format_source is format_source
+    assert "format_source" in afp_dsl.__all__
+
+
+def test_the_layout_module_takes_tokens_only() -> None:
+    assert fmt_layout.layout([]) == ""
