@@ -162,3 +162,13 @@ def test_format_source_is_public() -> None:
 
 def test_the_layout_module_takes_tokens_only() -> None:
     assert fmt_layout.layout([]) == ""
+
+
+def test_the_examples_and_the_standard_library_are_in_the_canonical_layout() -> None:
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    specs = sorted(root.glob("examples/**/*.afp")) + sorted(root.glob("stdlib/*.afp"))
+    assert len(specs) > 10
+    unformatted = [str(p.relative_to(root)) for p in specs
+                   if format_source(p.read_text(encoding="utf-8")) != p.read_text(encoding="utf-8")]
+    assert unformatted == []
