@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 LAZY_COMMANDS = {
     "graph": "cli_graph:graph", "run": "cli_run:run_", "resume": "cli_run:resume_",
     "test": "cli_test:test_", "trace": "cli_trace:trace", "why": "cli_trace:why",
+    "fmt": "cli_fmt:fmt_",
 }
 
 

@@ -9,7 +9,7 @@ folder holding a copy of the repository's `examples/`, `docs/`, `stdlib/` and RE
 * every command of a ```sh, ```bash, ```shell or ```console block (in ```console only the lines
   starting with `$ `; a trailing `\\` joins lines) is RUN with bash, with the installed `afpc` and
   `python` first on PATH, when it is one of:
-    - `afpc check|test|graph|compile|explain ...`, `afpc --version`, `afpc --help`;
+    - `afpc check|test|graph|compile|explain|fmt ...`, `afpc --version`, `afpc --help`;
     - `afpc why|trace|resume ...` (they read the page's run store, e.g. `afpc why last`), once
       the installed `afpc` has that command;
     - `afpc run ...` without `--provider`/`--fallback`, or with the `mock` provider;
@@ -51,7 +51,7 @@ PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "exam
 PYTHON_PAGES = {"docs/embedding.md", "docs/getting-started.md", "README.md"}
 SHELLS = {"sh", "bash", "shell", "console"}
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
-AFPC_RUNNABLE = {"check", "test", "graph", "compile", "explain", "run", "--version", "--help", "-h"}
+AFPC_RUNNABLE = {"check", "test", "graph", "compile", "explain", "fmt", "run", "--version", "--help", "-h"}
 AFPC_STORE_READERS = {"why", "trace", "resume"}
 PLACEHOLDER = re.compile(r"\b(RUN|FILE|PATH|CODE)\b|<[^<>\s]+>|…")
 EXITS = re.compile(r"#\s*exits\s+(\d+)\s*$")
