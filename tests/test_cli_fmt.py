@@ -6,7 +6,6 @@ import os
 import stat
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from afp_dsl import fmt as fmt_module

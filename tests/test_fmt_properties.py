@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import modules
+from test_properties import budget, mutated_specs, seed_texts, weird_text
 
 from afp_dsl.diagnostics import CompileError
 from afp_dsl.fastlex import token_pairs
 from afp_dsl.fmt import format_source
 from afp_dsl.loader import load_program
 from afp_dsl.printer import print_module
-from strategies import modules
-from test_properties import budget, mutated_specs, seed_texts, weird_text
 
 _PAIRS = token_pairs()
 

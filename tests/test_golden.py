@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from golden_util import HEADER, compare, diagnostics_text
 
 from afp_dsl.fmt import format_source
-from golden_util import HEADER, compare, diagnostics_text
 
 ROOT = Path(__file__).parent / "golden"
 CASES = sorted(p for stage in ("syntax", "check") for p in (ROOT / stage).glob("*.afp"))
