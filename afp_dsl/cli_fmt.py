@@ -84,7 +84,7 @@ def _formatted(text: str, name: str) -> str:
     except CompileError as e:
         shown = render(e.diagnostics, {name: text.removeprefix("\ufeff")}, "text",
                        color=use_color(sys.stderr))
-        raise _Skipped(shown + f"afpc: {name} has a syntax error; it was not formatted") from None
+        raise _Skipped(shown + f"afpc: {name} does not parse; it was not formatted") from None
     except FormatterBug as e:
         raise _Skipped(f"afpc: internal error: {e}; this is a bug in afpc: please report it with "
                        f"the file", code=2) from None

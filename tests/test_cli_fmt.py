@@ -82,7 +82,7 @@ def test_a_syntax_error_is_reported_as_check_does_and_the_file_left_alone(tmp_pa
     assert bad.read_text(encoding="utf-8") == BROKEN
     assert other.read_text(encoding="utf-8") == TIDY  # the other files are still formatted
     assert "error[AFP001]" in res.stderr and f"--> {bad}:3:1" in res.stderr
-    assert f"afpc: {bad} has a syntax error; it was not formatted" in res.stderr
+    assert f"afpc: {bad} does not parse; it was not formatted" in res.stderr
     assert "Traceback" not in res.output
 
 

@@ -172,3 +172,16 @@ def test_the_examples_and_the_standard_library_are_in_the_canonical_layout() -> 
     unformatted = [str(p.relative_to(root)) for p in specs
                    if format_source(p.read_text(encoding="utf-8")) != p.read_text(encoding="utf-8")]
     assert unformatted == []
+
+
+def test_the_bad_input_corpus_is_formatted_or_refused() -> None:
+    from pathlib import Path
+    corpus = Path(__file__).resolve().parent / "corpus"
+    for p in sorted(corpus.glob("*.afp")):
+        text = p.read_bytes().decode("utf-8", "replace")
+        try:
+            out = format_source(text, p.name)
+        except CompileError as e:
+            assert e.diagnostics, p.name
+        else:
+            assert format_source(out) == out, p.name
