@@ -185,3 +185,8 @@ def test_the_bad_input_corpus_is_formatted_or_refused() -> None:
             assert e.diagnostics, p.name
         else:
             assert format_source(out) == out, p.name
+
+
+def test_the_docstring_example_holds() -> None:
+    import doctest
+    assert doctest.testmod(fmt).attempted == 1 and doctest.testmod(fmt).failed == 0
