@@ -132,7 +132,7 @@ def test_a_file_over_the_size_limit_is_refused_without_reading_it(tmp_path):
     with path.open("wb") as f:
         f.truncate(17 * 1024 * 1024)  # sparse: no disk used
     out = check_file(path, 1)
-    assert "AFP006" in out and "MB" in out
+    assert "AFP006" in out and "it is 17,825,792 bytes (17.0 MiB)" in out and "16 MiB" in out
 
 
 NESTED = {
