@@ -237,7 +237,7 @@ class Res:
 
 @attrs.define
 class Expected:
-    moves: list = attrs.Factory(list)  # (iteration, from, to, cause)
+    moves: list = attrs.Factory(list)  # (iteration, from, to, cause, superseded pick)
     rows: list = attrs.Factory(list)  # (iteration, from, to, call, fired)
     conflicts: list = attrs.Factory(list)  # (iteration, winner's to, [losers' to])
     statuses: list = attrs.Factory(list)  # (call, tool, status)
@@ -288,20 +288,22 @@ def _route_step(case: Case, it: int, cursor: str, batch: list[Res], out: Expecte
 
 
 def _decide(case: Case, it: int, cursor: str | None, batch: list[Res], pick: str | None,
-            out: Expected) -> tuple[str | None, str]:
+            out: Expected) -> tuple[str | None, str, str | None]:
+    """Semantics §4: (to, cause, the pick it supersedes): "A pick that loses to a declared edge
+    is recorded as superseded" (and, docs/semantics.md §4, one that loses to a cold start)."""
     if cursor is None:
         cold = cold_start(case, it)
         if cold is not None:
-            return cold, "entry"
+            return cold, "entry", pick if pick != cold else None
         if it > 1 and pick is not None and pick in reachable(case, None):
-            return pick, "model-pick"
-        return None, "none"
+            return pick, "model-pick", None
+        return None, "none", None
     winner = _route_step(case, it, cursor, batch, out)
     if winner is not None:
-        return winner.dst, "route"
+        return winner.dst, "route", pick if pick != winner.dst else None
     if pick is not None and pick in reachable(case, cursor):
-        return pick, "model-pick"
-    return cursor, "stay"
+        return pick, "model-pick", None
+    return cursor, "stay", None
 
 
 def _policy(case: Case, tool: str, v: int, ask: str) -> str:
@@ -315,8 +317,8 @@ def expected(case: Case, ask: str = "ask", decisions: tuple[bool, ...] | None = 
     cursor, batch, pick = None, [], None
     for it, reply in enumerate(case.script, 1):
         src = cursor
-        cursor, cause = _decide(case, it, cursor, batch, pick, out)
-        out.moves.append((it, src, cursor, cause))
+        cursor, cause, superseded = _decide(case, it, cursor, batch, pick, out)
+        out.moves.append((it, src, cursor, cause, superseded))
         if isinstance(reply, str):
             break
         batch, pick = [], None

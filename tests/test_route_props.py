@@ -31,8 +31,8 @@ def observed(trace) -> dict:
     calls = _calls(trace)
     p = [(e.iteration, e.payload) for e in trace]
     return {
-        "moves": [(i, x["from"], x["to"], x["cause"]) for (i, x), e in zip(p, trace)
-                  if e.kind == "cursor.moved"],
+        "moves": [(i, x["from"], x["to"], x["cause"], x.get("superseded_pick")) for (i, x), e
+                  in zip(p, trace) if e.kind == "cursor.moved"],
         "rows": [[i, x["from"], x["to"], calls[x["call_id"]], x["fired"]] for (i, x), e in zip(p, trace)
                  if e.kind == "route.evaluated"],
         "conflicts": [(i, x["winner"]["to"], [lo["to"] for lo in x["losers"]]) for (i, x), e in zip(p, trace)
@@ -58,8 +58,8 @@ def test_the_cursor_moves_as_the_spec_says(case):
     wins"); tool results are taken in call order and, for each, the cursor's outgoing edges in
     declaration order, "the first deterministic edge ... whose conditions all hold fires"; bare
     edges never fire by themselves; a later result matching an edge to another target records a
-    `route.conflict`. Stay is "a recorded decision, not an absence": one `cursor.moved` per
-    iteration. §12: every event of the trace is recorded in order."""
+    `route.conflict`; "a pick that loses to a declared edge is recorded as superseded". Stay is
+    "a recorded decision, not an absence": one `cursor.moved` per iteration."""
     bodies, results, _ = session(case)
     want = expected(case)
     _stats(want)
