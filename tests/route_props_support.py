@@ -167,21 +167,23 @@ def cases(draw, asks: bool = False) -> Case:
         drawn = [(t, "ask", draw(st.integers(0, 6)))] + [r for r in drawn if r[0] != t]
     script = draw(st.lists(_calls(names, hot_tools), min_size=2, max_size=4)) + ["done"]
     out_of_hot = [r for r in routes if r.src == hot and r.deterministic]
-    witnesses = [w for w in (_witness(draw, out_of_hot, skills) for _ in range(2)) if w]
+    first = _witness(draw, out_of_hot, skills)
+    others = [r for r in out_of_hot if first is None or r.dst != first[1].dst]  # (a conflict)
+    witnesses = [w[0] for w in (first, _witness(draw, others, skills)) if w]
     script[0] = witnesses + script[0][:3 - len(witnesses)]  # (calls that edges out of `hot` hear)
     return Case(skills, entries, tuple(routes), tuple(drawn), draw(st.sampled_from(MESSAGES)),
                 tuple(script), tuple(draw(st.lists(st.booleans(), max_size=4))))
 
 
 def _witness(draw, edges: list[Route], skills: tuple):
-    """A call whose result one of `edges` holds for, if it executes (or None)."""
+    """(a call whose result one of `edges` holds for if it executes, that edge), or None."""
     if not edges or not draw(st.booleans()):
         return None
     edge = draw(st.sampled_from(edges))
     tools = (edge.on,) if edge.on else skills[int(edge.src[1:])]
     calls = [(t, {"v": v, "k": k}) for t in tools for v in range(11) for k in KINDS
              if edge.holds(_executed(t, v, k), tools)]
-    return draw(st.sampled_from(calls)) if calls else None
+    return (draw(st.sampled_from(calls)), edge) if calls else None
 
 
 def _executed(tool: str, v: int, k: str) -> "Res":
