@@ -1,8 +1,10 @@
 """`afpc fmt`'s engine: spec text → the same tokens in the canonical layout, comments kept.
 
 Role:       `format_source` (public API, `afp_dsl.format_source`): refuses text with a syntax
-            error (`parser.parse`), splits the rest into tokens with `fastlex`'s regex, lays them
-            out with `fmt_layout`, and checks its own work before answering.
+            error (`parser.parse`), splits the rest into tokens with `fastlex`'s regex, tells
+            keywords from names as Lark's parser reads them (`parser.name_offsets`: keywords
+            are soft, so spelling cannot), lays them out with `fmt_layout`, and checks its own
+            work before answering.
 Emits:      `CompileError` carrying the parser's diagnostic (AFP001 syntax-error, AFP002, AFP006...);
             `FormatterBug` when the layout would change the tokens (a bug, never a silent change).
 Invariants: only blanks change, and line endings inside `\"\"\"` text (read the same); the output
@@ -36,8 +38,13 @@ def format_source(text: str, name: str = "<text>") -> str:
     """
     if not isinstance(text, str):
         raise TypeError(f"`format_source` takes the spec's text (a `str`), not {type(text).__name__}")
+    text = text.removeprefix("\ufeff")
     _refuse_syntax_errors(text, name)
-    toks = tokens(text)
+    from .parser import name_offsets
+    names = name_offsets(text)
+    if names is None:
+        raise FormatterBug(f"the parser could not read the words of {name}; it was left as it was")
+    toks = tokens(text, names)
     out = layout(toks)
     if canonical(tokens(out)) != canonical(toks):
         raise FormatterBug(f"formatting {name} would change its tokens; it was left as it was")
@@ -47,7 +54,7 @@ def format_source(text: str, name: str = "<text>") -> str:
 def _refuse_syntax_errors(text: str, name: str) -> None:
     from .parser import parse
     from .source import SourceFile
-    parsed = parse(SourceFile.of(name, text.removeprefix("\ufeff")))
+    parsed = parse(SourceFile.of(name, text))
     if parsed.tree is None:
         raise CompileError([d for d in parsed.diagnostics if d.severity is Severity.ERROR]
                            or list(parsed.diagnostics))
@@ -58,10 +65,20 @@ def _pairs() -> re.Pattern[str]:
     return token_pairs()
 
 
-def tokens(text: str) -> list[Tok]:
-    """Every token of `text`, comments included, with the line breaks before each."""
+def tokens(text: str, names: frozenset[int] | None = None) -> list[Tok]:
+    """Every token of `text`, comments included, with the line breaks before each. With `names`
+    (`parser.name_offsets`: where the words read as names start), a word read as a keyword is
+    of kind K (a name stays W): the layout tells `note` the clause from `note` the tool by that."""
     end = len(text.rstrip(_BLANKS))  # (the scan stops at the last token, as `fastlex.lex`'s)
-    return [Tok(token_kind(tok), tok, _breaks(blanks)) for blanks, tok in _pairs().findall(text, 0, end)]
+    out, at = [], 0
+    for blanks, tok in _pairs().findall(text, 0, end):
+        at += len(blanks)
+        kind = token_kind(tok)
+        if kind == "W" and names is not None and at not in names:
+            kind = "K"
+        out.append(Tok(kind, tok, _breaks(blanks)))
+        at += len(tok)
+    return out
 
 
 def _breaks(blanks: str) -> int:
@@ -70,12 +87,12 @@ def _breaks(blanks: str) -> int:
 
 
 def canonical(toks: list[Tok]) -> list[tuple[str, str]]:
-    """(kind, text) of each token, as the layout may write it: a comment without its trailing
-    blanks, a `\"\"\"` text with its line endings as `\\n` (the language reads them so)."""
+    """(kind, text) of each token, as the layout may write it (a keyword as a word, W): a comment
+    without its trailing blanks, a `\"\"\"` text with its line endings as `\\n` (the language reads them so)."""
     out = []
     for t in toks:
         text = t.text.rstrip() if t.kind == "#" else t.text
         if t.kind == "M":
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        out.append((t.kind, text))
+        out.append(("W" if t.kind == "K" else t.kind, text))
     return out

@@ -1,7 +1,9 @@
 """`afpc fmt`'s layout: a file's tokens, with the user's line breaks, → the canonical text.
 
 Role:       pure helper of `fmt.format_source`: indentation, spacing within a line, `=`
-            alignment and blank lines, as docs/cli.md (`afpc fmt`) states them.
+            alignment and blank lines, as docs/cli.md (`afpc fmt`) states them. It tells a
+            keyword from a name by the token's kind (K or W, as the parser read the word), never
+            by its spelling: `note` the clause continues a line, `note` the tool does not.
 Invariants: emits every token's text unchanged and in order (comments lose trailing blanks
             only); tokens on one line stay on one line, and a line break stays a line break.
 """
@@ -22,19 +24,14 @@ OPENERS = {"{": "}", "[": "]", "(": ")"}
 CLOSERS = frozenset(OPENERS.values())
 _TIGHT_BEFORE = frozenset((",", ":", "?", ")", "]", "."))
 _TIGHT_AFTER = frozenset(("(", "[", "."))
-# Words after which `(` or `[` starts an operand (`not (a or b)`, `in ["x"]`), not a call's
-# arguments or an index.
-_OPERATOR_WORDS = frozenset(("not", "and", "or", "when", "in", "because", "mentions", "matches"))
-# Words that are a statement's clause after a name (`tool t returns (1)`, `on t status [failure]`)
-# and a callee or path root elsewhere (`returns({...})`, `status[0]`).
-_CLAUSE_WORDS = frozenset(("returns", "status"))
-# A line starting so continues the statement above (one more indent): `because "..."` under its
-# rule, `and x` under a condition, `-> b` under `route a`.
+# Keywords (kind K: a word the parser read as a keyword, never a name spelt so) that start a line
+# continuing the statement above (one more indent): `because "..."` under its rule, `and x`
+# under a condition, `on t` under `route a -> b`.
 _CONTINUING_WORDS = frozenset(("because", "when", "and", "or", "on", "status", "note", "by", "matches",
                                "mentions", "in"))
 _OPERATORS = frozenset(("=", "->", "=>", "==", "!=", "<", "<=", ">", ">=", "|", "."))
-# A line ending so is continued by the next one.
-_OPEN_ENDS = _OPERATORS | {"and", "or", "not", "when", "because", "matches", "mentions", "in"}
+# Keywords that, ending a line, are continued by the next one.
+_OPEN_ENDS = frozenset(("and", "or", "not", "when", "because", "matches", "mentions", "in"))
 
 
 class Line(NamedTuple):
@@ -103,10 +100,8 @@ def _continues(prev: list[Tok], toks: list[Tok]) -> bool:
     last = _last_code(prev)
     if last is None or last.kind in OPENERS:
         return False
-    attribute = len(toks) > 1 and toks[1].kind in ("=", ":", "?")  # `when = ...`, `{ on: 1 }`
-    starts = first.kind in _OPERATORS or (first.kind == "W" and first.text in _CONTINUING_WORDS
-                                           and not attribute)
-    return starts or (last.kind in _OPERATORS or last.text in _OPEN_ENDS and last.kind == "W")
+    starts = first.kind in _OPERATORS or (first.kind == "K" and first.text in _CONTINUING_WORDS)
+    return starts or last.kind in _OPERATORS or (last.kind == "K" and last.text in _OPEN_ENDS)
 
 
 def _last_code(toks: list[Tok]) -> Tok | None:
@@ -122,7 +117,7 @@ def _opens(line: Line) -> bool:
 def _spaced(toks: list[Tok]) -> str:
     parts = [_text(toks[0])]
     for i in range(1, len(toks)):
-        parts.append(_gap(toks[i - 1], toks[i], toks[i - 2] if i > 1 else None))
+        parts.append(_gap(toks[i - 1], toks[i]))
         parts.append(_text(toks[i]))
     return "".join(parts)
 
@@ -135,8 +130,8 @@ def _text(t: Tok) -> str:
     return t.text
 
 
-def _gap(a: Tok, b: Tok, before: Tok | None) -> str:
-    """The blanks between the tokens `a` and `b` on one line (`before` precedes `a`)."""
+def _gap(a: Tok, b: Tok) -> str:
+    """The blanks between the tokens `a` and `b` on one line."""
     if b.kind == "#":
         return "  "
     if a.kind == "{":
@@ -148,19 +143,8 @@ def _gap(a: Tok, b: Tok, before: Tok | None) -> str:
     if b.kind == "[" and a.kind in ("]", ")"):
         return ""
     if b.kind in ("(", "[") and a.kind == "W":
-        return " " if _operator(a, b, before) else ""
-    return " "
-
-
-def _operator(word: Tok, bracket: Tok, before: Tok | None) -> bool:
-    """Whether `word` is followed by an operand (`not (`, `in [`, `tool t returns (`), rather
-    than by a call's arguments or an index (`returns(`, `args.items[`)."""
-    if before is not None and before.kind == ".":
-        return False  # a path's segment: `a.in[0]`
-    if word.text in _OPERATOR_WORDS:
-        return True
-    named_before = before is not None and before.kind == "W" and before.text not in _OPERATOR_WORDS
-    return word.text in _CLAUSE_WORDS and named_before
+        return ""  # a name's call or index: `returns({`, `status[0]`, `args.items[0]`
+    return " "  # after a keyword, `(` or `[` starts an operand: `not (`, `in [`, `status [`
 
 
 def _align(lines: list[Line], texts: list[str]) -> None:

@@ -195,3 +195,31 @@ def parse(src: SourceFile) -> Parsed:
     d = syntax_diagnostic(src, err, collector) if err is not None else diag(
         "AFP007", "the file is nested too deeply to parse", Span(src.name, 0, 0))
     return Parsed(None, (d,) + bidi_warnings(src), comments)
+
+
+# Rules whose words stand in a name's place: a reserved word there is a name (docs/language.md,
+# "keywords are soft"), `status[0]`, `returns({...})`, `{ on: 1 }`, `when = ...`, `a.in`.
+_NAME_PLACES = frozenset(("root", "callee", "attr_key", "field_name", "path", "dotted", "pair"))
+
+
+def name_offsets(text: str) -> frozenset[int] | None:
+    """Where the words that Lark's parser reads as names start in `text`: its NAME tokens, and
+    the reserved words standing in a name's place (`_NAME_PLACES`). Every other word is a
+    keyword. None when Lark does not parse the text. For the formatter, which lays out a keyword
+    and a name spelt alike differently (`tool t returns (1)`, `returns(1)`)."""
+    import lark
+    with _LOCK:
+        _STATE["c"] = _Collector()
+        try:
+            tree = _parser().parse(text)
+        except (lark.exceptions.UnexpectedInput, RecursionError):
+            return None
+    out, todo = set(), [tree]
+    while todo:  # (no recursion: a tree may be nested deeper than Python's stack)
+        node = todo.pop()
+        for child in node.children:
+            if isinstance(child, lark.Tree):
+                todo.append(child)
+            elif child.type == "NAME" or node.data in _NAME_PLACES:
+                out.add(child.start_pos)
+    return frozenset(out)

@@ -73,6 +73,34 @@ def test_keywords_as_attribute_or_field_names_start_no_continuation() -> None:
         "tool t {", "  output {", "    a: number", "    note?: string", "    status: string", "  }", "}")
 
 
+def test_a_name_spelt_as_a_keyword_starts_no_continuation() -> None:
+    # `note` is a keyword of a test's decisions (`approve note "..."`) but a tool or skill may be
+    # named so: a name at the start of a line is a list item or a step, not a clause
+    messy = block("agent a {", "skills = [", "search,", "note", "]", "}",
+                  "skill s {", "steps {", 'search "x"', 'note "y"', "}", "}")
+    assert format_source(messy) == block(
+        "agent a {", "  skills = [", "    search,", "    note", "  ]", "}",
+        "skill s {", "  steps {", '    search "x"', '    note "y"', "  }", "}")
+
+
+def test_a_keyword_starts_a_continuation_as_before() -> None:
+    messy = block("graph g {", "route a -> b", "on t", "status [failure]", "}",
+                  "test t {", "decline", 'by "me"', 'note "n"', "}")
+    assert format_source(messy) == block(
+        "graph g {", "  route a -> b", "    on t", "    status [failure]", "}",
+        "test t {", "  decline", '    by "me"', '    note "n"', "}")
+
+
+@pytest.mark.parametrize("text", [
+    "test t { tool x returns status[0] }",
+    "test t { tool x returns returns(1) }",
+    "test t { tool x returns status[0].in[1] }",
+    "graph g { entry a when status[0] == 1 and tool.status[1] == skill[2] }",
+])
+def test_a_name_hugs_its_bracket_whatever_its_spelling(text: str) -> None:
+    assert format_source(text) == text + "\n"
+
+
 def test_line_breaks_are_kept_and_blank_lines_collapse() -> None:
     messy = "\n\n\nagent a {\n\n\n  model = \"m\"\n\n\n\n  system = \"s\"\n\n}\n\n\n\nagent b { model = \"m\" }\n\n\n"
     assert format_source(messy) == block(
