@@ -140,8 +140,8 @@ def _gap(a: Tok, b: Tok) -> str:
         return " "
     if b.kind in _TIGHT_BEFORE or a.kind in _TIGHT_AFTER:
         return ""
-    if b.kind == "[" and a.kind in ("]", ")"):
-        return ""
+    if b.kind == "[" and a.kind in ("]", ")") or b.kind == "(" and a.kind == "]":
+        return ""  # an index of an index or call, `a[0][1]`; a list type's constraints, `[string](max_items: 5)`
     if b.kind in ("(", "[") and a.kind == "W":
         return ""  # a name's call or index: `returns({`, `status[0]`, `args.items[0]`
     return " "  # after a keyword, `(` or `[` starts an operand: `not (`, `in [`, `status [`

@@ -88,6 +88,12 @@ def test_afp_block_round_trips(where: str, text: str):
 
 
 # ---------------------------------------------------------------- docs/diagnostics.md (generated)
+@pytest.mark.parametrize("where,text", GOOD, ids=_ids(GOOD))
+def test_afp_block_is_in_the_canonical_layout(where: str, text: str):
+    # what a reader copies is what `afpc fmt` keeps: the pages show the layout it writes
+    assert afp_dsl.format_source(text) == text, f"{where}: run `afpc fmt` on this block"
+
+
 def test_diagnostics_page_is_current():
     """docs/diagnostics.md is generated from codes.REGISTRY; regenerate it when this fails:
     `python -m afp_dsl.docgen diagnostics > docs/diagnostics.md`."""

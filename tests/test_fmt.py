@@ -92,6 +92,7 @@ def test_a_keyword_starts_a_continuation_as_before() -> None:
 
 
 @pytest.mark.parametrize("text", [
+    "tool t { input { tags: [string](max_items: 5) } }",
     "test t { tool x returns status[0] }",
     "test t { tool x returns returns(1) }",
     "test t { tool x returns status[0].in[1] }",
