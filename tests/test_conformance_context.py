@@ -183,7 +183,6 @@ def test_returned_and_active_calls_in_context_when():
 
 def test_returned_and_active_calls_with_hand_built_ir():
     from afp_dsl import ir
-    from afp_dsl.analysis import Analysis
     from afp_dsl.effects import Effects, counter_ids
     from interp_support import Recording
 

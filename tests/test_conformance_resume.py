@@ -68,6 +68,7 @@ def test_approve_then_a_later_link_can_still_deny():
     agent, prov, r, ran = paused(777)
     r2 = agent.resume(r.checkpoint, approve(r.checkin))
     assert ran == [] and "later link says no" in tool_texts(prov.requests[-1])[0]
+    assert [x["outcome"] for x in payloads(r2, "policy.decided")] == ["ask", "deny"]
 
 
 def test_decline_does_not_run_and_the_model_reads_the_note():

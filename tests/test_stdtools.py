@@ -333,7 +333,7 @@ def test_http_get_fetches_an_allowed_host(monkeypatch, server):
 def test_http_get_refuses_hosts_not_on_the_list(server):
     get = stdtools.make_http_get(allow=["localhost"])
     _refused(get, f"http://{server}/hello", "`127.0.0.1` is not on the allow-list")
-    _refused(get, f"http://localhost@evil.example.invalid/", "`evil.example.invalid` is not on")
+    _refused(get, "http://localhost@evil.example.invalid/", "`evil.example.invalid` is not on")
     _refused(get, "file:///etc/passwd", "only http:// and https://")
     _refused(get, "ftp://localhost/x", "only http:// and https://")
     port_only = stdtools.make_http_get(allow=["127.0.0.1:1"])
