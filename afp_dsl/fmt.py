@@ -1,10 +1,10 @@
 """`afpc fmt`'s engine: spec text → the same tokens in the canonical layout, comments kept.
 
-Role:       `format_source` (public API, `afp_dsl.format_source`): refuses text with a syntax
-            error (`parser.parse`), splits the rest into tokens with `fastlex`'s regex, tells
-            keywords from names as Lark's parser reads them (`parser.name_offsets`: keywords
-            are soft, so spelling cannot), lays them out with `fmt_layout`, and checks its own
-            work before answering.
+Role:       `format_source` (public API, `afp_dsl.format_source`): tells keywords from names
+            as the parser reads them (`parser.name_offsets`, off the fast path's tree or Lark's:
+            keywords are soft, so spelling cannot), refuses text with no tree with the parser's
+            syntax diagnostic (`parser.parse`), splits the rest into tokens with `fastlex`'s
+            regex, lays them out with `fmt_layout`, and checks its own work before answering.
 Emits:      `CompileError` carrying the parser's diagnostic (AFP001 syntax-error, AFP002, AFP006...);
             `FormatterBug` when the layout would change the tokens (a bug, never a silent change).
 Invariants: only blanks change, and line endings inside `\"\"\"` text (read the same); the output
@@ -39,10 +39,10 @@ def format_source(text: str, name: str = "<text>") -> str:
     if not isinstance(text, str):
         raise TypeError(f"`format_source` takes the spec's text (a `str`), not {type(text).__name__}")
     text = text.removeprefix("\ufeff")
-    _refuse_syntax_errors(text, name)
     from .parser import name_offsets
-    names = name_offsets(text)
+    names = None if "\x00" in text else name_offsets(text)  # (None: no tree, so no names)
     if names is None:
+        _refuse_syntax_errors(text, name)  # (the one parse that writes a syntax diagnostic)
         raise FormatterBug(f"the parser could not read the words of {name}; it was left as it was")
     toks = tokens(text, names)
     out = layout(toks)

@@ -3,10 +3,14 @@ safety net. The whole-file cases are goldens (tests/golden/fmt/); the properties
 tests/test_fmt_properties.py."""
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 import afp_dsl
-from afp_dsl import fmt, fmt_layout
+from afp_dsl import fmt, fmt_layout, parser
 from afp_dsl.diagnostics import CompileError
 from afp_dsl.fmt import FormatterBug, format_source
 
@@ -219,3 +223,50 @@ def test_the_bad_input_corpus_is_formatted_or_refused() -> None:
 def test_the_docstring_example_holds() -> None:
     import doctest
     assert doctest.testmod(fmt).attempted == 1 and doctest.testmod(fmt).failed == 0
+
+
+# ---------------------------------------------------------------- keywords and names
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _utf8(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:  # (the bad-input corpus holds files that are not UTF-8)
+        return None
+
+
+_SPECS = {str(p.relative_to(_ROOT)): t for p in sorted(_ROOT.rglob("*.afp"))
+          if ".venv" not in p.parts and p.is_file() and (t := _utf8(p)) is not None}
+_NAMED_LIKE_KEYWORDS = [
+    block("agent a {", "skills = [", "search,", "note", "]", "}", "skill s {", "steps {", 'search "x"', 'note "y"', "}", "}"),
+    "test t { tool x returns status[0].in[1] }",
+    "graph g { entry a when status[0] == 1 and tool.status[1] == skill[2] }",
+    "fact f { data = { on: 1, when: 2, route: [3] } }",
+    "tool status { input { note: string, on?: number } }",
+]
+
+
+def _lark_names(text: str) -> frozenset[int] | None:
+    import lark
+    try:
+        return parser._names_in(parser._parser().parse(text), lark.Tree)
+    except lark.exceptions.UnexpectedInput:
+        return None
+
+
+@pytest.mark.parametrize("text", [*_SPECS.values(), *_NAMED_LIKE_KEYWORDS],
+                         ids=[*_SPECS, *(f"named-like-keywords-{i}" for i in range(len(_NAMED_LIKE_KEYWORDS)))])
+def test_names_are_read_off_the_fast_path_as_lark_reads_them(text: str) -> None:
+    # the fast path's plain tree is Lark's tree (tests/test_fastparse.py), so its names are Lark's
+    assert parser.name_offsets(text) == _lark_names(text)
+
+
+def test_formatting_a_valid_spec_does_not_import_lark() -> None:
+    """A format costs no Lark parser (≈ 70 ms of regexes compiled per process) unless the fast
+    path is in doubt; a text it gives up on still gets Lark's names."""
+    code = ("import sys, afp_dsl; afp_dsl.format_source('agent a {\\n  graph=g\\n}\\n'); "
+            "print('lark' in sys.modules); from afp_dsl import parser; "
+            "print(parser.name_offsets('agent b {')); print('lark' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=_ROOT, check=True)
+    assert out.stdout.split() == ["False", "None", "True"], out.stdout + out.stderr
