@@ -5,9 +5,13 @@ Targets (tests/test_properties.py holds the properties, tests/strategies.py the 
   mutate     mutated real specs never raise out of `afp_dsl.check`; spans stay in the file;
              every renderer accepts the result
   text       the same for arbitrary text
+  fmt        mutated real specs, arbitrary text and reblanked specs: `format_source` formats or
+             refuses with a diagnostic, keeps the tokens and the IR, and is idempotent
+             (tests/test_fmt_properties.py)
   bytes      (atheris, optional) raw bytes decoded as UTF-8 with replacement, as `text`
-Failing text inputs are saved to tests/corpus/ (replayed by tests/test_bad_input.py).
-Not a test: `python bench/fuzz.py [roundtrip|mutate|text|all] [--examples N] [--seed S]
+Failing text inputs are saved to tests/corpus/ (replayed by tests/test_bad_input.py and, formatted,
+by tests/test_fmt.py).
+Not a test: `python bench/fuzz.py [roundtrip|mutate|text|fmt|all] [--examples N] [--seed S]
 [--shrink]`; `python bench/fuzz.py bytes -- ATHERIS_ARGS` when atheris is installed.
 """
 from __future__ import annotations
@@ -48,12 +52,32 @@ def text_property(target: str):
     return run
 
 
+def fmt_property(text: str) -> None:
+    import test_fmt_properties as fmt_props
+    if isinstance(text, tuple):  # (a reblanked spec: the seed, then the messy one)
+        text = text[1]
+    text = props.as_text(text)
+    try:
+        fmt_props.assert_formatted_well(text)
+    except BaseException:
+        print(f"failing input saved to {save(text, 'fmt')}", file=sys.stderr)
+        raise
+
+
+def fmt_inputs():
+    import test_fmt_properties as fmt_props
+    from hypothesis import strategies as st
+    return st.one_of(props.mutated_specs(), props.weird_text, fmt_props.reblanked_specs())
+
+
 def build(target: str, examples: int, shrink: bool, seed_value: int | None):
     phases = [Phase.explicit, Phase.generate] + ([Phase.shrink] if shrink else [])
     conf = settings(max_examples=examples, deadline=None, phases=phases, database=None,
                     suppress_health_check=list(HealthCheck), print_blob=True)
     if target == "roundtrip":
         test = given(modules())(lambda module: None if props.assert_round_trip(module) else None)
+    elif target == "fmt":
+        test = given(fmt_inputs())(fmt_property)
     else:
         strategy = props.mutated_specs() if target == "mutate" else props.weird_text
         test = given(strategy)(text_property(target))
@@ -77,7 +101,7 @@ def run_atheris(argv: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("target", nargs="?", default="all", choices=["roundtrip", "mutate", "text", "all", "bytes"])
+    ap.add_argument("target", nargs="?", default="all", choices=["roundtrip", "mutate", "text", "fmt", "all", "bytes"])
     ap.add_argument("--examples", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--shrink", action="store_true", help="shrink failures (slow on large IR)")
@@ -92,7 +116,7 @@ def main() -> None:
             given.append(f"-seed={args.seed}")
         run_atheris(given)
         return
-    targets = ["roundtrip", "mutate", "text"] if args.target == "all" else [args.target]
+    targets = ["roundtrip", "mutate", "text", "fmt"] if args.target == "all" else [args.target]
     for target in targets:
         started = time.perf_counter()
         build(target, args.examples, args.shrink, args.seed)()

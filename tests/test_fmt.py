@@ -208,7 +208,8 @@ def test_the_examples_and_the_standard_library_are_in_the_canonical_layout() -> 
 
 
 def test_the_bad_input_corpus_is_formatted_or_refused() -> None:
-    from pathlib import Path
+    # (the fuzzer's saved inputs, bench/fuzz.py's `fmt` target's among them)
+    from test_fmt_properties import assert_formatted_well
     corpus = Path(__file__).resolve().parent / "corpus"
     for p in sorted(corpus.glob("*.afp")):
         text = p.read_bytes().decode("utf-8", "replace")
@@ -218,6 +219,7 @@ def test_the_bad_input_corpus_is_formatted_or_refused() -> None:
             assert e.diagnostics, p.name
         else:
             assert format_source(out) == out, p.name
+        assert_formatted_well(text)
 
 
 def test_the_docstring_example_holds() -> None:
