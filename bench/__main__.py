@@ -19,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.common import positive_int  # noqa: E402
 from bench.report import goals, render  # noqa: E402
 
 BENCHMARKS = ("compile", "cli_start", "loop", "trace_overhead", "memory")
@@ -56,8 +57,52 @@ def run_one(name: str, quick: bool, src: Path | None, reps: int | None = None) -
         return json.loads(out.read_text(encoding="utf-8"))
 
 
+def read_report(path: Path) -> dict:
+    """An earlier report.json, or ValueError naming what is wrong with it."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ValueError(f"cannot read {path}: {e.strerror or e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path} is not a report.json written by `python -m bench` ({e})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("benchmarks"), dict):
+        raise ValueError(f"{path} is not a report.json written by `python -m bench` "
+                         "(it has no \"benchmarks\" object)")
+    return report
+
+
+def _writable_folder(folder: Path) -> str | None:
+    """Why `folder` cannot take the report (created if missing), or None."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"cannot create {folder}: {e.strerror or e}"
+    if not os.access(folder, os.W_OK):
+        return f"cannot write in {folder}"
+    return None
+
+
+def _settle(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse bad arguments before any benchmark runs (a full run takes minutes): the reports to
+    read are read now, the folders to write are tried now."""
+    if args.src is not None and not (args.src / "afp_dsl" / "__init__.py").is_file():
+        ap.error(f"--src: {args.src} holds no afp_dsl package (no {args.src / 'afp_dsl' / '__init__.py'}); "
+                 "give the folder that contains afp_dsl/")
+    try:
+        args.baseline_report = read_report(args.baseline) if args.baseline else None
+        args.also_reports = [read_report(p) for p in args.also]
+        args.render_report = read_report(args.render) if args.render else None
+    except ValueError as e:
+        ap.error(str(e))
+    folders = [Path(args.out)] if args.out else [ROOT / "bench", ROOT / "docs"]
+    for folder in folders:
+        problem = _writable_folder(folder)
+        if problem:
+            ap.error(f"--out: {problem}" if args.out else problem)
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes, one repetition (CI smoke run)")
     ap.add_argument("--out", help="folder for report.json and performance.md "
                     "(default: bench/report.json and docs/performance.md)")
@@ -67,18 +112,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=Path, help="an earlier report.json for a before → after table")
     ap.add_argument("--also", type=Path, nargs="+", default=[], metavar="REPORT",
                     help="more report.json files shown as extra columns of the before → after table")
-    ap.add_argument("--reps", type=int, help="repetitions for every benchmark (default: each its own)")
+    ap.add_argument("--reps", type=positive_int, help="repetitions for every benchmark (default: each its own)")
     ap.add_argument("--render", type=Path, metavar="REPORT", help="run nothing: rewrite the page from "
                     "this report.json (with --baseline and bench/notes.md)")
     args = ap.parse_args(argv)
-    if args.render:
-        return write_page(json.loads(args.render.read_text(encoding="utf-8")), args, args.render)
+    _settle(ap, args)
+    if args.render_report is not None:
+        return write_page(args.render_report, args, args.render)
     report = {"label": args.label, "source": str(args.src or ROOT), "machine": machine(),
               "python": platform.python_version(),
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "quick": args.quick, "benchmarks": {}}
-    for name in args.only or BENCHMARKS:
-        report["benchmarks"][name] = run_one(name, args.quick, args.src, args.reps)
+    try:
+        for name in args.only or BENCHMARKS:
+            report["benchmarks"][name] = run_one(name, args.quick, args.src, args.reps)
+    except KeyboardInterrupt:
+        print("bench: interrupted; the report and page were left as they were", file=sys.stderr)
+        return 130
     report["goals"] = goals(report)
     json_path = (Path(args.out) / "report.json") if args.out else ROOT / "bench" / "report.json"
     json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,12 +141,18 @@ def main(argv: list[str] | None = None) -> int:
 def write_page(report: dict, args: argparse.Namespace, json_path: Path) -> int:
     md_path = (Path(args.out) / "performance.md") if args.out else ROOT / "docs" / "performance.md"
     md_path.parent.mkdir(parents=True, exist_ok=True)
-    baseline = json.loads(args.baseline.read_text(encoding="utf-8")) if args.baseline else None
     notes_file = ROOT / "bench" / "notes.md"
     notes = notes_file.read_text(encoding="utf-8") if notes_file.is_file() else ""
-    also = [json.loads(p.read_text(encoding="utf-8")) for p in args.also]
-    md_path.write_text(render(report, baseline, notes, also), encoding="utf-8")
-    for g in report["goals"]:
+    try:
+        page, shown = render(report, args.baseline_report, notes, args.also_reports), (
+            report.get("goals") or goals(report))
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+        # (a report.json edited by hand, or from another version: name it, no traceback)
+        print(f"bench: cannot write the page: a report's content is not as `python -m bench` writes "
+              f"it ({type(e).__name__}: {e}); {json_path} is kept", file=sys.stderr)
+        return 2
+    md_path.write_text(page, encoding="utf-8")
+    for g in shown:
         mark = {True: "met", False: "MISSED", None: "n/a"}[g["met"]]
         value = "–" if g["value"] is None else g.get("shown") or f"{g['value']:.2f}"
         print(f"{mark:>7}  {g['goal']}: {value} (goal {g['target']})", file=sys.stderr)

@@ -16,11 +16,22 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of 1 or more (a count of repetitions)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
 def parser(doc: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes, one repetition (CI smoke run)")
     ap.add_argument("--json", dest="json_out", help="write the result object here")
-    ap.add_argument("--reps", type=int, help="repetitions (default depends on the benchmark)")
+    ap.add_argument("--reps", type=positive_int, help="repetitions (default depends on the benchmark)")
     return ap
 
 

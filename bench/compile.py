@@ -27,7 +27,7 @@ from pathlib import Path
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import parser, repeat, write_result  # noqa: E402
+from bench.common import parser, positive_int, repeat, write_result  # noqa: E402
 
 SIZES = (100, 1000, 3000, 10000)
 QUICK_SIZES = (20, 60)
@@ -170,8 +170,8 @@ def exponent(rows: list[dict], lo: int, hi: int, key: str = "total_s") -> float 
 
 def main(argv: list[str] | None = None) -> int:
     ap = parser(__doc__)
-    ap.add_argument("sizes", nargs="*", type=int)
-    ap.add_argument("--rounds", type=int, help="fresh processes per size (default 3; 1 with --quick)")
+    ap.add_argument("sizes", nargs="*", type=positive_int)
+    ap.add_argument("--rounds", type=positive_int, help="fresh processes per size (default 3; 1 with --quick)")
     ap.add_argument("--one", type=int, metavar="N", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one is not None:  # a child of `measure_fresh`

@@ -28,6 +28,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
 import test_properties as props  # noqa: E402
+from bench.common import positive_int  # noqa: E402
 from strategies import modules  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
@@ -102,7 +103,7 @@ def run_atheris(argv: list[str]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("target", nargs="?", default="all", choices=["roundtrip", "mutate", "text", "fmt", "all", "bytes"])
-    ap.add_argument("--examples", type=int, default=2000)
+    ap.add_argument("--examples", type=positive_int, default=2000)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--shrink", action="store_true", help="shrink failures (slow on large IR)")
     args, rest = ap.parse_known_args()

@@ -23,7 +23,7 @@ from pathlib import Path
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import parser, write_result  # noqa: E402
+from bench.common import parser, positive_int, write_result  # noqa: E402
 from bench.loop import SPEC, afp_runner  # noqa: E402
 
 GUARDED = """
@@ -97,7 +97,7 @@ MEDIANS = ("bare_us_per_iter", "guarded_us_per_iter", "bare_cpu_us_per_iter",
 
 def main(argv: list[str] | None = None) -> int:
     ap = parser(__doc__)
-    ap.add_argument("--workers", type=int, help="worker processes (default 7; 1 with --quick)")
+    ap.add_argument("--workers", type=positive_int, help="worker processes (default 7; 1 with --quick)")
     args = ap.parse_args(argv)
     n = 5 if args.quick else 50
     reps = args.reps or (1 if args.quick else 101)
