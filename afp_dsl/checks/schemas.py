@@ -114,27 +114,51 @@ def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnos
         yield diag("AFP301", f"{where} must describe an object (tool arguments are a JSON object)",
                    schema.span, "not an object schema", help='use `{ type: "object", properties: { ... } }`')
     yield from _dangling_refs(doc, where, schema)
-    yield from _empty_bounds(doc, "", where, schema)
-    yield from _defaults(doc, "", tool, which, schema)
+    yield from _empty_bounds(doc, where, schema)
+    yield from _defaults(doc, tool, which, schema)
 
 
-def _empty_bounds(node: Any, pointer: str, where: str, schema: ir.Schema) -> Iterator[Diagnostic]:
+def _empty_bounds(doc: Any, where: str, schema: ir.Schema) -> Iterator[Diagnostic]:
     """AFP301 for each sub-schema whose bounds leave no value (`minimum: 5, maximum: 1`)."""
-    if isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _empty_bounds(item, f"{pointer}/{i}", where, schema)
-        return
-    if not isinstance(node, dict):
-        return
-    pair = empty(node)
-    if pair is not None:
-        lo, hi = pair
-        yield diag("AFP301", f"{where} has bounds that leave no value at `{pointer or '/'}`: "
-                   f"`{lo}: {node[lo]}` and `{hi}: {node[hi]}`", schema.span, "leaves no value",
-                   help="correct one of the two bounds")
-    for key, value in node.items():
-        if key not in ("default", "const", "enum", "examples"):
-            yield from _empty_bounds(value, f"{pointer}/{_escape(str(key))}", where, schema)
+    for node, pointer in subschemas(doc):
+        pair = empty(node)
+        if pair is not None:
+            lo, hi = pair
+            yield diag("AFP301", f"{where} has bounds that leave no value at `{pointer or '/'}`: "
+                       f"`{lo}: {node[lo]}` and `{hi}: {node[hi]}`", schema.span, "leaves no value",
+                       help="correct one of the two bounds")
+
+
+# The keywords of JSON Schema 2020-12 whose value is a schema, a map of names to schemas, or a
+# list of schemas (with `definitions`, `additionalItems` and the list form of `items` of the drafts
+# before it, which validators still read). Anything under another keyword is data (an annotation
+# the validator ignores), not a schema: its `default` is no default and its bounds bound nothing.
+_ONE_SCHEMA = frozenset(("additionalProperties", "items", "contains", "not", "if", "then", "else",
+                         "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+                         "contentSchema", "additionalItems"))
+_NAMED_SCHEMAS = frozenset(("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"))
+_LISTED_SCHEMAS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
+
+
+def subschemas(doc: Any) -> Iterator[tuple[dict, str]]:
+    """(schema object, its JSON pointer) for `doc` and every schema in it, by the keywords of
+    2020-12 (`_ONE_SCHEMA`...), depth first; a boolean schema has nothing to read."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:  # (no recursion: a schema may be nested deeper than Python's stack)
+        node, pointer = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        yield node, pointer
+        children = []
+        for key, value in node.items():
+            at = f"{pointer}/{_escape(str(key))}"
+            if key in _ONE_SCHEMA:
+                children += [(v, f"{at}/{i}") for i, v in enumerate(value)] if isinstance(value, list) else [(value, at)]
+            elif key in _NAMED_SCHEMAS and isinstance(value, dict):
+                children += [(v, f"{at}/{_escape(str(k))}") for k, v in value.items()]
+            elif key in _LISTED_SCHEMAS and isinstance(value, list):
+                children += [(v, f"{at}/{i}") for i, v in enumerate(value)]
+        stack.extend(reversed(children))
 
 
 # ---------------------------------------------------------------- $ref resolution
@@ -209,18 +233,17 @@ def _escape(part: str) -> str:
     return part.replace("~", "~0").replace("/", "~1")
 
 
-def _defaults(node: Any, pointer: str, tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnostic]:
-    if isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _defaults(item, f"{pointer}/{i}", tool, which, schema)
-        return
-    if not isinstance(node, dict):
-        return
-    if "default" in node:
+def _defaults(doc: Any, tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnostic]:
+    """AFP302 for each sub-schema's `default` that the sub-schema refuses (the schema as a whole
+    passed the metaschema, so each sub-schema did: `subschemas` walks only where it looked)."""
+    for node, pointer in subschemas(doc):
+        if "default" not in node:
+            continue
         sub = {k: v for k, v in node.items() if k != "default"}
         jsonschema, registry, unresolvable = _jsonschema()
         try:
-            errors = [] if not _patterns_runnable(sub, node["default"]) else list(jsonschema.Draft202012Validator(sub, registry=registry).iter_errors(node["default"]))
+            errors = [] if not _patterns_runnable(sub, node["default"]) else list(
+                jsonschema.Draft202012Validator(sub, registry=registry).iter_errors(node["default"]))
         except (unresolvable, jsonschema.SchemaError, RecursionError):
             errors = []
         if errors:
@@ -228,9 +251,6 @@ def _defaults(node: Any, pointer: str, tool: ir.Tool, which: str, schema: ir.Sch
             yield diag("AFP302", f"the default at `{pointer or '/'}` in the `{which}` schema of tool "
                        f"`{tool.name}` does not satisfy its schema: {best.message}", schema.span,
                        "invalid default")
-    for key, value in node.items():
-        if key not in ("default", "const", "enum", "examples"):
-            yield from _defaults(value, f"{pointer}/{key}", tool, which, schema)
 
 
 def _patterns_runnable(schema: Any, value: Any) -> bool:
