@@ -26,11 +26,15 @@ def _spec(output: str) -> str:
     '{ patternProperties: { "(": {} }, default: { a: 1 } }', "{ contains: 5, default: [1] }",
     '{ "$schema": "http://x", default: 1 }', "{ minimum: 5, maximum: 1 }",
     '{ properties: { n: { type: "irteger", default: "many" } } }',
+    '{ pattern: 5, patternProperties: [1] }', '{ pattern: "(", patternProperties: 5 }',
 ])
 @pytest.mark.parametrize("keyword", ["foo", "propenties", "\"x-note\""])
 def test_what_is_under_an_unknown_keyword_is_not_judged(inner: str, keyword: str) -> None:
     diags = afp_dsl.check(_spec(f'{{ type: "object", {keyword}: {inner} }}'))
     assert diags == [], diags
+    # beside a default that is judged (its regexes are read first, to know whether it is safe)
+    beside = f'{{ type: "object", properties: {{ n: {{ type: "string", default: "a", {keyword}: {inner} }} }} }}'
+    assert afp_dsl.check(_spec(beside)) == []
 
 
 @pytest.mark.parametrize("output, at", [

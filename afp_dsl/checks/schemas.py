@@ -257,16 +257,19 @@ def _patterns_runnable(schema: Any, value: Any) -> bool:
     """Whether validating `value` may run every `pattern`/`patternProperties` regex of `schema`
     on its longest string (`regex_risk.runnable`); if not, the default is not validated."""
     longest = max(_strings(value), key=len, default="")
-    return all(runnable(p, "", longest) for p in _strings(_patterns(schema)))
+    return all(runnable(p, "", longest) for p in _patterns(schema))
 
 
-def _patterns(node: Any) -> list:
-    if isinstance(node, list):
-        return [p for item in node for p in _patterns(item)]
-    if not is_mapping(node):
-        return []
-    own = [node.get("pattern"), list(node.get("patternProperties") or {})]
-    return own + [p for v in node.values() for p in _patterns(v)]
+def _patterns(schema: Any) -> list[str]:
+    """Every regex the validator may run: each sub-schema's `pattern` and `patternProperties`
+    names (not what sits under a keyword it does not know: it runs none of that)."""
+    out: list[str] = []
+    for node, _ in subschemas(schema):
+        if isinstance(node.get("pattern"), str):
+            out.append(node["pattern"])
+        if isinstance(node.get("patternProperties"), dict):
+            out += [k for k in node["patternProperties"] if isinstance(k, str)]
+    return out
 
 
 def _strings(value: Any) -> list[str]:
