@@ -27,9 +27,11 @@ SKIP_SCHEMA = {"type": "object", "properties": {"reason": {
 
 # ---------------------------------------------------------------- read_skill
 def allowed(plan: Plan, cursor: str | None) -> tuple[str, ...]:
-    """Skills a pick is accepted for: reachable graph skills plus every open skill."""
-    hops = reachable(plan.graph, cursor) if plan.graph is not None else ()
-    return tuple(dict.fromkeys(hops + plan.open_skills))
+    """Skills a pick is accepted for: reachable graph skills plus every open skill, in
+    declaration order (semantics §4: the menu, `skill.rejected` and the refusal list them so)."""
+    ok = set(reachable(plan.graph, cursor) if plan.graph is not None else ())
+    ok.update(plan.open_skills)
+    return tuple(n for n in plan.skill_order if n in ok)
 
 
 def read_skill_spec(plan: Plan, cursor: str | None) -> ToolSpec:

@@ -128,6 +128,34 @@ def test_refusal_teaches_and_records_and_moves_nothing():
     assert [p["to"] for p in payloads(r, "cursor.moved")] == ["a", "a"]
 
 
+ORDERED = """
+agent x { system = "S" graph = m skills = [notes] }
+skill a { description = "A" }
+skill notes { description = "N" }
+skill b { description = "B" }
+skill c { description = "C" }
+skill d { description = "D" }
+graph m {
+  entry a
+  entry b when message == "never"
+  route a -> d
+  route a -> c
+}
+"""
+
+
+def test_reachable_skills_are_listed_in_declaration_order():
+    """§4: successors plus the entries, minus the cursor, in declaration order (here the skills'
+    order, which differs from the order of the graph's statements and from successors-first);
+    open skills take their place among them."""
+    agent, prov = make(ORDERED, [call("read_skill", id="a"), "ok"])
+    r = agent.run("hi")
+    d = [t for t in prov.requests[0].tools if t.name == "read_skill"][0].description
+    assert d.split("\n\n")[1] == "Reachable from here:\n  - notes: N\n  - b: B\n  - c: C\n  - d: D"
+    assert payloads(r, "skill.rejected")[0]["allowed"] == ["notes", "b", "c", "d"]
+    assert tool_texts(prov.requests[1])[0].endswith("Reachable skills: notes, b, c, d. Pick one of these, or finish.")
+
+
 def test_accepted_pick_body_joins_from_the_next_iteration():
     agent, prov = make(GRAPH, [call("read_skill", id="notes"), "ok"])
     agent.run("hi")
