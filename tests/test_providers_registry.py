@@ -38,6 +38,26 @@ def test_mock_takes_the_script():
     assert p.complete(Request("", [Message("user", "x")])).text == "hello"
 
 
+def test_mock_named_with_a_model_records_that_model():
+    """`--provider mock:MODEL` (docs/providers.md, "Which model is used"): the trace records the
+    named model, as it does for an adapter's; without one, the spec's."""
+    from afp_dsl import load
+    from afp_dsl.effects import Effects, counter_ids
+    from afp_dsl.providers.base import requested_model
+    spec = 'agent a {\n  system = "s"\n  model = "spec-model"\n}\n'
+    for provider, expected in [(make_provider("mock:zzz", script=["hi"]), "zzz"),
+                               (make_provider("mock", model="yyy", script=["hi"]), "yyy"),
+                               (make_provider("mock", script=["hi"]), "spec-model")]:
+        run = load(spec).agent(provider=provider, effects=Effects(run_ids=counter_ids("r"))).run("x")
+        called = [e.payload for e in run.trace if e.kind == "llm.called"]
+        assert [c["model"] for c in called] == [expected]
+        assert [e.payload["model"] for e in run.trace if e.kind == "run.started"] == [expected]
+    assert requested_model(make_provider("mock:m"), Request("", [], model="other")) == "m"
+    with pytest.raises(TypeError, match="takes a model name"):
+        from afp_dsl.providers.mock import mock
+        mock(["x"], model="  ")
+
+
 @sdks
 def test_keys_and_hosts_come_from_env():
     env = {"OPENAI_API_KEY": "sk-a", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1",

@@ -77,10 +77,15 @@ class MockProvider(Provider):
 
     name = "mock"
 
-    def __init__(self, script: Iterable[Any] | None = None):
+    def __init__(self, script: Iterable[Any] | None = None, model: str | None = None):
         self.script = None if script is None else checked_script(script)
+        self.model = model  # (`--provider mock:MODEL`: the model the trace records, as an adapter's)
         self.calls = 0
         self.ran_out: int | None = None  # the LLM call the script had no reply for (`afpc test`)
+
+    def model_for(self, request: Request) -> str | None:
+        """Its own model when it was given one, else the request's (the spec's)."""
+        return self.model or request.model
 
     @property
     def remaining(self) -> int:
@@ -104,9 +109,12 @@ class MockProvider(Provider):
         return reply
 
 
-def mock(script: Iterable[Any] | None = None) -> MockProvider:
-    """The deterministic mock provider (semantics §11)."""
-    return MockProvider(script)
+def mock(script: Iterable[Any] | None = None, model: str | None = None) -> MockProvider:
+    """The deterministic mock provider (semantics §11); `model`, when given, is the model the
+    trace records for its calls (it answers the same whatever the model)."""
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise TypeError(f"`model` takes a model name (e.g. `model=\"mock-large\"`), not {model!r}")
+    return MockProvider(script, model)
 
 
 # ---------------------------------------------------------------- script checks

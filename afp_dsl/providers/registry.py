@@ -67,7 +67,7 @@ def _one(spec: str, model: str | None, env: Mapping[str, str], script: list | No
         kw["timeout"] = timeout
     if name == "mock":
         from .mock import mock
-        return mock(script)
+        return mock(script, model=model)
     if name == "openai":
         from .openai import openai
         return openai(model, **kw)
