@@ -361,3 +361,71 @@ def test_a_tool_named_like_a_built_in_the_agent_offers_clashes():
 def test_a_tool_named_read_skill_is_fine_for_an_agent_without_skills():
     """A guard: the built-in is offered only to an agent with skills."""
     assert codes('tool read_skill { description = "x" }\nagent a { tools = [read_skill] }\n') == []
+
+
+# ---------------------------------------------------------------- a name declared nowhere, once
+def _where(d) -> list[tuple[str, bool]]:
+    return [(lab.message, lab.primary) for lab in d.labels]
+
+
+def test_a_name_declared_nowhere_is_one_diagnostic_with_every_use_labelled():
+    """tooling.md §3: one root cause, one diagnostic. A misspelt skill used by an entry and two
+    routes is one AFP101 at its first use; the other uses are labels on it."""
+    found = diags("""
+    skill s { description = "x" }
+    graph g {
+      entry sx
+      route sx -> s
+      route s -> sx
+    }
+    agent a { graph = g }
+    """)
+    assert [d.code for d in found] == ["AFP101"]
+    assert _where(found[0]) == [("nothing named `sx` is declared", True),
+                                ("also named here", False), ("also named here", False)]
+    assert found[0].help == "did you mean `s`?"
+
+
+def test_a_tool_declared_nowhere_is_not_reported_again_by_the_policy_or_the_tests():
+    found = diags("""
+    agent a { tools = [lookp] policies = [p] }
+    policy p { before lookp { deny when args.x == 1 because "n" } }
+    test t {
+      user "hi"
+      model calls lookp { x: 1 }
+      model says "ok"
+      expect called lookp 1
+    }
+    """)
+    assert [d.code for d in found] == ["AFP101"]
+    assert _where(found[0])[1:] == [("also named here", False)]
+
+
+def test_a_tool_only_the_tests_name_is_one_diagnostic_across_tests():
+    found = diags("""
+    tool lookup { description = "d" }
+    agent a { tools = [lookup] }
+    test t1 {
+      user "hi"
+      model calls lookp {}
+      model says "ok"
+      expect called lookp 1
+    }
+    test t2 {
+      user "hi"
+      model calls lookp {}
+      model says "ok"
+    }
+    """)
+    assert [d.code for d in found] == ["AFP404"]
+    assert [m for m, _ in _where(found[0])] == ["not a tool of the agent"] + ["also named here"] * 2
+
+
+def test_different_names_and_an_unknown_alias_are_each_one_diagnostic():
+    found = diags("""
+    agent a { tools = [t1, t2, x.t, x.u, t1] }
+    """)
+    assert sorted(d.message for d in found if d.code == "AFP101") == [
+        "unknown module alias `x`", "unknown tool `t1`", "unknown tool `t2`"]
+    alias = next(d for d in found if d.message == "unknown module alias `x`")
+    assert _where(alias)[1:] == [("also named here", False)]

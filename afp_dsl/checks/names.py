@@ -7,11 +7,14 @@ Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name (also 
             AFP101 for a policy block on a built-in tool says that built-ins are not policed.
 Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404, AFP406); a
             reference to a name declared twice is not also of the wrong kind when one of its
-            declarations has the kind expected (`duplicated_as`).
+            declarations has the kind expected (`duplicated_as`); a name declared nowhere is
+            one AFP101, its further uses labels on it (`also_named`).
 """
 from __future__ import annotations
 
 from typing import Iterable, Iterator
+
+import attrs
 
 from .. import ir
 from ..analysis import Analysis
@@ -24,6 +27,7 @@ CONTEXT = (ir.Steering, ir.Fact, ir.Instruction)
 
 
 def check_names(a: Analysis) -> Iterable[Diagnostic]:
+    unknown: dict[tuple, list] = {}  # one AFP101 per name declared nowhere (`_unknown_key`)
     for m in a.program.modules:
         yield from _duplicates(m)
         key, resolve = m.key, a.resolve
@@ -42,10 +46,43 @@ def check_names(a: Analysis) -> Iterable[Diagnostic]:
                         d = _check_ref(a, key, ref, kinds, what)
                         if d is not None and type(decl) is ir.Policy and r is None:
                             d = _builtin_in_policy(ref) or d
-                        if d is not None:
+                        if d is not None and r is None and d.code == "AFP101":
+                            unknown.setdefault(_unknown_key(a, key, ref), []).append((d, ref))
+                        elif d is not None:
                             yield d
         yield from _ambiguous_agents(m)
+    for found in unknown.values():
+        yield also_named(found[0][0], [ref for _, ref in found[1:]])
     yield from check_offered(a)
+
+
+def _unknown_key(a: Analysis, module: str, ref: ir.Ref) -> tuple:
+    """What one AFP101 stands for: a name declared nowhere in its module (or its alias's), or an
+    alias no import gives. One root cause, one diagnostic: every other use of it is a label."""
+    if ref.alias is not None and ref.alias not in a.aliases.get(module, {}):
+        return module, ref.alias, None
+    return module, ref.alias, ref.name
+
+
+def also_named(d: Diagnostic, refs: list[ir.Ref]) -> Diagnostic:
+    """`d`, with a secondary label at each further use of the unknown name (`refs`)."""
+    if not refs:
+        return d
+    more = tuple(Label(r.span, "also named here", False) for r in refs)
+    return attrs.evolve(d, labels=d.labels + more)
+
+
+def unresolved_names(a: Analysis) -> frozenset[tuple]:
+    """The `_unknown_key`s of every reference the declarations make that resolves to nothing
+    (reported by `check_names`): a test naming one of them again is the same root cause."""
+    def make() -> frozenset[tuple]:
+        out = set()
+        for m in a.program.modules:
+            for decl in m.decls:
+                for refs, _, _ in _refs(decl):
+                    out.update(_unknown_key(a, m.key, ref) for ref in refs if a.resolve(m.key, ref) is None)
+        return frozenset(out)
+    return a.memo("unresolved-names", make)
 
 
 def _duplicates(m: ir.Module) -> Iterator[Diagnostic]:

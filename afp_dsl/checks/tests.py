@@ -22,19 +22,40 @@ from ..frozen import thaw
 from ..schema_quick import surely_valid
 from ..suggest import closest
 from . import graphview as G
-from .names import duplicated_as, imported_hint
+from .names import also_named, duplicated_as, imported_hint, unresolved_names
 
 BUILTINS = ("read_skill", "skip_step")
 _TOOL_STMTS = (ir.ToolReturns, ir.ToolFails, ir.ExpectCalled)
 
 
 def check_tests(analysis: Analysis) -> Iterable[Diagnostic]:
+    nowhere: dict[tuple, list] = {}  # names declared nowhere: one diagnostic each (`_Nowhere`)
     for module, t in analysis.decls(ir.Test):
         found = test_agent(analysis, module, t)
-        if found is not None:
-            yield from _test(analysis, module, t, found[0], found[1])
-        else:
-            yield from _agentless(analysis, module, t)
+        ds = _test(analysis, module, t, found[0], found[1]) if found is not None else _agentless(
+            analysis, module, t)
+        for d in ds:
+            if type(d) is _Nowhere:
+                nowhere.setdefault(d.key, []).append(d)
+            else:
+                yield d
+    if nowhere:
+        reported = unresolved_names(analysis)
+        for key, found in nowhere.items():
+            if key not in reported:  # (else the declarations' AFP101 stands for it)
+                yield also_named(found[0].diag, [n.ref for n in found[1:]])
+
+
+class _Nowhere:
+    """A test's diagnostic for a name declared nowhere (AFP404 for a tool, AFP101 for `expect
+    cursor`), held back by `check_tests`: one root cause, one diagnostic, so each such name is
+    reported once, at its first use in the tests, and not at all when a declaration's own
+    reference to it is AFP101 already (`names.unresolved_names`)."""
+
+    __slots__ = ("key", "diag", "ref")
+
+    def __init__(self, module: str, ref: ir.Ref, d: Diagnostic):
+        self.key, self.diag, self.ref = (module, ref.alias, ref.name), d, ref
 
 
 def _agentless(analysis: Analysis, module: str, t: ir.Test) -> Iterator[Diagnostic]:
@@ -50,8 +71,8 @@ def _agentless(analysis: Analysis, module: str, t: ir.Test) -> Iterator[Diagnost
         for ref in refs:
             r = analysis.resolve(module, ref)
             if r is None and ref.name not in BUILTINS:
-                yield diag("AFP404", f"unknown tool `{ref}`", ref.span, "declared nowhere",
-                           help=_did_you_mean(ref.name, tools + list(BUILTINS)))
+                yield _Nowhere(module, ref, diag("AFP404", f"unknown tool `{ref}`", ref.span,
+                               "declared nowhere", help=_did_you_mean(ref.name, tools + list(BUILTINS))))
             elif r is not None and not isinstance(r.decl, ir.Tool) and not duplicated_as(
                     analysis, r.module, ref.name, ir.Tool):
                 yield diag("AFP404", f"`{ref}` is {ir.a_kind(r.decl)}, not a tool", ref.span,
@@ -59,8 +80,9 @@ def _agentless(analysis: Analysis, module: str, t: ir.Test) -> Iterator[Diagnost
         if isinstance(stmt, ir.ExpectCursor):
             r = analysis.resolve(module, stmt.skill)
             if r is None:
-                yield diag("AFP101", f"unknown skill `{stmt.skill}`", stmt.skill.span,
-                           "not declared", help=_did_you_mean(stmt.skill.name, skills))
+                yield _Nowhere(module, stmt.skill, diag(
+                    "AFP101", f"unknown skill `{stmt.skill}`", stmt.skill.span, "not declared",
+                    help=_did_you_mean(stmt.skill.name, skills)))
             elif not isinstance(r.decl, ir.Skill) and not duplicated_as(
                     analysis, r.module, stmt.skill.name, ir.Skill):
                 yield diag("AFP102", f"`{stmt.skill}` is {ir.a_kind(r.decl)}, but `expect cursor` "
@@ -149,8 +171,8 @@ def _cursor(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope) -> Diag
     """`expect cursor X` where X is not a skill: unknown (AFP101) or of another kind (AFP102)."""
     r = analysis.resolve(module, ref)
     if r is None:
-        return diag("AFP101", f"unknown skill `{ref}`", ref.span, "not declared",
-                    help=_skill_hint(analysis, module, ref, scope))
+        return _Nowhere(module, ref, diag("AFP101", f"unknown skill `{ref}`", ref.span, "not declared",
+                                          help=_skill_hint(analysis, module, ref, scope)))
     if duplicated_as(analysis, r.module, ref.name, ir.Skill):
         return None  # the name is declared twice (AFP103)
     return diag("AFP102", f"`{ref}` is {ir.a_kind(r.decl)}, but `expect cursor` needs a skill",
@@ -224,9 +246,10 @@ def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir
     else:
         msg = f"unknown tool `{ref}`" if r is None else f"`{ref}` is {ir.a_kind(r.decl)}, not a tool"
         label = "not a tool of the agent"
-    return None, diag("AFP404", msg, ref.span, label,
-                      notes=(f"the agent's tools: {', '.join(f'`{n}`' for n in names) or 'none'}",),
-                      help=_did_you_mean(ref.name, names + [b for b in BUILTINS]))
+    d = diag("AFP404", msg, ref.span, label,
+             notes=(f"the agent's tools: {', '.join(f'`{n}`' for n in names) or 'none'}",),
+             help=_did_you_mean(ref.name, names + [b for b in BUILTINS]))
+    return None, (_Nowhere(module, ref, d) if r is None else d)
 
 
 def _as_written(analysis: Analysis, module: str, keys: list[tuple[str, str]]) -> list[str]:
