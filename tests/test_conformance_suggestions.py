@@ -118,3 +118,18 @@ def test_expect_cursor_suggests_a_skill_when_a_misspelt_entry_hides_the_graph(tm
                    'test t { user "hi" model says "ok" expect cursor triag }\n')
     assert alone == [("unknown skill `triagee`", "did you mean `triage`?"),
                      ("unknown skill `triag`", "did you mean `triage`?")]
+
+
+def test_a_suggestion_for_a_name_through_an_alias_is_written_with_the_alias(tmp_path):
+    """Before: `graph = lib.gg` suggested `g` and `redact = [r.card]` suggested `cards`,
+    neither of which resolves where it was written."""
+    (tmp_path / "lib.afp").write_text('skill s { description = "x" }\ngraph g { entry s }\n'
+                                      'tool t { description = "d" }\n'
+                                      'redact cards { patterns = [/\\d{16}/] }\n', encoding="utf-8")
+    main_afp = tmp_path / "main.afp"
+    main_afp.write_text('import "lib.afp" as lib\n'
+                        'agent a { graph = lib.gg tools = [lib.tt] redact = [lib.card] }\n', encoding="utf-8")
+    found = {d.message: d.help for d in afp.check(main_afp) if d.code == "AFP101"}
+    assert found == {"unknown graph `lib.gg`": "did you mean `lib.g`?",
+                     "unknown tool `lib.tt`": "did you mean `lib.t`?",
+                     "unknown redact rule `lib.card`": "did you mean `lib.cards`?"}

@@ -175,7 +175,8 @@ def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], w
         target = a.aliases.get(module, {}).get(ref.alias) if ref.alias else module
         table = a.symbols.get(target, {})
         same_kind = [n for n, d in table.items() if isinstance(d, kinds)]
-        hint = (_did_you_mean(ref.name, same_kind) or _did_you_mean(ref.name, list(table))
+        prefix = f"{ref.alias}." if ref.alias else ""  # (a suggestion is written as the use is)
+        hint = (_did_you_mean(ref.name, same_kind, prefix) or _did_you_mean(ref.name, list(table), prefix)
                 or (None if ref.alias else imported_hint(a, module, ref.name, kinds)))
         where = f" in module `{ref.alias}`" if ref.alias else ""
         return diag("AFP101", f"unknown {what[2:] if what.startswith('a ') else what[3:]} `{ref}`", ref.span,
@@ -222,9 +223,9 @@ def imported_hint(a: Analysis, module: str, name: str, kinds: tuple[type, ...]) 
     return f"did you mean `{bare[close]}`?" if close else None
 
 
-def _did_you_mean(name: str, candidates: list[str]) -> str | None:
+def _did_you_mean(name: str, candidates: list[str], prefix: str = "") -> str | None:
     close = closest(name, candidates)
-    return f"did you mean `{close}`?" if close else None
+    return f"did you mean `{prefix}{close}`?" if close else None
 
 
 def _ambiguous_agents(m: ir.Module) -> Iterator[Diagnostic]:
