@@ -57,8 +57,10 @@ def _json_diag(d: Diagnostic, files: Mapping[str, SourceFile]) -> dict:
 # ---------------------------------------------------------------------------- sarif
 
 def sarif_doc(diags: list[Diagnostic], files: Mapping[str, SourceFile], version: str) -> dict:
-    """A SARIF 2.1.0 log: one run, a rule for every code used, one result per diagnostic."""
-    ids = sorted({str(d.code) for d in diags})
+    """A SARIF 2.1.0 log: one run, a rule for every code of the registry (tooling.md §3: "rules
+    from the code registry", so a viewer can describe a rule before it first fires) and for any
+    other code used, one result per diagnostic."""
+    ids = sorted(set(codes.REGISTRY) | {str(d.code) for d in diags})
     index = {code: i for i, code in enumerate(ids)}
     driver = {"name": "afpc", "version": version, "informationUri": PROJECT_URI,
               "rules": [_rule(code) for code in ids]}
