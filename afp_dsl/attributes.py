@@ -263,10 +263,7 @@ class Converter:
             got = self.file_arg(value)
             if got is None or got[1] is None:
                 return BAD
-            rel, text = got
-            if rel.endswith(".json"):
-                parsed = self.json_file(rel, text, value.span)
-                return BAD if parsed is BAD else ir.Data(value=parsed, file=rel, span=value.span)
+            rel, text = got  # (language.md §3: a file is text for `data`, whatever its name)
             return ir.Text(value=text, file=rel, span=value.span)
         if isinstance(value, ir.Lit) and isinstance(value.value, str):
             return ir.Text(value=value.value, span=value.span)

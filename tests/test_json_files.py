@@ -1,6 +1,6 @@
-"""`file(...)` schemas and data that are not JSON: a schema file is AFP301 invalid-schema naming
-the file and where the JSON breaks (it was AFP109 file-not-found); a data file stays AFP109,
-with the same place."""
+"""`file(...)` schemas that are not JSON: a schema file is AFP301 invalid-schema naming the file
+and where the JSON breaks (it was AFP109 file-not-found). A fact's data file is its text, whatever
+its name (language.md §3: "text for `body`, `prompt`, `data`; JSON for a schema")."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,10 +25,26 @@ def test_a_schema_file_that_is_not_json_is_an_invalid_schema(tmp_path: Path) -> 
     assert any('"properties": {,}' in n for n in d.notes)
 
 
-def test_a_data_file_that_is_not_json_says_where_it_breaks(tmp_path: Path) -> None:
-    diags = _spec(tmp_path, "not json", 'fact f { data = file("s.json") }')
-    assert [d.code for d in diags] == ["AFP109"], diags
-    assert "is not valid JSON: Expecting value at line 1, column 1" in diags[0].message
+def test_a_data_file_is_its_text_whatever_its_name(tmp_path: Path) -> None:
+    """Before, a data file named `.json` was parsed, then shown re-serialised with its keys
+    sorted (and one that did not parse was AFP109); the model reads the file as written."""
+    from afp_dsl.effects import Effects, counter_ids
+    from afp_dsl.providers import mock
+    text = '{"plan": "Pro",\n "name": "Maya"}\n'
+    for content in (text, "not json"):
+        assert _spec(tmp_path, content, 'fact f { data = file("s.json") }') == []
+    (tmp_path / "s.json").write_text(text)
+    (tmp_path / "a.afp").write_text('agent a {\n  system = "S"\n  context = [f]\n}\n'
+                                    'fact f { data = file("s.json") }\n')
+    program = afp_dsl.load(tmp_path / "a.afp")
+    seen = []
+
+    class Seeing(type(mock(["ok"]))):
+        def complete(self, request):
+            seen.append(request.system)
+            return super().complete(request)
+    program.agent(provider=Seeing(["ok"]), effects=Effects(run_ids=counter_ids("r"))).run("hi")
+    assert seen == ["S\n\n" + text], seen  # (the file as written, its last line break too)
 
 
 def test_an_invalid_schema_file_is_named_in_the_message(tmp_path: Path) -> None:
