@@ -133,3 +133,15 @@ def test_a_suggestion_for_a_name_through_an_alias_is_written_with_the_alias(tmp_
     assert found == {"unknown graph `lib.gg`": "did you mean `lib.g`?",
                      "unknown tool `lib.tt`": "did you mean `lib.t`?",
                      "unknown redact rule `lib.card`": "did you mean `lib.cards`?"}
+
+
+@pytest.mark.parametrize("spec, meant", [
+    ('agent a { tools = [ab] }\ntool ac { description = "d" }\n', "did you mean `ac`?"),
+    ('agent a { tools = [t2] }\ntool t1 { description = "d" }\n', "did you mean `t1`?"),
+    ('agent a { tools = [ax] }\nskill ay { description = "d" }\n', None),
+])
+def test_a_suggestion_is_a_name_of_the_kind_expected_even_a_short_one(spec, meant):
+    """Before: `tools = [ab]` beside a tool `ac` suggested the agent `a` (which would only be
+    AFP102), and `t2` beside `t1` suggested nothing (difflib's ratio is 0.5 for two letters)."""
+    found = [d.help for d in afp.check(spec) if d.code == "AFP101"]
+    assert found == [meant]

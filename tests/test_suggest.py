@@ -1,10 +1,12 @@
-"""`suggest.closest`: the same answer as difflib's best close match, and difflib imported lazily."""
+"""`suggest.closest`: difflib's best close match, else a short name one edit away; difflib imported
+lazily."""
 from __future__ import annotations
 
 import difflib
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,10 +17,35 @@ names = st.text("abcdeXY_", min_size=0, max_size=8)
 
 @settings(derandomize=True, deadline=None, max_examples=200, database=None)
 @given(names, st.lists(names, max_size=6))
-def test_closest_is_the_best_close_match(word, candidates) -> None:
+def test_closest_is_the_best_close_match_else_one_edit_away(word, candidates) -> None:
     found = difflib.get_close_matches(word, candidates, n=1)
-    assert closest(word, candidates) == (found[0] if found else None)
-    assert closest(word, iter(candidates)) == closest(word, candidates)  # any iterable
+    got = closest(word, candidates)
+    if found:
+        assert got == found[0]
+    else:
+        one_edit = [c for c in candidates if c != word and _edits(word, c) == 1]
+        assert got == (one_edit[0] if one_edit and 2 <= len(word) <= 5 else None)
+    assert closest(word, iter(candidates)) == got  # any iterable
+
+
+def _edits(a: str, b: str) -> int:
+    """Optimal string alignment distance (substitution, insertion, deletion, adjacent swap)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+@pytest.mark.parametrize("word, candidates, meant", [
+    ("ab", ["a_agent", "ac"], "ac"), ("t2", ["t1"], "t1"), ("tl", ["lt"], "lt"),
+    ("abcd", ["abd"], "abd"), ("ab", ["abc"], "abc"),
+    ("x", ["y"], None), ("ab", ["cd"], None), ("abcdefg", ["abcdefh"], "abcdefh"),
+])
+def test_short_names_one_edit_away_are_suggested(word, candidates, meant) -> None:
+    assert closest(word, candidates) == meant
 
 
 def test_a_misspelt_name_gets_its_suggestion_and_a_stranger_none() -> None:

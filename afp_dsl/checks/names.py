@@ -176,7 +176,8 @@ def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], w
         table = a.symbols.get(target, {})
         same_kind = [n for n, d in table.items() if isinstance(d, kinds)]
         prefix = f"{ref.alias}." if ref.alias else ""  # (a suggestion is written as the use is)
-        hint = (_did_you_mean(ref.name, same_kind, prefix) or _did_you_mean(ref.name, list(table), prefix)
+        # (names of the kind expected only: a name of another kind would only be AFP102)
+        hint = (_did_you_mean(ref.name, same_kind, prefix)
                 or (None if ref.alias else imported_hint(a, module, ref.name, kinds)))
         where = f" in module `{ref.alias}`" if ref.alias else ""
         return diag("AFP101", f"unknown {what[2:] if what.startswith('a ') else what[3:]} `{ref}`", ref.span,
