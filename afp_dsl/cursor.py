@@ -75,21 +75,27 @@ def _check(route: RouteInfo, res: ToolResult, roots: dict) -> EdgeEvidence:
     """The edge's verdict on one result, with its evidence: an edge that does not hear the
     result's tool is refused too ("why didn't my edge fire?" must be a lookup, semantics §4)."""
     base = dict(call_id=res.call_id, tool=res.tool, status=res.status, result_event=res.event)
-    if route.on is not None and route.on != res.tool:
-        return EdgeEvidence(route, fired=False, reason=f"the result is from `{res.tool}`, not "
-                            f"`{route.on}`", **base)
-    if route.on is None and res.tool not in route.src_tools:  # "any tool of FROM" (language §5)
+    heard = ()  # the `on` and `status` clauses, as conditions with their actual values
+    if route.on is not None:
+        heard = (Condition(f"on {route.on}", res.tool, route.on == res.tool, route.span),)
+        if route.on != res.tool:
+            return EdgeEvidence(route, fired=False, conditions=heard, reason=f"the result is from "
+                                f"`{res.tool}`, not `{route.on}`", **base)
+    elif res.tool not in route.src_tools:  # "any tool of FROM" (language §5)
         return EdgeEvidence(route, fired=False, reason=f"the result is from `{res.tool}`, which "
                             f"is not a tool of `{route.src}`", **base)
-    if route.statuses and res.status not in route.statuses:
-        reason = f"status `{res.status}` is not {' or '.join(route.statuses)}"
-        return EdgeEvidence(route, fired=False, reason=reason, **base)
+    if route.statuses:
+        names = route.statuses[0] if len(route.statuses) == 1 else f"[{', '.join(route.statuses)}]"
+        heard += (Condition(f"status {names}", res.status, res.status in route.statuses, route.span),)
+        if res.status not in route.statuses:
+            reason = f"status `{res.status}` is not {' or '.join(route.statuses)}"
+            return EdgeEvidence(route, fired=False, conditions=heard, reason=reason, **base)
     if route.when is None:
-        return EdgeEvidence(route, fired=True, **base)
+        return EdgeEvidence(route, fired=True, conditions=heard, **base)
     env = Env({**roots, "tool": res.tool, "status": res.status, "result": res.result,
                "args": res.args})
     ev = evaluate(route.when, env, clip=False)
-    return EdgeEvidence(route, fired=ev.holds, conditions=ev.conditions, reason=ev.error, **base)
+    return EdgeEvidence(route, fired=ev.holds, conditions=heard + ev.conditions, reason=ev.error, **base)
 
 
 def _first_match(routes: Sequence[RouteInfo], res: ToolResult, roots: dict,

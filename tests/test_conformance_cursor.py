@@ -102,7 +102,26 @@ def test_guard_evidence_is_recorded_for_a_refused_edge():
     r = agent.run("go")
     (ev,) = payloads(r, "route.evaluated")
     assert ev["fired"] is False and ev["edge"] == "a -> b"
-    assert ev["conditions"] == [{"text": "result.level > 9", "actual": 7, "passed": False}]
+    assert ev["conditions"] == [{"text": "on probe", "actual": "probe", "passed": True},
+                                {"text": "result.level > 9", "actual": 7, "passed": False}]
+
+
+def test_the_on_and_status_clauses_are_conditions_with_their_actual_values():
+    """§4: every evaluation of a guarded edge records each condition with its actual value and
+    whether it passed; `on` and `status` are conditions too ("why didn't my edge fire?" is a
+    lookup, not prose): the first that fails ends the list, as it ends the evaluation."""
+    agent, _ = batch("route a -> b on alpha status [failure, denied] when result.level > 9\n"
+                     "  route a -> b status failure", [call("probe"), "done"])
+    r = agent.run("go")
+    first, second = payloads(r, "route.evaluated")
+    assert first["conditions"] == [{"text": "on alpha", "actual": "probe", "passed": False}]
+    assert second["conditions"] == [{"text": "status failure", "actual": "success", "passed": False}]
+    agent, _ = batch("route a -> b on probe status [failure, success] when result.level > 9",
+                     [call("probe"), "done"])
+    (ev,) = payloads(agent.run("go"), "route.evaluated")
+    assert ev["conditions"] == [{"text": "on probe", "actual": "probe", "passed": True},
+                                {"text": "status [failure, success]", "actual": "success", "passed": True},
+                                {"text": "result.level > 9", "actual": 7, "passed": False}]
 
 
 def test_status_edge_fires_on_failure_only():

@@ -393,5 +393,5 @@ def test_an_agent_tools_output_schema_types_guards_but_does_not_judge_the_answer
     assert (ret["status"], ret["result"]) == ("success", answer)
     assert tool_texts(prov.requests[-1]) == [answer]
     (route,) = payloads(r, "route.evaluated")
-    assert [(c["actual"], c["passed"]) for c in route["conditions"]] == [(actual, moved)]
+    assert [(c["actual"], c["passed"]) for c in route["conditions"]] == [("consult", True), (actual, moved)]
     assert route["fired"] is moved

@@ -36,7 +36,9 @@ graph flow { entry a  route a -> b on look when result.note == "zzz" }
     agent, _ = make(spec, [call("look", q="x"), "done"],
                     tools={"look": lambda q: {"token": SECRET, "note": note}})
     result = agent.run("hi")
-    actual = payloads(result, "route.evaluated")[0]["conditions"][0]["actual"]
+    on, cond = payloads(result, "route.evaluated")[0]["conditions"]
+    assert on == {"text": "on look", "actual": "look", "passed": True}
+    actual = cond["actual"]
     assert SECRET[:10] not in _trace_text(result)
     assert "[REDACTED]" in actual and len(actual) <= 80
 
@@ -81,7 +83,7 @@ graph flow { entry a  route a -> b on look when result.rows == [] }
 """
     agent, _ = make(spec, [call("look", q="x"), "done"],
                     tools={"look": lambda q: {"rows": [f"row {i}" for i in range(40)]}})
-    actual = payloads(agent.run("hi"), "route.evaluated")[0]["conditions"][0]["actual"]
+    actual = payloads(agent.run("hi"), "route.evaluated")[0]["conditions"][1]["actual"]
     assert isinstance(actual, str) and len(actual) == 80 and actual.endswith("…")
 
 

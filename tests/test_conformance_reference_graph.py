@@ -164,7 +164,8 @@ def test_f64_guarded_routes_fire_with_evidence(tmp_path):
     fired = [p for p in payloads(runs[-1], "route.evaluated") if p["edge"] == "triage -> escalation"]
     (ev,) = fired
     assert ev["fired"] is True
-    assert [(c["actual"], c["passed"]) for c in ev["conditions"]] == [("high", True), (0.9, True)]
+    assert [(c["actual"], c["passed"]) for c in ev["conditions"]] == [
+        ("assess_risk", True), ("high", True), (0.9, True)]
 
 
 def test_f64_mermaid_matches_the_reference_shape():

@@ -78,7 +78,8 @@ def test_an_edge_whose_on_names_another_tool_is_recorded_as_refused():
     agent, _ = make(EDGES, [call("t1"), "done"])
     result = agent.run("hi")
     (ev,) = payloads(result, "route.evaluated")
-    assert ev["fired"] is False and ev["tool"] == "t1" and ev["conditions"] == []
+    assert ev["fired"] is False and ev["tool"] == "t1"
+    assert ev["conditions"] == [{"text": "on t2", "actual": "t1", "passed": False}]
     assert "`t1`, not `t2`" in ev["reason"]
     moved = payloads(result, "cursor.moved")[-1]
     assert moved["cause"] == "stay"

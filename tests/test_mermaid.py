@@ -66,6 +66,8 @@ def test_mermaid_parses_every_diagram() -> None:
         program, _ = analyse(spec)
         diagrams.append(gx.to_mermaid(program, graph))
     diagrams += [p.read_text(encoding="utf-8") for p in sorted(GOLDEN.glob("*.mmd"))]
+    diagrams += [p.read_text(encoding="utf-8")  # (the run overlays: `afpc graph --run`)
+                 for p in sorted((GOLDEN.parent / "overlay").glob("*.mmd"))]
     diagrams += _stress_diagrams()
     for doc in sorted((Path(__file__).parent.parent / "docs").glob("*.md")):
         diagrams += re.findall(r"```mermaid\n(.*?)```", doc.read_text(encoding="utf-8"), re.S)

@@ -26,7 +26,8 @@ def test_a_short_secret_a_guard_read_is_not_in_its_evidence(result):
     r = agent.run("hi")
     (route,) = payloads(r, "route.evaluated")
     assert route["fired"] is True
-    assert [(c["actual"], c["passed"]) for c in route["conditions"]] == [("<cvv>", True), (2, True)]
+    assert [(c["actual"], c["passed"]) for c in route["conditions"]] == [
+        ("fetch", True), ("<cvv>", True), (2, True)]
     (piece,) = [p for c in payloads(r, "context.composed")[1:] for p in c["pieces"]
                 if p["name"] == "hint"]
     assert piece["detail"][0]["actual"] == "<cvv>"
@@ -40,6 +41,6 @@ def test_refused_evidence_and_the_report_hold_the_placeholder():
                     tools={"fetch": lambda: {"card": {"cvv": "417"}, "n": 2}})
     r = agent.run("hi")
     (refused,) = payloads(r, "route.evaluated")
-    assert refused["fired"] is False and refused["conditions"][0]["actual"] == "<cvv>"
+    assert refused["fired"] is False and refused["conditions"][1]["actual"] == "<cvv>"
     html = report_html.report(r.trace.events)
     assert "&lt;cvv&gt;" in html and "417" not in html
