@@ -99,7 +99,7 @@ def compose(plan: Plan, state: RunState, red: Any = None) -> Composition:
             pieces.append(Piece(c.kind, c.decl.name, c.decl.span, "always", c.text))
             continue
         env = env or _env(plan, state, names)
-        ev = evaluate(c.when, env, clip=False)  # (shortened after redaction: `clip_evidence`)
+        ev = evaluate(c.when, env, clip=False, absent=True)  # (shortened after redaction: `clip_evidence`)
         detail = [{"text": x.text, "actual": x.actual, "passed": x.passed,
                    **({"reason": x.reason} if x.reason else {})}
                   for x in hide(red, c.when, ev.conditions)]

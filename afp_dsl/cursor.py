@@ -65,7 +65,7 @@ def cold_start(graph: GraphInfo, message: str, iteration: int) -> CursorDecision
     for entry in graph.entries:
         if entry.when is None:
             return CursorDecision(None, entry.skill, "entry", entry=entry)
-        ev = evaluate(entry.when, env, clip=False)
+        ev = evaluate(entry.when, env, clip=False, absent=True)
         if ev.holds:
             return CursorDecision(None, entry.skill, "entry", entry=entry, witness=ev.conditions)
     return CursorDecision(None, None, "none")
@@ -94,7 +94,7 @@ def _check(route: RouteInfo, res: ToolResult, roots: dict) -> EdgeEvidence:
         return EdgeEvidence(route, fired=True, conditions=heard, **base)
     env = Env({**roots, "tool": res.tool, "status": res.status, "result": res.result,
                "args": res.args})
-    ev = evaluate(route.when, env, clip=False)
+    ev = evaluate(route.when, env, clip=False, absent=True)
     return EdgeEvidence(route, fired=ev.holds, conditions=heard + ev.conditions, reason=ev.error, **base)
 
 

@@ -3,7 +3,8 @@
 Role:       pure; called by the interpreter for entries, routes, context `when`, check-ins and
             policy rules. Every comparison it evaluates becomes a `Condition` (text, actual value,
             passed, span), so "why didn't my edge fire" is a lookup in `Evaluation.conditions`.
-Invariants: never raises; a missing path is null; a type mismatch is false with a recorded reason;
+Invariants: never raises; a missing path is null (a condition it fails says so); a type mismatch is
+            false with a recorded reason;
             a run-time error (e.g. a regex that will not compile) makes the whole evaluation false
             with `error` set. No short-circuit: every operand is evaluated, so the evidence lists
             every condition of the expression (evaluation is pure, so this only costs time).
@@ -157,11 +158,14 @@ def _type_name(v: Any) -> str:
 
 
 # ---------------------------------------------------------------- evaluation
-def evaluate(expr: ir.Expr, env: Env, *, clip: bool = True) -> Evaluation:
+def evaluate(expr: ir.Expr, env: Env, *, clip: bool = True, absent: bool = False) -> Evaluation:
     """Evaluate `expr` as a condition: it holds only when its value is exactly `true`.
     `clip=False` keeps each condition's `actual` whole (the interpreter's evidence: the recorder
-    redacts it first and shortens it after, `clip_evidence`, so no cut can split a secret)."""
-    ev = _Evaluator(env, clip)
+    redacts it first and shortens it after, `clip_evidence`, so no cut can split a secret).
+    `absent=True`: a condition that fails on a path the run does not have says so in its
+    `reason` (the evidence of context, entry and route conditions, semantics §2; policy rules
+    keep the plain form their compiled closures build, `rules_compiled`)."""
+    ev = _Evaluator(env, clip, absent)
     try:
         holds = ev.holds(expr)
     except _EvalError as exc:
@@ -172,9 +176,10 @@ def evaluate(expr: ir.Expr, env: Env, *, clip: bool = True) -> Evaluation:
 
 
 class _Evaluator:
-    def __init__(self, env: Env, clip: bool = True):
+    def __init__(self, env: Env, clip: bool = True, absent: bool = False):
         self.env = env
         self.clip = clip
+        self.absent = absent
         self.neg = False  # under an odd number of `not`s: conditions are recorded negated
         self.conditions: list[Condition] = []
 
@@ -198,7 +203,8 @@ class _Evaluator:
         if isinstance(expr, ir.Lit):
             return expr.value is True
         value = self.value(expr)
-        reason = None if isinstance(value, bool) else f"not a boolean: {_type_name(value)}"
+        reason = None if isinstance(value, bool) else (
+            (self.absent and self._absent(expr)) or f"not a boolean: {_type_name(value)}")
         self._record(expr, value, value is True, reason)
         return value is True
 
@@ -239,10 +245,30 @@ class _Evaluator:
         else:
             right = self.value(c.right)  # type: ignore[arg-type]
             passed, reason = _compare_values(c.op, left, right)
+            if self.absent and reason is None and passed == self.neg and (left is None or right is None):
+                reason = self._absent(c.left) or self._absent(c.right)  # (semantics §2)
             if actual_is_right(c):
                 left = right
         self._record(c, left, passed, reason)
         return passed
+
+    def _absent(self, expr: Any) -> str | None:
+        """"`last.result[0]` does not exist" when `expr` is a path the run does not have (it
+        reads as null, semantics §6; a failed condition says so, §2); None for a path that holds
+        null, or anything else."""
+        if type(expr) is not ir.Path:
+            return None
+        value: Any = self.env.roots
+        for seg in (expr.root, *expr.segments):
+            if isinstance(seg, int) and not isinstance(seg, bool):
+                if not (_is_list(value) and 0 <= seg < len(value)):
+                    return f"`{render_expr(expr)}` does not exist"
+                value = value[seg]
+            elif isinstance(value, Mapping) and seg in value:
+                value = value[seg]
+            else:
+                return f"`{render_expr(expr)}` does not exist"
+        return None
 
     def _text_op(self, c: ir.Compare, left: Any) -> tuple[bool, str | None]:
         if c.op == "matches":

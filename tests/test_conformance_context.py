@@ -1,6 +1,8 @@
 """Conformance: context composition (§2) and read_skill (§3)."""
 from __future__ import annotations
 
+import pytest
+
 from interp_support import call, make, payloads, tool_texts
 
 ORDER = """
@@ -78,6 +80,41 @@ def test_when_with_a_type_mismatch_is_false_not_a_crash():
     r = agent.run("hi")
     assert r.outcome == "answered"
     assert "URGENT" not in prov.requests[0].system
+
+
+MISSING = """
+agent g {
+  system  = "S"
+  context = [cond]
+  tools   = [t]
+}
+instruction cond { when = %s prompt = "COND" }
+tool t { description = "t" impl = returns({ count: null }) }
+"""
+
+
+@pytest.mark.parametrize("when, reasons", [
+    ("last.result.x == 3", ["`last.result.x` does not exist"]),     # a missing field
+    ("last.result[0] == 3", ["`last.result[0]` does not exist"]),   # not a list
+    ("last.result.count == 3", [None]),                             # present, and null
+    ("last.result.count.deep", ["`last.result.count.deep` does not exist"]),  # a bare path
+])
+def test_a_when_that_fails_on_a_missing_path_is_recorded_with_the_reason(when, reasons):
+    """§2: a fact's or instruction's `when` that fails at run time (a type mismatch, a missing
+    path) is false and is recorded with the reason. The path reads as null (§6); the evidence
+    says it does not exist, which a path holding null does not."""
+    agent, _ = make(MISSING % when, [call("t"), "ok"])
+    r = agent.run("hi")
+    (skipped,) = payloads(r, "context.composed")[1]["skipped"]
+    assert [c.get("reason") for c in skipped["conditions"]] == reasons, skipped
+    assert all(c["actual"] is None and c["passed"] is False for c in skipped["conditions"])
+
+
+def test_a_missing_path_under_not_holds_and_says_nothing():
+    agent, prov = make(MISSING % "not (last.result.x == 1)", [call("t"), "ok"])
+    r = agent.run("hi")
+    assert "COND" in prov.requests[1].system
+    assert "skipped" not in payloads(r, "context.composed")[1] or not payloads(r, "context.composed")[1]["skipped"]
 
 
 GRAPH = """

@@ -289,3 +289,12 @@ def test_reachable_is_successors_plus_entries_minus_cursor():
     assert reachable(g, None) == ("x", "base")
     assert reachable(g, "x") == ("y", "base")
     assert reachable(g, "base") == ("x",)
+
+
+def test_a_guard_that_fails_on_a_missing_field_says_so():
+    """§4 evidence, §2's reason: `result.nope` reads as null and the refused condition says the
+    field does not exist (the tool's result has `level` only)."""
+    agent, _ = batch("route a -> b on probe when result.nope == 1", [call("probe"), "done"])
+    (ev,) = payloads(agent.run("go"), "route.evaluated")
+    assert ev["conditions"][1] == {"text": "result.nope == 1", "actual": None, "passed": False,
+                                   "reason": "`result.nope` does not exist"}
