@@ -207,6 +207,14 @@ _ALL = [
        "sends `\"amount\": \"5000\"`, so the run does not pause.\n\n"
        "Fix: declare the argument's type (`input { amount: number }`): the call is then\n"
        "validated, and a string is refused with a message the model can act on."),
+    _c("AFP309", "unknown-schema-keyword", W, "a raw JSON Schema uses a word close to a keyword it is not",
+       "A raw JSON Schema map or schema file (`output = { ... }`, `input = file(\"x.json\")`) holds\n"
+       "a key that is not a keyword of JSON Schema 2020-12 but is spelt like one (`propenties`,\n"
+       "`require`, `minLenght`). The validator ignores a word it does not know, so the rule the\n"
+       "key was meant to state is not checked: fields are not typed, nothing is required, and\n"
+       "guards reading those fields are not typed either. A key far from every keyword (a\n"
+       "custom annotation such as `x-note`) is not reported.\n\n"
+       "Fix: spell the keyword as the help says, or rename an annotation away from it."),
     _c("AFP401", "policy-rule-never-matches", W, "a policy rule can never match",
        "A block for a tool no agent using the policy has, a rule whose condition can never hold,\n"
        "or a rule that can hold only where earlier rules of its block hold (the first rule that\n"

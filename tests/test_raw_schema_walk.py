@@ -30,11 +30,26 @@ def _spec(output: str) -> str:
 ])
 @pytest.mark.parametrize("keyword", ["foo", "propenties", "\"x-note\""])
 def test_what_is_under_an_unknown_keyword_is_not_judged(inner: str, keyword: str) -> None:
+    typo = ["AFP309"] if keyword == "propenties" else []  # (spelt like `properties`: a warning)
     diags = afp_dsl.check(_spec(f'{{ type: "object", {keyword}: {inner} }}'))
-    assert diags == [], diags
+    assert [d.code for d in diags] == typo, diags
     # beside a default that is judged (its regexes are read first, to know whether it is safe)
     beside = f'{{ type: "object", properties: {{ n: {{ type: "string", default: "a", {keyword}: {inner} }} }} }}'
-    assert afp_dsl.check(_spec(beside)) == []
+    assert [d.code for d in afp_dsl.check(_spec(beside))] == typo
+
+
+@pytest.mark.parametrize("key, meant", [("propenties", "properties"), ("minLenght", "minLength"),
+                                        ("require", "required"), ("MAXLENGTH", "maxLength"),
+                                        ("id", "$id"), ("example", "examples")])
+def test_a_key_spelt_like_a_keyword_is_a_warning_naming_it(key: str, meant: str) -> None:
+    diags = afp_dsl.check(_spec(f'{{ type: "object", properties: {{ a: {{ "{key}": 1 }} }} }}'))
+    assert [(d.code, d.is_error, d.help) for d in diags] == [("AFP309", False, f"did you mean `{meant}`?")]
+    assert f"the key `{key}` (at `/properties/a`)" in diags[0].message
+
+
+@pytest.mark.parametrize("key", ["x-owner", "foo", "nullable", "summary", "properties"])
+def test_annotations_far_from_every_keyword_are_not_reported(key: str) -> None:
+    assert afp_dsl.check(_spec(f'{{ type: "object", "{key}": {{}} }}')) == []
 
 
 @pytest.mark.parametrize("output, at", [

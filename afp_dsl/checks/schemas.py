@@ -5,7 +5,7 @@ Role:       checks layer; schema blocks are valid by construction (`lower_schema
             problems), so this rule looks at raw maps and `file(...)` schemas. `is_broken` is read
             by `sites`; what a schema says about a path is `schemapaths`.
 Emits:      AFP301 invalid-schema (also for a `$ref` that does not resolve within the schema, and
-            for bounds that leave no value),
+            for bounds that leave no value), AFP309 unknown-schema-keyword (warning),
             AFP302 default-violates-schema (also for the value of `impl = returns(...)` against
             the tool's `output` schema).
 Invariants: never fetches anything: validators use an empty local `referencing.Registry`, so a
@@ -114,6 +114,7 @@ def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnos
         yield diag("AFP301", f"{where} must describe an object (tool arguments are a JSON object)",
                    schema.span, "not an object schema", help='use `{ type: "object", properties: { ... } }`')
     yield from _dangling_refs(doc, where, schema)
+    yield from _misspelt_keywords(doc, where, schema)
     yield from _empty_bounds(doc, where, schema)
     yield from _defaults(doc, tool, which, schema)
 
@@ -127,6 +128,42 @@ def _empty_bounds(doc: Any, where: str, schema: ir.Schema) -> Iterator[Diagnosti
             yield diag("AFP301", f"{where} has bounds that leave no value at `{pointer or '/'}`: "
                        f"`{lo}: {node[lo]}` and `{hi}: {node[hi]}`", schema.span, "leaves no value",
                        help="correct one of the two bounds")
+
+
+# Every keyword of JSON Schema 2020-12 (core, applicator, validation, unevaluated, format,
+# content and meta-data vocabularies) and the older drafts' that validators still read.
+KEYWORDS = frozenset((
+    "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$comment",
+    "$defs", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas",
+    "prefixItems", "items", "contains", "properties", "patternProperties", "additionalProperties",
+    "propertyNames", "unevaluatedItems", "unevaluatedProperties", "type", "enum", "const",
+    "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength",
+    "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
+    "maxProperties", "minProperties", "required", "dependentRequired", "format",
+    "contentEncoding", "contentMediaType", "contentSchema", "title", "description", "default",
+    "deprecated", "readOnly", "writeOnly", "examples", "definitions", "dependencies",
+    "additionalItems", "$recursiveRef", "$recursiveAnchor"))
+
+
+_FOLDED = {k.lower(): k for k in KEYWORDS}
+
+
+def _misspelt_keywords(doc: Any, where: str, schema: ir.Schema) -> Iterator[Diagnostic]:
+    """AFP309 for each key of a (sub-)schema that is no keyword but is spelt like one: the
+    validator ignores it, so what it meant to say is not checked. Once per spelling."""
+    from ..suggest import closest
+    seen: set[str] = set()
+    for node, pointer in subschemas(doc):
+        for key in node:
+            if not isinstance(key, str) or key in KEYWORDS or key in seen or key.startswith("x-"):
+                continue
+            meant = _FOLDED.get(key.lower()) or closest(key, KEYWORDS)  # (`MINLENGTH` too)
+            if meant is None:
+                continue
+            seen.add(key)
+            yield diag("AFP309", f"{where} has the key `{key}` (at `{pointer or '/'}`), which is not a "
+                       f"JSON Schema keyword: the validator ignores it", schema.span,
+                       "a key the validator ignores", help=f"did you mean `{meant}`?")
 
 
 # The keywords of JSON Schema 2020-12 whose value is a schema, a map of names to schemas, or a
