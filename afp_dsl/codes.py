@@ -69,9 +69,9 @@ _ALL = [
        "Fix: delete the character; where a string really needs it, write it as an escape\n"
        "(`\"\\u202e\"`), which is visible."),
     _c("AFP101", "unknown-name", E, "a reference names nothing that is declared",
-       "Every reference must name a declaration of this module, or `alias.name` of an imported one.\n\n"
-       "A policy block on a built-in tool (`before read_skill`, `after skip_step`) names no\n"
-       "declared tool either; the message says so: the built-ins are not policed.\n\n"
+       "Every reference must name a declaration of this module, or `alias.name` of an imported one\n"
+       "(a policy block may also name a built-in tool: `before read_skill`, `after skip_step`).\n"
+       "A name declared nowhere is reported once, at its first use; its other uses are labels.\n\n"
        "Example: `tools = [lookup_ordr]`\n\nFix: correct the name (the message suggests close ones) or declare it."),
     _c("AFP102", "wrong-kind", E, "a reference names a declaration of the wrong kind",
        "Each position expects one kind: `tools = [...]` takes tools, `graph = ...` a graph, `context`\n"

@@ -67,7 +67,7 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
                                                       "args": args},
                                       cause, ctx.state.iteration, source, cause)
     if call.name in sk.BUILTINS and call.name not in ctx.plan.tools and bi.has_builtin(ctx, call.name):
-        return _finish(ctx, call, args, bi.builtin(ctx, call, args, called), called, cause)
+        return _finish(ctx, call, args, _builtin(ctx, call, args, called), called, cause)
     if info is None:
         return _finish(ctx, call, args, _unknown(ctx, call), called, cause)
     if resume is None and ctx.comp is not None and call.name not in ctx.comp.names:
@@ -89,6 +89,23 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
     if out.fatal is not None:
         return out
     return _finish(ctx, call, args, out, called, cause)
+
+
+def _builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcome:
+    """A built-in's call (`read_skill`, `skip_step`) through the pipeline of semantics §7: the
+    `before` policies (a `before *` block sees every call; a block may name a built-in), the
+    built-in itself (its arguments, the gate, the step bookkeeping), then, when it succeeded,
+    the `after` policies.
+    It cannot pause: nothing runs that a person must approve, so an `ask` on it is a denial
+    (semantics §8, an ask no pause can carry)."""
+    chain = pol.chain(ctx, "before", call, args, called, can_pause=False)
+    if chain.outcome != "allow":
+        return CallOutcome("denied", pol.reason(chain))
+    used = chain.value[0] if chain.value else args  # (as the links handed them on)
+    out = bi.builtin(ctx, call, used, called)
+    # (`after` follows a call that did its work, as an execution: a refused pick, invalid
+    # arguments or a held skip did nothing for an `after` rule to judge)
+    return _after(ctx, call, args, out, called) if out.status == "success" else out
 
 
 def _unknown(ctx: RunCtx, call: ToolCall) -> CallOutcome:

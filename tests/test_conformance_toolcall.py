@@ -284,8 +284,10 @@ def test_an_allowing_after_chain_leaves_a_failure_as_it_was():
     assert payloads(r, "tool.returned")[0]["status"] == "failure"
 
 
-# ---------------------------------------------------------------- F12: built-ins are exempt
-def test_built_ins_are_not_walked_by_star_policies():
+# ------------------------------------------------ F12: built-ins go through the policies too
+def test_star_policies_see_the_built_ins():
+    """semantics §7: every call goes through the pipeline, the `read_skill` gate included, so a
+    `before *` block (any tool) decides a `read_skill` call: denied, nothing is loaded."""
     spec = """
     agent g { skills = [s] policies = [p] }
     skill s { description = "S." body = "S BODY" }
@@ -293,9 +295,29 @@ def test_built_ins_are_not_walked_by_star_policies():
     """
     agent, prov = make(spec, [call("read_skill", id="s"), "done"])
     r = agent.run("hi")
-    assert payloads(r, "policy.decided") == []
+    (row,) = payloads(r, "policy.decided")
+    assert (row["moment"], row["outcome"], row["tool"]) == ("before", "deny", "read_skill")
+    assert payloads(r, "tool.returned")[0]["status"] == "denied"
+    assert tool_texts(prov.requests[1]) == ["Denied by policy `p`: nothing runs"]
+    assert "S BODY" not in prov.requests[1].system
+
+
+def test_a_rule_about_arguments_lets_a_built_in_through_and_an_ask_on_one_is_a_denial():
+    spec = """
+    agent g { skills = [s] policies = [p, q] }
+    skill s { description = "S." body = "S BODY" }
+    policy p { before * { deny when args.amount > 500 because "too much" } }
+    policy q { before read_skill { ask when args.id == "s" because "a person picks skills" } }
+    """
+    agent, prov = make(spec.replace("ask when", "allow when"), [call("read_skill", id="s"), "done"])
+    r = agent.run("hi")  # (`args.amount` is null on a read_skill call: the rule does not hold)
     assert payloads(r, "tool.returned")[0]["status"] == "success"
     assert "S BODY" in prov.requests[1].system
+    agent, prov = make(spec, [call("read_skill", id="s"), "done"])
+    r = agent.run("hi")  # (a built-in cannot pause: §8, an ask no pause can carry is a denial)
+    assert r.outcome == "answered"
+    assert [row["outcome"] for row in payloads(r, "policy.decided")][-1] == "deny"
+    assert payloads(r, "tool.returned")[0]["status"] == "denied"
 
 
 # ------------------------------------- no `input`: the default schema (language §5.2, original)
@@ -315,3 +337,20 @@ tool strict { description = "empty input" input {} impl = returns("ok") }
     assert sent["strict"]["additionalProperties"] is False
     assert [(p["tool"], p["status"]) for p in payloads(r, "tool.returned")] == [
         ("loose", "success"), ("strict", "invalid")]
+
+
+def test_after_policies_see_an_accepted_pick_not_a_refused_one():
+    spec = """
+    agent g { graph = m policies = [p] }
+    skill a { description = "A." }
+    skill b { description = "B." body = "B BODY" }
+    skill c { description = "C." }
+    graph m { entry a route a -> b }
+    policy p { after read_skill { deny when result.id == "b" because "hidden" } }
+    """
+    agent, prov = make(spec, [call("read_skill", id="c"), call("read_skill", id="b"), "done"])
+    r = agent.run("hi")
+    rows = payloads(r, "policy.decided")
+    assert [(row["moment"], row["outcome"]) for row in rows] == [("after", "deny")]  # (c: refused)
+    assert tool_texts(prov.requests[2])[-1] == "Denied by policy `p`: hidden"
+    assert [p["status"] for p in payloads(r, "tool.returned")] == ["invalid", "denied"]

@@ -1,5 +1,5 @@
-"""A policy block on a built-in tool (`read_skill`, `skip_step`) is AFP101 saying that the
-built-ins are not policed (it said only "unknown tool"); a declared tool of that name is policed."""
+"""A policy block on a built-in tool (`read_skill`, `skip_step`) is valid: policies see the
+built-ins' calls (semantics §7); an unknown tool keeps its AFP101 and suggestion."""
 from __future__ import annotations
 
 import pytest
@@ -12,12 +12,13 @@ SPEC = ('agent a {{ graph = g policies = [p] }}\ntool t {{ description = "d" }}\
 
 
 @pytest.mark.parametrize("moment, tool", [("before", "read_skill"), ("after", "skip_step")])
-def test_a_block_on_a_built_in_says_built_ins_are_not_policed(moment: str, tool: str) -> None:
-    diags = afp_dsl.check(SPEC.format(extra="", moment=moment, tool=tool))
-    assert [d.code for d in diags] == ["AFP101"], diags
-    d = diags[0]
-    assert f"`{tool}` is a built-in tool" in d.message and "do not police" in d.message
-    assert d.primary.message == "a built-in tool, not policed"
+def test_a_block_on_a_built_in_is_valid(moment: str, tool: str) -> None:
+    assert afp_dsl.check(SPEC.format(extra="", moment=moment, tool=tool)) == []
+
+
+def test_an_aliased_built_in_name_is_still_unknown() -> None:
+    spec = 'import "std/redact" as lib\n' + SPEC.format(extra="", moment="before", tool="lib.read_skill")
+    assert [d.code for d in afp_dsl.check(spec)] == ["AFP101"]
 
 
 def test_an_unknown_tool_keeps_its_did_you_mean() -> None:

@@ -3,8 +3,8 @@
 Role:       checks layer; the first rule, so later rules can skip unresolved references.
 Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name (also for two
             declarations one agent offers under one bare name: `offered.py`), AFP111
-            ambiguous-agent, AFP106 (warning) for a name listed twice in one list attribute;
-            AFP101 for a policy block on a built-in tool says that built-ins are not policed.
+            ambiguous-agent, AFP106 (warning) for a name listed twice in one list attribute.
+            A policy block may name a built-in tool (`before read_skill`): not an unknown name.
 Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404, AFP406); a
             reference to a name declared twice is not also of the wrong kind when one of its
             declarations has the kind expected (`duplicated_as`); a name declared nowhere is
@@ -42,10 +42,10 @@ def check_names(a: Analysis) -> Iterable[Diagnostic]:
                     # Speed: a reference to a declaration of the expected kind (nearly all of
                     # them) is settled here; `_check_ref` asks the same questions again.
                     r = resolve(key, ref)
+                    if r is None and type(decl) is ir.Policy and _builtin(ref):
+                        continue  # a block on a built-in tool (semantics §7: policies see it)
                     if r is None or not isinstance(r.decl, kinds):
                         d = _check_ref(a, key, ref, kinds, what)
-                        if d is not None and type(decl) is ir.Policy and r is None:
-                            d = _builtin_in_policy(ref) or d
                         if d is not None and r is None and d.code == "AFP101":
                             unknown.setdefault(_unknown_key(a, key, ref), []).append((d, ref))
                         elif d is not None:
@@ -80,7 +80,8 @@ def unresolved_names(a: Analysis) -> frozenset[tuple]:
         for m in a.program.modules:
             for decl in m.decls:
                 for refs, _, _ in _refs(decl):
-                    out.update(_unknown_key(a, m.key, ref) for ref in refs if a.resolve(m.key, ref) is None)
+                    out.update(_unknown_key(a, m.key, ref) for ref in refs if a.resolve(m.key, ref) is None
+                               and not (type(decl) is ir.Policy and _builtin(ref)))
         return frozenset(out)
     return a.memo("unresolved-names", make)
 
@@ -189,17 +190,9 @@ def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], w
     return None
 
 
-def _builtin_in_policy(ref: ir.Ref) -> Diagnostic | None:
-    """AFP101 for a policy block on a built-in tool (`before read_skill`): no such tool is
-    declared, and the built-ins are not policed, so saying only "unknown tool" would mislead."""
-    if ref.alias is not None or ref.name not in (READ_SKILL, SKIP_STEP):
-        return None
-    return diag("AFP101", f"unknown tool `{ref}`: `{ref.name}` is a built-in tool, and policies do "
-                "not police the built-in tools", ref.span, "a built-in tool, not policed",
-                notes=("policy blocks apply to the tools a spec declares; the built-ins "
-                       "`read_skill` and `skip_step` only move through skills and steps, and no "
-                       "policy rule sees their calls",),
-                help="remove this block")
+def _builtin(ref: ir.Ref) -> bool:
+    """A policy block's tool that is a built-in (`before read_skill`): policies see its calls."""
+    return ref.alias is None and ref.name in (READ_SKILL, SKIP_STEP)
 
 
 def duplicated_as(a: Analysis, module: str, name: str, kinds: type | tuple[type, ...]) -> bool:
