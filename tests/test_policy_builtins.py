@@ -25,3 +25,20 @@ def test_an_unknown_tool_keeps_its_did_you_mean() -> None:
     diags = afp_dsl.check(SPEC.format(extra="", moment="before", tool="tt"))
     assert [d.code for d in diags] == ["AFP101"]
     assert "built-in" not in diags[0].message and "did you mean `t`" in (diags[0].help or "")
+
+
+@pytest.mark.parametrize("agent, tool, fires", [
+    ('agent a { tools = [t] policies = [p] }', "read_skill", True),       # no skills
+    ('agent a { skills = [s] policies = [p] }', "read_skill", False),     # an open skill
+    ('agent a { skills = [s] policies = [p] }', "skip_step", True),       # no steps
+    ('agent a { skills = [st] policies = [p] }', "skip_step", False),     # a skill with steps
+    ('agent a { skills = [sx] policies = [p] }', "read_skill", False),    # a misspelt skill: AFP101
+])
+def test_a_block_on_a_built_in_no_user_is_offered_never_matches(agent, tool, fires) -> None:
+    spec = (agent + '\ntool t { description = "d" }\nskill s { description = "d" }\n'
+            'skill st { description = "d" tools = [t] steps { t "x" } }\n'
+            f'policy p {{ before {tool} {{ deny when true because "x" }} }}\n')
+    found = [d for d in afp_dsl.check(spec) if d.code == "AFP401"]
+    assert bool(found) is fires, found
+    if fires:
+        assert found[0].message == f"the `before {tool}` rules can never match"

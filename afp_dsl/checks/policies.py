@@ -69,6 +69,8 @@ def _missing_tool(analysis: Analysis, module: str, block: ir.PolicyBlock,
     if block.tool is None or not users:
         return None
     r = analysis.resolve(module, block.tool)
+    if r is None and block.tool.alias is None and block.tool.name in _BUILTINS:
+        return _missing_builtin(analysis, block, users)
     if r is None or not isinstance(r.decl, ir.Tool):
         return None
     key = (r.module, r.decl.name)
@@ -81,6 +83,38 @@ def _missing_tool(analysis: Analysis, module: str, block: ir.PolicyBlock,
                 "no agent using this policy has this tool",
                 notes=(f"the policy is used by {names}, and none of them can call `{block.tool}`",),
                 help=f"give the agent the tool `{block.tool}`, or remove the block")
+
+
+_BUILTINS = ("read_skill", "skip_step")
+
+
+def _missing_builtin(analysis: Analysis, block: ir.PolicyBlock,
+                     users: list[tuple[str, ir.Agent]]) -> Diagnostic | None:
+    """AFP401 for a block on a built-in no agent using the policy is offered: `read_skill` goes
+    to agents with skills, `skip_step` to agents with a skill that has `steps`."""
+    steps = block.tool.name == "skip_step"
+    for m, a in users:
+        if _tools_unresolved(analysis, m, a):
+            return None  # (which skills it has is unknown: AFP101 is the root cause)
+        skills = _skills(analysis, m, a)
+        if any(s.steps for _, s in skills) if steps else skills:
+            return None
+    names = ", ".join(f"`{a.name}`" for _, a in users)
+    offered = "agents with a skill that has `steps`" if steps else "agents with skills"
+    return diag("AFP401", f"the `{block.moment} {block.tool}` rules can never match", block.tool.span,
+                "no agent using this policy is offered this built-in",
+                notes=(f"`{block.tool}` is offered only to {offered}; the policy is used by {names}",),
+                help="remove the block, or give the agent what the built-in serves")
+
+
+def _skills(analysis: Analysis, module: str, agent: ir.Agent) -> list[tuple[str, ir.Skill]]:
+    """The agent's skills: open ones and its graph's."""
+    found = (analysis.resolve(module, ref) for ref in agent.skills)
+    skills = [(r.module, r.decl) for r in found if r is not None and isinstance(r.decl, ir.Skill)]
+    g = G.agent_graph(analysis, module, agent)
+    if g is not None:
+        skills += [(n.key[0], n.skill) for n in G.view(analysis, g[0], g[1]).nodes.values()]
+    return skills
 
 
 def _tools_unresolved(analysis: Analysis, module: str, agent: ir.Agent) -> bool:
