@@ -70,8 +70,9 @@ def provider_failed(ctx: RunCtx, exc: Exception, called: str, call: int) -> Core
     st = ctx.state
     message = ctx.redactor.scrub_text(f"AFP502 provider error on LLM call "
                                       f"#{call}: {exception_text(exc)}")
+    # (a wrap-up call follows a completed call whatever the budget: `max_iterations = 1` too)
     return _failed(ctx, message, error_kind(exc), (called,),
-                   st.iteration > 1 and st.pending is None)
+                   (st.iteration > 1 or st.wrapping is not None) and st.pending is None)
 
 
 def host_failed(ctx: RunCtx, call, message: str) -> CoreResult:

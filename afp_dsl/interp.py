@@ -248,6 +248,7 @@ def _pause(ctx: RunCtx, call, checkin: dict) -> CoreResult:
     args = _checkin_args(checkin, call)
     question = checkin.get("question")  # (a host policy may quote the arguments in it)
     public = {**checkin, "args": ctx.redactor.scrub(args),
+              "call_id": ctx.redactor.scrub_text(checkin["call_id"]),
               "question": ctx.redactor.scrub_text(question) if isinstance(question, str) else question}
     return CoreResult("paused", None, checkin=public, checkpoint=checkpoint(ctx))
 

@@ -105,7 +105,7 @@ def _builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcom
     out = bi.builtin(ctx, call, used, called)
     # (`after` follows a call that did its work, as an execution: a refused pick, invalid
     # arguments or a held skip did nothing for an `after` rule to judge)
-    return _after(ctx, call, args, out, called) if out.status == "success" else out
+    return _after(ctx, call, used, out, called) if out.status == "success" else out
 
 
 def _unknown(ctx: RunCtx, call: ToolCall) -> CallOutcome:
@@ -226,13 +226,25 @@ def _pause(ctx: RunCtx, call: ToolCall, args: dict, source: str, question: str, 
     """The check-in of a paused call: its fingerprint is of the model's arguments (`args`, which
     a resume matches); `used`, when the `before` links rewrote them, is what the call goes on
     with, kept as the check-in's `args`."""
-    checkin = {"id": f"{ctx.state.run_id}:{ctx.state.iteration}:{call.id}{suffix}", "tool": call.name,
+    checkin = {"id": f"{ctx.state.run_id}:{ctx.state.iteration}:{_safe_id(ctx, call.id)}{suffix}",
+               "tool": call.name,
                "call_id": call.id, "source": source, "question": question, "policy": policy,
                "link": link, "fp": call_fingerprint(call.name, call.id, args),
                "span": None if span is None else [span.file, span.start, span.end]}
     if used is not None and used is not args:
         checkin["args"] = used
     return CallOutcome("pending", "", pause=checkin)
+
+
+def _safe_id(ctx: RunCtx, call_id: str) -> str:
+    """The call id as a check-in id may hold it: the id is recorded, stored and printed, so a
+    secret in the provider's call id (semantics §9) is scrubbed, and a digest of the real id
+    keeps two scrubbed ids of one turn apart (the store's `fp` is such a digest already)."""
+    safe = ctx.redactor.scrub_text(call_id)
+    if safe == call_id:
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{safe}~{digest}"
 
 
 # ---------------------------------------------------------------- validation

@@ -82,3 +82,11 @@ def not_json(ctx: dict):
 def pay(amount: float = 0) -> str:
     CALLS.append(amount)
     return f"paid {amount}"
+
+
+def pick_b(ctx: dict):
+    """Rewrites a `read_skill` pick at `before`: whatever the model picked, `b` is read."""
+    import afp_dsl
+    if ctx["moment"] == "before" and ctx["tool"] == "read_skill":
+        return afp_dsl.rewrite({"id": "b"}, "b instead")
+    return None

@@ -77,6 +77,18 @@ def test_a_failed_wrap_up_call_is_retried_as_the_wrap_up_call():
     assert payloads(r2, "tool.returned") == payloads(r, "tool.returned")  # no tool ran again
 
 
+def test_a_failed_wrap_up_call_after_a_budget_of_one_can_be_retried():
+    """§10: a provider failure after a completed call leaves a checkpoint; with
+    `max_iterations = 1` the wrap-up call follows call 1, which completed."""
+    spec = BUDGET.replace("max_iterations = 2", "max_iterations = 1")
+    agent, prov = make(spec, [call("t"), "wrapped answer"], fail_at=2)
+    r = agent.run("hi")
+    assert r.outcome == "error" and r.checkpoint is not None
+    r2 = agent.resume(r.checkpoint)
+    assert (r2.outcome, r2.answer) == ("max_iterations", "wrapped answer")
+    assert prov.requests[-1].tools == () and payloads(r2, "tool.returned") == []
+
+
 def test_the_wrap_up_call_cites_the_context_it_is_sent_and_why_shows_it():
     """§12: the answer's explanation holds the context pieces that were in its call; the wrap-up
     call is sent the last iteration's system text, also when it is retried."""

@@ -256,3 +256,35 @@ def test_a_diagnostic_on_scripted_arguments_never_quotes_them():
     [d] = [d for d in afp_dsl.check(spec) if d.code == "AFP405"]
     assert d.notes == ("password: expected at least 40 characters", "user: expected integer")
     assert_clean(d.message + "".join(d.notes) + (d.help or ""))
+
+
+def test_a_secret_in_a_providers_call_id_stays_out_of_check_in_ids(tmp_path):
+    """§9: no store row, error message or API value holds a raw value, the check-in id (made of
+    the provider's call id) included; two such calls of one turn keep distinct ids, and the
+    decision still resumes the run."""
+    import pytest
+
+    from afp_dsl import ResumeDecisionError, approve, load, providers
+    from afp_dsl.providers.base import Reply, ToolCall
+    spec = ('agent a { tools = [t] redact = [r] }\n'
+            'tool t { description = "t" check_in = true impl = returns("ok") }\n'
+            'redact r { patterns = [/sk-[A-Za-z0-9]{20,}/] }\n')
+    first, second = "call_sk-ABCDEFGHIJKLMNOPQRSTUVWX", "call_sk-ZYXWVUTSRQPONMLKJIHGFEDCBA"
+    reply = Reply(tool_calls=(ToolCall(first, "t", {}), ToolCall(second, "t", {})))
+    db = tmp_path / "runs.db"
+    agent = load(spec).agent("a", provider=providers.mock([reply, "end"]), store=sqlite(db))
+    r = agent.run("hi")
+    ids = [r.checkin.id]
+    assert "sk-" not in r.checkin.id and "sk-" not in r.checkin.call_id
+    with pytest.raises(ResumeDecisionError) as err:
+        agent.resume(r.checkpoint, approve("another check-in"))
+    assert "ABCDEFGH" not in str(err.value)
+    r = agent.resume(r.checkpoint, approve(r.checkin))
+    assert r.paused
+    ids.append(r.checkin.id)
+    assert len(set(ids)) == 2 and all("ABCDEFGH" not in i and "ZYXWVUTS" not in i for i in ids)
+    r = agent.resume(r.checkpoint, approve(r.checkin))
+    assert r.outcome == "answered"
+    agent.store.close()
+    stored = db.read_bytes().decode("latin-1")
+    assert "ABCDEFGH" not in stored and "ZYXWVUTS" not in stored

@@ -354,3 +354,22 @@ def test_after_policies_see_an_accepted_pick_not_a_refused_one():
     assert [(row["moment"], row["outcome"]) for row in rows] == [("after", "deny")]  # (c: refused)
     assert tool_texts(prov.requests[2])[-1] == "Denied by policy `p`: hidden"
     assert [p["status"] for p in payloads(r, "tool.returned")] == ["invalid", "denied"]
+
+
+def test_after_links_see_the_arguments_a_before_link_rewrote_on_a_built_in():
+    """semantics §8: each link sees the previous link's output, at `after` too (a built-in's
+    call as any other's)."""
+    import interp_host
+    spec = """
+    agent g { skills = [a1, b] policies = [see, pick] }
+    skill a1 { description = "A." body = "A BODY" }
+    skill b { description = "B." body = "B BODY" }
+    policy see { impl = python("interp_host:see") }
+    policy pick { impl = python("interp_host:pick_b") }
+    """
+    interp_host.SEEN.clear()
+    agent, prov = make(spec, [call("read_skill", id="a1"), "done"])
+    agent.run("hi")
+    assert "B BODY" in prov.requests[1].system and "A BODY" not in prov.requests[1].system
+    after = [seen for seen in interp_host.SEEN if seen["moment"] == "after"]
+    assert [seen["args"] for seen in after] == [{"id": "b"}]
