@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from itertools import compress, repeat
 from operator import itemgetter
-from typing import Any, Callable, Hashable, Iterator, NamedTuple, TypeVar
+from typing import Any, Callable, Hashable, Iterable, Iterator, NamedTuple, TypeVar
 
 from . import ir
+from .source import Span
 
 
 class Resolved(NamedTuple):
@@ -29,7 +30,7 @@ class Analysis:
     """Symbol tables of every module of a program, built once, plus derived facts that several
     checks share (`memo`): the IR is frozen, so anything computed from it stays valid."""
 
-    def __init__(self, program: ir.Program):
+    def __init__(self, program: ir.Program, misspelt: Iterable[Span] = ()):
         self.program = program
         self.modules: dict[str, ir.Module] = {m.key: m for m in program.modules}
         self.symbols: dict[str, dict[str, ir.Decl]] = {}
@@ -43,6 +44,13 @@ class Analysis:
         self._resolved: dict[tuple, Resolved | None] = {}
         self._memo: dict[Hashable, Any] = {}
         self._by_kind: dict[type | None, list[tuple[str, ir.Decl]]] = {}
+        self._misspelt = _holders(program, misspelt)
+
+    def misspelt(self, module: str, decl: ir.Decl) -> bool:
+        """True when `decl` has an attribute no declaration of its kind takes (AFP104, reported
+        by the front end): what that attribute meant (`tols` for `tools`) is unknown, so rules
+        about the declaration's attributes stay silent (one root cause, one diagnostic)."""
+        return (module, decl.name) in self._misspelt
 
     def memo(self, key: Hashable, make: Callable[[], T]) -> T:
         """`make()`, computed once per analysis for `key` (callers must not mutate the value)."""
@@ -90,3 +98,20 @@ class Analysis:
 
     def root_decls(self, kind: type) -> list[ir.Decl]:
         return [d for d in self.program.root_module.decls if isinstance(d, kind)]
+
+
+def _holders(program: ir.Program, spans: Iterable[Span]) -> frozenset[tuple[str, str]]:
+    """(module key, declaration name) of the declarations holding one of `spans`."""
+    found = set()
+    for span in spans:
+        for m in program.modules:
+            if m.key != span.file:
+                continue
+            found.update((m.key, d.name) for d in m.decls
+                         if _holds(d, span))
+    return frozenset(found)
+
+
+def _holds(decl: ir.Decl, span: Span) -> bool:
+    whole = getattr(decl, "full_span", None) or decl.span
+    return whole.start <= span.start < whole.end

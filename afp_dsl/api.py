@@ -132,7 +132,8 @@ def _analysed(path: str | os.PathLike | None, text: str | None,
     program, diags = result.program, result.diagnostics
     syntax_error = any(d.code == "AFP001" for d in diags)  # later checks would only cascade
     if program is not None and not result.unparsed and not syntax_error:
-        diags = diags + run_checks(Analysis(program))
+        misspelt = [d.primary.span for d in diags if d.code == "AFP104" and d.primary is not None]
+        diags = diags + run_checks(Analysis(program, misspelt))
     return program, sorted_diagnostics(diags)
 
 

@@ -170,8 +170,8 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, output: str | None, re
     color = fmt == "text" and not output and use_color(sys.stdout)
     emit(render(diags, sources, fmt, color=color, tool_version=__version__), output,
          reads=[*files, *sources])
-    if reach is not None:
-        click.echo(reach_text(files, reach))
+    if reach is not None:  # (to stderr when stdout holds a JSON or SARIF document)
+        click.echo(reach_text(files, reach), err=fmt in ("json", "sarif") and not output)
     if len(files) > 1 or fmt == "text":
         click.echo(f"checked {len(files)} file{'s' if len(files) != 1 else ''}", err=True)
     failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}

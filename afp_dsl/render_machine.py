@@ -151,17 +151,27 @@ def github_lines(diags: list[Diagnostic], files: Mapping[str, SourceFile]) -> li
     if over or notes > GITHUB_LIMIT:
         caps[Severity.NOTE] = GITHUB_LIMIT - 1
     seen = {s: 0 for s in Severity}
-    out = []
+    out, rest = [], []
     for d, s in zip(diags, kinds):
         seen[s] += 1
-        if seen[s] <= caps[s]:
-            out.append(_command(d, files))
-    dropped = len(diags) - len(out)
-    if dropped:
-        out.append("::notice title=afpc::" + escape_data(
-            f"{dropped} more diagnostic{'' if dropped == 1 else 's'} not shown as annotations "
-            "(GitHub shows 10 of each kind per step); see the full report in the log"))
-    return out
+        (out if seen[s] <= caps[s] else rest).append(d)
+    lines = [_command(d, files) for d in out]
+    if rest:
+        lines.append("::notice title=afpc::" + escape_data(
+            f"{len(rest)} more diagnostic{'' if len(rest) == 1 else 's'} not shown as annotations "
+            "(GitHub shows 10 of each kind per step); they follow in the log"))
+        lines += map(_log_line, _short_lines(rest, files))
+    return lines
+
+
+def _short_lines(diags: list[Diagnostic], files: Mapping[str, SourceFile]) -> list[str]:
+    from .render_text import short_report
+    return short_report(diags, files).splitlines()
+
+
+def _log_line(line: str) -> str:
+    """A plain log line: never read as a workflow command (a file named `::x` would be)."""
+    return " " + line if line.startswith("::") else line
 
 
 def _command(d: Diagnostic, files: Mapping[str, SourceFile]) -> str:

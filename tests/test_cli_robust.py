@@ -512,3 +512,13 @@ def test_junit_to_standard_output_is_refused_before_the_tests_run(env, tmp_path)
     spec, _ = env
     res = CliRunner().invoke(main, ["test", str(spec), "--junit", "-"])
     assert res.exit_code == 2 and "name a file" in res.output and "PASSED" not in res.output
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_explain_reach_keeps_a_json_report_one_document(fmt: str) -> None:
+    """tooling §2: `--format json` is machine output; the explanation goes to stderr then."""
+    spec = str(Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp")
+    res = CliRunner().invoke(main, ["check", spec, "--format", fmt, "--explain-reach", "refunds"])
+    assert res.exit_code == 0, res.output
+    json.loads(res.stdout)
+    assert "is reached by" in res.stderr, res.stderr

@@ -238,10 +238,16 @@ def _route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
     agents = G.agents_of_graph(analysis, v.module, v.graph)
     baselines = [(a, G.tool_keys(analysis, m, a.tools)) for m, a in agents]
     deaf: dict[NodeKey, list[RouteEdge]] = {}  # no `on`, and the source skill has no tools to hear
+    if any(analysis.misspelt(m, a) for m, a in agents):
+        return  # an agent's misspelt attribute (`tols`) hides its baseline tools (AFP104)
     for e in v.routes:
+        if analysis.misspelt(e.src[0], v.nodes[e.src].skill):
+            continue  # the skill's misspelt attribute (`tols`) hides its tools (AFP104)
         if e.route.on is None and e.index in v.dead:
             deaf.setdefault(e.src, []).append(e)
     for e in v.routes:
+        if analysis.misspelt(e.src[0], v.nodes[e.src].skill):
+            continue
         if e.route.on is None:
             if deaf.get(e.src, [None])[0] is e:  # one root cause (the skill has no tools): once
                 yield _no_tools(deaf[e.src])
@@ -302,7 +308,7 @@ def _no_tools(edges: list[RouteEdge]) -> Diagnostic:
 
 def _step_tools(analysis: Analysis) -> Iterator[Diagnostic]:
     for module, s in analysis.decls(ir.Skill):
-        if not s.steps or G.has_unresolved(analysis, module, s.tools):
+        if not s.steps or G.has_unresolved(analysis, module, s.tools) or analysis.misspelt(module, s):
             continue  # a misspelt tool name is the root cause, reported as AFP101
         own = G.tool_keys(analysis, module, s.tools)
         for step in s.steps:

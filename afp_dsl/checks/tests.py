@@ -35,7 +35,7 @@ def check_tests(analysis: Analysis) -> Iterable[Diagnostic]:
         ds = _test(analysis, module, t, found[0], found[1]) if found is not None else _agentless(
             analysis, module, t)
         for d in ds:
-            if type(d) is _Nowhere:
+            if isinstance(d, _Nowhere):
                 nowhere.setdefault(d.key, []).append(d)
             else:
                 yield d
@@ -56,6 +56,14 @@ class _Nowhere:
 
     def __init__(self, module: str, ref: ir.Ref, d: Diagnostic):
         self.key, self.diag, self.ref = (module, ref.alias, ref.name), d, ref
+
+
+class _Lacking(_Nowhere):
+    """AFP404 for a declared tool an agent is not given: one diagnostic per agent and tool, at
+    the first use in the tests, with the others as labels (no declaration reports it)."""
+
+    def __init__(self, agent: tuple[str, str], tool: tuple[str, str], ref: ir.Ref, d: Diagnostic):
+        self.key, self.diag, self.ref = ("lacking", agent, tool), d, ref
 
 
 def _agentless(analysis: Analysis, module: str, t: ir.Test) -> Iterator[Diagnostic]:
@@ -102,7 +110,7 @@ class _Scope:
     """What a test's agent (and the agents it runs as tools) can do."""
 
     def __init__(self, analysis: Analysis, module: str, agent: ir.Agent):
-        self.analysis = analysis
+        self.analysis, self.module = analysis, module
         self.tools: set[tuple[str, str]] = set()
         self.skills: list[str] = []
         self.skill_keys: list[tuple[str, str]] = []  # (module, name), to name them as a test would
@@ -118,6 +126,7 @@ class _Scope:
             self._add_agent(m, a, todo)
         g = G.agent_graph(analysis, module, agent)
         self.view = G.view(analysis, g[0], g[1]) if g is not None else None
+        self.hidden = analysis.misspelt(module, agent)  # (`grahp = g`: its graph is unknown)
 
     def _add_agent(self, m: str, a: ir.Agent, todo: list) -> None:
         tools = G.agent_tools(self.analysis, m, a)
@@ -139,7 +148,8 @@ class _Scope:
         self.incomplete |= G.has_unresolved(self.analysis, m, a.tools) or G.has_unresolved(
             self.analysis, m, a.skills, ir.Skill) or any(
             G.has_unresolved(self.analysis, m, s.tools) for s in skills) or (
-            a.graph is not None and g is None)  # a misspelt graph hides its skills and tools
+            a.graph is not None and g is None) or (  # a misspelt graph hides its skills and tools
+            self.analysis.misspelt(m, a) or any(self.analysis.misspelt(sm, s) for sm, s in found))
         self.has_steps |= any(s.steps for s in skills)
 
 
@@ -205,7 +215,7 @@ def _off_graph(analysis: Analysis, module: str, stmt: ir.ExpectCursor, scope: _S
     """`expect cursor X` for a skill the cursor is never on: it moves only to the skills of the
     agent's graph (entries and route targets), never to an open skill or any other."""
     v = scope.view
-    if (v is None and agent.graph is not None) or (v is not None and not v.complete):
+    if scope.hidden or (v is None and agent.graph is not None) or (v is not None and not v.complete):
         return None  # the graph or one of its skills is misspelt (AFP101): its skills are unknown
     names = [] if v is None else [n.skill.name for n in v.nodes.values()]
     if stmt.skill.name in names:
@@ -249,7 +259,11 @@ def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir
     d = diag("AFP404", msg, ref.span, label,
              notes=(f"the agent's tools: {', '.join(f'`{n}`' for n in names) or 'none'}",),
              help=_did_you_mean(ref.name, names + [b for b in BUILTINS]))
-    return None, (_Nowhere(module, ref, d) if r is None else d)
+    if r is None:
+        return None, _Nowhere(module, ref, d)
+    if isinstance(r.decl, ir.Tool):
+        return None, _Lacking((scope.module, agent.name), (r.module, r.decl.name), ref, d)
+    return None, d
 
 
 def _as_written(analysis: Analysis, module: str, keys: list[tuple[str, str]]) -> list[str]:
@@ -320,8 +334,8 @@ def _edge(analysis: Analysis, module: str, stmt: ir.ExpectRoute, scope: _Scope,
     v = scope.view
     if v is not None and any((e.src, e.dst) == tuple(ends) for e in v.routes):
         return
-    if v is None and agent.graph is not None:
-        return  # the agent's graph is misspelt (AFP101), so its routes are unknown
+    if (v is None and agent.graph is not None) or scope.hidden:
+        return  # the agent's graph is misspelt (AFP101, or `grahp` AFP104): its routes are unknown
     if v is None:
         note = f"agent `{agent.name}` has no graph"
     else:
