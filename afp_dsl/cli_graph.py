@@ -49,7 +49,7 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
             text = _FORMATS[fmt](program, graph_name, **overlay)
         else:
             text = _FORMATS[fmt](program, graph_name)
-    except ValueError as e:
+    except graph_export.GraphChoiceError as e:  # (any other error is a bug: `guarded`, exit 2)
         click.echo(f"afpc: {e}" + ("; pass --graph NAME" if "several" in str(e) else ""), err=True)
         sys.exit(1)
     emit(text, output, reads)

@@ -121,7 +121,7 @@ def overlay_drawings(program: Any, events: list) -> tuple[str | None, str | None
                                         refused=refused, scrub=scrub),
                 graph_svg.to_svg(program, graph or None, visited=visited, taken=taken,
                                  refused=refused, scrub=scrub))
-    except ValueError:
+    except graph_export.GraphChoiceError:  # (the run names no graph the spec has: no diagram)
         return None, None
 
 

@@ -83,8 +83,13 @@ def no_graph_named(name: str, names: list[str]) -> str:
     return f"no graph named `{name}`; {hint}graphs: {', '.join(f'`{n}`' for n in names) or 'none'}"
 
 
+class GraphChoiceError(ValueError):
+    """No graph of that name, no graph at all, or several and none named: the caller's choice,
+    not a fault of the drawing (a `ValueError`, as documented for `to_mermaid`)."""
+
+
 def find_graph(program: Any, name: str | None = None) -> tuple[Analysis, str, ir.Graph]:
-    """The named graph (`name` or `alias.name`), or the only graph; ValueError otherwise."""
+    """The named graph (`name` or `alias.name`), or the only graph; GraphChoiceError otherwise."""
     if name is not None and not isinstance(name, str):
         raise TypeError(f"graph= is a graph's name (a `str`), or None for the only graph, "
                         f"not a `{type(name).__name__}`")
@@ -100,10 +105,10 @@ def find_graph(program: Any, name: str | None = None) -> tuple[Analysis, str, ir
         return a, hits[0][0], hits[0][1]
     names = ", ".join(f"`{_display(a, m, g)}`" for m, g in found) or "none"
     if name is not None and not hits:
-        raise ValueError(no_graph_named(name, [_display(a, m, g) for m, g in found]))
+        raise GraphChoiceError(no_graph_named(name, [_display(a, m, g) for m, g in found]))
     if not hits:
-        raise ValueError("the program declares no graph")
-    raise ValueError(f"the program declares several graphs ({names}); choose one")
+        raise GraphChoiceError("the program declares no graph")
+    raise GraphChoiceError(f"the program declares several graphs ({names}); choose one")
 
 
 def diagram(program: Any, graph: str | None = None, scrub: Scrub | None = None) -> Diagram:

@@ -282,7 +282,21 @@ def _unread(path: str, key: str, reason: str | None) -> Diagnostic:
     if not os.path.lexists(path):
         return diag("AFP109", f"cannot read `{key}`: no such file", Span(key, 0, 0),
                     help="check the path (it is taken relative to the current folder)")
-    return diag("AFP006", f"cannot read `{key}`: {reason}", Span(key, 0, 0))
+    return diag("AFP006", f"cannot read `{key}`: {reason}", Span(key, 0, 0), help=unread_help(reason))
+
+
+def unread_help(reason: str | None) -> str | None:
+    """The fix for a spec file that cannot be read, by the reason `read_text` gave."""
+    text = reason or ""
+    if text.startswith("it is not UTF-8"):
+        return "save the file as UTF-8 (a spec is UTF-8 text; is it a binary file?)"
+    if text.startswith("it is a folder"):
+        return "name a `.afp` file (`afpc check` also takes a folder)"
+    if "specs are limited" in text:
+        return "split the spec into modules joined with `import`"
+    if "symbolic link" in text:
+        return "point the link at a spec file, or name the file itself"
+    return None
 
 
 def load_program(path: str | os.PathLike | None = None, *, text: str | None = None,

@@ -71,7 +71,8 @@ def _execute(ctx: RunCtx, call: ToolCall, args: dict, info):
     if fn is None and isinstance(impl, ir.PythonImpl):
         fn, problem = resolve_python(impl.target)
         if fn is None:
-            return "fatal", f"AFP501 tool `{call.name}` is not bound: {problem}"
+            return "fatal", (f"AFP501 tool `{call.name}` is not bound: {problem}; or bind it "
+                             f"with `tools={{'{call.name}': fn}}`")
     if fn is None:
         return "fatal", (f"AFP501 tool `{call.name}` is not bound: it has no `impl`; bind it "
                          f"with `tools={{'{call.name}': fn}}` or stub it in the test")
@@ -99,8 +100,9 @@ def resolve_python(target: str) -> tuple[Any, str | None]:
         for part in attr.split("."):
             obj = getattr(obj, part)
     except Exception as exc:
-        return None, f"`python(\"{target}\")` cannot be imported ({type(exc).__name__}: {exc})"
+        return None, (f"`python(\"{target}\")` cannot be imported ({type(exc).__name__}: {exc}); "
+                      f"make `{mod_name}` importable (install it, or add its folder to PYTHONPATH)")
     if not callable(obj):
-        return None, f"`python(\"{target}\")` is not callable"
+        return None, f"`python(\"{target}\")` is not callable; point it at a function"
     _PY_CACHE[target] = obj
     return obj, None

@@ -397,3 +397,14 @@ def test_corpus_replays_cleanly(tmp_path, seed):
     SourceFile.of("<text>", text)
     for fmt in FORMATS:
         render(diags, {"<text>": text}, fmt)
+
+
+def test_a_spec_that_is_not_utf8_is_told_the_fix(tmp_path) -> None:
+    """tooling §3: every diagnostic names the fix, the unreadable file's too."""
+    bad = tmp_path / "latin1.afp"
+    bad.write_bytes('agent a { system = "café" }\n'.encode("latin-1"))
+    (d,) = afp_dsl.check(bad)
+    assert d.code == "AFP006" and "not UTF-8" in d.message
+    assert d.help == "save the file as UTF-8 (a spec is UTF-8 text; is it a binary file?)"
+    (d,) = afp_dsl.check(tmp_path)
+    assert d.code == "AFP006" and d.help and "folder" in d.help

@@ -522,3 +522,20 @@ def test_explain_reach_keeps_a_json_report_one_document(fmt: str) -> None:
     assert res.exit_code == 0, res.output
     json.loads(res.stdout)
     assert "is reached by" in res.stderr, res.stderr
+
+
+def test_a_fault_inside_the_graph_drawing_is_an_internal_error(monkeypatch) -> None:
+    """tooling §2: an internal error names the bug report to file and exits 2; only the choice
+    of graph (none, several, no such name) is the user's error (exit 1)."""
+    from afp_dsl import graph_export
+    spec = str(Path(__file__).resolve().parent.parent / "examples" / "support" / "support.afp")
+
+    def broken(*args, **kwargs):
+        raise ValueError("a fault in the drawing")
+    monkeypatch.setattr(graph_export, "mermaid_caption", broken)
+    res = CliRunner().invoke(main, ["graph", spec])
+    assert res.exit_code == 2, res.output
+    assert "afpc: internal error: ValueError: a fault in the drawing" in res.stderr
+    assert "please file a bug report at https://" in res.stderr
+    none = CliRunner().invoke(main, ["graph", spec, "--graph", "nope"])
+    assert none.exit_code == 2 and "internal error" not in none.output, none.output

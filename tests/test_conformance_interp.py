@@ -201,3 +201,11 @@ def test_totals_of_a_host_failure_match_the_trace():
     r = agent.run("hi")
     fin = payloads(r, "run.finished")[-1]
     assert fin["tool_calls"] == tally(r.trace)["tool_calls"] == 2
+
+
+def test_a_python_impl_that_cannot_be_imported_names_the_fix():
+    spec = 'agent g { tools = [t] }\ntool t { description = "t" impl = python("nosuchmod_afp:fn") }\n'
+    agent, _ = make(spec, [call("t"), "never"])
+    r = agent.run("hi")
+    assert r.outcome == "error" and r.error.startswith("AFP501 tool `t` is not bound")
+    assert "make `nosuchmod_afp` importable" in r.error and "tools={'t': fn}" in r.error
