@@ -13,18 +13,46 @@ Contract:   the class using it provides `store`, `plan`, `session`, `_redactor()
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from .frozen import thaw
 from .known_secrets import relearn
 from .redaction import Redactor
-from .results import Decision, ResumeDecisionError, run_of
+from .results import Checkpoint, Decision, ResumeDecisionError, run_of
 from .resume_count import calls_made, inner_events
 from .runtime import RunCtx
 from .state import RunState, check_checkpoint
 from .store import Store
 from .toolcall import call_fingerprint
 from .trace import Trace
+
+
+# The `Checkpoint` handles a resume has used, in this process. A store refuses a stale handle
+# of a run it holds (`_current_checkpoint`); this also covers a handle taken to an agent with
+# another store (a fresh memory store per request, say), which has never heard of the run
+# (semantics §10: a decision applies once). By identity (two handles of one run compare
+# equal), and weak: a handle dropped by the host is forgotten.
+_SPENT: dict[int, weakref.ref] = {}
+
+
+def _spend(handle: Checkpoint) -> None:
+    key = id(handle)
+    _SPENT[key] = weakref.ref(handle, lambda _, key=key: _SPENT.pop(key, None))
+
+
+def _spent(handle: Checkpoint) -> bool:
+    ref = _SPENT.get(id(handle))
+    return ref is not None and ref() is handle
+
+
+def _unspent(run_id: str, given: dict, handle: Any) -> dict:
+    if isinstance(handle, Checkpoint) and _spent(handle):
+        raise ResumeDecisionError(
+            f"this checkpoint of run `{run_id}` was resumed already (a decision applies once, "
+            f"whichever agent or store it is taken to); resume the run by its id in the store "
+            f"that holds it now")
+    return given
 
 
 def _seq_of(data: Any) -> Any:
@@ -57,19 +85,19 @@ def _why_no_checkpoint(store: Store, run_id: str) -> str:
 class ResumePrep:
     """Preparing a resume (see the module docstring)."""
 
-    def _current_checkpoint(self, run_id: str, given: dict | None) -> dict | None:
+    def _current_checkpoint(self, run_id: str, given: dict | None, handle: Any = None) -> dict | None:
         """The checkpoint to resume from: the store's, or `given` (a `Checkpoint`'s data) when it
         is the store's latest. A checkpoint object kept from before the run went on (it finished,
         or was resumed and paused or failed again) is refused: resuming it would run its
         iterations twice under the same event ids. One the store has never heard of (carried to
-        another store) is taken as it is."""
+        another store) is taken as it is, once: a handle resumed already is refused."""
         stored = self.store.checkpoint(run_id)
         if given is None:
             return stored
         check_checkpoint(run_id, given)  # (a damaged one is named as such, not as out of date)
         if stored is None:
             if self.store.run(run_id) is None:
-                return given
+                return _unspent(run_id, given, handle)
             raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
                                       f"{_why_no_checkpoint(self.store, run_id)}")
         now, then = _seq_of(stored), _seq_of(given)
@@ -78,12 +106,12 @@ class ResumePrep:
                 f"this checkpoint of run `{run_id}` is out of date: the run went on after it was "
                 f"taken; resume with the run id (`resume(\"{run_id}\")`) to continue from where "
                 f"it is now")
-        return given
+        return _unspent(run_id, given, handle)  # (resumed meanwhile through another store?)
 
     def _prepare_resume(self, checkpoint: Any,
                         decision: Any) -> tuple[RunCtx, dict, dict | None]:
         run_id, data = run_of(checkpoint)
-        data = self._current_checkpoint(run_id, data)
+        data = self._current_checkpoint(run_id, data, checkpoint)
         if data is None:
             raise ResumeDecisionError(f"run `{run_id}` has no checkpoint to resume: "
                                       f"{_why_no_checkpoint(self.store, run_id)}")
@@ -111,6 +139,8 @@ class ResumePrep:
         self.session.llm_calls = max(self.session.llm_calls, made)
         ctx = self._ctx(state, trace, red)
         claimed = self._claim(run_id, data) if resume["decision"] is None else None
+        if isinstance(checkpoint, Checkpoint):
+            _spend(checkpoint)  # (decided or claimed: this handle has been used)
         return ctx, resume, claimed
 
     def _claim(self, run_id: str, data: dict) -> dict:

@@ -33,6 +33,9 @@ def check_checkpoint(run_id: str, data: Any) -> None:
     if not isinstance(data, Mapping) or "state" not in data:
         raise CheckpointError(f"the checkpoint of run `{run_id}` is damaged (not a checkpoint "
                               f"document); it cannot be resumed: start the run again")
+    if not isinstance(data.get("agent"), str):  # (every version names its agent)
+        raise CheckpointError(f"the checkpoint of run `{run_id}` is damaged (a malformed "
+                              f"`agent`); it cannot be resumed: start the run again")
     if data.get("version") not in _READS:
         raise CheckpointError(f"the checkpoint of run `{run_id}` has version "
                               f"{data.get('version')!r}, and this afp resumes versions 1 and 2: "

@@ -278,3 +278,34 @@ def test_an_error_run_with_no_checkpoint_says_why_it_cannot_be_resumed():
     with pytest.raises(ResumeDecisionError, match="before any iteration completed.*run the "
                                                   "message again"):
         agent.resume(failed.run_id)
+
+
+def test_a_checkpoint_handle_resumed_through_another_store_is_not_resumed_again():
+    """§10: a decision applies once, also when each resume goes through an agent with a store of
+    its own (one per request, say): the handle is spent, the tool ran once."""
+    from afp_dsl import approve, load
+    from afp_dsl.providers import mock
+    spec = 'agent g { tools = [t] }\ntool t { description = "t" check_in = true }'
+    ran = []
+    program = load(spec)
+    first = program.agent(provider=mock([call("t")]), tools={"t": lambda: ran.append(1) or "r"})
+    paused = first.run("hi")
+    decision = approve(paused.checkin)
+    fresh = program.agent(provider=mock(["ok"]), tools={"t": lambda: ran.append(1) or "r"})
+    assert fresh.resume(paused.checkpoint, decision).outcome == "answered"
+    for agent in (program.agent(provider=mock(["ok"]), tools={"t": lambda: ran.append(1) or "r"}),
+                  first):
+        with pytest.raises(ResumeDecisionError, match="was resumed already"):
+            agent.resume(paused.checkpoint, decision)
+    assert ran == [1]
+    copy = Checkpoint(paused.run_id, paused.checkpoint.checkin, paused.checkpoint.data)
+    assert copy == paused.checkpoint  # (equal, but another handle: the store decides for it)
+
+
+def test_a_checkpoint_without_its_agent_is_damaged():
+    from afp_dsl import CheckpointError
+    agent, _ = make(SPEC_T, [call("t"), call("t"), "done"], fail_at=2)
+    first = agent.run("hi")
+    data = {k: v for k, v in first.checkpoint.data.items() if k != "agent"}
+    with pytest.raises(CheckpointError, match="malformed `agent`"):
+        agent.resume(Checkpoint(first.run_id, None, data))
