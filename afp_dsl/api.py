@@ -88,7 +88,16 @@ def _unreadable(path_or_text: str | os.PathLike) -> Diagnostic | None:
     if isinstance(path_or_text, str) and not path_or_text.strip():
         return diag("AFP006", "the spec text is empty: there is nothing to check",
                     Span("<text>", 0, 0), help="pass the path of a `.afp` file or spec text")
-    if not _is_text(path_or_text) and os.path.isdir(path_or_text):
+    if _is_text(path_or_text):
+        return None
+    try:
+        os.fsencode(path_or_text)
+    except UnicodeEncodeError:  # (a lone surrogate no file name can hold: `"\ud800.afp"`)
+        key = os.fspath(path_or_text).encode("utf-8", "backslashreplace").decode("ascii")
+        return diag("AFP109", f"cannot read `{key}`: no file can have this name (it holds a "
+                    f"character that is not valid text)", Span(key, 0, 0),
+                    help="check the path: it was probably decoded wrongly")
+    if os.path.isdir(path_or_text):
         return _folder(path_or_text)
     return None
 

@@ -60,7 +60,10 @@ def _analysis(program: Any) -> Analysis:
     inner = getattr(program, "analysis", None)
     if isinstance(inner, Analysis):
         return inner
-    raise TypeError("expected an afp Program, an ir.Program or an Analysis")
+    hint = (": load the spec first, `afp.to_mermaid(afp.load(path))`"
+            if isinstance(program, (str, bytes)) or hasattr(program, "__fspath__") else "")
+    raise TypeError(f"expected an afp Program (what `afp.load` returns), an ir.Program or an "
+                    f"Analysis, not a value of type `{type(program).__name__}`{hint}")
 
 
 def graph_names(program: Any) -> list[str]:

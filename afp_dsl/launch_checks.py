@@ -50,6 +50,9 @@ _STORE_METHODS = ("save_run", "run", "events", "checkpoint", "put_checkpoint", "
 
 
 def _check_store(store: Any) -> None:
+    if isinstance(store, type):  # (its methods are there, unbound: a run would fail on the first)
+        raise TypeError(f"`store` is the class `{store.__name__}`, not a store: pass one, e.g. "
+                        f"`afp.stores.sqlite(\"runs.db\")` or `afp.stores.memory()`")
     missing = [m for m in _STORE_METHODS if not callable(getattr(store, m, None))]
     if not missing:
         return
@@ -65,6 +68,9 @@ def _check_store(store: Any) -> None:
 
 
 def _check_provider(provider: Any, label: str) -> None:
+    if isinstance(provider, type):
+        raise TypeError(f"{label} is the class `{provider.__name__}`, not a provider: pass one, "
+                        f"e.g. `afp.providers.mock()` or `afp.providers.openai(model=...)`")
     if provider is not None and not callable(getattr(provider, "complete", None)):
         raise TypeError(f"{label} must be a model provider such as `afp.providers.mock()` or "
                         f"`afp.providers.openai(model=...)` (an object with a "

@@ -277,6 +277,9 @@ def sqlite(path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None
 
 def postgres(url: str, *, stamp: Stamp | None = None, max_size: int = 4) -> Any:
     """A PostgreSQL store (psycopg 3 with a connection pool of up to `max_size` connections)."""
+    if not isinstance(url, str) or not url.strip():
+        raise TypeError(f"postgres() takes the server's URL as a non-empty `str`, e.g. "
+                        f"\"postgresql://user@host/db\", not {_shown_type(url)}")
     from .store_postgres import PostgresStore
     return PostgresStore(url, stamp=stamp, max_size=max_size)
 
@@ -331,3 +334,9 @@ def __getattr__(name: str) -> Any:
         from .store_sqlite import SqliteStore
         return SqliteStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _shown_type(value: Any) -> str:
+    """How an argument of the wrong type is named: its type, never its text (a URL or a path
+    may hold a password)."""
+    return "an empty `str`" if isinstance(value, str) else f"a value of type `{type(value).__name__}`"

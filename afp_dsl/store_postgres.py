@@ -85,8 +85,19 @@ _COUNTS = ("UPDATE runs SET n_events=n_events+%s, iterations=GREATEST(iterations
 
 
 def safe_url(url: str) -> str:
-    """The URL without its password (for messages and `store.path`)."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    """The URL without its password (for messages and `store.path`): the one after the user
+    name, up to the last `@` before the query (a password written with a raw `/` or `@` in it
+    included), and a `password=` or `sslpassword=` query parameter."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    head, q, query = rest.partition("?")
+    at = head.rfind("@")
+    if at >= 0 and ":" in head[:at]:
+        head = head[:at].split(":", 1)[0] + ":***" + head[at:]
+    if q:
+        query = re.sub(r"(?i)((?:^|&)(?:ssl)?password=)[^&#]*", r"\1***", query)
+    return scheme + sep + head + q + query
 
 
 def _first_line(exc: BaseException) -> str:

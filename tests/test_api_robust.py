@@ -564,3 +564,50 @@ def test_a_conversation_goes_on_only_with_an_agent_of_its_declaration() -> None:
     again = program.agent("a", provider=afp.providers.mock(["second"]))
     result = again.run("three", conversation=conv)
     assert result.answer == "second" and len(conv.runs) == 2
+
+
+# ------------------------------------------- arguments of the wrong kind name the fix (§6)
+@pytest.mark.parametrize("url", [None, "", 5])
+def test_postgres_takes_a_url(url) -> None:
+    with pytest.raises(TypeError, match="postgres\\(\\) takes the server's URL"):
+        afp.stores.postgres(url)
+
+
+@pytest.mark.parametrize("kw, said", [
+    ({"store": "SqliteStore"}, "`store` is the class `SqliteStore`, not a store"),
+    ({"provider": "MockProvider"}, "`provider` is the class `MockProvider`, not a provider"),
+])
+def test_a_class_where_an_object_is_wanted_is_refused_at_once(kw, said) -> None:
+    (key, name), = kw.items()
+    cls = getattr(afp.stores if key == "store" else afp.providers, name)
+    with pytest.raises(TypeError, match=said):
+        afp.load('agent a { system = "x" }').agent(**{key: cls})
+
+
+def test_to_mermaid_of_a_path_says_to_load_it_first() -> None:
+    with pytest.raises(TypeError, match=r"load the spec first, `afp.to_mermaid\(afp.load\(path\)\)`"):
+        afp.to_mermaid("support.afp")
+
+
+def test_otel_export_takes_a_result_or_its_trace_and_names_the_fix_otherwise() -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from afp_dsl import otel
+    r = afp.load('agent a { system = "x" }').agent(provider=afp.providers.mock(["hi"])).run("hello")
+    assert [s.name for s in otel.spans(r)] == [s.name for s in otel.spans(r.trace)]
+    with pytest.raises(TypeError, match="not a value of type `str`"):
+        otel.export_run(r.run_id, TracerProvider())
+    with pytest.raises(TypeError, match="needs an OpenTelemetry `TracerProvider`"):
+        otel.export_run(r.trace, None)
+
+
+@pytest.mark.parametrize("url, hidden", [
+    ("postgresql://127.0.0.1:1/afp?password=PWsecret", "PWsecret"),
+    ("postgresql://user:PW/secret@h/db", "PW/secret"),
+    ("postgresql://user:PW@secret@h:5432/db?sslpassword=k3y&a=b", "k3y"),
+])
+def test_a_postgres_url_is_shown_without_its_password(url: str, hidden: str) -> None:
+    from afp_dsl.store_postgres import safe_url
+    shown = safe_url(url)
+    assert hidden not in shown and "secret" not in shown and "***" in shown

@@ -408,3 +408,12 @@ def test_a_spec_that_is_not_utf8_is_told_the_fix(tmp_path) -> None:
     assert d.help == "save the file as UTF-8 (a spec is UTF-8 text; is it a binary file?)"
     (d,) = afp_dsl.check(tmp_path)
     assert d.code == "AFP006" and d.help and "folder" in d.help
+
+
+@pytest.mark.parametrize("path", ["\ud800.afp", "dir\ud800/x.afp", Path("\udfff.afp")])
+def test_a_path_no_file_can_have_is_a_diagnostic_not_an_exception(path) -> None:
+    """tooling §6: `check` never raises for bad input, `load` raises CompileError."""
+    (d,) = afp_dsl.check(path)
+    assert d.code == "AFP109" and "no file can have this name" in d.message
+    with pytest.raises(afp_dsl.CompileError):
+        afp_dsl.load(path)
