@@ -294,9 +294,20 @@ def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None
                         f"`\"runs.db\"` or `\"postgresql://user@host/db\"`, not a "
                         f"`{type(url).__name__}`")
     # (None: the default; "" is refused below as blank, most likely an unset variable)
+    from_env = url is None and bool(os.environ.get("AFP_STORE"))
     url = os.fspath(url) if url is not None else (os.environ.get("AFP_STORE") or DEFAULT_PATH)
     if not isinstance(url, str):  # (a path object naming bytes)
         raise TypeError(f"the store path must be text, not `{type(url).__name__}`")
+    try:
+        return _open(url, stamp, create)
+    except StoreError as e:
+        if from_env and "AFP_STORE" not in str(e):  # (never typed here: say where it came from)
+            raise StoreError(f"{e} (the store named by the environment variable AFP_STORE; "
+                             f"fix or unset it, or pass --store)") from None
+        raise
+
+
+def _open(url: str, stamp: Stamp | None, create: bool) -> Any:
     if url.startswith(("postgresql://", "postgres://")):
         from .store_postgres import PostgresStore
         return PostgresStore(url, stamp=stamp, create=create)

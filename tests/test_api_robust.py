@@ -611,3 +611,11 @@ def test_a_postgres_url_is_shown_without_its_password(url: str, hidden: str) -> 
     from afp_dsl.store_postgres import safe_url
     shown = safe_url(url)
     assert hidden not in shown and "secret" not in shown and "***" in shown
+
+
+@pytest.mark.parametrize("value", ["   ", "nope://x"])
+def test_a_bad_store_from_the_environment_names_the_variable(monkeypatch, value: str) -> None:
+    from afp_dsl.store import StoreError, from_url
+    monkeypatch.setenv("AFP_STORE", value)
+    with pytest.raises(StoreError, match="environment variable AFP_STORE; fix or unset it"):
+        from_url(None)
