@@ -295,12 +295,17 @@ def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: st
     return attrs.evolve(out, status="denied", text=pol.reason(chain))
 
 
+# The statuses of a step tool that did its work (semantics §5: a successful result advances):
+# an absence (`afp.absent`) and a partial coverage are answers, not errors (§7 stage 6).
+_ANSWERED = frozenset(("success", "absent", "partial"))
+
+
 def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str,
             cause: str) -> CallOutcome:
     """Record the call's `tool.returned`; its name and id are in `cause`, the reply's
     `llm.replied` (vouched for as the `tool.called` is, see the `vouch` of `Recorder.emit`)."""
     text = out.text
-    if out.status == "success" and call.name not in sk.BUILTINS:
+    if out.status in _ANSWERED and call.name not in sk.BUILTINS:
         suffix = _step_advance(ctx, call, called)
         text = text + suffix if text else suffix.lstrip()  # (no leading space after nothing)
     status, executed, result = out.status, out.executed, plain(out.result)

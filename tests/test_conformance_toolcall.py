@@ -373,3 +373,20 @@ def test_after_links_see_the_arguments_a_before_link_rewrote_on_a_built_in():
     assert "B BODY" in prov.requests[1].system and "A BODY" not in prov.requests[1].system
     after = [seen for seen in interp_host.SEEN if seen["moment"] == "after"]
     assert [seen["args"] for seen in after] == [{"id": "b"}]
+
+
+def test_an_absence_or_a_partial_coverage_advances_the_step():
+    """semantics §5 and §7: an absence and a partial coverage are answers, not errors."""
+    import afp_dsl
+    spec = """
+    agent g { graph = m }
+    tool s1 { description = "first" }
+    tool s2 { description = "second" impl = returns("r2") }
+    skill p { description = "P" tools = [s1, s2] steps { s1 "a" s2 "b" } }
+    graph m { entry p }
+    """
+    for body in (lambda: afp_dsl.absent("nothing"), lambda: afp_dsl.coverage([1], total=3)):
+        agent, prov = make(spec, [call("s1"), "end"], tools={"s1": body})
+        r = agent.run("hi")
+        assert [p["step"] for p in payloads(r, "step.advanced")] == [1]
+        assert tool_texts(prov.requests[1])[0].endswith("Now on step 2 of 2: b (tool: `s2`).")
