@@ -70,10 +70,15 @@ def _site_problems(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
         bad.add(id(node))
         yield d
     kinds = set(map(type, nodes))  # Speed: `nodes` holds every node of the expression
-    if ir.Regex in kinds:
-        for node, d in _misplaced_regexes(site.expr, nodes):
+    if kinds & _CONDITIONS and (ir.Compare in kinds and len(nodes) > 3 or ir.ListExpr in kinds):
+        for node, d in _nested_conditions(nodes):
             bad.add(id(node))
             yield d
+    if ir.Regex in kinds:
+        for node, d in _misplaced_regexes(site.expr, nodes):
+            if not (bad and any(id(x) in bad for x in walk(node))):  # (reported already)
+                bad.add(id(node))
+                yield d
     if ir.Invalid in kinds:  # (reported by the front end, AFP106)
         bad.update(id(node) for node in nodes if type(node) is ir.Invalid)
     facts = site.facts
@@ -240,6 +245,33 @@ def _no_field(p: ir.Path, index: int, msg: str, candidates: tuple) -> Diagnostic
 
 def _seg(s: Any) -> str:
     return f"[{s}]" if isinstance(s, int) else str(s)
+
+
+# ---------------------------------------------------------------- conditions as values
+_CONDITIONS = frozenset({ir.Compare, ir.And, ir.Or, ir.Not})
+
+
+def _nested_conditions(nodes: list[Any]) -> Iterator[tuple[Any, Diagnostic]]:
+    """A condition where language §6 wants an operand (`path`, `literal`, `list`, `call`): the
+    operand of a comparison (`(x > 1) == true`) or an item of a list (`mentions [x > 1]`). The
+    grammar of §6 has no such form (AFP001); the parser takes it so as to say so here, once per
+    comparison or list. (A bracketed condition joined by `and`/`or`/`not` is the grammar's.)"""
+    for node in nodes:
+        if type(node) is ir.Compare:
+            inner = [o for o in (node.left, node.right) if type(o) in _CONDITIONS]
+            where = f"an operand of `{node.op}`"
+        elif type(node) is ir.ListExpr:
+            inner = [i for i in node.items if type(i) in _CONDITIONS]
+            where = "an item of a list"
+        else:
+            continue
+        if inner:
+            yield node, diag(
+                "AFP001", f"a condition cannot be {where}", inner[0].span, "a condition, not a value",
+                notes=("an operand is a path, a literal, a list or `returned(...)`/`active(...)`; "
+                       "conditions are joined with `and`, `or` and `not`",),
+                help="write the condition on its own (`x > 1`, not `(x > 1) == true`), or "
+                     "compare a path with a value")
 
 
 # ---------------------------------------------------------------- regexes
