@@ -33,8 +33,9 @@ _PROBES = ("", "a", "ab", " ", "\n", "0", "sk-", "A b")
 def check_policies(analysis: Analysis) -> Iterable[Diagnostic]:
     users = _policy_users(analysis)
     for module, p in analysis.decls(ir.Policy):
-        for block in p.blocks:
-            yield from _block(analysis, module, p, block, users.get((module, p.name), []))
+        for i, block in enumerate(p.blocks):
+            before = [r for b in p.blocks[:i] if _joined(b, block) for r in b.rules]
+            yield from _block(analysis, module, p, block, users.get((module, p.name), []), before)
     for module, r in analysis.decls(ir.Redact):
         yield from _patterns(r)
 
@@ -49,8 +50,20 @@ def _policy_users(analysis: Analysis) -> dict[tuple[str, str], list[tuple[str, i
     return out
 
 
+def _joined(first: ir.PolicyBlock, then: ir.PolicyBlock) -> bool:
+    """Whether the rules of `first` run before those of `then` for every call `then` sees: two
+    blocks of one moment are one list at run time (declaration order), a `before *` block joins
+    every tool's, and a block for one tool joins a later block for the same tool only."""
+    if first.moment != then.moment:
+        return False
+    if first.any_tool or then.moment in ("input", "output"):
+        return True
+    return not then.any_tool and first.tool is not None and then.tool is not None and (
+        first.tool.alias, first.tool.name) == (then.tool.alias, then.tool.name)
+
+
 def _block(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyBlock,
-           users: list[tuple[str, ir.Agent]]) -> Iterator[Diagnostic]:
+           users: list[tuple[str, ir.Agent]], before: list[ir.Rule]) -> Iterator[Diagnostic]:
     for rule in block.rules:
         if rule.action == "ask" and block.moment != "before":
             yield diag("AFP402", f"`ask` cannot be used in an `{block.moment}` block", rule.span,
@@ -61,7 +74,7 @@ def _block(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyBlock,
     if missing is not None:
         yield missing
         return
-    yield from _dead_rules(analysis, module, p, block)
+    yield from _dead_rules(analysis, module, p, block, before)
 
 
 def _missing_tool(analysis: Analysis, module: str, block: ir.PolicyBlock,
@@ -133,11 +146,14 @@ def _tools_unresolved(analysis: Analysis, module: str, agent: ir.Agent) -> bool:
     return any(G.has_unresolved(analysis, m, s.tools) for m, s in skills)
 
 
-def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyBlock) -> Iterator[Diagnostic]:
+def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyBlock,
+                before: list[ir.Rule]) -> Iterator[Diagnostic]:
+    """AFP401 for a rule of `block` that never decides; `before`: the rules of the policy's
+    earlier blocks that run first for the same calls (`_joined`)."""
     site_list = [s for s in sitelist.policy_sites(analysis, module, p)]
     by_rule = {id(s.expr): s for s in site_list}
-    always: ir.Rule | None = None
-    earlier: list[ir.Rule] = []
+    always: ir.Rule | None = next((r for r in before if _always(r)), None)
+    earlier: list[ir.Rule] = [r for r in before if _can_hold(r, by_rule)]
     for rule in block.rules:
         if always is not None:
             yield diag("AFP401", f"this `{rule.action}` rule can never match", rule.span,
@@ -159,8 +175,19 @@ def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyB
             if d is not None:
                 yield _proven(d, site, [rule.when] + _negated(earlier))
         earlier.append(rule)
-        if isinstance(rule.when, ir.Lit) and rule.when.value is True:
+        if _always(rule):
             always = rule
+
+
+def _always(rule: ir.Rule) -> bool:
+    return isinstance(rule.when, ir.Lit) and rule.when.value is True
+
+
+def _can_hold(rule: ir.Rule, by_rule: dict) -> bool:
+    """A rule of an earlier block counts among the ones that decide first unless it never holds
+    (reported at its own block)."""
+    site = by_rule.get(id(rule.when))
+    return site is None or refute([site.expr], S.facts(site), reasons=False) is None
 
 
 def _shadowed(rule: ir.Rule, earlier: list[ir.Rule], site: S.Site) -> Diagnostic | None:
@@ -171,7 +198,7 @@ def _shadowed(rule: ir.Rule, earlier: list[ir.Rule], site: S.Site) -> Diagnostic
     if refute([rule.when] + _negated(earlier), S.facts(site), reasons=False) is None:
         return None
     return diag("AFP401", f"this `{rule.action}` rule can never match", rule.span,
-                "earlier rules of the block always decide first",
+                "earlier rules always decide first",
                 secondary=tuple(Label(r.span, "decides first", False) for r in earlier),
                 notes=("wherever this rule's condition holds, an earlier rule's holds too; the "
                        "first rule whose `when` holds decides",),
