@@ -78,6 +78,8 @@ def _route_site(analysis: Analysis, module: str, r: ir.Route) -> Site:
     statuses = tuple(s.name for s in r.status if s.name in STATUSES) if r.status else ()
     hears = _heard(analysis, analysis.resolve(module, r.src).module, src) \
         if r.on is None and src is not None else ()
+    if tool is None and len(hears) == 1 and len(src.tools) == 1:  # (the one tool it hears)
+        tool = analysis.lookup(analysis.resolve(module, r.src).module, src.tools[0], ir.Tool)
     return Site(module, "route", r.when, f"route `{r.src} -> {r.dst}`", tool=tool, on=on,
                 statuses=statuses, skill=src.name if src else None, hears=hears)
 
