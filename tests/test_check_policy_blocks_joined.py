@@ -41,3 +41,15 @@ def test_a_rule_an_earlier_block_decides_first_is_reported(blocks: str, dead: li
 ])
 def test_blocks_that_do_not_share_calls_or_cover_each_other_are_silent(blocks: str) -> None:
     assert _dead(blocks) == []
+
+
+@pytest.mark.parametrize("pattern, empty", [
+    (r"/(?<=password=)\S*/", True),   # empty where its lookbehind holds: no probe holds it
+    (r"/key-\d+|(?=token)/", True),
+    (r"/x*/", True),
+    (r"/sk-[A-Za-z0-9]{20,}/", False),
+    (r"/(?<=password=)\S+/", False),
+])
+def test_afp403_finds_an_empty_shortest_match_beyond_the_probe_texts(pattern, empty) -> None:
+    spec = f'redact r {{ patterns = [{pattern}] }}\n'
+    assert [d.code for d in afp_dsl.check(spec)] == (["AFP403"] if empty else [])

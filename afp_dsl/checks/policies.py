@@ -230,10 +230,28 @@ def _patterns(r: ir.Redact) -> Iterator[Diagnostic]:
                     and _empty_match(compiled, s)), None)  # (probes are tiny: only the estimate)
         if hit is not None:
             where = "the empty string" if hit == "" else f"an empty piece of {hit!r}"
-            yield diag("AFP403", f"the pattern `{rx}` of redact rule `{r.name}` matches the empty string",
-                       rx.span, "can match nothing at all",
-                       notes=(f"it matches {where}, so it would mark every position of every value",),
-                       help="require at least one character, e.g. `+` instead of `*`")
+            note = f"it matches {where}, so it would mark every position of every value"
+        elif _shortest_is_empty(rx.pattern, compiled.flags):
+            note = ("its shortest match is empty (what it requires is only a lookaround, or "
+                    "optional): wherever it matches so, it marks a position, not a value")
+        else:
+            continue
+        yield diag("AFP403", f"the pattern `{rx}` of redact rule `{r.name}` matches the empty string",
+                   rx.span, "can match nothing at all", notes=(note,),
+                   help="require at least one character, e.g. `+` instead of `*`")
+
+
+def _shortest_is_empty(pattern: str, flags: int) -> bool:
+    """Whether the pattern's shortest match is empty, read off the parse tree of Python's own
+    regex compiler (`getwidth`; lookarounds have no width): the probes above only find an empty
+    match whose context they happen to hold (`(?<=password=)\\S*` needs `password=` first).
+    The parser is the standard library's private module, so anything unexpected from it leaves
+    the decision to the probes."""
+    try:
+        from re import _parser  # (sre_parse until Python 3.11)
+        return _parser.parse(pattern, flags).getwidth()[0] == 0
+    except Exception:  # noqa: BLE001 - a private API: never a crash of the checker
+        return False
 
 
 def _empty_match(compiled: re.Pattern, text: str) -> bool:
