@@ -33,3 +33,17 @@ def test_a_route_without_on_out_of_a_one_tool_skill_is_typed_by_that_tool(route,
 def test_a_skill_with_two_tools_leaves_the_guard_untyped() -> None:
     spec = spec_of("probe, fix", "when result.crcc > 1")
     assert [d.code for d in afp_dsl.check(spec) if d.severity.value == "error"] == []
+
+
+@pytest.mark.parametrize("route, never", [
+    ("on probe status success when result.crc < -1", True),
+    ("on probe status success when result.crc >= 0", False),
+    ("on probe when result.crc < -1", False),         # (any status: the result may be an error)
+    ("on probe status success when result.crc < 5", False),
+])
+def test_a_number_fields_range_is_a_fact_of_the_guard(route: str, never: bool) -> None:
+    """language §7, unsatisfiable guards: `integer(min: 0)` makes `< -1` impossible."""
+    found = [d for d in afp_dsl.check(spec_of("probe", route)) if d.code in ("AFP305", "AFP208")]
+    assert bool(found) is never, found
+    if never:
+        assert "`result.crc >= 0` (output schema of `probe`)" in found[0].notes

@@ -65,7 +65,30 @@ def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: boo
     typed = Atom("type", key, types=_mapped_types(types, optional or loose),
                  integer=types in _INTEGER, level="schema", text=None,
                  render=partial(_type_text, tool.name, key, types, optional, loose))
-    return (typed,) if eq is None else (eq, typed)
+    bounds = _bounds(tool.name, key, node) if not (optional or loose) and types <= _NUMBERS \
+        and len(key) > 2 else ()
+    return (typed, *bounds) if eq is None else (eq, typed, *bounds)
+
+
+_NUMBERS = frozenset({"integer", "number"})
+_BOUND_OPS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
+              ("exclusiveMaximum", "<"))
+
+
+def _bounds(tool: str, key: Key, node: Mapping) -> tuple[Atom, ...]:
+    """A number field's range (`integer(min: 0)`) as solver atoms: only for a value that is
+    surely a number (required, and a success's result), as an ordered atom says it is one."""
+    out = []
+    for word, op in _BOUND_OPS:
+        b = node.get(word)
+        if isinstance(b, (int, float)) and not isinstance(b, bool) and b == b and abs(b) != float("inf"):
+            out.append(Atom("ord", key, op=op, bound=b, level="schema", text=None,
+                            render=partial(_bound_text, tool, key, op, b)))
+    return tuple(out)
+
+
+def _bound_text(tool: str, key: Key, op: str, bound: Any) -> str:
+    return f"`{key_text(key)} {op} {json.dumps(bound)}` ({_where(tool, key)})"
 
 
 _MAY_PARSE: dict[int, tuple[Any, bool]] = {}
