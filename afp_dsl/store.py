@@ -74,6 +74,11 @@ def failed(text: str, cause: str) -> StoreError:
         fix = "another process holds the store: retry when it is done"
     elif "full" in low or "readonly" in low or "permission" in low:
         fix = "free disk space and check the store's file permissions"
+    elif "unable to open database file" in low:
+        fix = ("check that its folder exists and can be written (SQLite writes the store and its "
+               "`-wal` and `-shm` files there), or choose another path")
+    elif "file exists" in low or "not a directory" in low:
+        fix = "a part of the path is a file, not a folder: choose a path inside a folder"
     else:
         fix = "check that the store is reachable and intact, or choose another one"
     return StoreError(f"{text}: {cause}; {fix}")

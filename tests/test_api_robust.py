@@ -619,3 +619,13 @@ def test_a_bad_store_from_the_environment_names_the_variable(monkeypatch, value:
     monkeypatch.setenv("AFP_STORE", value)
     with pytest.raises(StoreError, match="environment variable AFP_STORE; fix or unset it"):
         from_url(None)
+
+
+@pytest.mark.parametrize("cause, said", [
+    ("unable to open database file", "check that its folder exists and can be written"),
+    ("[Errno 17] File exists: 'notes.txt'", "a part of the path is a file, not a folder"),
+    ("[Errno 20] Not a directory: 'a/b'", "a part of the path is a file, not a folder"),
+])
+def test_a_store_that_cannot_be_opened_names_the_likely_fix(cause: str, said: str) -> None:
+    from afp_dsl.store import failed
+    assert said in str(failed("cannot open the run store `x`", cause))
