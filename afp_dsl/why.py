@@ -230,6 +230,12 @@ def checked_question(event: Any, skill: Any, iteration: Any, edge: Any, format: 
     if isinstance(skill, str) and not skill.strip():
         raise ValueError("`skill=` is blank: name the skill to explain, e.g. `skill=\"triage\"`")
     _check_name("edge", edge, "an edge", "edge=\"triage->refund\"")
+    if isinstance(edge, str):
+        from .why_query import parse_edge
+        if parse_edge(edge) is None:
+            shown = edge if len(edge) <= 40 else edge[:40] + "…"
+            raise ValueError(f"`edge=` is {shown!r}, which is not an edge: write it as "
+                             f"`FROM->TO`, e.g. `edge=\"triage->refund\"`")
     if sum(x is not None for x in (event, skill, edge)) > 1:
         raise ValueError("ask one question at a time: give at most one of the event, `skill=` "
                          "and `edge=`")

@@ -4,6 +4,7 @@ it was blamed on a "malformed trace", or silently ignored)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -41,12 +42,15 @@ def traces(draw):
 @settings(max_examples=80, deadline=None)
 @given(traces(), st.sampled_from([None, "1", "r:2", "r:99"]), st.text(max_size=5))
 def test_explain_never_raises(trace, event, name):
+    edge = f"{name}->b" if re.fullmatch(r"[\w.]+", name) else "a->b"
     for kw in ({}, {"skill": name if name.strip() else "s"}, {"skill": "s", "iteration": 2},
-               {"edge": f"{name or 'a'}->b"}, {"edge": "not an edge"}):
+               {"edge": edge}):
         text = explain(trace, None if kw else event, **kw)
         assert isinstance(text, str)
         doc = json.loads(explain(trace, None if kw else event, format="json", **kw))
         assert doc["run"] == "r" and "tree" in doc
+    with pytest.raises(ValueError, match="not an edge: write it as `FROM->TO`"):
+        explain(trace, None, edge="not an edge")  # (a wrong argument, not a wrong trace)
     thinking_json(trace)
     report(trace)
     try:
