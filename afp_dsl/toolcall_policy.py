@@ -293,6 +293,9 @@ def _head(key: tuple, kept: bool = True) -> tuple[dict, tuple | None]:
 
 
 def reason(chain) -> str:
+    """What the model reads for a denial: the deciding link's reason, verbatim (as the original
+    framework's middleware deny); the ledger row names the policy and rule. A link that gave no
+    reason is named instead."""
     d = chain.deciding
-    reason = getattr(d, "reason", None) or "no reason given"
-    return f"Denied by policy `{getattr(d, 'policy', '?')}`: {reason}"
+    given = getattr(d, "reason", None)
+    return given if given else f"Denied by policy `{getattr(d, 'policy', '?')}` (no reason given)."

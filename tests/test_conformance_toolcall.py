@@ -238,7 +238,7 @@ def test_an_ask_at_after_is_a_denial_with_the_law_text():
     assert row["moment"] == "after" and row["outcome"] == "deny"
     assert "no pause here to carry that ask: check the result?" in row["reason"]
     assert r.outcome == "answered"
-    assert tool_texts(prov.requests[1])[0].startswith("Denied by policy `hp`: ")
+    assert tool_texts(prov.requests[1]) == [row["reason"]]  # (the reason, verbatim)
 
 
 # ---------------------------------------------------------------- F11: `after` on every execution
@@ -262,7 +262,7 @@ def test_after_policies_run_when_the_tool_raised():
     r = agent.run("hi")
     (row,) = payloads(r, "policy.decided")
     assert (row["moment"], row["outcome"]) == ("after", "deny")
-    assert tool_texts(prov.requests[1]) == ["Denied by policy `p`: failures are hidden"]
+    assert tool_texts(prov.requests[1]) == ["failures are hidden"]
     (ret,) = payloads(r, "tool.returned")
     assert ret["executed"] is True and ret["result"] == {"error": "internal detail"}
 
@@ -272,7 +272,7 @@ def test_after_policies_run_when_the_result_was_too_large():
     r = agent.run("hi")
     (row,) = payloads(r, "policy.decided")
     assert (row["moment"], row["outcome"], row["tool"]) == ("after", "deny", "big")
-    assert tool_texts(prov.requests[1]) == ["Denied by policy `p`: too big is hidden"]
+    assert tool_texts(prov.requests[1]) == ["too big is hidden"]
     assert payloads(r, "tool.returned")[0]["executed"] is True
 
 
@@ -298,7 +298,7 @@ def test_star_policies_see_the_built_ins():
     (row,) = payloads(r, "policy.decided")
     assert (row["moment"], row["outcome"], row["tool"]) == ("before", "deny", "read_skill")
     assert payloads(r, "tool.returned")[0]["status"] == "denied"
-    assert tool_texts(prov.requests[1]) == ["Denied by policy `p`: nothing runs"]
+    assert tool_texts(prov.requests[1]) == ["nothing runs"]
     assert "S BODY" not in prov.requests[1].system
 
 
@@ -352,7 +352,7 @@ def test_after_policies_see_an_accepted_pick_not_a_refused_one():
     r = agent.run("hi")
     rows = payloads(r, "policy.decided")
     assert [(row["moment"], row["outcome"]) for row in rows] == [("after", "deny")]  # (c: refused)
-    assert tool_texts(prov.requests[2])[-1] == "Denied by policy `p`: hidden"
+    assert tool_texts(prov.requests[2])[-1] == "hidden"
     assert [p["status"] for p in payloads(r, "tool.returned")] == ["invalid", "denied"]
 
 
