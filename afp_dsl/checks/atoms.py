@@ -173,6 +173,7 @@ def compare_atom(c: ir.Compare, neg: bool = False) -> Atom:
 
 def clear_cache() -> None:
     _ATOMS.clear()
+    _SPLIT.clear()
 
 
 def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
@@ -305,15 +306,47 @@ def _bare_atom(e: Any, neg: bool) -> Atom:
 
 
 # ---------------------------------------------------------------- DNF
-def _nnf(e: Any, neg: bool) -> Any:
+def _nnf(e: Any, neg: bool, split_words: bool = True) -> Any:
     if isinstance(e, ir.Not):
-        return _nnf(e.item, not neg)
+        return _nnf(e.item, not neg, split_words)
     if isinstance(e, (ir.And, ir.Or)):
         conj = isinstance(e, ir.And) != neg
-        return ("and" if conj else "or", [_nnf(i, neg) for i in e.items])
+        return ("and" if conj else "or", [_nnf(i, neg, split_words) for i in e.items])
     if isinstance(e, ir.Compare):
+        split = _keywords(e) if e.op == "mentions" and split_words else None
+        if split is not None:  # (`mentions [a, b]` holds where `mentions a` or `mentions b` does)
+            return ("and" if neg else "or", [compare_atom(c, neg) for c in split])
         return compare_atom(e, neg)
     return _bare_atom(e, neg)
+
+
+_SPLIT: dict[int, tuple[ir.Compare, tuple[ir.Compare, ...]]] = {}
+
+
+def _keywords(c: ir.Compare) -> tuple[ir.Compare, ...] | None:
+    """`X mentions [k1, k2]` as one comparison per keyword (`X mentions "k1"`, ...), so that the
+    same keyword written in two conditions is the same text condition (`complementary`): an
+    entry `mentions ["charge"]` after one that `mentions ["refund", "charge"]` is covered. The
+    keywords are lower-cased (`mentions` ignores case, so `"Refund"` is `"refund"`). None for a
+    lower-case keyword written as a string, or a list holding anything but strings. Cached
+    per node (as `compare_atom`), so each keyword's comparison is one node."""
+    hit = _SPLIT.get(id(c))
+    if hit is not None and hit[0] is c:
+        return hit[1]
+    right = c.right
+    words = None
+    if type(right) is ir.ListExpr and right.items and all(
+            type(i) is ir.Lit and isinstance(i.value, str) and i.value for i in right.items):
+        words = [i.value for i in right.items]
+    elif type(right) is ir.Lit and isinstance(right.value, str) and right.value != right.value.lower():
+        words = [right.value]
+    split = None if words is None else tuple(  # (lower case: `mentions` ignores case)
+        ir.Compare(op="mentions", left=c.left, right=ir.Lit(value=w.lower(), span=right.span),
+                   span=c.span) for w in words)
+    if len(_SPLIT) > 100_000:
+        _SPLIT.clear()
+    _SPLIT[id(c)] = (c, split)
+    return split
 
 
 def _size(node: Any) -> int:
@@ -343,12 +376,15 @@ def dnf(exprs: Iterable[Any]) -> list[tuple[Atom, ...]] | None:
     """The cases (conjunctions of atoms) of the conjunction of `exprs`; None past `MAX_CASES`."""
     if type(exprs) is list and len(exprs) == 1 and type(exprs[0]) is ir.Compare:
         return [(compare_atom(exprs[0]),)]  # Speed: a lone comparison (most guards), as below
-    items = [_nnf(e, False) for e in exprs if e is not None]
+    exprs = [e for e in exprs if e is not None]
+    items = [_nnf(e, False) for e in exprs]
     if len(items) == 1 and isinstance(items[0], Atom):  # Speed: a lone comparison (most guards)
         return [(items[0],)]
     node = ("and", items)
-    if _size(node) > MAX_CASES:
-        return None
+    if _size(node) > MAX_CASES:  # (keyword lists split into too many cases: kept whole)
+        node = ("and", [_nnf(e, False, split_words=False) for e in exprs])
+        if _size(node) > MAX_CASES:
+            return None
     return _dnf(node)
 
 
