@@ -80,7 +80,9 @@ def _env(plan: Plan, state: RunState, active: frozenset[str]) -> Env:
     last_root = {"tool": last.tool, "status": last.status, "result": last.result} if last else None
     roots = {"message": state.message, "iteration": state.iteration, "skill": state.cursor,
              "last": last_root}
-    return Env(roots, frozenset(state.returned), active)
+    # `returned(t)`: a result of the previous iteration's batch is `t`'s, whatever its status
+    # (the original's on-tool-return trigger); not "ever in this run"
+    return Env(roots, frozenset(r.tool for r in state.last_batch), active)
 
 
 def compose(plan: Plan, state: RunState, red: Any = None) -> Composition:

@@ -342,3 +342,16 @@ def test_a_piece_of_only_blanks_is_dropped_as_empty():
     agent, prov = make(spec, ["ok"])
     agent.run("hi")
     assert prov.requests[0].system == "SYS\n\nREAL"
+
+
+def test_returned_holds_in_the_iteration_after_the_batch_only():
+    """The original's on-tool-return: ANY result of the previous iteration's batch, not "ever"."""
+    spec = """
+    agent g { tools = [t, u] context = [after_t] }
+    tool t { description = "t" impl = returns("T") }
+    tool u { description = "u" impl = returns("U") }
+    instruction after_t { when = returned(t) prompt = "AFTER T" }
+    """
+    agent, prov = make(spec, [[("t", {}), ("u", {})], call("u"), call("u"), "done"])
+    agent.run("hi")
+    assert ["AFTER T" in q.system for q in prov.requests] == [False, True, False, False]
