@@ -281,3 +281,13 @@ def test_ce05_an_instruction_reacts_to_a_tool_and_the_model_never_sees_the_addre
     assert ["Confirm the refund" in q.system for q in rec.requests] == [False, False, True]
     assert tool_texts(rec.requests[2])[-1] == "refund of $42 issued for [EMAIL]"
     assert "maya@example.com" not in repr([e.payload for e in r.trace])
+
+
+def test_a_scripted_reply_with_tool_calls_stops_for_tool_use():
+    """The original mock: `stopReason` defaults to 'tool_use' when the reply calls tools."""
+    from afp_dsl import load, providers
+    from afp_dsl.providers.base import Reply, ToolCall
+    spec = 'agent g { tools = [t] }\ntool t { description = "t" impl = returns("T") }'
+    r = load(spec).agent(provider=providers.mock(
+        [Reply(text="looking", tool_calls=(ToolCall("c1", "t", {}),)), Reply(text="done")])).run("hi")
+    assert [p["stop"] for p in payloads(r, "llm.replied")] == ["tool_use", "stop"]

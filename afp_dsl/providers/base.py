@@ -121,7 +121,10 @@ class Reply:
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = Usage()
-    stop_reason: str = "stop"  # "stop" | "tool_use" | "length" | ...
+    # "stop" | "tool_use" | "length" | ...; by default "tool_use" when the reply calls tools
+    # (as the original framework's mock), else "stop"
+    stop_reason: str = attrs.field(default=attrs.Factory(
+        lambda self: "tool_use" if self.tool_calls else "stop", takes_self=True))
     response_id: str | None = None
     response_model: str | None = None
     thinking: tuple = ()
