@@ -112,10 +112,10 @@ class _Beats:
         skill = (args or {}).get("id") if name == "read_skill" and isinstance(args, dict) else None
         self.calls[p.get("call_id") or ""] = {"tool": name, "skill": skill}
         first = not self.reply_used
-        brain = (self.reply.get("text") or "") if first else ""
+        # (the original: every call's `brain` is the reply's content, empty when it has none)
         step = {"kind": "ask", "tool": skill or name, "toolName": name,
                 "input": args if isinstance(args, dict) else {"value": args},
-                "brain": self.lead(brain or f"Calls `{name}`."), "cost": self._cost()}
+                "brain": self.lead(self.reply.get("text") or ""), "cost": self._cost()}
         if first and self.tools_seen:
             step["toolsSeen"] = self.tools_seen
         self.reply_used = True
@@ -125,9 +125,10 @@ class _Beats:
         started = self.calls.pop(p.get("call_id") or "", None) or {"tool": p.get("tool"),
                                                                   "skill": None}
         name, result = started["tool"] or "(tool)", p.get("result")
+        read = p.get("read", result)  # (what the model read: a pick's sentence, a step's line)
         step = {"kind": "return", "tool": started["skill"] or name, "toolName": name,
                 "replyType": "instruction" if name == "read_skill" else "data",
-                "output": result if isinstance(result, dict) else {"value": result},
+                "output": read if isinstance(read, dict) else {"value": read},
                 "brain": (f"`{name}` returned {p.get('status')}: "
                           f"{short(p.get('read', result), 160)}"),
                 "brainMode": "act" if name == "read_skill" else "reason",

@@ -417,3 +417,22 @@ def test_a_spec_path_naming_nothing_is_afp109_file_not_found(tmp_path):
     assert "no such file" in d.message
     (tmp_path / "bin.afp").write_bytes(b"\x00\x01")
     assert [x.code for x in afp_dsl.check(str(tmp_path / "bin.afp"))] == ["AFP006"]
+
+
+def test_thinking_beats_carry_what_the_model_read_and_the_replys_text_on_every_call():
+    """reference §10: `ask.brain` is the preceding reply's content (every call of the reply);
+    `return.output` is what the tool gave the model (a pick's sentence for `read_skill`)."""
+    import afp_dsl as afp
+    from afp_dsl.export import thinking_json
+    spec = ('agent g { skills = [sk] tools = [u] }\nskill sk { description = "S" body = "B" }\n'
+            'tool u { description = "u" impl = returns({ok: true}) }')
+    from afp_dsl.providers.base import Reply, ToolCall
+    reply = Reply(text="Let me look.", tool_calls=(ToolCall("c1", "read_skill", {"id": "sk"}),
+                                                   ToolCall("c2", "u", {})))
+    r = afp.load(spec).agent(provider=afp.providers.mock([reply, "done"])).run("hi")
+    steps = json.loads(thinking_json(r.trace))["steps"]
+    asks = [s for s in steps if s["kind"] == "ask"]
+    returns = [s for s in steps if s["kind"] == "return"]
+    assert [a["brain"] for a in asks] == ["Let me look.", "Let me look."]
+    assert returns[0]["output"] == {"value": "Skill 'sk' activated for the next iteration."}
+    assert returns[1]["output"] == {"ok": True}
