@@ -22,7 +22,8 @@ _TAIL = ("Pass the skill's id. The skill's body becomes part of the system promp
          "tools become available on the next call.")
 SKIP_SCHEMA = {"type": "object", "properties": {"reason": {
     "type": "string", "minLength": 1, "description": "Why the current step cannot or need not run."}},
-    "required": ["reason"], "additionalProperties": False}
+    "required": ["reason"]}  # (no `additionalProperties`: an extra field, e.g. a note, is
+# tolerated, as by the original framework, which enforces it only when a schema says so)
 
 
 # ---------------------------------------------------------------- read_skill
@@ -38,7 +39,7 @@ def read_skill_spec(plan: Plan, cursor: str | None) -> ToolSpec:
     names = list(plan.skill_order)
     schema = {"type": "object", "properties": {"id": {
         "type": "string", "enum": names, "description": "The skill id to activate."}},
-        "required": ["id"], "additionalProperties": False}
+        "required": ["id"]}  # (an extra field is tolerated: see SKIP_SCHEMA)
     return ToolSpec(READ_SKILL, read_skill_description(plan, cursor), schema)
 
 
