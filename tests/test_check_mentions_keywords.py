@@ -34,3 +34,19 @@ def test_many_keywords_in_one_guard_are_still_analysed() -> None:
     assert [d.code for d in afp_dsl.check(spec)] == []
     covered = SPEC.format(first=f"[{words}] and message mentions [{words}]", then='"w3"')
     assert [d.code for d in afp_dsl.check(covered)] == ["AFP204"]
+
+
+BASES = ('agent ag {{ graph = g }}\ntool t {{ description = "t" }}\n'
+         'skill a {{ description = "a" tools = [t] }}\nskill c {{ description = "c" tools = [t] }}\n'
+         'skill d {{ description = "d" }}\ngraph g {{\n  entry a\n  entry c\n{routes}}}\n')
+
+
+@pytest.mark.parametrize("routes, stranded", [
+    ("  route c -> d on t\n", True),
+    ("  route c -> d on t\n  route a -> c on t\n", False),   # a route leads the cursor to it
+    ("  route c -> d on t\n  route a -> c\n", False),        # a bare one too (a model pick)
+    ("  route c -> d\n  route a -> d on t\n", False),        # (no deterministic route out of it)
+])
+def test_a_later_unconditional_entrys_own_routes_never_fire_without_a_way_in(routes, stranded):
+    found = [d.message for d in afp_dsl.check(BASES.format(routes=routes)) if d.code == "AFP204"]
+    assert found == (["the routes out of entry `c` never fire"] if stranded else []), found

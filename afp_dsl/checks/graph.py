@@ -137,10 +137,12 @@ def skill_names(v: GraphView, keys: list[NodeKey], limit: int = 6) -> str:
 
 def _dead_entries(v: GraphView) -> Iterator[Diagnostic]:
     """Conditional entries after the first unconditional one: the cold start never gets to them.
-    A later unconditional entry is not dead: it is a persistent base, active every iteration."""
+    A later unconditional entry is not dead: it is a persistent base, active every iteration;
+    but the cursor never starts on it, so without a route into it its own routes never fire."""
     first = next((e for e in v.entries if e.entry.when is None), None)
     if first is None:
         return
+    yield from _stranded_bases(v, first)
     for e in v.entries:
         if e.index > first.index and e.entry.when is not None:
             yield diag("AFP204", f"entry `{v.name(e.dst)}` can never start a run", e.entry.span,
@@ -149,6 +151,26 @@ def _dead_entries(v: GraphView) -> Iterator[Diagnostic]:
                        notes=(f"entries are tried in order and `entry {v.name(first.dst)}` has no "
                               "condition; the model can still pick it with `read_skill`",),
                        help="move it before the unconditional entry, or route into it")
+
+
+def _stranded_bases(v: GraphView, first: G.EntryEdge) -> Iterator[Diagnostic]:
+    """A later unconditional entry with routes of its own (the original's dead-entry-step):
+    the cursor starts on the first unconditional entry and reaches this one only along a route
+    into it, of which there is none, so its deterministic routes never fire."""
+    into = {e.dst for e in v.routes}
+    for e in v.entries:
+        if e.index <= first.index or e.entry.when is not None or e.dst in into or e.dst == first.dst:
+            continue
+        out = [r for r in v.routes if r.src == e.dst and r.deterministic]
+        if out:
+            yield diag("AFP204", f"the routes out of entry `{v.name(e.dst)}` never fire",
+                       e.entry.span, "the cursor is never here",
+                       secondary=(Label(first.entry.span, "the cursor starts here", False),)
+                       + tuple(Label(r.route.span, "never fires", False) for r in out),
+                       notes=(f"`entry {v.name(first.dst)}` comes first and has no condition, so "
+                              f"the cursor starts there; `{v.name(e.dst)}` is active every "
+                              "iteration as a base, but no route leads the cursor to it",),
+                       help=f"route into `{v.name(e.dst)}`, or make it the first entry")
 
 
 def _covered_entries(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
