@@ -157,6 +157,16 @@ _ALL = [
        "Fix: keep it in one place."),
     _c("AFP213", "agent-tool-cycle", E, "an agent reaches itself through agent-backed tools",
        "`impl = agent(NAME)` runs another agent; a cycle would never end.\n\nFix: break the cycle."),
+    _c("AFP214", "body-foreign-tool", W, "a skill's body names a tool of another skill",
+       "A skill's body is what the model reads while the skill is active; a tool it names that\n"
+       "belongs to another skill (and is no agent's baseline tool) is not offered then, so the\n"
+       "model is told to use a tool it does not have. A name counts as a whole word.\n\n"
+       "Fix: add the tool to the skill's `tools`, or reword the body."),
+    _c("AFP215", "body-unknown-tool", W, "a skill's body calls a tool that does not exist",
+       "A `snake_case(` call written in a skill's body (the original framework's pattern\n"
+       "`\\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\\s*\\(`) names no declared tool or built-in.\n\n"
+       "Fix: name a declared tool (the message suggests a close one), or write the step without\n"
+       "call syntax."),
     _c("AFP301", "invalid-schema", E, "a schema is not valid JSON Schema 2020-12",
        "Schema blocks, raw maps and schema files are validated against the 2020-12 metaschema (a\n"
        "schema file must first be JSON: the message names the file, the line and the column);\n"

@@ -25,7 +25,7 @@ CODE_CASES = {
     "self_loop": ["AFP206"], "no_way_out": ["AFP207"], "guard_unsatisfiable": ["AFP208"] * 5,
     "route_tool_not_in_skill": ["AFP209"], "overlapping_guards": ["AFP210", "AFP210"],
     "step_tool_not_in_skill": ["AFP211"], "skill_in_two_places": ["AFP212", "AFP203"],
-    "agent_tool_cycle": ["AFP213"], "unknown_root": ["AFP303"] * 5, "unknown_field": ["AFP304"] * 5,
+    "agent_tool_cycle": ["AFP213"], "body_tools": ["AFP214", "AFP215"], "unknown_root": ["AFP303"] * 5, "unknown_field": ["AFP304"] * 5,
     "type_mismatch": ["AFP305"] * 7, "status_not_in_vocabulary": ["AFP306"] * 3,
     "policy_rule_never_matches": ["AFP401"] * 3, "ask_outside_before": ["AFP402"] * 2,
     "redact_pattern_too_broad": ["AFP403"] * 3, "test_unknown_tool": ["AFP404"] * 3,

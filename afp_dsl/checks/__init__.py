@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 
 from ..analysis import Analysis
 from ..diagnostics import Diagnostic
-from . import (atoms, exprs, graph, guards, names, policies, regexes, routes, schemapaths, schemas, sites,
+from . import (atoms, bodies, exprs, graph, guards, names, policies, regexes, routes, schemapaths, schemas, sites,
                solver, tests, untyped)
 
 Rule = Callable[[Analysis], Iterable[Diagnostic]]
@@ -27,6 +27,7 @@ CHECKS: tuple[Rule, ...] = (
     routes.check_routes,
     policies.check_policies,
     tests.check_tests,
+    bodies.check_bodies,
 )
 
 

@@ -1,0 +1,39 @@
+"""AFP214/AFP215 (the original's body-foreign-tool / body-unknown-tool): a skill's body that
+names a tool it will not be offered, or calls a tool that does not exist."""
+from __future__ import annotations
+
+import pytest
+
+import afp_dsl
+
+SPEC = ('agent ag {{ skills = [s, r] tools = [{baseline}] }}\n'
+        'tool lookup_orders {{ description = "l" }}\ntool issue_refund {{ description = "i" }}\n'
+        'tool notify_user {{ description = "n" }}\n'
+        'skill s {{ description = "s" body = "{body}" tools = [{tools}] }}\n'
+        'skill r {{ description = "r" tools = [issue_refund] }}\n')
+
+
+def codes(body: str, tools: str = "lookup_orders", baseline: str = "notify_user") -> list[str]:
+    return [d.code for d in afp_dsl.check(SPEC.format(body=body, tools=tools, baseline=baseline))]
+
+
+@pytest.mark.parametrize("body, found", [
+    ("Call lookup_orders(id), then issue_refund.", ["AFP214"]),
+    ("Call lookup_orders(id), then notify_user.", []),             # a baseline tool
+    ("Refund with issue_refunds when asked.", []),                 # (a whole word only)
+    ("Call lookup_order(id).", ["AFP215"]),
+    ("Use read_skill(id) to move on.", []),                       # a built-in
+    ("Call lookup(id) first.", []),                               # (not snake_case: prose)
+])
+def test_a_body_is_read_for_tool_names(body: str, found: list[str]) -> None:
+    assert codes(body) == found
+
+
+def test_the_unknown_call_suggests_a_close_tool() -> None:
+    (d,) = afp_dsl.check(SPEC.format(body="Call lookup_order(id).", tools="lookup_orders",
+                                     baseline="notify_user"))
+    assert d.severity.value == "warning" and d.help == "did you mean `lookup_orders`?"
+
+
+def test_a_skill_whose_tools_are_misspelt_is_not_judged() -> None:
+    assert codes("then issue_refund", tools="lookup_ordrs") == ["AFP101"]
