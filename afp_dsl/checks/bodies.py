@@ -21,45 +21,52 @@ from .tests import BUILTINS
 
 # The original's pattern of a call written in prose: a snake_case name (one `_` at least), then `(`
 _CALL = re.compile(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s*\(")
+# A whole word as a tool name is one: names are `[A-Za-z_][A-Za-z0-9_]*`
+_WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
 def check_bodies(analysis: Analysis) -> Iterable[Diagnostic]:
     skills = [(m, s) for m, s in analysis.decls(ir.Skill) if s.body is not None and s.body.value]
     if not skills:
         return
-    tools = sorted({t.name for _, t in analysis.decls(ir.Tool)})
-    baseline = {t for m, a in analysis.decls(ir.Agent) for t in _names(analysis, m, a.tools)}
+    owned: dict[tuple[str, str], tuple[list[str], bool]] = {}  # its tools' names, all resolved?
     owners: dict[str, list[str]] = {}
     for m, s in analysis.decls(ir.Skill):
-        for t in _names(analysis, m, s.tools):
+        found = [analysis.lookup(m, r, ir.Tool) for r in s.tools]
+        names = [t.name for t in found if t is not None]
+        owned[(m, s.name)] = (names, len(names) == len(found))
+        for t in names:
             owners.setdefault(t, []).append(s.name)
+    tools = frozenset(t.name for _, t in analysis.decls(ir.Tool))
+    baseline = frozenset(t.name for m, a in analysis.decls(ir.Agent) for t in
+                         (analysis.lookup(m, r, ir.Tool) for r in a.tools) if t is not None)
     for m, s in skills:
-        if analysis.misspelt(m, s) or any(analysis.lookup(m, r, ir.Tool) is None for r in s.tools):
+        names, complete = owned[(m, s.name)]
+        text = s.body.value
+        # Speed: most bodies name no tool and call nothing: two scans of the text, no more
+        named = [w for w in _WORD.findall(text) if w in owners]
+        if not (named or "(" in text):
+            continue
+        if not complete or analysis.misspelt(m, s):
             continue  # (its tools are unknown: AFP104 or AFP101 is the root cause)
-        yield from _body(s, set(_names(analysis, m, s.tools)), baseline, owners, tools)
+        yield from _body(s, named, set(names), baseline, owners, tools)
 
 
-def _names(analysis: Analysis, module: str, refs: tuple[ir.Ref, ...]) -> list[str]:
-    return [t.name for t in (analysis.lookup(module, r, ir.Tool) for r in refs) if t is not None]
-
-
-def _body(s: ir.Skill, own: set[str], baseline: set[str], owners: dict[str, list[str]],
-          tools: list[str]) -> Iterator[Diagnostic]:
+def _body(s: ir.Skill, named: list[str], own: set[str], baseline: frozenset[str],
+          owners: dict[str, list[str]], tools: frozenset[str]) -> Iterator[Diagnostic]:
     text, span = s.body.value, s.body.span
-    for name in sorted(owners):
+    for name in sorted(set(named)):
         if name in own or name in baseline or s.name in owners[name]:
             continue
-        if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text):
-            others = ", ".join(f"`{o}`" for o in owners[name])
-            yield diag("AFP214", f"the body of skill `{s.name}` names `{name}`, a tool of {others}",
-                       span, "names a tool this skill does not have",
-                       notes=(f"while `{s.name}` is active the model is not offered `{name}` "
-                              f"(it is a tool of {others}, and no agent's baseline tool)",),
-                       help=f"add `{name}` to the `tools` of `{s.name}`, or reword the body")
-    known = set(tools) | set(BUILTINS)
-    for name in dict.fromkeys(_CALL.findall(text)):
-        if name not in known:
-            close = closest(name, tools)
+        others = ", ".join(f"`{o}`" for o in owners[name])
+        yield diag("AFP214", f"the body of skill `{s.name}` names `{name}`, a tool of {others}",
+                   span, "names a tool this skill does not have",
+                   notes=(f"while `{s.name}` is active the model is not offered `{name}` "
+                          f"(it is a tool of {others}, and no agent's baseline tool)",),
+                   help=f"add `{name}` to the `tools` of `{s.name}`, or reword the body")
+    for name in dict.fromkeys(_CALL.findall(text) if "(" in text else ()):
+        if name not in tools and name not in BUILTINS:
+            close = closest(name, sorted(tools))
             yield diag("AFP215", f"the body of skill `{s.name}` calls `{name}(...)`, and no tool "
                        f"has that name", span, "no such tool",
                        help=f"did you mean `{close}`?" if close else
