@@ -29,6 +29,12 @@ def check_bodies(analysis: Analysis) -> Iterable[Diagnostic]:
     skills = [(m, s) for m, s in analysis.decls(ir.Skill) if s.body is not None and s.body.value]
     if not skills:
         return
+    tools = frozenset(t.name for _, t in analysis.decls(ir.Tool))
+    every = "\n".join(s.body.value for _, s in skills)
+    # Speed: one scan of all the bodies decides whether any names a tool or calls anything
+    # (most specs' bodies do neither); only then is each body and skill looked at
+    if "(" not in every and tools.isdisjoint(_WORD.findall(every)):
+        return
     owned: dict[tuple[str, str], tuple[list[str], bool]] = {}  # its tools' names, all resolved?
     owners: dict[str, list[str]] = {}
     for m, s in analysis.decls(ir.Skill):
@@ -37,7 +43,6 @@ def check_bodies(analysis: Analysis) -> Iterable[Diagnostic]:
         owned[(m, s.name)] = (names, len(names) == len(found))
         for t in names:
             owners.setdefault(t, []).append(s.name)
-    tools = frozenset(t.name for _, t in analysis.decls(ir.Tool))
     baseline = frozenset(t.name for m, a in analysis.decls(ir.Agent) for t in
                          (analysis.lookup(m, r, ir.Tool) for r in a.tools) if t is not None)
     for m, s in skills:
