@@ -213,8 +213,9 @@ class PostgresStore:
             cur = conn.execute(_INSERT_NEW if new_run else _UPSERT, row)  # locks the row
             if new_run and cur.rowcount == 0:  # till commit; a new run's id was taken
                 raise reused_run_id(self.path, run_id)
-            last = conn.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
-                                "WHERE run_id=%s", (run_id,)).fetchone()[0]
+            found = conn.execute("SELECT last_seq FROM event_batches WHERE run_id=%s "  # (see
+                                 "ORDER BY first_seq DESC LIMIT 1", (run_id,)).fetchone()  # sqlite)
+            last = found[0] if found else 0
             new = [e for e in events if e.seq > last]
             conn.execute(_COUNTS, (*summarize(new), run_id))
             rows = batches(run_id, new)

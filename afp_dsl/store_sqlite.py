@@ -262,8 +262,11 @@ class SqliteStore:
             if new_run and cur.execute("SELECT 1 FROM runs WHERE run_id=?", (run_id,)).fetchone():
                 raise reused_run_id(self.path, run_id)  # (inside the write lock: no race)
             cur.execute(_UPSERT, row)
-            last = cur.execute("SELECT COALESCE(MAX(last_seq), 0) FROM event_batches "
-                               "WHERE run_id=?", (run_id,)).fetchone()[0]
+            # (the newest batch by its key: `MAX(last_seq)` read every batch of the run, bodies
+            # and all, at every save; batches never overlap, so the last one ends highest)
+            found = cur.execute("SELECT last_seq FROM event_batches WHERE run_id=? "
+                                "ORDER BY first_seq DESC LIMIT 1", (run_id,)).fetchone()
+            last = found[0] if found else 0
             new = [e for e in events if e.seq > last]
             n, iterations, time = summarize(new)
             cur.execute(_COUNTS, (n, iterations, time, run_id))
