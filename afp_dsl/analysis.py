@@ -47,9 +47,10 @@ class Analysis:
         self._misspelt = _holders(program, misspelt)
 
     def misspelt(self, module: str, decl: ir.Decl) -> bool:
-        """True when `decl` has an attribute no declaration of its kind takes (AFP104, reported
-        by the front end): what that attribute meant (`tols` for `tools`) is unknown, so rules
-        about the declaration's attributes stay silent (one root cause, one diagnostic)."""
+        """True when `decl` has an unknown attribute spelt like one that refers to others
+        (AFP104, `tols` for `tools`; see `api._hides_references`): what it referred to is
+        unknown, so rules about the declaration's references stay silent (one root cause, one
+        diagnostic)."""
         return (module, decl.name) in self._misspelt
 
     def memo(self, key: Hashable, make: Callable[[], T]) -> T:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -141,9 +142,25 @@ def _analysed(path: str | os.PathLike | None, text: str | None,
     program, diags = result.program, result.diagnostics
     syntax_error = any(d.code == "AFP001" for d in diags)  # later checks would only cascade
     if program is not None and not result.unparsed and not syntax_error:
-        misspelt = [d.primary.span for d in diags if d.code == "AFP104" and d.primary is not None]
+        misspelt = [d.primary.span for d in diags if _hides_references(d)]
         diags = diags + run_checks(Analysis(program, misspelt))
     return program, sorted_diagnostics(diags)
+
+
+def _hides_references(d: Diagnostic) -> bool:
+    """An unknown attribute (AFP104) spelt like `tools`, `skills` or `graph` (`tols`): what the
+    declaration refers to is unknown, so the checks about it stay silent (`Analysis.misspelt`);
+    any other unknown attribute leaves the rest of the declaration to be judged."""
+    if d.code != "AFP104" or d.primary is None:
+        return False
+    m = re.match(r"unknown attribute `([^`]+)`", d.message)
+    if m is None:
+        return False
+    from .suggest import closest
+    return closest(m.group(1), list(_REFERRING)) is not None
+
+
+_REFERRING = ("tools", "skills", "graph")
 
 
 def check(path_or_text: str | os.PathLike) -> list[Diagnostic]:

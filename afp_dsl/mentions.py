@@ -21,21 +21,25 @@ from typing import Any
 class Keywords:
     """The compiled test of one keyword list; `search(text)` is a match or None."""
 
-    __slots__ = ("_plain", "_folded", "_ascii")
+    __slots__ = ("_any", "_plain", "_folded", "_ascii")
 
     def __init__(self, keywords: tuple[str, ...]):
         nfc = tuple(_nfc(k) for k in keywords)
-        self._plain = _regex(nfc)
-        self._folded = _regex(tuple(k.casefold() for k in nfc))
+        self._any = _regex(nfc)  # (ASCII text: the regex's own backtracking finds the first)
+        # one pattern per keyword: a match refused for a mark glued to it must not hide a
+        # shorter keyword at the same place (`a` in "a-b◌̃", where `a-b` is refused)
+        self._plain = tuple(_regex((k,)) for k in dict.fromkeys(nfc))
+        self._folded = tuple(_regex((k,)) for k in dict.fromkeys(k.casefold() for k in nfc))
         self._ascii = all(k.isascii() for k in keywords)
 
     def search(self, text: str) -> Any:
         if self._ascii and text.isascii():  # (no marks, NFC and full folding change nothing)
-            return self._plain.search(text)
+            return self._any.search(text)
         text = _nfc(text)
-        found = _whole(self._plain, text)
+        found = _first(_whole(rx, text) for rx in self._plain)
         if found is None and not (self._ascii and text.isascii()):
-            found = _whole(self._folded, text.casefold())
+            folded = text.casefold()
+            found = _first(_whole(rx, folded) for rx in self._folded)
         return found
 
 
@@ -48,6 +52,15 @@ def keywords_matcher(keywords: tuple[str, ...]) -> Keywords:
 def _regex(keywords: tuple[str, ...]) -> re.Pattern[str]:
     alternatives = "|".join(re.escape(k) for k in sorted(keywords, key=len, reverse=True))
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+def _first(matches: Any) -> Any:
+    """The earliest of some matches (None when there is none)."""
+    best = None
+    for m in matches:
+        if m is not None and (best is None or m.start() < best.start()):
+            best = m
+    return best
 
 
 def _whole(rx: re.Pattern[str], text: str) -> Any:

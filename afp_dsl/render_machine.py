@@ -170,8 +170,10 @@ def _short_lines(diags: list[Diagnostic], files: Mapping[str, SourceFile]) -> li
 
 
 def _log_line(line: str) -> str:
-    """A plain log line: never read as a workflow command (a file named `::x` would be)."""
-    return " " + line if line.startswith("::") else line
+    """A plain log line, never read as a workflow command: the runner trims leading blanks
+    before looking for `::`, so a file named `::error title=x::y.afp` would be one; a visible
+    prefix keeps every line text."""
+    return "afpc: " + line
 
 
 def _command(d: Diagnostic, files: Mapping[str, SourceFile]) -> str:

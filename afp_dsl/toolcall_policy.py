@@ -298,4 +298,6 @@ def reason(chain) -> str:
     reason is named instead."""
     d = chain.deciding
     given = getattr(d, "reason", None)
-    return given if given else f"Denied by policy `{getattr(d, 'policy', '?')}` (no reason given)."
+    if isinstance(given, str) and given.strip():
+        return given
+    return f"Denied by policy `{getattr(d, 'policy', '?')}` (no reason given)."

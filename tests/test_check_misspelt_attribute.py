@@ -69,3 +69,22 @@ def test_a_tool_the_agent_lacks_is_one_diagnostic_across_the_tests() -> None:
     assert (d.code, d.message) == ("AFP404", "agent `a` has no tool `u`")
     assert [(label.span.start, label.message) for label in d.labels[1:]] == [
         (spec.index("called u") + 7, "also named here"), (spec.rindex("calls u") + 6, "also named here")]
+
+
+def test_a_misspelt_attribute_that_refers_to_nothing_leaves_the_rest_judged() -> None:
+    """`sytem` is no reference: the agent's graph and tools are known, so their mistakes stand."""
+    spec = SKILL_TOLS.replace('system = "x"', 'sytem = "x"').replace(" tols = [t]", "")
+    assert [d.code for d in afp_dsl.check(spec)] == ["AFP104", "AFP209"]
+
+
+def test_a_policy_of_an_agent_with_misspelt_tools_is_not_judged_for_them() -> None:
+    spec = ('agent a { tols = [t] policies = [p] }\ntool t { description = "t" }\n'
+            'policy p { before t { deny when true because "no" } }\n')
+    assert [d.code for d in afp_dsl.check(spec)] == ["AFP104"]
+
+
+def test_extra_fields_in_scripted_built_in_calls_are_fine_as_at_run_time() -> None:
+    spec = ('agent a { skills = [s] }\nskill s { description = "s" }\n'
+            'test t {\n  user "hi"\n  model calls read_skill { id: "s", why: "need" }\n'
+            '  model says "done"\n}\n')
+    assert afp_dsl.check(spec) == []

@@ -138,3 +138,13 @@ def test_an_after_rule_reads_the_status_and_the_result_together():
     assert [(x["outcome"], x["reason"]) for x in payloads(r, "policy.decided")] == [
         ("allow", None), ("deny", "flagged")]
     assert tool_texts(prov.requests[2]) == ['{"flag":false}', "flagged"]
+
+
+def test_a_blank_host_reason_is_named_as_no_reason():
+    import interp_host
+    interp_host.BLANK = lambda ctx: ("deny", "   ") if ctx["moment"] == "before" else None
+    agent, prov = make('agent g { tools = [pay] policies = [b] }\n'
+                       'tool pay { description = "p" input { amount: number } impl = returns("ok") }\n'
+                       'policy b { impl = python("interp_host:BLANK") }\n', [call("pay", amount=1), "ok"])
+    agent.run("hi")
+    assert tool_texts(prov.requests[1]) == ["Denied by policy `b` (no reason given)."]

@@ -300,7 +300,7 @@ def test_github_caps_annotations_and_counts_the_rest():
     assert lines[-5].startswith("::notice title=afpc::4 more diagnostics not shown")
     assert "::error title=AFP101::e9" in lines and not any("::e10" in ln for ln in lines)
     # (the ones GitHub would drop are printed in the log, as `short` writes them)
-    assert lines[-4:] == [ln for ln in render(ds, {}, "short").splitlines()
+    assert lines[-4:] == ["afpc: " + ln for ln in render(ds, {}, "short").splitlines()
                           if ln.endswith(("e10", "e11", "e12", "w10"))]
 
 
@@ -308,7 +308,7 @@ def test_github_keeps_a_notice_slot_for_the_count():
     ds = [Diagnostic("AFP999", Severity.NOTE, f"n{i}") for i in range(11)]
     lines = render(ds, {}, "github").splitlines()
     assert len(lines) == 12 and lines[-3].startswith("::notice title=afpc::2 more diagnostics")
-    assert lines[-2:] == render(ds[-2:], {}, "short").splitlines()
+    assert lines[-2:] == ["afpc: " + ln for ln in render(ds[-2:], {}, "short").splitlines()]
 
 
 def test_github_under_the_cap_adds_no_count():

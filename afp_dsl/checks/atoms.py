@@ -181,8 +181,8 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     # Speed: `path OP literal` (most comparisons) is neither always false (no list, no regex;
     # `mentions` aside) nor constant (a path), so it skips both tests
     if not (type(c.left) is ir.Path and type(c.right) is ir.Lit and c.op != "mentions"):
-        if _has_invalid(c.left) or _has_invalid(c.right):  # (the front end reported it)
-            return _opaque(c, neg, "an operand already reported")
+        if _has_invalid(c.left) or _has_invalid(c.right) or _holds_condition(c):
+            return _opaque(c, neg, "an operand already reported")  # (AFP106, or AFP001)
         if _always_false(c):
             return Atom("const", truth=neg, **base)
         if _constant(c.left) and _constant(c.right):
@@ -291,6 +291,19 @@ def _opaque(c: Any, neg: bool, note: str) -> Atom:
                 positive=not neg)
 
 
+_CONDITIONS = (ir.Compare, ir.And, ir.Or, ir.Not)
+
+
+def _holds_condition(c: ir.Compare) -> bool:
+    """A condition as an operand (`(x > 1) == true`, `mentions [x > 1]`): AFP001, judged no
+    further."""
+    for o in (c.left, c.right):
+        if isinstance(o, _CONDITIONS) or (
+                isinstance(o, ir.ListExpr) and any(isinstance(i, _CONDITIONS) for i in o.items)):
+            return True
+    return False
+
+
 def _bare_atom(e: Any, neg: bool) -> Atom:
     """A bare operand used as a condition: it holds only when its value is exactly `true`."""
     if isinstance(e, ir.Lit):
@@ -377,15 +390,34 @@ def dnf(exprs: Iterable[Any]) -> list[tuple[Atom, ...]] | None:
     if type(exprs) is list and len(exprs) == 1 and type(exprs[0]) is ir.Compare:
         return [(compare_atom(exprs[0]),)]  # Speed: a lone comparison (most guards), as below
     exprs = [e for e in exprs if e is not None]
-    items = [_nnf(e, False) for e in exprs]
+    # Speed: splitting keyword lists multiplies atoms; past a few keywords in all (entries
+    # covered by many earlier ones) the lists stay whole, as they were before splitting
+    split = sum(_word_count(e) for e in exprs) <= MAX_SPLIT_WORDS
+    items = [_nnf(e, False, split) for e in exprs]
     if len(items) == 1 and isinstance(items[0], Atom):  # Speed: a lone comparison (most guards)
         return [(items[0],)]
     node = ("and", items)
     if _size(node) > MAX_CASES:  # (keyword lists split into too many cases: kept whole)
+        if not split:
+            return None
         node = ("and", [_nnf(e, False, split_words=False) for e in exprs])
         if _size(node) > MAX_CASES:
             return None
     return _dnf(node)
+
+
+MAX_SPLIT_WORDS = 24
+
+
+def _word_count(e: Any) -> int:
+    """The keywords of the `mentions` lists in `e` (what splitting them would make atoms of)."""
+    if isinstance(e, ir.Compare):
+        return len(e.right.items) if e.op == "mentions" and isinstance(e.right, ir.ListExpr) else 0
+    if isinstance(e, (ir.And, ir.Or)):
+        return sum(_word_count(i) for i in e.items)
+    if isinstance(e, ir.Not):
+        return _word_count(e.item)
+    return 0
 
 
 def complementary(atoms: tuple[Atom, ...]) -> bool:

@@ -115,10 +115,12 @@ _INNER = _BRANCHES | {ir.Compare, ir.Not}  # the nodes `walk` looks into
 
 # ---------------------------------------------------------------- roots and paths
 def has_unknown_operand(analysis: Analysis, site: S.Site) -> bool:
-    """Does the site's expression name an unknown root or field (AFP303/AFP304), or hold an
-    operand the front end rejected (`ir.Invalid`, AFP106)?"""
+    """Does the site's expression name an unknown root or field (AFP303/AFP304), hold an
+    operand the front end rejected (`ir.Invalid`, AFP106) or a condition as an operand (AFP001)?"""
+    nodes = walk(site.expr)
     return (any(d.code in ("AFP303", "AFP304") for _, d in operand_problems(analysis, site))
-            or any(type(n) is ir.Invalid for n in walk(site.expr)))
+            or any(type(n) is ir.Invalid for n in nodes)
+            or any(True for _ in _nested_conditions(nodes)))  # (AFP001: a condition as operand)
 
 
 def operand_problems(analysis: Analysis, site: S.Site,

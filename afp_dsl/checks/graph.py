@@ -155,21 +155,23 @@ def _dead_entries(v: GraphView) -> Iterator[Diagnostic]:
 
 def _stranded_bases(v: GraphView, first: G.EntryEdge) -> Iterator[Diagnostic]:
     """A later unconditional entry with routes of its own (the original's dead-entry-step):
-    the cursor starts on the first unconditional entry and reaches this one only along a route
-    into it, of which there is none, so its deterministic routes never fire."""
-    into = {e.dst for e in v.routes}
+    the cursor starts on the first unconditional entry, and with no route into this one it
+    becomes the cursor only when the model picks it (`read_skill`; an entry is always
+    reachable), so its routes fire only after such a pick."""
+    into = {e.dst for e in v.routes if e.src != e.dst}
     for e in v.entries:
         if e.index <= first.index or e.entry.when is not None or e.dst in into or e.dst == first.dst:
             continue
         out = [r for r in v.routes if r.src == e.dst and r.deterministic]
         if out:
-            yield diag("AFP204", f"the routes out of entry `{v.name(e.dst)}` never fire",
-                       e.entry.span, "the cursor is never here",
+            yield diag("AFP204", f"the routes out of entry `{v.name(e.dst)}` fire only after the "
+                       f"model picks it", e.entry.span, "the cursor starts elsewhere",
                        secondary=(Label(first.entry.span, "the cursor starts here", False),)
-                       + tuple(Label(r.route.span, "never fires", False) for r in out),
+                       + tuple(Label(r.route.span, "fires only from a model pick", False)
+                               for r in out),
                        notes=(f"`entry {v.name(first.dst)}` comes first and has no condition, so "
                               f"the cursor starts there; `{v.name(e.dst)}` is active every "
-                              "iteration as a base, but no route leads the cursor to it",),
+                              "iteration as a base, but only `read_skill` moves the cursor to it",),
                        help=f"route into `{v.name(e.dst)}`, or make it the first entry")
 
 

@@ -70,7 +70,8 @@ def _block(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyBlock,
                        "only `before` can pause for a person",
                        notes=("a pause needs a tool call that has not run yet",),
                        help="use `deny`, or move the rule to a `before` block")
-    missing = _missing_tool(analysis, module, block, users)
+    missing = None if any(analysis.misspelt(m, a) for m, a in users) else \
+        _missing_tool(analysis, module, block, users)  # (`tols = [t]`: its tools are unknown)
     if missing is not None:
         yield missing
         return

@@ -284,10 +284,9 @@ def _input_schema(tool: ir.Tool | None, name: str, scope: _Scope) -> Any:
         return thaw(tool.input.json) if tool.input is not None else None
     if name == "read_skill":  # (with a misspelt skill or graph, the ids known are not all)
         ids = {"type": "string"} if scope.incomplete else {"enum": list(scope.skills)}
-        return {"type": "object", "properties": {"id": ids},
-                "required": ["id"], "additionalProperties": False}
-    return {"type": "object", "properties": {"reason": {"type": "string"}},
-            "required": ["reason"], "additionalProperties": False}
+        return {"type": "object", "properties": {"id": ids}, "required": ["id"]}
+    # (an extra field is tolerated, as at run time: `skills.SKIP_SCHEMA`)
+    return {"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}
 
 
 def _args(call: ir.ScriptedCall, schema: Any) -> Iterator[Diagnostic]:
