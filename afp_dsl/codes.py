@@ -158,9 +158,10 @@ _ALL = [
     _c("AFP213", "agent-tool-cycle", E, "an agent reaches itself through agent-backed tools",
        "`impl = agent(NAME)` runs another agent; a cycle would never end.\n\nFix: break the cycle."),
     _c("AFP214", "body-foreign-tool", W, "a skill's body names a tool of another skill",
-       "A skill's body is what the model reads while the skill is active; a tool it names that\n"
-       "belongs to another skill (and is no agent's baseline tool) is not offered then, so the\n"
-       "model is told to use a tool it does not have. A name counts as a whole word.\n\n"
+       "A skill's body is what the model reads while the skill is active; with\n"
+       "`tool_scope = \"active\"`, a tool it names that belongs to another skill (and is no\n"
+       "baseline tool, nor a persistent base's) is not offered then, so the model is told to\n"
+       "use a tool it does not have. A name counts as a whole word.\n\n"
        "Fix: add the tool to the skill's `tools`, or reword the body."),
     _c("AFP215", "body-unknown-tool", W, "a skill's body calls a tool that does not exist",
        "A `snake_case(` call written in a skill's body (the original framework's pattern\n"

@@ -6,15 +6,17 @@ import pytest
 
 import afp_dsl
 
-SPEC = ('agent ag {{ skills = [s, r] tools = [{baseline}] }}\n'
+SPEC = ('agent ag {{ skills = [s, r] tools = [{baseline}] tool_scope = "{scope}" }}\n'
         'tool lookup_orders {{ description = "l" }}\ntool issue_refund {{ description = "i" }}\n'
         'tool notify_user {{ description = "n" }}\n'
         'skill s {{ description = "s" body = "{body}" tools = [{tools}] }}\n'
         'skill r {{ description = "r" tools = [issue_refund] }}\n')
 
 
-def codes(body: str, tools: str = "lookup_orders", baseline: str = "notify_user") -> list[str]:
-    return [d.code for d in afp_dsl.check(SPEC.format(body=body, tools=tools, baseline=baseline))]
+def codes(body: str, tools: str = "lookup_orders", baseline: str = "notify_user",
+          scope: str = "active") -> list[str]:
+    spec = SPEC.format(body=body, tools=tools, baseline=baseline, scope=scope)
+    return [d.code for d in afp_dsl.check(spec)]
 
 
 @pytest.mark.parametrize("body, found", [
@@ -31,9 +33,15 @@ def test_a_body_is_read_for_tool_names(body: str, found: list[str]) -> None:
 
 def test_the_unknown_call_suggests_a_close_tool() -> None:
     (d,) = afp_dsl.check(SPEC.format(body="Call lookup_order(id).", tools="lookup_orders",
-                                     baseline="notify_user"))
+                                     baseline="notify_user", scope="active"))
     assert d.severity.value == "warning" and d.help == "did you mean `lookup_orders`?"
 
 
 def test_a_skill_whose_tools_are_misspelt_is_not_judged() -> None:
     assert codes("then issue_refund", tools="lookup_ordrs") == ["AFP101"]
+
+
+def test_every_tool_is_offered_by_default_so_naming_another_skills_is_fine() -> None:
+    """semantics §2: with `tool_scope = "always"` (the default) every skill's tools are offered."""
+    assert codes("Call lookup_orders(id), then issue_refund.", scope="always") == []
+    assert codes("Call lookup_order(id).", scope="always") == ["AFP215"]

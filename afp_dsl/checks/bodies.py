@@ -2,7 +2,9 @@
 
 Role:       checks layer; `check_bodies(analysis)` reads each skill's `body` text for tool names.
 Emits:      AFP214 body-foreign-tool (warning): the body names, as a whole word, a tool of
-            another skill that is neither one of its own nor a baseline tool of an agent;
+            another skill that is not offered while it is active (every agent using the skill
+            has `tool_scope = "active"`; not one of its own, a baseline tool or a persistent
+            base's);
             AFP215 body-unknown-tool (warning): the body calls `snake_case(...)`, and no tool
             (nor built-in) has that name.
 Invariants: pure; a body is prose, so both are warnings, one per name and skill, at the body.
@@ -17,6 +19,7 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..suggest import closest
+from . import graphview as G
 from .tests import BUILTINS
 
 # The original's pattern of a call written in prose: a snake_case name (one `_` at least), then `(`
@@ -45,8 +48,10 @@ def check_bodies(analysis: Analysis) -> Iterable[Diagnostic]:
             owners.setdefault(t, []).append(s.name)
     baseline = frozenset(t.name for m, a in analysis.decls(ir.Agent) for t in
                          (analysis.lookup(m, r, ir.Tool) for r in a.tools) if t is not None)
+    scoped = _scoped_users(analysis)
     for m, s in skills:
         names, complete = owned[(m, s.name)]
+        users = scoped.get((m, s.name))  # (None: some agent offers it every tool, no AFP214)
         text = s.body.value
         # Speed: most bodies name no tool and call nothing: two scans of the text, no more
         named = [w for w in _WORD.findall(text) if w in owners]
@@ -54,10 +59,39 @@ def check_bodies(analysis: Analysis) -> Iterable[Diagnostic]:
             continue
         if not complete or analysis.misspelt(m, s):
             continue  # (its tools are unknown: AFP104 or AFP101 is the root cause)
-        yield from _body(s, named, set(names), baseline, owners, tools)
+        yield from _body(s, named if users is not None else [], set(names), baseline | (users or set()),
+                         owners, tools)
 
 
-def _body(s: ir.Skill, named: list[str], own: set[str], baseline: frozenset[str],
+def _scoped_users(analysis: Analysis) -> dict[tuple[str, str], frozenset[str]]:
+    """For each skill that every agent using it runs with `tool_scope = "active"` (only the
+    active skills' tools are offered; the default offers every skill's tools), the tools offered
+    beside its own whatever is active: those of the graph's persistent bases (its unconditional
+    entries). A skill some agent uses with every tool offered is left out."""
+    out: dict[tuple[str, str], set[str]] = {}
+    open_to_all: set[tuple[str, str]] = set()
+    for m, a in analysis.decls(ir.Agent):
+        keys = [(r.module, r.decl.name) for r in (analysis.resolve(m, ref) for ref in a.skills)
+                if r is not None and isinstance(r.decl, ir.Skill)]
+        bases: set[str] = set()
+        g = G.agent_graph(analysis, m, a)
+        if g is not None:
+            v = G.view(analysis, g[0], g[1])
+            keys += list(v.nodes)
+            for e in v.entries:
+                if e.entry.when is None:
+                    node = v.nodes[e.dst]
+                    bases.update(t.name for t in (analysis.lookup(e.dst[0], r, ir.Tool)
+                                                  for r in node.skill.tools) if t is not None)
+        for key in keys:
+            if a.tool_scope != "active":
+                open_to_all.add(key)
+            else:
+                out.setdefault(key, set()).update(bases)
+    return {k: frozenset(v) for k, v in out.items() if k not in open_to_all}
+
+
+def _body(s: ir.Skill, named: list[str], own: set[str], baseline: frozenset[str] | set[str],
           owners: dict[str, list[str]], tools: frozenset[str]) -> Iterator[Diagnostic]:
     text, span = s.body.value, s.body.span
     for name in sorted(set(named)):
