@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from . import ir
-from .plan import plan_of
+from .plan import plan_of, record_names
 from .redaction import Redactor
 from .recorder import Recorder, run_clock
 from .runtime import RunCtx
@@ -55,7 +55,8 @@ def run_inner(ctx: RunCtx, call, args: dict, info):
     state = RunState(run_id, plan.name, inner_message(info.schema, args))
     red = _redactor(ctx, plan)
     trace = Trace(run_id)
-    inner = RunCtx(ctx.session, plan, state, Recorder(trace, red, clock=_clock(ctx, 0)), red,
+    inner = RunCtx(ctx.session, plan, state, Recorder(trace, red, clock=_clock(ctx, 0),
+                                                        names=record_names(plan)), red,
                    red.for_model(), parent=ctx)
     core = yield from run_core(inner)
     return _result(ctx, call, info, core, trace)
@@ -75,7 +76,8 @@ def resume_inner(ctx: RunCtx, call, info, checkin: dict, resume: dict):
     red = _redactor(ctx, plan)
     trace = Trace(state.run_id, [Event.from_dict(e) for e in checkin.get("inner_events", [])])
     inner = RunCtx(ctx.session, plan, state,
-                   Recorder(trace, red, state.seq, state.time, _clock(ctx, state.time)), red,
+                   Recorder(trace, red, state.seq, state.time, _clock(ctx, state.time),
+                            record_names(plan)), red,
                    red.for_model(), parent=ctx)
     core = yield from run_core(inner, {k: v for k, v in resume.items() if k != "checkin"})
     return _result(ctx, call, info, core, trace)

@@ -320,3 +320,14 @@ def find_agent(analysis: Analysis, name: str | None) -> tuple[ir.Agent, str] | N
         if d.name == name:
             return d, mod
     return None
+
+
+def record_names(plan: Plan) -> frozenset[str]:
+    """The names a record keeps as written whatever the redact rules say (`redaction_events`):
+    every declaration of the program (agents, tools, skills, graphs, context, policies,
+    redact rules, tests) and the built-in tools. Once per program."""
+    from .skills import BUILTINS
+    analysis = plan.analysis
+    return analysis.memo(("record_names",), lambda: frozenset(
+        [d.name for _, d in analysis.decls() if isinstance(getattr(d, "name", None), str)]
+        + list(BUILTINS)))

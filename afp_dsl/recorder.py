@@ -17,6 +17,7 @@ from .effects import ClockError, LogicalClock
 from .evidence import clip_evidence
 from .frozen import a_type
 from .redaction import Redactor
+from .redaction_events import scrub_event
 from .source import Span
 from .trace import Event, Trace
 
@@ -49,14 +50,16 @@ class Recorder:
     """Appends redacted events to a trace, each at the time the Effects clock gives."""
 
     __slots__ = ("trace", "redactor", "seq", "time", "_append", "clock", "_next", "_logical",
-                 "_prefix")
+                 "_prefix", "names")
 
     def __init__(self, trace: Trace, redactor: Redactor, seq: int = 0, time: int = 0,
-                 clock: Any = None):
+                 clock: Any = None, names: frozenset[str] = frozenset()):
         """`clock`: the run's Effects clock (`Effects.clock(time)`), read once per event; None
         or a plain `LogicalClock` ticks here, one per event, without a call (the same times).
         A clock whose first answer is not a number (a wall clock, for host tools) is not read
-        again: the events count their own ticks."""
+        again: the events count their own ticks. `names`: the program's declared names, which
+        redaction never rewrites (`redaction_events`)."""
+        self.names = names
         self.trace = trace
         self._append = trace.appender()
         self._prefix = f"{trace.run_id}:"  # (an event's id is this and its seq's text)
@@ -134,7 +137,7 @@ class Recorder:
                     else:
                         red.vouch(eid, vouch)
             else:  # (a clean payload is kept as is, as it is with no rules at all: scrubbing
-                payload = red.scrub(payload, at=kind)  # would only copy it)
+                payload = scrub_event(red, kind, payload, self.names)  # would only copy it)
         if clip:
             payload = clip_evidence(kind, payload)
         self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
@@ -157,7 +160,7 @@ class Recorder:
         red = self.redactor
         if (red._rules or red._memory.values) and not red.is_clean_shaped(payload, shape, tail,
                                                                          iteration):
-            payload = red.scrub(payload, at=kind)
+            payload = scrub_event(red, kind, payload, self.names)
         self._append(_new(Event, (self.seq, eid, kind, iteration, self.time, (cause,), source,
                                   payload)))
         return eid
@@ -207,7 +210,7 @@ class Recorder:
             payload["call_id"] = call_id
             payload["iteration"] = iteration
             if check and not red.is_clean_shaped(payload, shape, call_id, iteration):
-                payload = red.scrub(payload, at="policy.decided")
+                payload = scrub_event(red, "policy.decided", payload, self.names)
             self.seq = seq = self.seq + 1
             self.time = time = self.time + 1 if self.clock is None else self._tick()
             append(_new(Event, (seq, self._prefix + seq_text(seq), "policy.decided",
@@ -229,7 +232,7 @@ class Recorder:
         if (red._rules or red._memory.values) and (  # Speed: the vouch's test inline
                 token != red._vouched or red._clean_version != red._memory.version) and (
                 not red.is_clean_vouched(payload, token)):
-            payload = red.scrub(payload, at=kind)
+            payload = scrub_event(red, kind, payload, self.names)
         self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
                                   (cause,) if cause else (), source, payload)))
         return eid
@@ -260,7 +263,7 @@ class Recorder:
             else:
                 clean = red.is_clean_vouched_plus(payload, token, keys, values)
             if not clean:
-                payload = red.scrub(payload, at=kind)
+                payload = scrub_event(red, kind, payload, self.names)
         self._append(_new(Event, (self.seq, eid, kind, iteration, self.time,
                                   tuple(filter(None, caused_by)), source, payload)))
         return eid

@@ -26,7 +26,7 @@ from .interp import CoreResult, run_core
 from .known_secrets import prime_redactor, relearn
 from .launch_checks import (check_agent_args, check_conversation, check_message, check_model,
                             check_run_id, no_agent)
-from .plan import Plan, find_agent, plan_of
+from .plan import Plan, find_agent, plan_of, record_names
 from .providers.mock import mock
 from .redaction import Redactor
 from .results import (AgentNotFound, CheckIn, Checkpoint, Conversation, Decision,  # noqa: F401
@@ -206,7 +206,8 @@ class Agent(ResumePrep):
         return red
 
     def _ctx(self, state: RunState, trace: Trace, red: Redactor) -> RunCtx:
-        rec = Recorder(trace, red, state.seq, state.time, run_clock(self.effects, state.time))
+        rec = Recorder(trace, red, state.seq, state.time, run_clock(self.effects, state.time),
+                       record_names(self.plan))
         return RunCtx(self.session, self.plan, state, rec, red, red.for_model())
 
     def _conversation_of(self, run_id: str) -> Conversation | None:

@@ -90,18 +90,24 @@ def test_a_shaped_composition_records_what_the_full_check_records(name, message,
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_a_pattern_matching_a_tool_name_is_applied_as_by_the_full_check(name, tool,
                                                                         monkeypatch) -> None:
+    """The pattern scrubs the run's data, never a declared name (`redaction_events`)."""
     patterns = f", /{tool[:-1]}[{tool[-1]}]/"
     shaped = _run(SCRIPTS[name], True, monkeypatch, patterns=patterns)
     assert shaped == _run(SCRIPTS[name], False, monkeypatch, patterns=patterns)
     composed = [p for kind, _, p in shaped if kind == "context.composed"]
-    assert all(t["name"] != tool for p in composed for t in p["tools"])
+    offered = {t["name"] for p in composed for t in p["tools"]}
+    assert "echo" in offered and offered <= {"echo", "login", "lookup", "read_skill"}
 
 
-def test_a_tool_name_remembered_after_the_shape_was_found_clean_is_scrubbed(monkeypatch) -> None:
+def test_a_tool_name_remembered_after_the_shape_was_found_clean_is_kept_as_a_name(monkeypatch) -> None:
+    """A secret equal to a tool's name is scrubbed from the data (the result it came in), not
+    from where the trace names the tool."""
     events = _run(SCRIPTS["tool name remembered"], True, monkeypatch)
     composed = [p for kind, _, p in events if kind == "context.composed"]
     assert [t["name"] for t in composed[0]["tools"]][:2] == ["echo", "login"]
-    assert [t["name"] for t in composed[-1]["tools"]][:2] == ["[REDACTED]", "login"]
+    assert [t["name"] for t in composed[-1]["tools"]][:2] == ["echo", "login"]
+    returned = [p for kind, _, p in events if kind == "tool.returned" and p["tool"] == "login"]
+    assert returned[0]["result"] == {"password": "[REDACTED]"}
 
 
 def test_the_shape_is_taken(monkeypatch) -> None:
