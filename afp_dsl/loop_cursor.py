@@ -7,7 +7,8 @@ Role:       `cursor_step(ctx)` asks `cursor` for the decision (cold start, route
             `interp`.
 Emits:      route.evaluated, route.conflict, cursor.moved.
 Invariants: one decision per iteration (a retry reuses it: `interp` checks `state.decided`); a
-            move resets the step pointers of the skills it leaves and enters.
+            move (a fired self-loop too) resets the step pointers of the skill it enters and of
+            the skill it leaves, unless that one stays active as a persistent base.
 """
 from __future__ import annotations
 
@@ -38,11 +39,20 @@ def cursor_step(ctx: RunCtx) -> None:
                        for x in d.losers]}, source=d.edge.span,
             caused_by=cause + _loser_evidence(d, evaluated))
     eid = _record_move(ctx, d, cause)
-    if d.to != st.cursor or d.cause == "continuity":
-        for name in (st.cursor, d.to):
-            if name is not None:
-                st.steps[name] = 0  # a cursor move resets the procedure
+    if d.to != st.cursor or d.cause in ("continuity", "route"):
+        _reset_steps(ctx, st.cursor, d.to)
         st.cursor, st.cursor_cause, st.cursor_event = d.to, d.cause, eid
+
+
+def _reset_steps(ctx: RunCtx, left: str | None, entered: str | None) -> None:
+    """A cursor move resets the procedure of the skill it enters (a fired self-loop restarts
+    it, as AFP206 says), and of the skill it leaves, unless that one stays active: a
+    persistent base (an unconditional entry) goes on with its procedure where it was."""
+    st, graph = ctx.state, ctx.plan.graph
+    if entered is not None:
+        st.steps[entered] = 0
+    if left is not None and left != entered and not (graph is not None and left in graph.bases):
+        st.steps[left] = 0
 
 
 def _loser_evidence(d: CursorDecision, evaluated: list[str]) -> tuple[str, ...]:

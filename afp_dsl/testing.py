@@ -22,7 +22,7 @@ from .frozen import thaw
 from .providers.base import Reply, ToolCall
 from .providers.mock import MockProvider
 from .runtime import Stub, Stubs
-from .trace import Event
+from .trace import Event, takes_edge
 
 
 @attrs.frozen
@@ -253,12 +253,13 @@ def _called(case: _Case, st: ir.ExpectCalled) -> None:
 
 
 def _route(case: _Case, st: ir.ExpectRoute) -> None:
-    moves = [(e.payload.get("from"), e.payload.get("to")) for e in _events(case, "cursor.moved")
-             if e.payload.get("cause") not in ("stay", "none")]
-    if (st.src.name, st.dst.name) not in moves:
+    moved = _events(case, "cursor.moved")
+    if not any(takes_edge(e.payload, st.src.name, st.dst.name) for e in moved):
+        moves = [(e.payload.get("from"), e.payload.get("to")) for e in moved
+                 if e.payload.get("cause") in ("route", "model-pick") and e.payload.get("edge")]
         taken = ", ".join(f"{a} -> {b}" for a, b in moves) or "none"
         case.fail(st, f"edge `{st.src.name} -> {st.dst.name}` was not taken",
-                  f"{st.src.name} -> {st.dst.name}", f"moves taken: {taken}")
+                  f"{st.src.name} -> {st.dst.name}", f"edges taken: {taken}")
 
 
 def _cursor(case: _Case, st: ir.ExpectCursor) -> None:

@@ -61,6 +61,14 @@ class Event(NamedTuple):
         return dumps(self.to_dict())
 
 
+def takes_edge(payload: Any, src: str, dst: str) -> bool:
+    """True when a `cursor.moved` payload took the declared edge `src -> dst`: a route fired
+    over it, or the model picked `dst` over it (the move names the edge). An entry, a stay, or
+    a pick no route from `src` allowed moves the cursor without taking an edge."""
+    return (isinstance(payload, dict) and payload.get("from") == src and payload.get("to") == dst
+            and payload.get("cause") in ("route", "model-pick") and payload.get("edge") is not None)
+
+
 def tally(events: Iterable[Event]) -> dict:
     """For a run without `run.finished` (still going, or its process was cut off): the counts
     `run.finished` would give, counted from its events, and `so_far: True`. Stored payloads are

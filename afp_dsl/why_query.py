@@ -12,7 +12,7 @@ import re
 from typing import Any, Callable
 
 from .suggest import closest
-from .trace import Event, Trace
+from .trace import Event, Trace, takes_edge
 from .why import Index, Locator, WhyNode, items, name_of, payload
 from .why_describe import describe
 from .why_walk import Walker
@@ -165,7 +165,8 @@ def edge_tree(w: Walker, edge: str) -> WhyNode:
     name = f"{a} -> {b}"
     evals = [e for e in ix.events if e.kind == "route.evaluated"
              and (payload(e).get("from"), payload(e).get("to")) == (a, b)]
-    moves = [e for e in ix.events if e.kind == "cursor.moved"
+    moves = [e for e in ix.events if e.kind == "cursor.moved" and takes_edge(payload(e), a, b)]
+    other = [e for e in ix.events if e.kind == "cursor.moved" and not takes_edge(payload(e), a, b)
              and (payload(e).get("from"), payload(e).get("to")) == (a, b)]
     lost = [e for e in ix.events if e.kind == "route.conflict" and payload(e).get("from") == a
             and any(x.get("to") == b for x in items(payload(e), "losers") if isinstance(x, dict))]
@@ -181,11 +182,20 @@ def edge_tree(w: Walker, edge: str) -> WhyNode:
     else:
         text = f"edge `{name}` never fired and was never evaluated"
         kids += _never_evaluated(w, a, b)
+    kids += [WhyNode("note", f"the cursor went from `{a}` to `{b}` at iteration {e.iteration} "
+                     f"by {_by(payload(e).get('cause'))}, not over the edge", None, None, {},
+                     (w.node(e),)) for e in other]
     rejected = [e for e in ix.events if e.kind == "skill.rejected"
                 and payload(e).get("cursor") == a and payload(e).get("requested") == b]
     kids += [w.node(r) for r in rejected]
     data = {"from": a, "to": b, "taken": bool(moves), "evaluations": len(evals)}
     return WhyNode("edge_query", text, None, None, data, tuple(kids))
+
+
+def _by(cause: Any) -> str:
+    return {"entry": "an entry", "stay": "staying", "continuity": "continuity (a follow-up run "
+            "starts where the last ended)", "model-pick": "the model's pick (no route from the "
+            "skill allowed it)"}.get(cause, f"cause `{cause}`")
 
 
 def _never_evaluated(w: Walker, a: str, b: str) -> list[WhyNode]:

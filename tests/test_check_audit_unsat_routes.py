@@ -46,3 +46,17 @@ def test_no_way_out_does_not_count_a_route_whose_guard_never_holds():
 }
 """
     assert [d.code for d in analyse(text, "t.afp")[1]] == ["AFP208"]
+
+
+def test_a_route_guard_reading_the_first_iteration_never_holds():
+    """A route is decided at the iteration after its tool ran (at least 2): `iteration == 1`
+    or `iteration < 2` in a route guard never holds (AFP208); in an entry it can."""
+    from check_support import codes
+    for guard in ("iteration == 1", "iteration < 2", "iteration <= 1 and result.v > 0"):
+        text = HEAD + f"graph g {{\n  entry s1\n  route s1 -> s2 on t when {guard}\n}}\n"
+        assert "AFP208" in codes(text), guard
+    for guard in ("iteration == 2", "iteration > 1", "iteration < 3"):
+        text = HEAD + f"graph g {{\n  entry s1\n  route s1 -> s2 on t when {guard}\n}}\n"
+        assert "AFP208" not in codes(text), guard
+    entry = HEAD + "graph g {\n  entry s1 when iteration == 1\n  route s1 -> s2 on t\n}\n"
+    assert "AFP208" not in codes(entry)

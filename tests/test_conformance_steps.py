@@ -131,6 +131,35 @@ def test_a_cursor_move_resets_the_pointer():
     assert tools["one"].description.startswith("[Step 1 of 2")
 
 
+
+def test_a_persistent_base_left_mid_procedure_goes_on_where_it_was():
+    """The cursor leaves the base `proc` after step 1 (`route proc -> out on one`); the base
+    stays active, so its procedure goes on at step 2 (before, the move reset it to step 1,
+    and the nudge said step 1 had not run though it had)."""
+    spec = (PROC % "").replace("route proc -> out on leave", "route proc -> out on one")
+    agent, prov = make(spec, [call("one"), call("two"), "done"])
+    r = agent.run("hi")
+    assert r.outcome == "answered"
+    assert ("proc", "out", "route") in [(p["from"], p["to"], p["cause"])
+                                        for p in payloads(r, "cursor.moved")]
+    tools = {t.name: t for t in prov.requests[1].tools}
+    assert tools["two"].description.startswith("[Step 2 of 2") and "one" not in tools
+    assert [p["step"] for p in payloads(r, "step.advanced")] == [1, 2]
+    assert "steps.unfinished" not in kinds(r)
+
+
+def test_a_fired_self_loop_restarts_the_procedure():
+    """AFP206: a self-loop never moves the cursor; it resets the skill's steps."""
+    spec = (PROC % "").replace("route proc -> out on leave", "route proc -> proc on two")
+    agent, prov = make(spec, [call("one"), call("two"), "done", "stopping"])
+    r = agent.run("hi")
+    moved = [(p["from"], p["to"], p["cause"]) for p in payloads(r, "cursor.moved")]
+    assert ("proc", "proc", "route") in moved
+    tools = {t.name: t for t in prov.requests[2].tools}
+    assert tools["one"].description.startswith("[Step 1 of 2")
+    assert [p["step"] for p in payloads(r, "steps.unfinished")] == [1, 1]
+
+
 BUDGET = """
 agent g { max_iterations = 2 tools = [work] %s }
 tool work { description = "work" impl = returns("worked") }

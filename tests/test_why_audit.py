@@ -210,3 +210,44 @@ def test_a_long_run_is_explained_down_to_a_pointer_where_the_tree_stops():
     again, query = why_tree(r.trace, deeper)
     assert query == {"event": deeper} and again.event == deeper and again.kind != "ref"
     assert again.children and "(the tree stops" not in render_text(again).splitlines()[0]
+
+
+def test_a_stay_is_not_the_self_loop_edge_taken():
+    """`why --edge start->start` on a run that only stayed: no such edge exists and none was
+    taken (before, every `cursor.moved` from `start` to `start` counted as the edge taken)."""
+    r = _stay_run()
+    text = r.why(edge="start->start")
+    assert "was taken" not in text, text
+    assert "never fired" in text and "by staying, not over the edge" in text, text
+    doc = json.loads(r.why(edge="start->start", format="json"))
+    assert doc["tree"]["data"]["taken"] is False
+
+
+def test_the_edge_that_fired_is_taken():
+    agent = afp.load(STAY).agent(provider=afp.providers.mock([[("probe", {"q": "a"})], "deep"]),
+                                 tools={"probe": lambda q: {"level": 5}})
+    r = agent.run("go")
+    text = r.why(edge="start->deep")
+    assert "edge `start -> deep` was taken (iteration 2)" in text, text
+
+
+def test_expect_route_is_not_met_by_a_stay(tmp_path):
+    from afp_dsl.api import Program, analyse
+    from afp_dsl.testing import collect, run_test
+    f = tmp_path / "stay.afp"
+    f.write_text(STAY + """
+test stays {
+  user "go"
+  model calls probe { q: "a" }
+  tool probe returns { level: 1 }
+  model says "low"
+  expect route start -> start
+}
+""", encoding="utf-8")
+    loaded, diags = analyse(f)
+    program = Program(loaded, diags)
+    [t] = collect(program, str(f), None)
+    result = run_test(program, t, str(f))
+    assert not result.passed
+    text = "\n".join(map(str, result.failures))
+    assert "edge `start -> start` was not taken" in text and "edges taken: none" in text, text

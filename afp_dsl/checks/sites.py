@@ -260,7 +260,13 @@ def _place_facts(site: Site, key: Key) -> Iterator[Atom]:
         yield _type(key, {"number"}, "`iteration` is a number")
         yield Atom("type", key, types=frozenset({"number"}), integer=True, level="edge",
                    text="`iteration` is a whole number")
-        yield Atom("ord", key, op=">=", bound=1, level="edge", text="`iteration` counts from 1")
+        if site.place == "route":  # (semantics §4: decided before the next LLM call)
+            yield Atom("ord", key, op=">=", bound=2, level="edge",
+                       text="a route is decided at the iteration after its tool ran, so "
+                            "`iteration` is at least 2 there")
+        else:
+            yield Atom("ord", key, op=">=", bound=1, level="edge",
+                       text="`iteration` counts from 1")
     elif root == "status" and not segs:
         yield Atom("eq", key, values=STATUSES, level="schema", text=_vocab_text("status"))
         if site.statuses:
