@@ -30,7 +30,8 @@ class Analysis:
     """Symbol tables of every module of a program, built once, plus derived facts that several
     checks share (`memo`): the IR is frozen, so anything computed from it stays valid."""
 
-    def __init__(self, program: ir.Program, misspelt: Iterable[Span] = ()):
+    def __init__(self, program: ir.Program, misspelt: Iterable[Span] = (),
+                 schema_errors: Iterable[Span] = ()):
         self.program = program
         self.modules: dict[str, ir.Module] = {m.key: m for m in program.modules}
         self.symbols: dict[str, dict[str, ir.Decl]] = {}
@@ -45,6 +46,15 @@ class Analysis:
         self._memo: dict[Hashable, Any] = {}
         self._by_kind: dict[type | None, list[tuple[str, ir.Decl]]] = {}
         self._misspelt = _holders(program, misspelt)
+        self._schema_errors = tuple(schema_errors)
+
+    def schema_reported(self, schema: ir.Schema) -> bool:
+        """True when the front end reported a problem inside `schema` (AFP301: an unknown type
+        or constraint, bounds that leave no value): the schema lowered without it is not the
+        one meant, so judging values against it would only cascade (one root cause, one
+        diagnostic)."""
+        at = schema.span
+        return any(s.file == at.file and at.start <= s.start < at.end for s in self._schema_errors)
 
     def misspelt(self, module: str, decl: ir.Decl) -> bool:
         """True when `decl` has an unknown attribute spelt like one that refers to others

@@ -142,9 +142,16 @@ def _analysed(path: str | os.PathLike | None, text: str | None,
     program, diags = result.program, result.diagnostics
     syntax_error = any(d.code == "AFP001" for d in diags)  # later checks would only cascade
     if program is not None and not result.unparsed and not syntax_error:
-        misspelt = [d.primary.span for d in diags if _hides_references(d)]
-        diags = diags + run_checks(Analysis(program, misspelt))
+        diags = diags + run_checks(analysis_for(program, diags))
     return program, sorted_diagnostics(diags)
+
+
+def analysis_for(program: ir.Program, diags: list[Diagnostic]) -> Analysis:
+    """The checks' `Analysis` of a program, told what the front end reported: misspelt
+    referring attributes and schema errors, about which the checks stay silent."""
+    misspelt = [d.primary.span for d in diags if _hides_references(d)]
+    schema_errors = [d.primary.span for d in diags if d.code == "AFP301" and d.primary]
+    return Analysis(program, misspelt, schema_errors)
 
 
 def _hides_references(d: Diagnostic) -> bool:

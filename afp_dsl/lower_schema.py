@@ -290,8 +290,8 @@ def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple
     """Why constraint `key` cannot go into `schema` with the value `raw` (a literal's if `is_lit`):
     (code, message, label, whether the value is pointed at rather than the key, help), or None."""
     spec = CONSTRAINTS.get(key)
-    if spec is None:
-        close = closest(key, list(CONSTRAINTS))
+    if spec is None:  # (JSON Schema's own spelling, `minimum`, names ours: `min`)
+        close = _KEY_OF.get(key) or closest(key, list(CONSTRAINTS))
         return ("AFP301", f"unknown constraint `{key}`", "not a constraint", False,
                 f"did you mean `{close}`?" if close else "constraints are " + ", ".join(CONSTRAINTS))
     keyword, applies, kind = spec

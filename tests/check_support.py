@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 from afp_dsl import checks
-from afp_dsl.analysis import Analysis
+from afp_dsl.api import analysis_for
 from afp_dsl.checks import exprs, graph, guards, policies, routes, tests
 from afp_dsl.diagnostics import sorted_diagnostics
 from afp_dsl.loader import load as load_files
@@ -24,7 +24,7 @@ def analyse(path_or_text, name: str = "<text>"):
         result = load_files(text=path_or_text, name=name)
     program, diags = result.program, list(result.diagnostics)
     if program is not None and not result.unparsed:
-        diags += checks.run_checks(Analysis(program), RULES)
+        diags += checks.run_checks(analysis_for(program, diags), RULES)
     return program, sorted_diagnostics(diags)
 
 

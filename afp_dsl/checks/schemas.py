@@ -43,7 +43,10 @@ def check_schemas(a: Analysis) -> Iterable[Diagnostic]:
         broken = False
         for which in ("input", "output"):
             schema = getattr(tool, which)
-            if schema is not None and schema.origin != "block":
+            if schema is not None and a.schema_reported(schema):
+                _mark_broken(schema)  # (its AFP301 came from the front end)
+                broken = broken or which == "output"
+            elif schema is not None and schema.origin != "block":
                 found = list(_check_raw(tool, which, schema))
                 if any(d.code == "AFP301" for d in found):
                     _mark_broken(schema)

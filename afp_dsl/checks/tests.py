@@ -23,6 +23,7 @@ from ..schema_quick import surely_valid
 from ..suggest import closest
 from . import graphview as G
 from .names import also_named, duplicated_as, imported_hint, unresolved_names
+from .schemas import is_broken
 
 BUILTINS = ("read_skill", "skip_step")
 _TOOL_STMTS = (ir.ToolReturns, ir.ToolFails, ir.ExpectCalled)
@@ -280,8 +281,10 @@ def _did_you_mean(name: str, names: list[str]) -> str | None:
 
 
 def _input_schema(tool: ir.Tool | None, name: str, scope: _Scope) -> Any:
-    if tool is not None:
-        return thaw(tool.input.json) if tool.input is not None else None
+    if tool is not None:  # (a schema with an error is that error's to report: no AFP405)
+        if tool.input is None or is_broken(tool.input):
+            return None
+        return thaw(tool.input.json)
     if name == "read_skill":  # (with a misspelt skill or graph, the ids known are not all)
         ids = {"type": "string"} if scope.incomplete else {"enum": list(scope.skills)}
         return {"type": "object", "properties": {"id": ids}, "required": ["id"]}

@@ -64,9 +64,9 @@ def _open_type(tool: ir.Tool, segments: tuple) -> str | None:
     cannot be read that far)."""
     if tool.input is None:
         return f"`{tool.name}` declares no `input`"
-    schema = tool.input.json
-    if is_broken(schema):
+    if is_broken(tool.input):
         return None
+    schema = tool.input.json
     found = walk_schema(schema, segments)
     if isinstance(found, Field):
         return None if _TYPED & set(found.schema) else (

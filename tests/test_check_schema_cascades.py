@@ -1,0 +1,47 @@
+"""One root cause, one diagnostic (tooling.md): a tool schema the front end reported (AFP301:
+an unknown type or constraint, bounds that leave no value) is not the one meant, so the checks
+that judge paths and values against it stay silent: no AFP305 for a guard on the field, no
+AFP405 for a test's arguments. And JSON Schema's own spelling of a constraint (`minimum`) is
+answered with ours (`min`)."""
+from __future__ import annotations
+
+import afp_dsl
+
+
+def codes(text: str) -> list[str]:
+    return [d.code for d in afp_dsl.check(text)]
+
+
+def analyse(text: str):
+    return None, afp_dsl.check(text)
+
+CASCADE = """agent a { tools = [t] policies = [g] }
+tool t { description = "t" input { x: integer(%s), y: %s } }
+policy g {
+  before t { deny when args.x < 3 because "small"  deny when args.y == "a" because "a" }
+}
+test x {
+  user "go"
+  model calls t { x: 3, y: "b" }
+  model says "ok"
+}
+"""
+
+
+def test_a_reported_schema_is_not_judged_again():
+    assert codes(CASCADE % ("min: 5, max: 1", "string")) == ["AFP301"]
+    assert codes(CASCADE % ("min: 1", "strin")) == ["AFP301"]
+    assert codes(CASCADE % ("min: 5, max: 1", "strin")) == ["AFP301", "AFP301"]
+
+
+def test_a_sound_schema_is_still_judged():
+    found = codes(CASCADE % ("min: 5", "string"))
+    assert "AFP305" in found and "AFP405" in found, found
+
+
+def test_json_schema_spellings_of_constraints_get_ours():
+    text = ('agent a { tools = [t] }\ntool t { description = "t" input { x: integer(minimum: 1), '
+            's: string(maxLength: 2), z: integer(exclusiveMinimum: 0) } }\n')
+    helps = [d.help for d in analyse(text)[1]]
+    assert helps == ["did you mean `min`?", "did you mean `max_length`?",
+                     "did you mean `exclusive_min`?"], helps
