@@ -138,19 +138,23 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
 
 
 def _keyword_as_key(src: SourceFile, tok: lark.Token, e: UnexpectedToken) -> Diagnostic | None:
-    """AFP104 for a reserved word written as an attribute key (`answer = 1`) where the parser
-    could not take it as one (after a value, the LALR state admits only some keywords): the
-    same diagnostic, with the same suggestion, as for any other unknown key."""
+    """AFP104 for a reserved word written as an attribute key (`answer = 1`), or as a block key
+    the declaration does not take (`steps { ... }` in a tool), where the parser could not take
+    it as one (after a value, the LALR state admits only some keywords): the same diagnostic,
+    with the same suggestion, as for any other unknown key."""
     word = str(tok)
     if not word.isidentifier() or tok.type != word.upper():  # (keywords are their own type)
         return None
-    rest = src.text[tok.end_pos:tok.end_pos + 64].lstrip(" \t")
-    if not rest.startswith("=") or rest.startswith("=="):
+    rest = src.text[tok.end_pos:tok.end_pos + 64].lstrip(" \t\r\n")
+    block = rest.startswith("{")  # (`steps { ... }` in a tool, after an attribute)
+    if not block and (not rest.startswith("=") or rest.startswith("==")):
         return None
     kind = _enclosing_kind(e)
     if kind is None:
         return None
-    from .attributes import unknown_attribute  # (the error path only)
+    from .attributes import BLOCK_KEYS, SCHEMAS, unknown_attribute  # (the error path only)
+    if block and (kind not in SCHEMAS or word in BLOCK_KEYS.get(kind, ())):
+        return None  # (a block the kind takes, misplaced: the syntax error says where)
     return unknown_attribute(kind, word, Span(src.name, tok.start_pos, tok.end_pos))
 
 

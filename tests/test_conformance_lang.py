@@ -131,6 +131,23 @@ def test_an_unknown_key_before_a_block_is_an_unknown_attribute(text, key, close)
     assert text[start:start + len(key)] == key  # at that attribute
 
 
+@pytest.mark.parametrize("text, key, kind", [
+    ('agent a { tools = [t] }\ntool t { description = "t" steps { a "x" } }', "steps", "tool"),
+    ('agent a { tools = [t] }\ntool t { description = "t" input { x: string }\n  steps { a "x" } }',
+     "steps", "tool"),
+    ('agent a { tools = [t] steps { t "x" } }\ntool t { description = "t" }', "steps", "agent"),
+    ('policy p { impl = python("a:b") steps { x "y" } }', "steps", "policy"),
+    ('fact f { prompt = "x" input { a: string } }', "input", "fact"),
+])
+def test_a_block_key_the_declaration_does_not_take_is_an_unknown_attribute(text, key, kind):
+    """`steps { … }` after an attribute of a tool was "unexpected `steps`" (AFP001), though the
+    same block first in the body was AFP104: the keyword ends the LALR state's attribute."""
+    (d,) = diags(text)
+    assert (d.code, d.message) == ("AFP104", f"unknown attribute `{key}` for {kind}")
+    start = d.labels[0].span.start
+    assert text[start:start + len(key)] == key
+
+
 @pytest.mark.parametrize("text", [
     'agent a { tools = [t] }\ntool t { description = "x" impl { } }',          # a known key
     'agent a { tools = [t] }\ntool t { description = "x" inptu x { } }',       # not a block key
