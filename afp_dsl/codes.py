@@ -245,6 +245,11 @@ _ALL = [
        "Also `expect cursor` naming a skill outside the agent's graph: the cursor\n"
        "moves only to the graph's skills, never to an open skill.\n\n"
        "Fix: name an edge (or a skill) of the agent's graph."),
+    _c("AFP407", "does-nothing", W, "a policy or redact rule is empty",
+       "A policy with no rules and no `impl` allows everything; a redact rule with no `keys`\n"
+       "and no `patterns` selects nothing, so nothing the agent records is scrubbed by it.\n"
+       "Either is most likely unfinished.\n\n"
+       "Fix: add rules (or `impl`), `keys` or `patterns`; or remove the declaration."),
     _c("AFP501", "tool-not-bound", E, "a tool has no body at run time",
        "The tool has no `impl`, no binding from the host, and no test stub, or its\n"
        "`python(\"module:attr\")` target cannot be imported.\n\nFix: install the module or bind the tool."),

@@ -3,7 +3,8 @@
 Role:       checks layer; rule conditions go through `solver` with the facts of their moment
             (a `before T`/`after T` block types `args`/`result` by T's schemas).
 Emits:      AFP401 policy-rule-never-matches (warning), AFP402 ask-outside-before,
-            AFP403 redact-pattern-too-broad.
+            AFP403 redact-pattern-too-broad, AFP407 does-nothing (warning: an empty policy or
+            redact rule).
 Invariants: a block's tool counts as missing only when every agent that uses the policy lacks
             it (a policy no agent uses is not judged); regexes that do not compile are left to
             the syntax checks (AFP004).
@@ -38,6 +39,23 @@ def check_policies(analysis: Analysis) -> Iterable[Diagnostic]:
             yield from _block(analysis, module, p, block, users.get((module, p.name), []), before)
     for module, r in analysis.decls(ir.Redact):
         yield from _patterns(r)
+    yield from _empty(analysis)
+
+
+def _empty(analysis: Analysis) -> Iterator[Diagnostic]:
+    """AFP407 for a policy with no blocks and no `impl`, a redact rule with no keys and no
+    patterns: accepted, they would silently allow everything, scrub nothing."""
+    for _, p in analysis.decls(ir.Policy):
+        if not any(b.rules for b in p.blocks) and p.impl is None:
+            yield diag("AFP407", f"policy `{p.name}` has no rules and no `impl`: it allows "
+                       "everything", p.span, "empty policy",
+                       help="add a rule (`before t { deny when … because \"…\" }`), or "
+                            "bind it to host code with `impl = python(\"module:attr\")`")
+    for _, r in analysis.decls(ir.Redact):
+        if not r.keys and not r.patterns:
+            yield diag("AFP407", f"redact rule `{r.name}` has no `keys` and no `patterns`: it "
+                       "scrubs nothing", r.span, "empty redact rule",
+                       help='add `keys = ["password"]` or `patterns = [/sk-[A-Za-z0-9]{20,}/]`')
 
 
 def _policy_users(analysis: Analysis) -> dict[tuple[str, str], list[tuple[str, ir.Agent]]]:
