@@ -112,6 +112,15 @@ def describe_error(e, root: Any, value: Any, whole: str = "arguments") -> list[s
     return [f"{path}: {_expected(v, val)}"]
 
 
+def describe_default(e, root: Any, value: Any) -> str:
+    """`describe_error` of a default value, as one clause: `expected string` for the value
+    itself, `` `a.b`: expected integer`` for a part of it."""
+    marker = "\x00default"
+    lines = describe_error(e, root, value, marker)
+    return "; ".join(x[len(marker) + 2:] if x.startswith(marker + ": ") else f"`{x.split(': ', 1)[0]}`: "
+                     + x.split(": ", 1)[-1] for x in lines)
+
+
 def _extra_fields(schema: Any, instance: Any) -> list[str]:
     """The fields `additionalProperties: false` refuses: named in no `properties` and matched by
     no `patternProperties` (a regex search, as JSON Schema and jsonschema read it)."""

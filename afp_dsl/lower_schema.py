@@ -213,7 +213,9 @@ class SchemaLowerer:
             return  # the schema itself is reported as AFP301
         if errors:
             best = jsonschema.exceptions.best_match(errors)
-            self.diags.append(diag("AFP302", f"the default does not satisfy the field's schema: {best.message}",
+            from .argcheck import describe_default  # (worded as the model is told: no Python repr)
+            what = describe_default(best, thaw(schema), thaw(data))
+            self.diags.append(diag("AFP302", f"the default does not satisfy the field's schema: {what}",
                                    span, "invalid default"))
 
 

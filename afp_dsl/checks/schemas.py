@@ -288,8 +288,10 @@ def _defaults(doc: Any, tool: ir.Tool, which: str, schema: ir.Schema) -> Iterato
             errors = []
         if errors:
             best = jsonschema.exceptions.best_match(errors)
+            from ..argcheck import describe_default  # (worded as the model is told: no Python repr)
+            what = describe_default(best, sub, node["default"])
             yield diag("AFP302", f"the default at `{pointer or '/'}` in the `{which}` schema of tool "
-                       f"`{tool.name}` does not satisfy its schema: {best.message}", schema.span,
+                       f"`{tool.name}` does not satisfy its schema: {what}", schema.span,
                        "invalid default")
 
 
