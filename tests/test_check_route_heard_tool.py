@@ -47,3 +47,15 @@ def test_a_number_fields_range_is_a_fact_of_the_guard(route: str, never: bool) -
     assert bool(found) is never, found
     if never:
         assert "`result.crc >= 0` (output schema of `probe`)" in found[0].notes
+
+
+def test_a_route_on_a_built_in_is_not_an_unknown_tool():
+    """`route p -> q on read_skill` was "unknown tool `read_skill`" (AFP101), though
+    `before read_skill` is accepted: the built-in exists, but no route can wait for it."""
+    import afp_dsl
+    text = ('agent a { graph = g }\ntool t { description = "t" }\n'
+            'skill p { description = "p" tools = [t] }\nskill q { description = "q" }\n'
+            'graph g {\n  entry p\n  route p -> q on read_skill\n  route p -> q on skip_step\n}\n')
+    found = [(d.code, d.message) for d in afp_dsl.check(text)]
+    assert found == [("AFP209", "a route cannot wait for the built-in `read_skill`"),
+                     ("AFP209", "a route cannot wait for the built-in `skip_step`")], found

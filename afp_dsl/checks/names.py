@@ -4,7 +4,8 @@ Role:       checks layer; the first rule, so later rules can skip unresolved ref
 Emits:      AFP101 unknown-name, AFP102 wrong-kind, AFP103 duplicate-name (also for two
             declarations one agent offers under one bare name: `offered.py`), AFP111
             ambiguous-agent, AFP106 (warning) for a name listed twice in one list attribute.
-            A policy block may name a built-in tool (`before read_skill`): not an unknown name.
+            A policy block may name a built-in tool (`before read_skill`): not an unknown name;
+            a route waiting for one (`on read_skill`) is AFP209 route-tool-not-in-skill.
 Invariants: test scripts' tool and edge names are left to `checks.tests` (AFP404, AFP406); a
             reference to a name declared twice is not also of the wrong kind when one of its
             declarations has the kind expected (`duplicated_as`); a name declared nowhere is
@@ -44,6 +45,9 @@ def check_names(a: Analysis) -> Iterable[Diagnostic]:
                     r = resolve(key, ref)
                     if r is None and type(decl) is ir.Policy and _builtin(ref):
                         continue  # a block on a built-in tool (semantics §7: policies see it)
+                    if r is None and type(decl) is ir.Graph and _builtin(ref):
+                        yield _builtin_route(ref)
+                        continue
                     if r is None or not isinstance(r.decl, kinds):
                         d = _check_ref(a, key, ref, kinds, what)
                         if d is not None and r is None and d.code == "AFP101":
@@ -188,6 +192,17 @@ def _check_ref(a: Analysis, module: str, ref: ir.Ref, kinds: tuple[type, ...], w
                     f"expected {what}", secondary=(Label(resolved.decl.span, f"`{ref.name}` is declared here",
                                                          False),) if resolved.module == module else ())
     return None
+
+
+def _builtin_route(ref: ir.Ref) -> Diagnostic:
+    """AFP209 for `route a -> b on read_skill` (or `skip_step`): a built-in is no tool of the
+    source skill, so the route never fires (semantics §4); not "unknown tool", which it is not."""
+    return diag("AFP209", f"a route cannot wait for the built-in `{ref.name}`", ref.span,
+                "a built-in, not a tool of the skill",
+                help="write a bare route (`route a -> b`) to let the model pick `b` with "
+                     "`read_skill`, or wait for one of the source skill's own tools"
+                if ref.name == READ_SKILL else
+                "wait for one of the source skill's own tools (a step's tool)")
 
 
 def _builtin(ref: ir.Ref) -> bool:
