@@ -123,7 +123,10 @@ class SchemaParser(ValueParser):
             self.i = i + 1
         elif kind == "[":
             self.i = i + 1
-            out = list_schema(self.fused_type(pointer + "/items"))
+            items = self.fused_type(pointer + "/items")
+            if k[self.i] == "(":  # `[T(constraints)]`: the items'
+                self.fused_constraints(items)
+            out = list_schema(items)
             self.expect("]")
         elif kind == "{":
             out = self.fused_object(pointer)

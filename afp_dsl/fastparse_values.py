@@ -152,7 +152,8 @@ class ValueParser:
         elif k == "[":
             self.i += 1
             inner = self.stype()
-            return node("type_list", [inner], self.s[i], self.expect("]"))
+            parts = [inner, self.constraints()] if self.k[self.i] == "(" else [inner]
+            return node("type_list", parts, self.s[i], self.expect("]"))
         elif k == "{":
             block = self.schema_block()
             return node("type_object", [block], self.s[i], block.ce)

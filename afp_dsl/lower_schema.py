@@ -134,8 +134,12 @@ class SchemaLowerer:
             return self.named_type(node.children[0])
         if kind == "type_null":
             return null_schema()
-        if kind == "type_list":
-            return list_schema(self.stype(node.children[0], pointer + "/items"))
+        if kind == "type_list":  # `[T]`, `[T(constraints)]`: the constraints are the items'
+            items = self.stype(node.children[0], pointer + "/items")
+            for part in node.children[1:]:
+                if part is not None:
+                    self.constraints(part, items)
+            return list_schema(items)
         if kind == "type_object":
             return self.object(node.children[0], pointer)
         if kind == "literal_union":

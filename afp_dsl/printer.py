@@ -309,7 +309,7 @@ def _stype(s: Any) -> str | None:
     if "enum" in keys and keys <= {"enum", "type"}:
         return _union(s["enum"], t)
     if keys == {"type", "items"} and t == "array":
-        inner = _stype(s["items"])
+        inner = _item(s["items"])
         return None if inner is None else f"[{inner}]"
     if t == "object" and "properties" in keys:
         lines = schema_block(s)
@@ -322,6 +322,20 @@ def _stype(s: Any) -> str | None:
     if keys == {"type"} and isinstance(t, str) and t in _NAMED:
         return _NAMED[t]
     return None
+
+
+def _item(s: Any) -> str | None:
+    """A list's item type, with its constraints (`[string(min_length: 1)]`), or None."""
+    if not isinstance(s, Mapping):
+        return None
+    rest = dict(s)
+    constraints = _constraints(rest)
+    stype = _stype(rest)
+    if stype is None or constraints is None or not all(
+            _applies(rest.get("type"), CONSTRAINTS[k][1]) for k, _ in constraints):
+        return None
+    return stype + ("(" + ", ".join(f"{k}: {_flat(v)}" for k, v in constraints) + ")"
+                    if constraints else "")
 
 
 def _union(values: Any, t: Any) -> str | None:

@@ -126,6 +126,7 @@ def stypes(depth: int) -> st.SearchStrategy:
     options = [named, unions]
     if depth > 0:
         options.append(stypes(depth - 1).map(lambda t: ({"type": "array", "items": t[0]}, None)))
+        options.append(_constrained(depth - 1).map(lambda t: ({"type": "array", "items": t}, None)))
         options.append(objects(depth - 1).map(lambda o: (o, None)))
     return st.one_of(*options)
 
@@ -149,16 +150,30 @@ def _constraint_value(key: str) -> st.SearchStrategy:
 
 
 @st.composite
-def fields(draw, depth: int) -> tuple[dict, bool]:
-    """(field schema, required)."""
-    schema, defaults = draw(stypes(depth))
-    schema = dict(schema)
+def _constrained(draw, depth: int) -> dict:
+    """An item type with constraints (`[string(min_length: 1)]`)."""
+    schema = dict(draw(stypes(depth))[0])
+    _constrain(draw, schema)
+    return schema
+
+
+def _constrain(draw, schema: dict) -> list[str]:
+    """Add up to two constraints that fit `schema`'s type; the keys drawn."""
     keys = draw(st.lists(st.sampled_from(_applicable(schema)), unique=True, max_size=2)) \
         if _applicable(schema) else []
     for k in keys:
         value = draw(_constraint_value(k))
         if crossed(CONSTRAINTS[k][0], value, schema, schema.get("type") == "integer") is None:
             schema[CONSTRAINTS[k][0]] = value  # (bounds that leave no value are AFP301)
+    return keys
+
+
+@st.composite
+def fields(draw, depth: int) -> tuple[dict, bool]:
+    """(field schema, required)."""
+    schema, defaults = draw(stypes(depth))
+    schema = dict(schema)
+    keys = _constrain(draw, schema)
     if draw(st.booleans()):
         schema["description"] = draw(texts)
     if defaults is not None and not keys and draw(st.booleans()):

@@ -77,7 +77,9 @@ def test_generated_schema_blocks(doc) -> None:
 _NAMES = st.sampled_from(["a", "b", "city", "steps", "input", "x" * 64, "y" * 65, "null", "true"])
 _TYPES = st.sampled_from(["string", "integer", "number", "boolean", "any", "object", "null", "strin",
                           '"a" | "b"', "1 | 2.5", "true | null", "null | 1", '"a\\tb" | "c"', '"bad\\q"',
-                          '"""\n  m\n"""', "1e999", "-0", "[string]", "[[integer]]", "{ a: string, ... }"])
+                          '"""\n  m\n"""', "1e999", "-0", "[string]", "[[integer]]", "{ a: string, ... }",
+                          "[string(min_length: 1)]", "[integer(min: 0, max: 3,)]", "[string(min: 1)]",
+                          "[[number(max: 2)](max_items: 1)]", "[integer()]", "[strin(min: 1)]"])
 _CONSTRAINTS = st.sampled_from(["min: 0", "max: 1.5", "min: -3", "min: 1e999", "min_length: 1",
                                 "min_length: -1", "max_length: 2.5", 'pattern: "^a+$"', 'pattern: "("',
                                 'format: "email"', 'format: """\n  x\n"""', "min_items: 1", "nope: 1",
@@ -120,6 +122,7 @@ def test_generated_block_texts(fields, key) -> None:
     ("{ " + "n" * 65 + ": string }", "AFP110"),          # name too long
     ('{ a: integer = "x" }', "AFP302"),                  # default not satisfying the field
     ("{ b: { a: strin } }", "AFP301"),                   # any of these, nested
+    ("{ a: [string(min: 1)] }", "AFP301"),               # an item's constraint not for its type
 ])
 def test_blocks_needing_a_diagnostic_get_it_from_the_tree_path(block, code) -> None:
     text = f'tool t {{ description = "d"\n  input {block}\n}}\n'
