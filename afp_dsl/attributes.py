@@ -292,7 +292,8 @@ class Converter:
     def c_schema(self, spec: Attr, value: Any, key_span: Span) -> Any:
         if isinstance(value, MapV):
             data = to_data(value, self.diags)
-            return BAD if data is BAD else ir.Schema(json=data, origin="map", span=value.span)
+            return BAD if data is BAD else ir.Schema(json=data, origin="map", span=value.span,
+                                                     pointers=tuple(_pointers(value, "")))
         if isinstance(value, CallV) and value.func == "file":
             got = self.file_arg(value)
             if got is None or got[1] is None:
@@ -365,3 +366,20 @@ def valid_target(target: str) -> bool:
     return bool(sep) and all(p.isidentifier() for p in mod.split(".")) and all(
         p.isidentifier() for p in attr.split("."))
 
+
+def _pointers(value: Any, at: str):
+    """(JSON pointer, span of the entry or item written there) for every entry and item of a
+    raw map schema, so that a problem at `/properties/x/type` is shown under `type: "strng"`,
+    not under the whole map (no recursion limit worry: the value was nested within the parser's bound)."""
+    if isinstance(value, MapV):
+        for key, key_span, v in value.items:
+            here = f"{at}/{key.replace('~', '~0').replace('/', '~1')}"
+            end = getattr(v, "span", None) or key_span  # (the entry: `type: "strng"`)
+            yield here, Span(key_span.file, key_span.start, max(end.end, key_span.end))
+            yield from _pointers(v, here)
+    elif isinstance(value, ir.ListExpr):
+        for i, v in enumerate(value.items):
+            here = f"{at}/{i}"
+            if getattr(v, "span", None) is not None:
+                yield here, v.span
+            yield from _pointers(v, here)

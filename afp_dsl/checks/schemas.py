@@ -106,9 +106,9 @@ def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnos
     try:
         jsonschema.Draft202012Validator.check_schema(doc)
     except jsonschema.SchemaError as e:
-        path = "/".join(str(p) for p in e.absolute_path)
-        yield diag("AFP301", f"{where} is not valid JSON Schema 2020-12: {e.message}", schema.span,
-                   f"invalid at `/{path}`" if path else "invalid schema")
+        path = "".join(f"/{_escape(str(p))}" for p in e.absolute_path)
+        yield diag("AFP301", f"{where} is not valid JSON Schema 2020-12: {_meta_problem(e)}",
+                   _span_at(schema, path), f"invalid at `{path}`" if path else "invalid schema")
         return
     except RecursionError:
         yield diag("AFP301", f"{where} is nested too deeply", schema.span, "too deep")
@@ -129,7 +129,8 @@ def _empty_bounds(doc: Any, where: str, schema: ir.Schema) -> Iterator[Diagnosti
         if pair is not None:
             lo, hi = pair
             yield diag("AFP301", f"{where} has bounds that leave no value at `{pointer or '/'}`: "
-                       f"`{lo}: {node[lo]}` and `{hi}: {node[hi]}`", schema.span, "leaves no value",
+                       f"`{lo}: {node[lo]}` and `{hi}: {node[hi]}`", _span_at(schema, f"{pointer}/{hi}"),
+                       "leaves no value",
                        help="correct one of the two bounds")
 
 
@@ -165,7 +166,8 @@ def _misspelt_keywords(doc: Any, where: str, schema: ir.Schema) -> Iterator[Diag
                 continue
             seen.add(key)
             yield diag("AFP309", f"{where} has the key `{key}` (at `{pointer or '/'}`), which is not a "
-                       f"JSON Schema keyword: the validator ignores it", schema.span,
+                       f"JSON Schema keyword: the validator ignores it",
+                       _span_at(schema, f"{pointer}/{_escape(key)}"),
                        "a key the validator ignores", help=f"did you mean `{meant}`?")
 
 
@@ -178,6 +180,30 @@ _ONE_SCHEMA = frozenset(("additionalProperties", "items", "contains", "not", "if
                          "contentSchema", "additionalItems"))
 _NAMED_SCHEMAS = frozenset(("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"))
 _LISTED_SCHEMAS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
+
+
+def _span_at(schema: ir.Schema, pointer: str):
+    """Where the entry at `pointer` (or the nearest enclosing one) is written in a raw map
+    schema; the whole schema for a file (its text is not the spec's)."""
+    spans = dict(schema.pointers)
+    while pointer:
+        if pointer in spans:
+            return spans[pointer]
+        pointer = pointer.rpartition("/")[0]
+    return schema.span
+
+
+def _meta_problem(e: Any) -> str:
+    """The metaschema's complaint in the spec's words, never Python's repr of the value: an
+    unknown `type` (the usual mistake) names the types; anything else, the keyword refused."""
+    if e.absolute_path and e.absolute_path[-1] == "type":
+        from ..suggest import closest
+        value = e.instance
+        types = ["array", "boolean", "integer", "null", "number", "object", "string"]
+        close = closest(value, types) if isinstance(value, str) else None
+        return (f"`type` must be one of {', '.join(types)}, or a list of them"
+                + (f" (did you mean `{close}`?)" if close else ""))
+    return e.message
 
 
 def subschemas(doc: Any) -> Iterator[tuple[dict, str]]:
@@ -212,12 +238,13 @@ def _dangling_refs(doc: dict, where: str, schema: ir.Schema) -> Iterator[Diagnos
         seen.add(ref)
         at = f" (at `{pointer or '/'}`)"
         if local:
-            yield diag("AFP301", f"{where} has a `$ref` that points nowhere: `{ref}`{at}", schema.span,
+            yield diag("AFP301", f"{where} has a `$ref` that points nowhere: `{ref}`{at}",
+                       _span_at(schema, f"{pointer}/$ref"),
                        "unresolvable `$ref`", help="point it at a definition the schema declares "
                        "(such as `#/$defs/NAME`), or declare one")
         else:
             yield diag("AFP301", f"{where} has a `$ref` to `{ref}`, which is not part of the "
-                       f"schema{at}", schema.span, "unresolvable `$ref`",
+                       f"schema{at}", _span_at(schema, f"{pointer}/$ref"), "unresolvable `$ref`",
                        notes=("schemas must be self-contained: a `$ref` is resolved within the "
                               "schema only, and nothing is fetched",),
                        help="copy the referenced schema under `$defs` and use `#/$defs/NAME`")
@@ -291,7 +318,8 @@ def _defaults(doc: Any, tool: ir.Tool, which: str, schema: ir.Schema) -> Iterato
             from ..argcheck import describe_default  # (worded as the model is told: no Python repr)
             what = describe_default(best, sub, node["default"])
             yield diag("AFP302", f"the default at `{pointer or '/'}` in the `{which}` schema of tool "
-                       f"`{tool.name}` does not satisfy its schema: {what}", schema.span,
+                       f"`{tool.name}` does not satisfy its schema: {what}",
+                       _span_at(schema, f"{pointer}/default"),
                        "invalid default")
 
 
