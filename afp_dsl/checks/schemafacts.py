@@ -30,7 +30,7 @@ def clear_cache() -> None:
     _FACTS.clear()
 
 
-def schema_facts(tool: ir.Tool, schema: ir.Schema, loose: bool, key: Key) -> tuple[Atom, ...]:
+def schema_facts(tool: ir.Tool, schema: ir.Schema, loose: bool | str, key: Key) -> tuple[Atom, ...]:
     """What `tool`'s `schema` says about `key` (`loose`: null too, for a result that may not be
     a success); cached per (schema, loose, key), since the same tool's paths are asked about
     from every route and rule that mentions them. The entry keeps the schema alive, so its id
@@ -44,7 +44,7 @@ def schema_facts(tool: ir.Tool, schema: ir.Schema, loose: bool, key: Key) -> tup
     return hit[1]
 
 
-def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: bool) -> tuple[Atom, ...]:
+def _compute_schema_facts(tool: ir.Tool, schema: ir.Schema, key: Key, loose: bool | str) -> tuple[Atom, ...]:
     if key[1] == "result" and len(key) > 2 and result_may_parse(schema.json):
         return ()
     field = walk_schema(schema.json, key[2:])
@@ -143,12 +143,12 @@ def _mapped_types(types: frozenset[str], nullable: bool) -> frozenset[str]:
 
 
 # Speed: the texts of schema facts name the tool, so each is made only when a diagnostic reads it.
-def _enum_text(tool: str, key: Key, values: tuple, loose: bool) -> str:
+def _enum_text(tool: str, key: Key, values: tuple, loose: bool | str) -> str:
     shown = ", ".join([_show(v) for v in values])
     return f"`{key_text(key)}` is one of {shown} ({_where(tool, key)}){_otherwise(loose)}"
 
 
-def _type_text(tool: str, key: Key, types: frozenset, optional: bool, loose: bool) -> str:
+def _type_text(tool: str, key: Key, types: frozenset, optional: bool, loose: bool | str) -> str:
     shown = type_names(types) + (" or absent" if optional else "")
     return f"`{key_text(key)}` is {shown} ({_where(tool, key)}){_otherwise(loose)}"
 
@@ -157,7 +157,9 @@ def _where(tool: str, key: Key) -> str:
     return f"{'input' if key[1] == 'args' else 'output'} schema of `{tool}`"
 
 
-def _otherwise(loose: bool) -> str:
+def _otherwise(loose: bool | str) -> str:
+    if loose == "answer":
+        return ", or null: an agent's answer (JSON or prose) is not checked against `output`"
     return ", or null when the status is not `success`" if loose else ""
 
 

@@ -138,11 +138,12 @@ def _after_seen(tool: ir.Tool | None) -> frozenset[str]:
 
 class SchemaView(NamedTuple):
     """How a tool schema types `args`/`result` at a site: exactly (`loose` False), or only for a
-    success with null otherwise (`loose`), paths under `keys` being read from the envelope.
+    success with null otherwise (`loose`; `"answer"`: an agent's answer, whose fields may be
+    null even on a success), paths under `keys` being read from the envelope.
     Speed: a named tuple (one per route guard and root)."""
 
     schema: ir.Schema
-    loose: bool = False
+    loose: bool | str = False
     keys: frozenset = frozenset()
     text: bool = False  # the whole result may be an inner agent's refusal (text), not the schema's
 
@@ -186,9 +187,13 @@ def _schema_view(site: Site, root: str) -> SchemaView | None:
     seen = seen_statuses(site)
     if root == "args":
         return SchemaView(schema) if seen <= _VALIDATED else None
-    if seen <= {"success"}:
+    agent = isinstance(tool.impl, ir.AgentImpl)
+    if seen <= {"success"} and not agent:
         return SchemaView(schema)
-    text = "denied" in seen and isinstance(tool.impl, ir.AgentImpl)
+    if seen <= {"success"}:  # an agent's answer: JSON text or prose, never validated against
+        # `output` (docs/language.md §5.2), so a field may be null: `result.x == null` holds
+        return SchemaView(schema, loose="answer", keys=frozenset(), text=True)
+    text = agent and bool(seen & {"denied", "success"})
     return SchemaView(schema, loose=True, keys=_envelope_keys(seen), text=text)
 
 
