@@ -204,10 +204,13 @@ _ALL = [
     _c("AFP307", "regex-backtracking", W, "a regular expression may backtrack exponentially",
        "A repeat over a group that can match one text in more than one way (a nested repeat such\n"
        "as `(a+)+`, or alternatives that start alike such as `(a|aa)+`) makes Python's regex\n"
-       "engine try exponentially many ways on a text that almost matches: a long message can\n"
-       "stall a run. The checker does not run such a pattern on the spec's values either, so\n"
-       "conditions using it are not analysed. The test is conservative: it may flag a pattern\n"
-       "that is in fact safe, never the reverse.\n\n"
+       "engine try exponentially many ways on a text that almost matches. So that a run never\n"
+       "stalls, such a pattern is searched at run time only on a text short enough for its\n"
+       "worst case to stay within budget (a few characters): on a longer one a condition using\n"
+       "it does not hold (its reason says why), and a redact pattern redacts the whole text.\n"
+       "The checker does not run such a pattern on the spec's values either, so conditions\n"
+       "using it are not analysed. The test is conservative: it may flag a pattern that is in\n"
+       "fact safe, never the reverse.\n\n"
        "Fix: match each character one way: `/^(a|aa)+$/` → `/^a+$/`, `/(\\w+\\s?)+$/` → `/[\\w\\s]+$/`."),
     _c("AFP308", "untyped-comparison", W, "an ordered comparison reads an argument of unknown type",
        "A tool's `check_in`, or a policy `before`/`after` rule on a named tool, compares an\n"

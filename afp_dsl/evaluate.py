@@ -25,6 +25,7 @@ from typing import Any
 from . import ir
 from .record import Record, record
 from .mentions import keywords_matcher
+from .regex_budget import refusal, too_costly
 from .regex_quiet import compile_quietly
 from .source import Span
 from .evidence import _compact_json, shorten  # noqa: F401 - (`shorten` is imported from here too)
@@ -281,6 +282,8 @@ class _Evaluator:
                 raise _EvalError(f"bad regular expression `{rx}`: {exc}") from None
             if not isinstance(left, str):
                 return False, f"`matches` needs a string, got {_type_name(left)}"
+            if too_costly(rx.pattern, rx.flags, len(left)):  # (never a stalled run)
+                return False, refusal(rx.pattern, rx.flags, len(left))
             return pattern.search(left) is not None, None
         keywords = self.value(c.right)  # type: ignore[arg-type]
         keywords = tuple(keywords) if _is_list(keywords) else (keywords,)

@@ -17,6 +17,7 @@ import attrs
 
 from . import ir
 from .evaluate import regex_flags
+from .regex_budget import too_costly
 from .regex_quiet import compile_quietly, parse_quietly
 
 DEFAULT_PLACEHOLDER = "[REDACTED]"
@@ -54,6 +55,7 @@ class Pattern:
     regex: re.Pattern[str]
     rule: Rule
     luhn: bool
+    risky: tuple[str, str] | None = None  # (pattern, flags) of one that can backtrack (AFP307)
 
 
 Span = tuple[int, int, Rule]
@@ -128,6 +130,9 @@ class Matcher:
         if self.prefilter is not None and self.prefilter.search(text):
             patterns = self.plain + patterns
         for p in patterns:
+            if p.risky is not None and too_costly(*p.risky, len(text)):
+                found.append((0, len(text), p.rule))  # (not searched: the whole text, fails closed)
+                continue
             found += [(m.start(), m.end(), p.rule) for m in p.regex.finditer(text)
                       if not p.luhn or luhn_valid(_NON_DIGITS.sub("", m.group("luhn") or ""))]
         if memory is not None and memory.search(text):
@@ -170,10 +175,11 @@ def compile_patterns(decls: list[ir.Redact], active: list[Rule]):
                 compiled = compile_quietly(rx.pattern, regex_flags(rx.flags))
             except re.error as exc:
                 raise ValueError(f"redact rule `{rule.name}`: bad pattern `{rx}`: {exc}") from None
-            pattern = Pattern(compiled, rule, "luhn" in compiled.groupindex)
+            risky = (rx.pattern, rx.flags) if too_costly(rx.pattern, rx.flags, 1 << 20) else None
+            pattern = Pattern(compiled, rule, "luhn" in compiled.groupindex, risky)
             flags = "".join(f for f in rx.flags if f in "ims")
             inner = f"(?{flags}:{rx.pattern})" if flags else f"(?:{rx.pattern})"
-            if compiled.groups or "x" in rx.flags or not _compiles(inner):
+            if risky or compiled.groups or "x" in rx.flags or not _compiles(inner):
                 separate.append(pattern)
             else:
                 branches.append(inner)
