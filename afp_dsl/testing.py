@@ -18,6 +18,7 @@ import attrs
 from . import ir
 from .effects import Effects, counter_ids
 from .evaluate import compile_regex
+from .regex_budget import refusal, too_costly
 from .frozen import thaw
 from .providers.base import Reply, ToolCall
 from .providers.mock import MockProvider
@@ -209,9 +210,14 @@ def _events(case: _Case, kind: str, deep: bool = False) -> list[Event]:
 def _answer(case: _Case, st: ir.ExpectAnswer) -> None:
     answer = case.result.answer
     if st.matches is not None:
-        ok = isinstance(answer, str) and compile_regex(st.matches.pattern, st.matches.flags).search(answer)
+        rx = st.matches
+        if isinstance(answer, str) and too_costly(rx.pattern, rx.flags, len(answer)):
+            case.fail(st, "answer not searched", _quoted(case, str(rx)),  # (never a hang)
+                      refusal(rx.pattern, rx.flags, len(answer)))
+            return
+        ok = isinstance(answer, str) and compile_regex(rx.pattern, rx.flags).search(answer)
         if not ok:
-            case.fail(st, "answer does not match", _quoted(case, str(st.matches)), _show(case, answer))
+            case.fail(st, "answer does not match", _quoted(case, str(rx)), _show(case, answer))
     elif st.equals is not None and answer != st.equals:
         case.fail(st, "answer differs", _quoted(case, repr(st.equals)), _show(case, answer))
 

@@ -67,3 +67,18 @@ def test_only_a_risky_pattern_is_ever_refused():
     assert not too_costly("^a+$", "", 10**6)
     assert not too_costly("^(a+)+$", "", 5)
     assert too_costly("^(a+)+$", "", 41)
+
+
+def test_expect_answer_matches_with_a_risky_pattern_fails_instead_of_hanging(tmp_path):
+    from click.testing import CliRunner
+    from afp_dsl.cli import main
+    spec = tmp_path / "t.afp"
+    spec.write_text('agent a { }\ntest t {\n  user "go"\n  model says "' + NEAR_MISS + '"\n'
+                    '  expect answer matches /^(a+)+$/\n}\n', encoding="utf-8")
+    out = {}
+    t = threading.Thread(target=lambda: out.update(r=CliRunner().invoke(main, ["test", str(spec)])),
+                         daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), "the test stalled"
+    assert out["r"].exit_code == 1 and "was not searched over 41 characters" in out["r"].output
