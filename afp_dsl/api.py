@@ -57,8 +57,9 @@ class Program:
 
 
 def _is_text(x: Any) -> bool:
-    """A `str` is spec text unless it looks like a path: one line naming an existing file or
-    ending in `.afp` (so `check("agent a")` checks that text, `check("x.afp")` reads the file)."""
+    """A `str` is spec text unless it looks like a path: one line naming an existing file,
+    ending in `.afp`, or holding no `{` (every declaration has a body; so `check("agent a {}")`
+    checks that text, `check("x.afp")` and `check("specs/support")` read the file)."""
     if isinstance(x, os.PathLike) or not isinstance(x, str):
         return False
     if "\n" in x or "\r" in x or "\x00" in x or "{" in x or not x.strip():
@@ -66,11 +67,19 @@ def _is_text(x: Any) -> bool:
     if x.strip().endswith(".afp"):
         return False
     try:
-        return not os.path.exists(x)  # an existing folder is a path too (and a diagnostic)
+        if os.path.exists(x):  # an existing folder is a path too (and a diagnostic)
+            return False
     except (OSError, ValueError):
         return True
+    # one line with no `{`: no declaration (each has a body); spec text so is only a comment or
+    # an import, so anything else is a path that does not exist (AFP109, not "unknown kind")
+    # (or a declaration cut short, `agent a`: its syntax error is the better answer)
+    words = x.split(None, 1)
+    return x.lstrip().startswith("#") or (len(words) == 2 and words[0] in _TEXT_STARTS)
 
 
+_TEXT_STARTS = frozenset(("import", "agent", "tool", "skill", "graph", "steering", "fact",
+                          "instruction", "redact", "policy", "test"))
 _SPEC_ARG = "a path (a `str` or `pathlib.Path`) or spec text (a `str`)"
 
 

@@ -629,3 +629,13 @@ def test_a_bad_store_from_the_environment_names_the_variable(monkeypatch, value:
 def test_a_store_that_cannot_be_opened_names_the_likely_fix(cause: str, said: str) -> None:
     from afp_dsl.store import failed
     assert said in str(failed("cannot open the run store `x`", cause))
+
+
+def test_a_one_line_string_without_a_body_is_a_path():
+    """`check("specs/support")` (a path without `.afp` that does not exist) said "unknown
+    declaration kind `specs`"; every declaration has a `{ body }`, so it is a missing file."""
+    import afp_dsl
+    for path in ("support", "specs/support", "./specs/support", "my spec"):
+        assert [d.code for d in afp_dsl.check(path)] == ["AFP109"], path
+    assert [d.code for d in afp_dsl.check("agent a")] == ["AFP001"]  # (a declaration cut short)
+    assert afp_dsl.check("# only a comment") == []
