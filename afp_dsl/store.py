@@ -335,8 +335,23 @@ def _open(url: str, stamp: Stamp | None, create: bool) -> Any:
     if not url.strip():
         raise StoreError(f"the store `{url}` is blank; name a SQLite file (`runs.db`), "
                          f"`sqlite:///path` or `postgresql://user@host/db`")
+    if create and url != ":memory:":
+        _folder_exists(url)
     from .store_sqlite import SqliteStore  # (see `__getattr__`)
     return SqliteStore(url, stamp=stamp, create=create)
+
+
+def _folder_exists(path: str) -> None:
+    """A store named by `--store` or `AFP_STORE` goes in a folder that exists (the default's,
+    `.afp/`, afp's own, is made): a typo (`/srv/afp/runz/x.db`) would otherwise start an empty
+    store somewhere unexpected, while readers (`afpc trace`) refuse the same path. (`sqlite(path)`
+    in Python makes the folder, as asked.)"""
+    if os.path.normpath(path) == os.path.normpath(DEFAULT_PATH):
+        return
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise StoreError(f"cannot create the run store `{path}`: the folder `{parent}` does not "
+                         f"exist; create it first, or name a file in an existing folder")
 
 
 def __getattr__(name: str) -> Any:

@@ -407,3 +407,17 @@ def test_cli_a_blank_run_id_is_a_usage_error_naming_the_fix(args, blank, tmp_pat
     assert "is empty; give a run id (`afpc trace list` lists them)" in res.output
     assert ("`last`" in res.output) == (args[0] != "resume")  # (resume refuses `last`)
     assert list(tmp_path.iterdir()) == [tmp_path / "s.afp"]  # no store made
+
+
+def test_a_store_url_in_a_folder_that_does_not_exist_is_refused(tmp_path, monkeypatch):
+    """`--store /srv/runz/x.db` (a typo) made the folders and started an empty store there."""
+    import pytest
+    from afp_dsl.store import StoreError, from_url
+    with pytest.raises(StoreError, match="the folder .* does not exist; create it first"):
+        from_url(str(tmp_path / "runz" / "x.db"))
+    assert not (tmp_path / "runz").exists()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AFP_STORE", raising=False)
+    from_url(None).close()  # the default's folder, `.afp/`, is afp's own: made
+    assert (tmp_path / ".afp" / "runs.db").is_file()
+    from_url(str(tmp_path / "here.db")).close()  # an existing folder
