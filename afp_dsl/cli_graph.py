@@ -50,7 +50,9 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
         else:
             text = _FORMATS[fmt](program, graph_name)
     except graph_export.GraphChoiceError as e:  # (any other error is a bug: `guarded`, exit 2)
-        click.echo(f"afpc: {e}" + ("; pass --graph NAME" if "several" in str(e) else ""), err=True)
+        if "several" in str(e):  # (a choice to make, like an unknown --graph: usage, exit 2)
+            raise click.UsageError(f"{e}; pass --graph NAME") from None
+        click.echo(f"afpc: {e}", err=True)  # (nothing to draw: exit 1)
         sys.exit(1)
     emit(text, output, reads)
     if output:

@@ -539,3 +539,16 @@ def test_a_fault_inside_the_graph_drawing_is_an_internal_error(monkeypatch) -> N
     assert "please file a bug report at https://" in res.stderr
     none = CliRunner().invoke(main, ["graph", spec, "--graph", "nope"])
     assert none.exit_code == 2 and "internal error" not in none.output, none.output
+
+
+def test_graph_with_several_graphs_and_none_chosen_is_a_usage_error(tmp_path):
+    """Exit 2, as for an unknown `--graph` (both are the caller's choice); no graph at all is 1."""
+    from click.testing import CliRunner
+    from afp_dsl.cli import main
+    spec = tmp_path / "two.afp"
+    spec.write_text('agent a { graph = g1 }\nagent b { graph = g2 }\nskill s { description = "s" }\n'
+                    'graph g1 { entry s }\ngraph g2 { entry s }\n', encoding="utf-8")
+    r = CliRunner().invoke(main, ["graph", str(spec)])
+    assert r.exit_code == 2 and "several graphs" in r.output and "--graph NAME" in r.output
+    assert CliRunner().invoke(main, ["graph", str(spec), "--graph", "g3"]).exit_code == 2
+    assert CliRunner().invoke(main, ["graph", str(spec), "--graph", "g1"]).exit_code == 0
