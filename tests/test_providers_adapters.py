@@ -531,3 +531,11 @@ def test_unread_arguments_survive_a_checkpoint_and_are_answered_invalid_after_re
                 if e.kind == "tool.returned"}
     assert returned["c1"]["status"] == "success"
     assert returned["c2"]["status"] == "invalid" and returned["c2"]["executed"] is False
+
+
+def test_ollama_404_from_a_server_that_is_not_ollama_names_the_base_url():
+    """A 404 without Ollama's "model … not found" said "run `ollama pull`"; the other vendors
+    already said "check the base URL"."""
+    exc = fail("ollama", Response(404, {"error": "no route /api/chat"}), model="llama3.2")
+    assert not isinstance(exc, h.ModelNotFoundError)
+    assert "check the base URL" in str(exc) and "ollama pull" not in str(exc)

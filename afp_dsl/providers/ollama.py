@@ -206,9 +206,14 @@ def _response_error(exc: Any, model: str, headers: Any = None) -> ProviderFailur
     kw: dict[str, Any] = {"provider": "ollama", "status": status}
     if status < 400:  # an error line inside the NDJSON stream (status -1)
         return mid_reply("ollama", detail)
-    if status == 404 or "not found" in detail.lower():
+    low = detail.lower()
+    if "model" in low and ("not found" in low or "pull" in low):  # (Ollama's own words for it)
         return ModelNotFoundError(f"ollama: model `{model}` is not installed ({detail}); run "
                                   f"`ollama pull {model}`", **kw)
+    if status == 404:  # (any other 404: not an Ollama chat endpoint at that address)
+        return ProviderFailure(f"ollama: the server answered 404 ({detail}): it has no Ollama "
+                               f"chat endpoint; check the base URL (OLLAMA_HOST, or the "
+                               f"provider's host)", **kw)
     if "does not support tools" in detail:
         return BadRequestError(f"ollama: model `{model}` does not support tools; pick a model "
                                f"with tool support (e.g. llama3.2, qwen2.5) and `ollama pull` "
