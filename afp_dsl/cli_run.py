@@ -107,6 +107,11 @@ def _script(program: Any, name: str | None) -> tuple[list | None, Any]:
     from .testing import _script as script_of
     for d in program.ir.root_module.decls:
         if isinstance(d, ir.Test) and d.name == name:
+            users = sum(isinstance(st, ir.UserSays) for st in d.statements)
+            if users > 1:  # (its later turns' replies would go unused, silently)
+                click.echo(f"afpc: note: test `{name}` has {users} `user` lines; --script runs "
+                           f"one message (-m) on its model lines, in order; `afpc test` runs "
+                           f"the whole conversation", err=True)
             return script_of(d)
     from .suggest import closest
     tests = [d.name for d in program.ir.root_module.decls if isinstance(d, ir.Test)]

@@ -266,3 +266,14 @@ def test_a_misspelt_name_on_the_command_line_gets_did_you_mean(env, args, said):
     res = cli(*args, *(("--store", db) if args[0] == "run" else ()))
     assert res.exit_code == (2 if args[0] == "explain" else 1), res.output
     assert said in res.output and "Traceback" not in res.output
+
+
+def test_script_of_a_conversation_says_only_one_message_runs(tmp_path):
+    """`--script` of a test with two `user` lines ran the first and dropped the rest silently."""
+    spec = tmp_path / "conv.afp"
+    spec.write_text('agent a { }\ntest two_turns {\n  user "first"\n  model says "one"\n'
+                    '  user "second"\n  model says "two"\n}\n', encoding="utf-8")
+    res = CliRunner().invoke(main, ["run", str(spec), "-m", "first", "--script", "two_turns",
+                                    "--store", str(tmp_path / "runs.db")])
+    assert res.exit_code == 0 and "one" in res.output
+    assert "has 2 `user` lines; --script runs one message" in res.output
