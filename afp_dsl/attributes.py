@@ -291,6 +291,14 @@ class Converter:
 
     def c_schema(self, spec: Attr, value: Any, key_span: Span) -> Any:
         if isinstance(value, MapV):
+            typed = _block_written_as_map(value)
+            if typed is not None:  # `input = { a: string }`: a schema block with a stray `=`
+                self.diags.append(diag(
+                    "AFP106", f"`{spec.field} = {{ … }}` is a raw JSON Schema map, whose values are "
+                    f"data, but `{typed.root}` here is a type", typed.span, "a type, not data",
+                    help=f"for a schema block, drop the `=`: `{spec.field} {{ … }}`; for raw JSON "
+                         f"Schema, write `{{ type: \"object\", properties: {{ … }} }}`"))
+                return BAD
             data = to_data(value, self.diags)
             return BAD if data is BAD else ir.Schema(json=data, origin="map", span=value.span,
                                                      pointers=tuple(_pointers(value, "")))
@@ -383,3 +391,16 @@ def _pointers(value: Any, at: str):
             if getattr(v, "span", None) is not None:
                 yield here, v.span
             yield from _pointers(v, here)
+
+
+_TYPE_WORDS = frozenset(("string", "integer", "number", "boolean", "any", "object"))
+
+
+def _block_written_as_map(value: MapV) -> Any:
+    """The first entry value of a raw map schema that is a bare type name (`{ a: string }`,
+    also `{ a: [string] }`): the author meant a schema block. None when there is none."""
+    for _, _, v in value.items:
+        item = v.items[0] if isinstance(v, ir.ListExpr) and len(v.items) == 1 else v
+        if isinstance(item, ir.Path) and not item.segments and item.root in _TYPE_WORDS:
+            return item
+    return None

@@ -227,8 +227,10 @@ _ALL = [
        "`require`, `minLenght`). The validator ignores a word it does not know, so the rule the\n"
        "key was meant to state is not checked: fields are not typed, nothing is required, and\n"
        "guards reading those fields are not typed either. A key far from every keyword (a\n"
-       "custom annotation such as `x-note`) is not reported.\n\n"
-       "Fix: spell the keyword as the help says, or rename an annotation away from it."),
+       "custom annotation such as `x-note`) is not reported, unless no key of the schema is a\n"
+       "keyword (`input = { a: \"string\" }`): such a schema accepts any value.\n\n"
+       "Fix: spell the keyword as the help says, or rename an annotation away from it; for\n"
+       "a schema block, drop the `=`: `input { a: string }`."),
     _c("AFP401", "policy-rule-never-matches", W, "a policy rule can never match",
        "A block for a tool no agent using the policy has, a rule whose condition can never hold,\n"
        "or a rule that can hold only where earlier rules of its block hold (the first rule that\n"

@@ -45,3 +45,17 @@ def test_json_schema_spellings_of_constraints_get_ours():
     helps = [d.help for d in analyse(text)[1]]
     assert helps == ["did you mean `min`?", "did you mean `max_length`?",
                      "did you mean `exclusive_min`?"], helps
+
+
+def test_a_schema_block_written_as_a_map_is_named():
+    """`input = { a: string }` (a stray `=`) was "a reference cannot stand inside literal data"
+    with help to quote it, which made a schema that accepts anything, without a word."""
+    bare = afp_dsl.check('tool t { description = "x" input = { a: string, b: [integer] } }')
+    assert [(d.code, d.help) for d in bare] == [
+        ("AFP106", 'for a schema block, drop the `=`: `input { … }`; for raw JSON Schema, write '
+                   '`{ type: "object", properties: { … } }`')]
+    quoted = afp_dsl.check('tool t { description = "x" input = { a: "string" } }')
+    assert [d.code for d in quoted] == ["AFP309"]
+    assert "accepts any value" in quoted[0].message
+    raw = 'tool t { description = "x" input = { type: "object", properties: { a: { type: "string" } } } }'
+    assert afp_dsl.check(raw) == []

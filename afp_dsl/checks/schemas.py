@@ -117,6 +117,7 @@ def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnos
         yield diag("AFP301", f"{where} must describe an object (tool arguments are a JSON object)",
                    schema.span, "not an object schema", help='use `{ type: "object", properties: { ... } }`')
     yield from _dangling_refs(doc, where, schema)
+    yield from _no_keyword(doc, where, schema)
     yield from _misspelt_keywords(doc, where, schema)
     yield from _empty_bounds(doc, where, schema)
     yield from _defaults(doc, tool, which, schema)
@@ -150,6 +151,23 @@ KEYWORDS = frozenset((
 
 
 _FOLDED = {k.lower(): k for k in KEYWORDS}
+
+
+def _no_keyword(doc: dict, where: str, schema: ir.Schema) -> Iterator[Diagnostic]:
+    """AFP309 for a raw schema none of whose keys is a keyword (`input = { a: "string" }`): it
+    accepts any value, which is seldom what its author meant (a schema block, most likely)."""
+    keys = [k for k in doc if isinstance(k, str) and not k.startswith("x-")]
+    if not keys or any(k in KEYWORDS for k in keys) or any(_FOLDED.get(k.lower()) for k in keys):
+        return
+    shown = ", ".join(f"`{k}`" for k in keys[:3]) + (", …" if len(keys) > 3 else "")
+    yield diag("AFP309", f"{where} has no JSON Schema keyword ({shown}): the validator ignores "
+               f"every key, so it accepts any value", schema.span, "accepts anything",
+               help=f"for a schema block, write `{_schema_key(where)} {{ {keys[0]}: string }}` "
+                    "(no `=`); for raw JSON Schema, `{ type: \"object\", properties: { … } }`")
+
+
+def _schema_key(where: str) -> str:
+    return "output" if "`output`" in where else "input"
 
 
 def _misspelt_keywords(doc: Any, where: str, schema: ir.Schema) -> Iterator[Diagnostic]:
