@@ -59,3 +59,13 @@ def test_a_schema_block_written_as_a_map_is_named():
     assert "accepts any value" in quoted[0].message
     raw = 'tool t { description = "x" input = { type: "object", properties: { a: { type: "string" } } } }'
     assert afp_dsl.check(raw) == []
+
+
+def test_a_returned_json_text_is_judged_as_the_data_guards_read():
+    """`returns("{\\"status\\": \\"ok\\"}")` is the object a guard reads (language §6)."""
+    ok = 'tool t { description = "x" output { status: string } impl = returns("{\\"status\\": \\"ok\\"}") }'
+    assert afp_dsl.check(ok) == []
+    bad = 'tool t { description = "x" output { status: string } impl = returns("{\\"status\\": 5}") }'
+    assert [d.code for d in afp_dsl.check(bad)] == ["AFP302"]
+    prose = 'tool t { description = "x" output { status: string } impl = returns("all fine") }'
+    assert [d.code for d in afp_dsl.check(prose)] == ["AFP302"]

@@ -65,7 +65,8 @@ def _mark_broken(schema: Any) -> None:
 def _returned_value(tool: ir.Tool, impl: ir.ReturnsImpl, schema: ir.Schema) -> Iterator[Diagnostic]:
     """AFP302 when the value `returns(...)` always answers fails the tool's own `output` schema
     (one of the two is wrong: every call of the tool would answer a result its schema refuses)."""
-    doc, value = thaw(schema.json), thaw(impl.value)
+    from ..evaluate import parse_result  # (JSON text is the data guards read: judged parsed)
+    doc, value = thaw(schema.json), parse_result(thaw(impl.value))
     best = _violation(doc, value)
     if best is not None:  # (worded without the value, which may be a secret: semantics §9)
         from ..argcheck import describe_error
