@@ -69,3 +69,17 @@ def test_a_returned_json_text_is_judged_as_the_data_guards_read():
     assert [d.code for d in afp_dsl.check(bad)] == ["AFP302"]
     prose = 'tool t { description = "x" output { status: string } impl = returns("all fine") }'
     assert [d.code for d in afp_dsl.check(prose)] == ["AFP302"]
+
+
+def test_a_dead_item_of_an_in_list_that_can_still_match_is_a_warning():
+    """An error only when provable: `in ["found", "gone"]` can hold, so `"gone"` warns."""
+    head = ('agent a { graph = g }\ntool lookup { description = "x" output { status: "found" | '
+            '"missing" } }\nskill s1 { description = "d" tools = [lookup] }\n'
+            'skill s2 { description = "d" }\ngraph g {\n  entry s1\n  route s1 -> s2 on lookup '
+            'status success when %s\n}\n')
+    found = afp_dsl.check(head % 'result.status in ["found", "gone"]')
+    assert [(d.code, d.severity.value) for d in found] == [("AFP305", "warning")]
+    found = afp_dsl.check(head % 'result.status in ["lost", "gone"]')
+    assert {(d.code, d.severity.value) for d in found} == {("AFP305", "error")}
+    typed = afp_dsl.check('policy p { input { deny when iteration in [1, "x"] because "b" } }')
+    assert [(d.code, d.severity.value) for d in typed] == [("AFP305", "warning")]

@@ -366,14 +366,19 @@ def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
     if not is_status and c.op in ("!=", "not in"):
         return
     bad = [lit for lit in lits if not any(_same(lit.value, v) for v in allowed)]
+    # an `in` list that can still hold (some item can be the value) is not provably false: its
+    # dead items are a warning (an error only when provable, docs/checks.md)
+    live = c.op == "in" and len(bad) < len(lits)
     for lit in bad:
-        yield _outside(key, lit, allowed, closed[0], is_status)
+        d = _outside(key, lit, allowed, closed[0], is_status)
+        yield _as_warning(d) if live and d.code == "AFP305" else d
 
 
 def _impossible_items(key, lits: list, facts) -> Iterator[Diagnostic]:
     """Items of an `in` list that the key's declared type or bounds rule out (`iteration in
-    [1, "a"]`): each can never be the value, though the list as a whole can hold. One
-    diagnostic for the comparison, naming every such item (one root cause: the key's type)."""
+    [1, "a"]`): each can never be the value; a warning while another item can be (the list as
+    a whole can hold), an error when none can. One diagnostic for the comparison, naming every
+    such item (one root cause: the key's type)."""
     known = [f for f in facts(key) if f.level == "schema" and f.kind in ("type", "ord")]
     found = []
     for lit in lits:
@@ -385,8 +390,16 @@ def _impossible_items(key, lits: list, facts) -> Iterator[Diagnostic]:
     shown = [f"`{json.dumps(lit.value, ensure_ascii=False)}`" for lit, _ in found]
     notes = tuple(dict.fromkeys(f.text for _, f in found if f.text))
     others = tuple(Label(lit.span, "nor this", False) for lit, _ in found[1:])
-    yield diag("AFP305", f"`{key_text(key)}` can never be {_either(shown)}", found[0][0].span,
-               "not a value it can have", secondary=others, notes=notes)
+    d = diag("AFP305", f"`{key_text(key)}` can never be {_either(shown)}", found[0][0].span,
+             "not a value it can have", secondary=others, notes=notes)
+    yield _as_warning(d) if len(found) < len(lits) else d
+
+
+def _as_warning(d: Diagnostic) -> Diagnostic:
+    """A dead item of an `in` list whose other items can hold: the comparison is not provably
+    false, so the item is named as a warning, with the note saying so."""
+    return Diagnostic(d.code, Severity.WARNING, d.message, d.labels, d.notes + (
+        "the other items of the list can still match, so the condition can hold",), d.help)
 
 
 def _either(items: list[str]) -> str:
