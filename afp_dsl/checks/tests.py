@@ -329,8 +329,11 @@ def _edge(analysis: Analysis, module: str, stmt: ir.ExpectRoute, scope: _Scope,
     for ref in (stmt.src, stmt.dst):
         r = analysis.resolve(module, ref)
         if r is None or not isinstance(r.decl, ir.Skill):
-            yield diag("AFP406", f"`expect route` names `{ref}`, which is not a skill", ref.span,
-                       "not a skill", help=_skill_hint(analysis, module, ref, scope))
+            what = f"which is {ir.a_kind(r.decl)}, not a skill" if r is not None else (
+                "which this module does not declare")  # (an imported skill needs its alias)
+            yield diag("AFP406", f"`expect route` names `{ref}`, {what}", ref.span,
+                       "not a skill" if r is not None else "not declared here",
+                       help=_skill_hint(analysis, module, ref, scope))
             return
         ends.append((r.module, r.decl.name))
     v = scope.view
