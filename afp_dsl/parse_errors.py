@@ -125,6 +125,9 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
     if keyword_key is not None:
         return keyword_key
     prev = _prev_token(e)
+    operator_key = _operator_as_key(src, tok, prev, e)
+    if operator_key is not None:
+        return operator_key
     block_key = _unknown_block_key(src, tok, expected, prev, e) or _misplaced_word(src, tok, expected, prev, e)
     if block_key is not None:
         return block_key
@@ -156,6 +159,25 @@ def _keyword_as_key(src: SourceFile, tok: lark.Token, e: UnexpectedToken) -> Dia
     if block and (kind not in SCHEMAS or word in BLOCK_KEYS.get(kind, ())):
         return None  # (a block the kind takes, misplaced: the syntax error says where)
     return unknown_attribute(kind, word, Span(src.name, tok.start_pos, tok.end_pos))
+
+
+_OPERATORS = frozenset(("and", "or", "in", "not", "matches", "mentions"))
+
+
+def _operator_as_key(src: SourceFile, tok: lark.Token, prev: lark.Token | None,
+                     e: UnexpectedToken) -> Diagnostic | None:
+    """AFP104 for an operator word written as an attribute key after a value (`description =
+    "x" and = 1`): the parser read it as the operator continuing the value, and stopped only at
+    the `=`; as for any other unknown key, not "unexpected `=`"."""
+    if tok.type != "EQUAL" or prev is None or prev.end_pos is None or str(prev) not in _OPERATORS:
+        return None
+    if prev.type != str(prev).upper() or src.text[tok.end_pos:tok.end_pos + 1] == "=":
+        return None  # (a name, or `==`)
+    kind = _enclosing_kind(e)
+    if kind is None:
+        return None
+    from .attributes import unknown_attribute  # (the error path only)
+    return unknown_attribute(kind, str(prev), Span(src.name, prev.start_pos, prev.end_pos))
 
 
 def _unknown_block_key(src: SourceFile, tok: lark.Token, expected: set[str],

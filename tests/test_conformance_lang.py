@@ -296,3 +296,12 @@ def test_numbers_next_to_punctuation_and_words_apart_are_clean():
     assert codes('agent a { max_iterations = 8 model = "x" }') == []
     assert codes('tool t { description = "t" input { x: number(min: -1.5e3, max: 2) } }') == []
     assert codes('agent a {\n  max_iterations = 8\n  model = "x"\n}') == []
+
+
+@pytest.mark.parametrize("word", ["and", "or", "in", "not", "matches", "mentions"])
+def test_an_operator_word_as_a_key_after_a_value_is_an_unknown_attribute(word):
+    """The parser read `"x" and` as the value going on and stopped at `=` (AFP001)."""
+    text = f'skill s {{ description = "x" {word} = 1 }}'
+    (d,) = diags(text)
+    assert (d.code, d.message) == ("AFP104", f"unknown attribute `{word}` for skill")
+    assert text[d.labels[0].span.start:].startswith(word)
