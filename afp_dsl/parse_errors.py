@@ -379,5 +379,28 @@ def _empty_status(tok, expected, prev):
     return None
 
 
+_EXPECTATIONS = ("answer", "called", "not", "route", "cursor", "outcome", "trace")
+
+
+def _unknown_expectation(tok, expected, prev):
+    """`expect answr …`: name the expectations, with the closest one."""
+    if prev is None or str(prev) != "expect" or tok.type != "NAME":
+        return None
+    close = closest(str(tok), list(_EXPECTATIONS))
+    return (f"`{tok}` is not an expectation", "unknown expectation",
+            (f"did you mean `{close}`? " if close else "") + "expectations are: "
+            + ", ".join(f"`expect {w}`" for w in _EXPECTATIONS))
+
+
+def _because_without_condition(tok, expected, prev):
+    """`deny when a and because "r"`: `because` read as a name after a dangling operator."""
+    if prev is None or str(prev) != "because" or prev.type != "NAME" or "BECAUSE" not in expected:
+        return None
+    return ("the condition ends with an operator before `because`", "the reason of an unfinished condition",
+            "complete the condition after `and`/`or`/`not` (or remove the operator), then "
+            "`because \"reason\"`")
+
+
 _MISTAKES = (_unknown_decl_kind, _missing_name, _unclosed_before_decl, _colon_for_equals, _equals_for_colon, _single_equals,
-             _missing_equals, _missing_comma, _empty_status)
+             _missing_equals, _missing_comma, _empty_status, _unknown_expectation,
+             _because_without_condition)

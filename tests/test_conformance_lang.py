@@ -305,3 +305,15 @@ def test_an_operator_word_as_a_key_after_a_value_is_an_unknown_attribute(word):
     (d,) = diags(text)
     assert (d.code, d.message) == ("AFP104", f"unknown attribute `{word}` for skill")
     assert text[d.labels[0].span.start:].startswith(word)
+
+
+def test_an_unknown_expectation_names_the_expectations():
+    text = 'agent a { }\ntest t {\n  user "x"\n  model says "y"\n  expect answr == "y"\n}\n'
+    (d,) = diags(text)
+    assert (d.code, d.message) == ("AFP001", "`answr` is not an expectation")
+    assert d.help.startswith("did you mean `answer`? expectations are: `expect answer`")
+
+
+def test_because_after_a_dangling_operator_says_the_condition_is_unfinished():
+    (d,) = diags('policy p { input { deny when message == "a" and because "hit" } }')
+    assert (d.code, d.message) == ("AFP001", "the condition ends with an operator before `because`")
