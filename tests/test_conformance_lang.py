@@ -182,8 +182,8 @@ test x {{ user "hi" model says "y" {line} }}
 ])
 def test_a_keyword_does_not_match_the_start_of_a_longer_word(line, word):
     text = SCRIPT.format(line=line)
-    (d,) = diags(text)
-    assert (d.code, d.message) == ("AFP001", f"unexpected name `{word}`")
+    (d,) = diags(text)  # (read whole: named as an expectation that does not exist)
+    assert (d.code, d.message) == ("AFP001", f"`{word}` is not an expectation")
     at = textwrap.dedent(text).index(word)
     assert (d.labels[0].span.start, d.labels[0].span.end) == (at, at + len(word))
 
