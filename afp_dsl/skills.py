@@ -169,7 +169,7 @@ def skip_target(running: tuple, wanted) -> tuple[SkillInfo, int] | str:
 def _next(skill: SkillInfo, k: int) -> str:
     n = len(skill.steps)
     if k + 1 >= n:
-        return f"All {n} steps complete."
+        return f"All {n} steps complete." if n > 1 else "The procedure is complete."
     nxt = skill.steps[k + 1]
     return f"Now on step {k + 2} of {n}{about(nxt.note, ': ')} (tool: `{nxt.tool}`)."
 
