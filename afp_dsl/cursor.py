@@ -48,6 +48,7 @@ class CursorDecision:
     losers: tuple[Loser, ...] = ()
     fired_by: ToolResult | None = None
     superseded: str | None = None
+    refused: tuple[tuple[EntryInfo, tuple[Condition, ...], str | None], ...] = ()  # cold start
 
 
 def reachable(graph: GraphInfo, cursor: str | None) -> tuple[str, ...]:
@@ -62,13 +63,16 @@ def reachable(graph: GraphInfo, cursor: str | None) -> tuple[str, ...]:
 def cold_start(graph: GraphInfo, message: str, iteration: int) -> CursorDecision:
     """Walk entries in order: the first unconditional one, or the first whose `when` holds."""
     env = Env({"message": message, "iteration": iteration})
+    refused: list = []  # the entries tried before (with their evidence: "why didn't it start?")
     for entry in graph.entries:
         if entry.when is None:
-            return CursorDecision(None, entry.skill, "entry", entry=entry)
+            return CursorDecision(None, entry.skill, "entry", entry=entry, refused=tuple(refused))
         ev = evaluate(entry.when, env, clip=False, absent=True)
         if ev.holds:
-            return CursorDecision(None, entry.skill, "entry", entry=entry, witness=ev.conditions)
-    return CursorDecision(None, None, "none")
+            return CursorDecision(None, entry.skill, "entry", entry=entry, witness=ev.conditions,
+                                  refused=tuple(refused))
+        refused.append((entry, ev.conditions, ev.error))
+    return CursorDecision(None, None, "none", refused=tuple(refused))
 
 
 def _check(route: RouteInfo, res: ToolResult, roots: dict) -> EdgeEvidence:

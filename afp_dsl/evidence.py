@@ -72,7 +72,7 @@ def _clip_condition(cond: Any) -> Any:
 # the event kinds whose payloads hold conditions: (list key or None for the payload, its key)
 _EVIDENCE = {
     "route.evaluated": ((None, "conditions"),),
-    "cursor.moved": ((None, "witness"),),
+    "cursor.moved": ((None, "witness"), ("refused_entries", "conditions")),
     "context.composed": (("pieces", "detail"), ("skipped", "conditions")),
 }
 

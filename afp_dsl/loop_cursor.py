@@ -100,7 +100,12 @@ def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
         payload["witness"] = [_cond(c) for c in d.witness]
     if d.superseded:
         payload["superseded_pick"] = d.superseded
-    return ctx.emit("cursor.moved", payload, source=source, caused_by=cause, clip="witness" in payload)
+    if d.refused:  # the entries tried first, refused, with their evidence (semantics §4)
+        payload["refused_entries"] = [
+            {"skill": e.skill, "conditions": [_cond(c) for c in conds],
+             **({"reason": why} if why else {})} for e, conds, why in d.refused]
+    return ctx.emit("cursor.moved", payload, source=source, caused_by=cause,
+                    clip="witness" in payload or "refused_entries" in payload)
 
 
 def _stay_source(ctx: RunCtx, d: CursorDecision):

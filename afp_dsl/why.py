@@ -207,6 +207,14 @@ def cond_node(c: Mapping) -> WhyNode:
                                    **({"reason": c["reason"]} if c.get("reason") else {})})
 
 
+def entry_node(x: dict) -> WhyNode:
+    """An entry the cold start tried and refused, with its conditions' actual values."""
+    conds = tuple(cond_node(c) for c in items(x, "conditions") if isinstance(c, dict))
+    err = f" ({x['reason']})" if x.get("reason") else ""
+    return WhyNode("entry", f"entry `{x.get('skill')}` was tried and its `when` did not hold{err}",
+                   data={"skill": x.get("skill")}, children=conds)
+
+
 # ---------------------------------------------------------------- public entry points
 def explain(trace: Trace, event_id: str | int | Event | None = None, *, inner: Any = None,
             program: Any = None, skill: str | None = None, iteration: int | None = None,

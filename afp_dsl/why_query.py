@@ -43,6 +43,7 @@ def _all_names(ix: Index) -> list[str]:
             names.update(name_of(x.get("name")) for x in items(p, "pieces") + items(p, "skipped"))
         elif e.kind in ("cursor.moved", "route.evaluated"):
             names.update(name_of(p.get(k)) for k in ("from", "to", "superseded_pick"))
+            names.update(name_of(x.get("skill")) for x in items(p, "refused_entries"))
         elif e.kind == "skill.rejected":
             names.update(name_of(p.get(k)) for k in ("requested", "cursor"))
         elif e.kind == "tool.called":

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .trace import Event
-from .why import (MAX_INNER_DEPTH, MAX_LEVELS, MAX_NODES, Index, Locator, WhyNode, cond_node, items,
+from .why import (MAX_INNER_DEPTH, MAX_LEVELS, MAX_NODES, Index, Locator, WhyNode, cond_node, entry_node, items,
                   payload, short)
 from .why_describe import calls_text, describe
 
@@ -264,6 +264,9 @@ class Walker:
         if refused and p.get("cause") != "stay":
             kids.append(WhyNode("alternatives", "edges considered and refused",
                                 children=tuple(self.node(r) for r in refused)))
+        if items(p, "refused_entries"):
+            kids.append(WhyNode("alternatives", "entries tried first and refused",
+                                children=tuple(entry_node(x) for x in items(p, "refused_entries"))))
         if p.get("superseded_pick"):
             kids.append(WhyNode("note", f"a model pick of `{p['superseded_pick']}` was superseded"))
         data = {k: p.get(k) for k in ("from", "to", "cause", "edge")}

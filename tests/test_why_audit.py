@@ -251,3 +251,27 @@ test stays {
     assert not result.passed
     text = "\n".join(map(str, result.failures))
     assert "edge `start -> start` was not taken" in text and "edges taken: none" in text, text
+
+
+ENTRIES = """
+agent a { graph = g }
+skill s1 { description = "d" }
+skill s2 { description = "d" }
+graph g {
+  entry s1 when message mentions ["refund"]
+  entry s2
+}
+"""
+
+
+def test_an_entry_that_did_not_hold_is_evidence_of_why_its_skill_did_not_start():
+    """Before, `why --skill s1` said "the trace never mentions `s1`; did you mean `s2`?": the
+    cold start recorded only the entry that fired."""
+    r = afp.load(ENTRIES).agent(provider=afp.providers.mock(["ok"])).run("hello")
+    moved = next(e.payload for e in r.trace if e.kind == "cursor.moved")
+    assert moved["refused_entries"] == [{"skill": "s1", "conditions": [
+        {"text": 'message mentions ["refund"]', "actual": "hello", "passed": False}]}]
+    text = r.why(skill="s1")
+    assert "never mentions" not in text, text
+    assert "entry `s1` was tried and its `when` did not hold" in text
+    assert '✗ message mentions ["refund"] — actual hello' in text
