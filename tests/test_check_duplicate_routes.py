@@ -126,3 +126,17 @@ def test_a_copy_is_not_an_earlier_competitor():
     assert [(d.code, _line(d, True), _line(d, False)) for d in found] == [
         ("AFP205", 10, 9), ("AFP205", 11, 9)]
     assert "never fires: the earlier route `s -> t`" in found[1].message
+
+
+def test_a_route_whose_guard_names_the_tool_of_an_earlier_on_route_is_shadowed():
+    """`route s1 -> s2 when tool == "t1" and …` after `route s1 -> s3 on t1` never fires (it
+    said only "can fire on the same result"); with `or` it can (on `t2`), and stays AFP205."""
+    import afp_dsl
+    head = ('agent a { graph = g }\ntool t1 { description = "x" output { n: number } }\n'
+            'tool t2 { description = "x" }\nskill s1 { description = "d" tools = [t1, t2] }\n'
+            'skill s2 { description = "d" }\nskill s3 { description = "d" }\n'
+            'graph g {\n  entry s1\n  route s1 -> s3 on t1\n  route s1 -> s2 when %s\n}\n')
+    (d,) = afp_dsl.check(head % 'tool == "t1" and result.n > 3')
+    assert d.code == "AFP205" and "never fires" in d.message
+    (d,) = afp_dsl.check(head % 'tool == "t1" or result.n > 3')
+    assert d.code == "AFP205" and "can fire on the same result" in d.message

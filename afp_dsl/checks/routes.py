@@ -166,7 +166,8 @@ def _pair(analysis: Analysis, v: G.GraphView, a: G.RouteEdge, b: G.RouteEdge) ->
     if verdict.status == "unsat":
         return None
     trigger = _trigger_text(ta if ta.tool else tb, statuses)
-    covers = (ta.tool is None or ta.tool == tb.tool) and (
+    covers = (ta.tool is None or ta.tool == tb.tool or (
+        tb.tool is None and ta.name is not None and _only_on(analysis, v, b, ta.name))) and (
         ta.statuses is None or (tb.statuses is not None and tb.statuses <= ta.statuses))
     if a.route.when is None and covers:
         if b.route.when is None or refute([b.route.when], S.facts(site), reasons=False) is None:
@@ -257,6 +258,16 @@ def _covered(a: G.RouteEdge, b: G.RouteEdge, facts) -> bool:
     keeps those values, so this claims nothing where `a` could fail and `b` hold)."""
     both = [b.route.when, ir.Not(item=a.route.when, span=a.route.when.span)]
     return refute(both, facts, reasons=False) is not None
+
+
+def _only_on(analysis: Analysis, v: G.GraphView, b: G.RouteEdge, tool: str) -> bool:
+    """A route without `on` whose guard holds only for `tool`'s results (`when tool == "t1"
+    and …`): an earlier `on t1` route takes them all as surely as if it said `on t1`."""
+    if b.route.on is not None or b.route.when is None:
+        return False
+    other = ir.Compare(op="!=", left=ir.Path(root="tool", segments=()), right=ir.Lit(value=tool))
+    site = sitelist.route_site(analysis, v.module, v.graph, b.route)
+    return refute([b.route.when, other], S.facts(site), reasons=False) is not None
 
 
 def _shadowed(a: G.RouteEdge, b: G.RouteEdge, trigger: str, guarded: bool = False) -> Diagnostic:
