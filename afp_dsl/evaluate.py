@@ -282,8 +282,9 @@ class _Evaluator:
                 raise _EvalError(f"bad regular expression `{rx}`: {exc}") from None
             if not isinstance(left, str):
                 return False, f"`matches` needs a string, got {_type_name(left)}"
-            if too_costly(rx.pattern, rx.flags, len(left)):  # (never a stalled run)
-                return False, refusal(rx.pattern, rx.flags, len(left))
+            if too_costly(rx.pattern, rx.flags, len(left)):  # (never a stalled run: an
+                # evaluation error, so a policy rule denies and a `check_in` pauses: fail closed)
+                raise _EvalError(refusal(rx.pattern, rx.flags, len(left)))
             return pattern.search(left) is not None, None
         keywords = self.value(c.right)  # type: ignore[arg-type]
         keywords = tuple(keywords) if _is_list(keywords) else (keywords,)

@@ -7,8 +7,9 @@ Role:       read by `evaluate` (a guard's or rule's `matches`) and `redaction_ma
             parse tree (`checks.regex_risk`): nothing here runs the pattern.
 Invariants: a pattern without exponential risk is always searched (one cached lookup); a risky
             one is searched only when the estimated matcher paths over the text stay within
-            `checks.regex_risk.BUDGET`. The caller decides what a refused search means: a
-            condition that does not hold, with its reason; a redacted text, whole (fails closed).
+            `checks.regex_risk.BUDGET`. The caller decides what a refused search means: an
+            evaluation error (a guard does not hold, a policy rule denies, a `check_in` pauses);
+            a redacted text, whole; a failed `expect answer matches`. Each fails closed.
 """
 from __future__ import annotations
 

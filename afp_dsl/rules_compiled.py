@@ -19,6 +19,7 @@ from . import ir
 from .evaluate import (Condition, Env, Evaluation, _compare_values, _is_list, _step, _type_name,
                        actual_is_right, compile_regex, condition_text, evaluate, keywords_matcher, shorten)
 from .mentions import Keywords
+from .regex_budget import too_costly
 
 # A node closure: (env, rec) -> value. `rec` is None (no evidence: quick) or the list of
 # conditions the reference evaluator would record, appended in its order.
@@ -265,7 +266,7 @@ def _check(expr: Any, run: Node) -> tuple[Callable[[Env], Any], tuple | None]:
     search, lit, equal = None, None, op == "=="
     if op in ("==", "!=") and type(right) is ir.Lit and type(right.value) is str:
         lit = right.value
-    elif op == "matches":
+    elif op == "matches" and not too_costly(right.pattern, right.flags, 1 << 20):
         search = compile_regex(right.pattern, right.flags).search  # compiled by `run` already
     elif op == "mentions" and (_fixed_keywords(right) or (None, None))[1] is not None:
         search = _fixed_keywords(right)[1].search
@@ -293,6 +294,8 @@ def _matches(c: ir.Compare):
     def matches(env: Env, rec: Any, v: Any) -> tuple[Any, str | None]:
         if not isinstance(v, str):
             return False, f"`matches` needs a string, got {_type_name(v)}"
+        if too_costly(rx.pattern, rx.flags, len(v)):
+            raise _Unsure  # a search refused (AFP307): an evaluation error in the reference
         return pattern.search(v) is not None, None
     return matches
 

@@ -82,3 +82,23 @@ def test_expect_answer_matches_with_a_risky_pattern_fails_instead_of_hanging(tmp
     t.join(20)
     assert not t.is_alive(), "the test stalled"
     assert out["r"].exit_code == 1 and "was not searched over 41 characters" in out["r"].output
+
+
+def test_a_policy_rule_whose_search_is_refused_denies():
+    """Expression errors are denials (semantics §8): a rule's `matches` refused on a long text
+    denies, and never hangs (before, a policy rule's compiled fast path searched it anyway)."""
+    spec = ('agent a { policies = [p] }\n'
+            'policy p { input { deny when message matches /^(a+)+$/ because "all a" } }\n')
+    r = _run(spec, NEAR_MISS)
+    assert r.outcome == "denied" and "was not searched over 41 characters" in r.answer
+    assert _run(spec, "aaaa").outcome == "denied"  # (short: searched, and it matches)
+    assert _run(spec, "ab").outcome == "answered"
+
+
+def test_a_check_in_whose_search_is_refused_pauses():
+    """A human-approval gate fails closed: the check-in pauses when its condition cannot be
+    evaluated, a refused search included."""
+    spec = ('agent a { tools = [t] }\ntool t { description = "t" input { q: string } '
+            'check_in = args.q matches /^(a+)+$/ }\n')
+    r = _run(spec, "go", script=[[("t", {"q": NEAR_MISS})], "done"])
+    assert r.outcome == "paused"
