@@ -246,8 +246,10 @@ class _Evaluator:
         else:
             right = self.value(c.right)  # type: ignore[arg-type]
             passed, reason = _compare_values(c.op, left, right)
-            if self.absent and reason is None and passed == self.neg and (left is None or right is None):
-                reason = self._absent(c.left) or self._absent(c.right)  # (semantics §2)
+            if self.absent and passed == self.neg and (left is None or right is None):
+                # (semantics §2: a path the run does not have says so, also where an ordered
+                # comparison would otherwise say "needs two numbers", of the null it reads as)
+                reason = self._absent(c.left) or self._absent(c.right) or reason
             if actual_is_right(c):
                 left = right
         self._record(c, left, passed, reason)

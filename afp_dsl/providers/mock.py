@@ -97,8 +97,10 @@ class MockProvider(Provider):
             return _demo(request, self.calls)
         if self.calls > len(self.script):
             self.ran_out = self.ran_out or self.calls
+            n = request.call_number or self.calls  # (the run's numbering, as `llm.called`)
+            mine = "" if n == self.calls else f"its reply #{self.calls}; "  # (a fresh mock, resumed)
             raise ProviderError(
-                f"the mock script has no reply for LLM call #{self.calls} (it scripted "
+                f"the mock script has no reply for LLM call #{n} ({mine}it scripted "
                 f"{len(self.script)}); the model was asked: {_asked(request)}")
         # tool-call ids carry the run's LLM call number (a resumed run's go on from its own),
         # or this mock's count for a request that has none
