@@ -173,3 +173,46 @@ def test_every_example_passes_its_tests_and_validates_under_a_hostile_rule(hosti
                 if event["kind"] == "redaction.applied":
                     hit += event["payload"]["counts"].get("hostile", 0)
     assert hit > 0  # (the hostile rule did scrub: the comparison above compares something)
+
+
+# ---------------------------------------------------------------- properties
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from afp_dsl.redaction_events import scrub_event  # noqa: E402
+
+_SECRET = "hunter2-SECRET"
+_json = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.sampled_from(["a", "name", "id", "password", "x"]),
+                                            inner, max_size=3)),
+    max_leaves=10)
+_FIELDS = sorted(STRUCTURE | DATA | KEEP) + ["custom", "password"]
+
+
+@st.composite
+def _payloads(draw):
+    """A payload of trace fields (and a stray one) holding data, with the secret planted under
+    `password` somewhere inside a data field, and perhaps copied into a text field."""
+    payload = {k: draw(_json) for k in draw(st.lists(st.sampled_from(_FIELDS), max_size=5,
+                                                     unique=True))}
+    where = draw(st.sampled_from(sorted(DATA)))
+    payload[where] = {"password": _SECRET, "other": draw(_json)}
+    if where != "message" and draw(st.booleans()):  # (a copy: scrubbed as remembered)
+        payload["message"] = f"my password is {_SECRET}!"
+    return payload
+
+
+@settings(max_examples=300, deadline=None)
+@given(_payloads(), st.sampled_from(["tool.called", "policy.decided", "run.finished"]))
+def test_a_planted_secret_never_survives_and_the_structure_does(payload, kind):
+    red = Redactor([ir.Redact(name="r", keys=("password", "name", "outcome"))])
+    out = scrub_event(red, kind, payload, frozenset({"lookup"}))
+    assert _SECRET not in json.dumps(out, default=str)
+    assert list(out) == list(payload)  # the trace's fields are all kept, in order
+    for k in KEEP & set(payload):
+        assert out[k] == payload[k]  # the code's values are kept as they are
+    for k in set(payload) - DATA - KEEP - {"password", "custom"}:
+        assert json.dumps(payload[k], default=str).count("[REDACTED]") <= \
+            json.dumps(out[k], default=str).count("[REDACTED]")
