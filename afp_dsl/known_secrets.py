@@ -88,7 +88,24 @@ def run_scrubber(program: Any, events: list) -> Callable[[str], str]:
         for stmt in g.entries + g.routes:
             for key, value in _compared(stmt.when):
                 learn(every, {key: value})
-    return red.scrub_text
+    return _keeping_names(red.scrub_text, analysis)
+
+
+def _keeping_names(scrub: Callable[[str], str], analysis: Analysis) -> Callable[[str], str]:
+    """`scrub`, with the program's declared names kept as written (`on get_card` stays, whatever
+    `/card/` says), as the trace keeps them (`redaction_events`): a caption's data, a literal a
+    guard compares, is scrubbed; the names it is drawn with are the spec's."""
+    import re
+    names = sorted({d.name for _, d in analysis.decls() if isinstance(getattr(d, "name", None), str)},
+                   key=len, reverse=True)
+    if not names:
+        return scrub
+    split = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")(?![\w])").split
+
+    def keep(text: str) -> str:
+        parts = split(text)  # (odd places: the names)
+        return "".join(p if i % 2 else scrub(p) for i, p in enumerate(parts))
+    return keep
 
 
 def _run_plans(analysis: Analysis, events: list) -> list[Plan]:

@@ -85,3 +85,20 @@ def test_graph_without_a_run_is_the_spec_as_written(stored_run):
     res = CliRunner().invoke(main, ["graph", "g.afp"])
     assert res.exit_code == 0, res.output
     assert all(s in res.output for s in SECRETS)
+
+
+def test_a_pattern_matching_a_declared_name_leaves_it_in_the_drawing(tmp_path, monkeypatch):
+    """As in the trace (`redaction_events`): `/log/` scrubs data, not the tool `login` a
+    caption names, nor a literal elsewhere that is no name."""
+    monkeypatch.chdir(tmp_path)
+    spec = SPEC.replace("patterns = [/sk-[A-Za-z0-9]{10,}/]", "patterns = [/sk-[A-Za-z0-9]{10,}/, /log/]")
+    spec = spec.replace('result.status == "ok"', 'result.status == "logbook"')
+    (tmp_path / "g.afp").write_text(spec, encoding="utf-8")
+    db = str(tmp_path / "runs.db")
+    assert CliRunner().invoke(main, ["run", "g.afp", "--script", "t", "-m", "hi",
+                                     "--store", db]).exit_code == 0
+    res = CliRunner().invoke(main, ["graph", "g.afp", "--run", "last", "--store", db,
+                                    "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert "on login" in res.output and "[REDACTED]book" in res.output
+    assert _leaked(res.output) == []
