@@ -18,7 +18,7 @@ import click
 from . import __version__
 from .diagnostics import Diagnostic, Severity, sorted_diagnostics
 from .cli_io import (CliError, FilePath, _drop_stdout, _from_stdout, _internal_error,  # noqa: F401
-                     _shown_path, echo, emit, guarded, stdin_hint, store_text, use_color, utf8_text,
+                     _shown_path, echo, emit, guarded, refuse_stdin, stdin_hint, store_text, use_color, utf8_text,
                      write_file)
 from .render import FORMATS, explain, render, unknown_code
 
@@ -77,20 +77,23 @@ def analyse(path: str | Path) -> tuple[Any, list[Diagnostic]]:
         return analyse_path(os.fspath(path))
 
 
-def collect_files(paths: Iterable[str]) -> list[str]:
+def collect_files(paths: Iterable[str], missing: str = "usage") -> list[str]:
     """Files given directly, plus every `*.afp` below given folders (sorted, deduplicated), as
-    the strings `pathlib.Path` would hold. Speed: strings, so that `afpc check` of files (no
-    folder) never imports `pathlib` (`afp_dsl.paths` answers as it would)."""
+    the strings `pathlib.Path` would hold. A path that names nothing is a usage error, or with
+    `missing="keep"` kept as a file, for its check to report (AFP109 file-not-found) beside
+    the others'. Speed: strings, so that `afpc check` of files (no folder) never imports
+    `pathlib` (`afp_dsl.paths` answers as it would)."""
     from . import paths as ps
     out: list[str] = []
     for raw in paths:
         if raw == "":  # (`ps.plain` would read it as `.`: the whole working folder)
             raise click.UsageError("an empty path was given (an unset shell variable?): name a "
                                    "file or folder, or `.` for the working folder")
+        refuse_stdin(raw)
         p = ps.plain(raw)
         if ps.is_dir(p):
             out.extend(_folder_specs(p))
-        elif ps.exists(p) or ps.is_symlink(p):
+        elif ps.exists(p) or ps.is_symlink(p) or missing == "keep":
             out.append(p)
         else:
             raise click.UsageError(f"no such file or folder: {raw}{stdin_hint(raw)}")
@@ -161,7 +164,7 @@ def check(paths: tuple[str, ...], fmt: str, strict: bool, output: str | None, re
     if reach is not None and not reach.strip():
         raise click.BadParameter("needs a skill name, e.g. `--explain-reach refunds`",
                                  param_hint="--explain-reach")
-    files = collect_files(paths)
+    files = collect_files(paths, missing="keep")  # (a missing path: AFP109 in the report)
     if not files:  # (still a report: a SARIF or JSON consumer reads an empty one, not nothing)
         click.echo("afpc: no .afp files found in " + ", ".join(paths), err=True)
         emit(render([], {}, fmt, color=False, tool_version=__version__), output)
@@ -212,12 +215,11 @@ def reach_text(files: list[str], skill: str) -> str:
 
 
 def checked_program(file: str) -> Any:
-    """The checked program of one spec file; on errors, render them to stderr and exit 1."""
+    """The checked program of one spec file; on errors (a path naming no file is AFP109),
+    render them to stderr and exit 1."""
     from . import paths as ps
-    path = ps.plain(file)
-    if not ps.exists(path):
-        raise click.UsageError(f"no such file: {file}{stdin_hint(file)}")
-    program, diags = analyse(path)
+    refuse_stdin(file)
+    program, diags = analyse(ps.plain(file))
     if program is None or any(d.severity is Severity.ERROR for d in diags):
         sources = {m.key: m.source for m in program.modules} if program else {}
         click.echo(render(diags, sources, "text", color=use_color(sys.stderr)), err=True, nl=False)

@@ -42,7 +42,7 @@ def fmt_(paths: tuple[str, ...], check: bool, diff: bool) -> None:
             raise click.UsageError("`-` (standard input) cannot be mixed with other paths")
         sys.exit(_stdin(check, diff))
     from .cli import collect_files
-    files = collect_files(paths)
+    files = collect_files(paths, missing="keep")  # (a missing path: named, exit 1, as `check`)
     if not files:
         click.echo("afpc: no .afp files found in " + ", ".join(paths), err=True)
         return

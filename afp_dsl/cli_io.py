@@ -47,6 +47,13 @@ class FilePath(click.Path):
             self.fail(f"{value!r} is not a usable file path ({exc})", param, ctx)
 
 
+def refuse_stdin(path: str) -> None:
+    """A spec path `-` naming no file is a usage error: afpc reads no spec from standard input
+    (a path that names no file is otherwise AFP109 file-not-found, exit 1)."""
+    if path == "-" and not os.path.lexists(path):
+        raise click.UsageError("no such file: -" + stdin_hint(path))
+
+
 def stdin_hint(path: str) -> str:
     """For a missing spec named `-`: afpc reads no spec from standard input."""
     return (" (afpc does not read a spec from standard input: save it to a file and name the "

@@ -32,14 +32,13 @@ def _load(file: str) -> Any:
     from .api import Program
     from .render import render
     from .loader import not_a_file
+    from .cli_io import refuse_stdin
+    refuse_stdin(file)
     reason = not_a_file(Path(file))
-    if reason == "no such file":
-        from .cli_io import stdin_hint
-        raise _Bad(f"no such spec file: {file}{stdin_hint(file)}", 2)
     if reason == "it is a folder":
         raise _Bad(f"cannot run `{file}`: it is a folder; pass one spec file in it "
                    f"(`{Path(file) / 'NAME.afp'}`)", 2)
-    if reason is not None:
+    if reason is not None and reason != "no such file":  # (that one: AFP109, drawn below)
         raise _Bad(f"cannot run `{file}`: {reason}", 2)
     from .cli import analyse
     from .diagnostics import has_errors

@@ -38,7 +38,7 @@ def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -
             parse_pattern(pattern)
         except ValueError as exc:
             raise click.BadParameter(f"`{pattern}` is malformed: {exc}", param_hint="-k") from None
-    files = [Path(f) for f in collect_files(paths)]  # (`run_files` takes a `str` for spec text)
+    files = [Path(f) for f in collect_files(paths, missing="keep")]  # (`run_files` takes a `str` for spec text)
     if junit_file == "-":  # (`-o -` is standard output; here the test lines already are)
         raise click.BadParameter("`-` would mix the XML with the test lines on standard output; "
                                  "name a file, e.g. `--junit afp-tests.xml`", param_hint="--junit")

@@ -281,8 +281,25 @@ def _unread(path: str, key: str, reason: str | None) -> Diagnostic:
     large)."""
     if not os.path.lexists(path):
         return diag("AFP109", f"cannot read `{key}`: no such file", Span(key, 0, 0),
-                    help="check the path (it is taken relative to the current folder)")
+                    help=_missing_help(path))
     return diag("AFP006", f"cannot read `{key}`: {reason}", Span(key, 0, 0), help=unread_help(reason))
+
+
+def _missing_help(path: str) -> str:
+    """The fix for a spec path that names nothing: a spec beside it with a close name, else
+    where the path is taken from (`-` is not standard input)."""
+    if path == "-":
+        return ("afpc does not read a spec from standard input: save it to a file and name "
+                "the file")
+    folder, name = os.path.split(path)
+    try:  # (names compared without `.afp`, which every candidate shares)
+        near = {n[:-4]: n for n in os.listdir(folder or ".") if n.endswith(".afp")}
+    except OSError:
+        near = {}
+    close = closest(name.removesuffix(".afp"), sorted(near))
+    if close is not None:
+        return f"did you mean `{os.path.join(folder, near[close])}`?"
+    return "check the path (it is taken relative to the current folder)"
 
 
 def unread_help(reason: str | None) -> str | None:

@@ -305,8 +305,8 @@ def test_a_file_that_vanishes_between_listing_and_reading(tmp_path, monkeypatch)
     path.write_text("agent a {}\n", encoding="utf-8")
     listed = cli.collect_files
 
-    def list_then_delete(paths):
-        files = listed(paths)
+    def list_then_delete(paths, **how):
+        files = listed(paths, **how)
         path.unlink()
         return files
 
@@ -351,11 +351,22 @@ def test_a_folder_without_afp_files_still_gets_a_machine_report(tmp_path):
             assert report["version"] == "2.1.0" and report["runs"][0]["results"] == []
 
 
-def test_a_path_that_does_not_exist_is_a_usage_error(tmp_path):
-    code, out = afpc("check", str(tmp_path / "missing.afp"))
-    assert code == 2 and "Usage:" in out and "no such file or folder" in out, out
-    code, out = afpc("compile", str(tmp_path / "missing.afp"))
-    assert code == 2 and "Usage:" in out and "no such file" in out, out
+def test_a_path_that_does_not_exist_is_reported_as_file_not_found(tmp_path):
+    """AFP109 in the report (every format), beside the other paths' findings, exit 1; before, a
+    usage error (exit 2) that checked nothing and left a JSON or SARIF report empty."""
+    import json
+    (tmp_path / "support.afp").write_text("agent a { system = \"x\" }\n", encoding="utf-8")
+    (tmp_path / "broken.afp").write_text("agent {\n", encoding="utf-8")
+    code, out = afpc("check", str(tmp_path / "suport.afp"))
+    assert code == 1 and "error[AFP109]" in out and "no such file" in out, out
+    assert f"did you mean `{tmp_path / 'support.afp'}`?" in out, out
+    code, out = afpc("check", str(tmp_path / "broken.afp"), str(tmp_path / "nope"), "--format", "json")
+    report = json.loads(out[:out.rindex("]") + 1])
+    assert code == 1 and sorted(d["code"] for d in report) == ["AFP001", "AFP109"], report
+    assert "did you mean" not in out, out
+    for command in (("compile",), ("graph",), ("run", "-m", "hi")):
+        code, out = afpc(*command[:1], str(tmp_path / "suport.afp"), *command[1:])
+        assert code == 1 and "error[AFP109]" in out and "did you mean" in out, (command, out)
 
 
 def test_a_folder_passed_to_compile_is_a_usage_error(tmp_path):

@@ -96,9 +96,11 @@ def test_unreadable_files_are_named_and_left_alone(tmp_path):
     assert (tmp_path / "latin1.afp").read_bytes() == b'agent a { system = "caf\xe9" }\n'
 
 
-def test_a_missing_path_is_a_usage_error(tmp_path):
-    res = cli(tmp_path / "nope.afp")
-    assert res.exit_code == 2 and "no such file or folder" in res.stderr
+def test_a_missing_path_is_named_and_the_others_formatted(tmp_path):
+    (tmp_path / "a.afp").write_text("agent   a {}\n", encoding="utf-8")
+    res = cli(tmp_path / "nope.afp", tmp_path / "a.afp")
+    assert res.exit_code == 1 and f"cannot read {tmp_path / 'nope.afp'}: no such file" in res.stderr
+    assert (tmp_path / "a.afp").read_text(encoding="utf-8") == "agent a {}\n"
     assert cli().exit_code == 2
 
 

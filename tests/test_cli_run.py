@@ -133,7 +133,7 @@ def test_bad_inputs_never_print_a_traceback(env, tmp_path):
     spec, db = env
     bad = tmp_path / "bad.afp"
     bad.write_text("agent { oops")
-    for args, code in ((("run", tmp_path / "missing.afp", "-m", "x"), 2),
+    for args, code in ((("run", tmp_path / "missing.afp", "-m", "x"), 1),
                        (("run", bad, "-m", "x", "--store", db), 1),
                        (("run", spec, "-m", "x", "--agent", "nope", "--store", db), 1),
                        (("run", spec, "-m", "x", "--script", "nope", "--store", db), 1),

@@ -118,7 +118,7 @@ def test_cli_check_exit_codes_and_formats(tmp_path: Path) -> None:
     assert r.stdout.startswith("::error ")
     r = runner.invoke(main, ["check", str(bad), "--format", "sarif"])
     assert json.loads(r.stdout)["version"] == "2.1.0"
-    assert runner.invoke(main, ["check", str(tmp_path / "missing.afp")]).exit_code == 2
+    assert runner.invoke(main, ["check", str(tmp_path / "missing.afp")]).exit_code == 1
     assert runner.invoke(main, ["check", str(good), "--format", "nope"]).exit_code == 2
 
 

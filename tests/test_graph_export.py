@@ -143,7 +143,7 @@ def test_cli_graph(tmp_path: Path) -> None:
     assert runner.invoke(main, ["graph", str(spec), "--format", "dot", "-o", str(out)]).exit_code == 0
     assert out.read_text().startswith("digraph")
     assert runner.invoke(main, ["graph", str(spec), "--graph", "nope"]).exit_code == 2
-    assert runner.invoke(main, ["graph", str(tmp_path / "missing.afp")]).exit_code == 2
+    assert runner.invoke(main, ["graph", str(tmp_path / "missing.afp")]).exit_code == 1
     bad = tmp_path / "bad.afp"
     bad.write_text("graph g { entry nope }\n", encoding="utf-8")
     result = runner.invoke(main, ["graph", str(bad)])
