@@ -154,7 +154,7 @@ def _summary(total: int, changed: int, failed: int, dry: bool) -> str:
 
 def _stdin(check: bool, diff: bool) -> int:
     """Format standard input to standard output (`--check`/`--diff`: only report); the exit code."""
-    data = click.get_binary_stream("stdin").read()
+    data = sys.stdin.buffer.read()  # (click's `get_binary_stream` is deprecated since 8.2)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
