@@ -197,6 +197,18 @@ def not_offered(plan: Plan, tool: str, active: tuple[str, ...], running: tuple,
             f"Your tools now are: {', '.join(offered) or 'none'}.")
 
 
+def moved_to(tool: str, running: tuple, steps: dict[str, int]) -> bool:
+    """Has an earlier call of the same reply moved a procedure on to a step whose tool is
+    `tool` (`running`: the procedures as the reply saw them; `steps`: the pointers now)? Such a
+    call runs as that step's, as in the original framework, whose batch `[charge, export]`
+    advances a procedure twice (its `skill-steps` test): the step is current when it runs."""
+    for skill, k in running:
+        now = steps.get(skill.name, 0)
+        if now != k and now < len(skill.steps) and skill.steps[now].tool == tool:
+            return True
+    return False
+
+
 def moved_on(tool: str, running: tuple, steps: dict[str, int]) -> str | None:
     """What the model reads for a call to a step's tool that was not offered to its reply
     because an earlier call of the same reply moved the procedure on to that step (`running`:
@@ -211,10 +223,11 @@ def moved_on(tool: str, running: tuple, steps: dict[str, int]) -> str | None:
                 return (f"Tool `{tool}` is not available now: an earlier call of this reply "
                         f"moved skill `{skill.name}` on to step {now + 1} of {n}, whose tool is "
                         f"`{skill.steps[now].tool}`.")
-            where = f"to step {now + 1}, whose tool is `{tool}`" if now < n else "past its last step"
+            if now < n:  # (moved on to this tool's step: the call runs, see `moved_to`)
+                return None
             return (f"Tool `{tool}` was not offered to this reply: skill `{skill.name}` was on "
                     f"step {k + 1} of {n} when you sent it, and an earlier call of this reply "
-                    f"moved it on {where}. Call `{tool}` again.")
+                    f"moved it on past its last step. Call `{tool}` again.")
     return None
 
 

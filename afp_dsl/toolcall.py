@@ -6,7 +6,8 @@ Role:       unknown or not-offered tool → before-policies → argument validat
 Emits:      tool.called, tool.args_invalid, policy.decided, step.advanced, tool.returned
             (the built-ins' events come from `toolcall_builtins`); AFP501 (tool-not-bound) as
             a run error (`toolcall_execute` runs the tool).
-Invariants: never runs a tool not offered to the reply that called it; never echoes argument
+Invariants: never runs a tool not offered to the reply that called it (but a step's tool that
+            an earlier call of the reply made current); never echoes argument
             values in validation messages; `after` runs for every executed call (failures too),
             and an after-deny replaces what the model reads while the record keeps the real
             result; errors never advance steps;
@@ -70,7 +71,8 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
         return _finish(ctx, call, args, _builtin(ctx, call, args, called), called, cause)
     if info is None:
         return _finish(ctx, call, args, _unknown(ctx, call), called, cause)
-    if resume is None and ctx.comp is not None and call.name not in ctx.comp.names:
+    if (resume is None and ctx.comp is not None and call.name not in ctx.comp.names
+            and not _step_now(ctx, call.name)):
         return _finish(ctx, call, args, _not_offered(ctx, call), called, cause)
     if type(call) is UnreadCall:  # (no arguments to show a policy or a person: stage 3 at once)
         return _finish(ctx, call, args, _unreadable(ctx, call, info, called), called, cause)
@@ -114,6 +116,13 @@ def _unknown(ctx: RunCtx, call: ToolCall) -> CallOutcome:
     why = {sk.READ_SKILL: "this agent has no skills",
            sk.SKIP_STEP: "this agent has no procedure"}.get(call.name, "there is no tool with that name")
     return CallOutcome("invalid", f"Unknown tool `{call.name}`: {why}. Your tools are: {names or 'none'}.")
+
+
+def _step_now(ctx: RunCtx, tool: str) -> bool:
+    """A tool the reply was not offered, but whose step an earlier call of the reply made the
+    current one (semantics §5: the current step's tool advances the pointer)."""
+    comp = ctx.comp
+    return bool(comp.procedures) and sk.moved_to(tool, comp.procedures, ctx.state.steps)
 
 
 def _not_offered(ctx: RunCtx, call: ToolCall) -> CallOutcome:

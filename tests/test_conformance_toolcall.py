@@ -79,25 +79,26 @@ def test_a_tool_becomes_callable_once_its_skill_is_active():
         ("read_skill", "success", False), ("secret_op", "success", True)]
 
 
-def test_a_call_is_judged_by_the_tools_of_the_iteration_that_produced_it():
-    # `s1` advances the procedure inside the batch, but `s2` was not offered to that reply
-    agent, prov = make(STEPS, [[("s1", {}), ("s2", {})], "done", "done"])
+def test_a_batch_runs_the_step_an_earlier_call_of_it_made_current():
+    """The original's `skill-steps` test: `batch([charge, export])` advances the procedure twice
+    and completes it. Before: `s2` was refused as not offered to the reply (it was on step 1)."""
+    agent, prov = make(STEPS, [[("s1", {}), ("s2", {})], "done"])
+    r = agent.run("hi")
+    assert r.outcome == "answered" and r.answer == "done"
+    assert [(x["tool"], x["status"], x["executed"]) for x in payloads(r, "tool.returned")] == [
+        ("s1", "success", True), ("s2", "success", True)]
+    assert [(x["step"], x["next"]) for x in payloads(r, "step.advanced")] == [(1, "s2"), (2, None)]
+    assert "All 2 steps complete" in tool_texts(prov.requests[1])[1]
+
+
+def test_a_batch_calling_a_step_it_already_finished_is_refused_saying_so():
+    agent, prov = make(STEPS, [[("s1", {}), ("s2", {}), ("s2", {})], "done"])
     r = agent.run("hi")
     assert [(x["tool"], x["status"]) for x in payloads(r, "tool.returned")] == [
-        ("s1", "success"), ("s2", "invalid")]
-    assert "Tool `s2` was not offered to this reply" in tool_texts(prov.requests[1])[1]
-
-
-def test_a_step_tool_refused_after_an_earlier_call_moved_the_step_on_says_so():
-    # the model must not read that the procedure is still on the step it just finished
-    agent, prov = make(STEPS, [[("s1", {}), ("s2", {})], call("s2"), "done"])
-    r = agent.run("hi")
-    assert tool_texts(prov.requests[1])[1] == (
+        ("s1", "success"), ("s2", "success"), ("s2", "invalid")]
+    assert tool_texts(prov.requests[1])[2] == (
         "Tool `s2` was not offered to this reply: skill `p` was on step 1 of 2 when you sent it, "
-        "and an earlier call of this reply moved it on to step 2, whose tool is `s2`. "
-        "Call `s2` again.")
-    assert [(x["tool"], x["status"]) for x in payloads(r, "tool.returned")] == [
-        ("s1", "success"), ("s2", "invalid"), ("s2", "success")]
+        "and an earlier call of this reply moved it on past its last step. Call `s2` again.")
 
 
 def test_a_step_tool_refused_after_the_step_moved_on_to_another_names_the_step_now():
@@ -111,16 +112,15 @@ def test_a_step_tool_refused_after_the_step_moved_on_to_another_names_the_step_n
         "step 2 of 3, whose tool is `s2`.")
 
 
-def test_a_resumed_batch_names_the_step_its_reply_saw_and_the_one_now():
+def test_a_resumed_batch_runs_the_step_an_earlier_call_made_current():
     spec = STEPS.replace("graph = flow", "graph = flow tools = [t]")
     spec += 'tool t { description = "t" check_in = true impl = returns("ok") }\n'
     agent, prov = make(spec, [[("s1", {}), ("t", {}), ("s2", {})], "done", "done"])
     paused = agent.run("hi")
-    agent.resume(paused.checkpoint, approve(paused.checkin, by="maya"))
-    assert tool_texts(prov.requests[1])[2] == (
-        "Tool `s2` was not offered to this reply: skill `p` was on step 1 of 2 when you sent it, "
-        "and an earlier call of this reply moved it on to step 2, whose tool is `s2`. "
-        "Call `s2` again.")
+    r = agent.resume(paused.checkpoint, approve(paused.checkin, by="maya"))
+    assert [(x["tool"], x["status"]) for x in payloads(r, "tool.returned")] == [
+        ("s1", "success"), ("t", "success"), ("s2", "success")]
+    assert "All 2 steps complete" in tool_texts(prov.requests[1])[2]
 
 
 def test_a_resumed_batch_is_judged_by_the_tools_offered_to_its_reply():
