@@ -28,11 +28,13 @@ SKIP_SCHEMA = {"type": "object", "properties": {"reason": {
 
 # ---------------------------------------------------------------- read_skill
 def allowed(plan: Plan, cursor: str | None) -> tuple[str, ...]:
-    """Skills a pick is accepted for: reachable graph skills plus every open skill, in
-    declaration order (semantics §4: the menu, `skill.rejected` and the refusal list them so)."""
-    ok = set(reachable(plan.graph, cursor) if plan.graph is not None else ())
-    ok.update(plan.open_skills)
-    return tuple(n for n in plan.skill_order if n in ok)
+    """Skills a pick is accepted for: the graph skills reachable from the cursor in the order
+    `cursor.reachable` gives (successors in the order of the routes, then the entries, as the
+    original's `reachableSkills`), then the open skills in declaration order (semantics §4: the
+    menu, `skill.rejected` and the refusal list them so)."""
+    hops = reachable(plan.graph, cursor) if plan.graph is not None else ()
+    opened = plan.open_skills
+    return tuple(dict.fromkeys((*hops, *(n for n in plan.skill_order if n in opened))))
 
 
 def read_skill_spec(plan: Plan, cursor: str | None) -> ToolSpec:

@@ -181,16 +181,31 @@ graph m {
 """
 
 
-def test_reachable_skills_are_listed_in_declaration_order():
-    """§4: successors plus the entries, minus the cursor, in declaration order (here the skills'
-    order, which differs from the order of the graph's statements and from successors-first);
-    open skills take their place among them."""
+def test_reachable_skills_are_successors_then_entries_then_open_skills():
+    """§4: successors plus the entries, minus the cursor, in declaration order: the routes' order
+    for the successors, then the entries' (the original's `reachableSkills('lookup')` is
+    `['audit', 'triage']`: its route's target before its entry), not the skills' order; the open
+    skills follow. Before: the skills' declaration order, `notes, b, c, d`."""
     agent, prov = make(ORDERED, [call("read_skill", id="a"), "ok"])
     r = agent.run("hi")
     d = [t for t in prov.requests[0].tools if t.name == "read_skill"][0].description
-    assert d.split("\n\n")[1] == "Reachable from here:\n  - notes: N\n  - b: B\n  - c: C\n  - d: D"
-    assert payloads(r, "skill.rejected")[0]["allowed"] == ["notes", "b", "c", "d"]
-    assert tool_texts(prov.requests[1])[0].endswith("Reachable skills: notes, b, c, d. Pick one of these, or finish.")
+    assert d.split("\n\n")[1] == "Reachable from here:\n  - d: D\n  - c: C\n  - b: B\n  - notes: N"
+    assert payloads(r, "skill.rejected")[0]["allowed"] == ["d", "c", "b", "notes"]
+    assert tool_texts(prov.requests[1])[0].endswith("Reachable skills: d, c, b, notes. Pick one of these, or finish.")
+
+
+def test_the_original_s_reachable_order():
+    spec = """
+    agent ag { graph = g }
+    tool probe { description = "P" impl = returns("ok") }
+    skill triage { description = "use triage" tools = [probe] }
+    skill lookup { description = "use lookup" }
+    skill audit { description = "use audit" }
+    graph g { entry triage  route triage -> lookup on probe  route lookup -> audit when result matches /ok/ }
+    """
+    agent, _ = make(spec, [call("probe"), call("read_skill", id="lookup"), "done"])
+    r = agent.run("hi")
+    assert payloads(r, "skill.rejected")[0]["allowed"] == ["audit", "triage"]
 
 
 def test_accepted_pick_body_joins_from_the_next_iteration():
