@@ -204,7 +204,7 @@ def _tool_check_in(ctx: RunCtx, call: ToolCall, args: dict, info,
     if not (ev.holds or ev.error):
         return None
     return _pause(ctx, call, args, "tool", f"`{call.name}` asks for a decision before it runs",
-                  span=info.decl.span, suffix=suffix, used=used)
+                  span=_check_in_span(info.decl), suffix=suffix, used=used)
 
 
 def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called: str):
@@ -227,6 +227,12 @@ def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called
         used = chain.value[0] if chain.value else used
         return (yield from _checked(ctx, call, args, used, info, called, ":tool"))  # stage 4: its own gate
     return (yield from _run(ctx, call, used, info, called))
+
+
+def _check_in_span(tool) -> Any:
+    """Where a tool's own check-in was declared: its `check_in` condition (`true`, or
+    `args.amount > 100`), else the tool's name (a check-in the host's binding asks for)."""
+    return getattr(tool.check_in, "span", None) or tool.span
 
 
 def _pause(ctx: RunCtx, call: ToolCall, args: dict, source: str, question: str, *,
