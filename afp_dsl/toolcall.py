@@ -231,7 +231,7 @@ def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called
 
 def _check_in_span(tool) -> Any:
     """Where a tool's own check-in was declared: its `check_in` condition (`true`, or
-    `args.amount > 100`), else the tool's name (a check-in the host's binding asks for)."""
+    `args.amount > 100`); the tool's name if that has no span (an IR built by hand)."""
     return getattr(tool.check_in, "span", None) or tool.span
 
 
