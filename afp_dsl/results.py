@@ -70,25 +70,49 @@ def decline(checkin: CheckIn | str, by: str | None = None, note: str | None = No
     return _decision("decline", checkin, by, note, False)
 
 
-def run_of(checkpoint: Checkpoint | str) -> tuple[str, Any]:
+def run_of(checkpoint: Any) -> tuple[str, Any]:
     """The run id and checkpoint data (None: read it from the store) `resume` was given: a
-    `Checkpoint` or a run id. Anything else is a `TypeError` (JSON text a `ValueError`) that
-    names its type, never its text: a checkpoint's raw data holds unredacted values."""
+    `Checkpoint`, a run id, or a checkpoint kept as JSON (`checkpoint.data`, as a dict or as
+    JSON text). Anything else is a `TypeError` (JSON text that is not a checkpoint a
+    `CheckpointError`) that names its type, never its text: a checkpoint's raw data holds
+    unredacted values."""
     if isinstance(checkpoint, Checkpoint):
         return checkpoint.run_id, checkpoint.data
-    fix = "the paused result's `Checkpoint` (`result.checkpoint`) or its run id (`result.run_id`)"
+    if isinstance(checkpoint, str) and checkpoint.lstrip().startswith("{"):  # (JSON text)
+        return _of_data(_json_data(checkpoint))
     if isinstance(checkpoint, str):
-        if checkpoint.lstrip().startswith("{"):  # (what `json.dumps` of its data starts with)
-            raise ValueError(f"`resume` takes {fix}, not JSON text; a checkpoint's JSON "
-                             f"resumes as `afp.Checkpoint(data[\"state\"][\"run_id\"], data=data)` "
-                             f"(`data = json.loads(text)`)")
         return checkpoint, None
-    hint = {dict: "; a checkpoint's raw data resumes as "
-                  "`afp.Checkpoint(data[\"state\"][\"run_id\"], data=data)`",
-            RunResult: "; pass `result.checkpoint`",
+    if isinstance(checkpoint, Mapping):
+        return _of_data(checkpoint)
+    fix = ("the paused result's `Checkpoint` (`result.checkpoint`), its run id (`result.run_id`) "
+           "or its data kept as JSON (`result.checkpoint.data`)")
+    hint = {RunResult: "; pass `result.checkpoint`",
             CheckIn: "; pass `checkin.run_id` (and the decision as the second argument)",
             }.get(type(checkpoint), "")
     raise TypeError(f"`resume` takes {fix}, not {_a(checkpoint)}{hint}")
+
+
+def _json_data(text: str) -> Any:
+    import json
+    from .state import CheckpointError
+    try:
+        return json.loads(text)
+    except ValueError as e:  # (the position only: the text holds unredacted values)
+        raise CheckpointError(f"the checkpoint text is not JSON (line {getattr(e, 'lineno', '?')}, "
+                              f"column {getattr(e, 'colno', '?')}); pass the text "
+                              f"`json.dumps(result.checkpoint.data)` wrote") from None
+
+
+def _of_data(data: Any) -> tuple[str, Any]:
+    """A checkpoint's data as `checkpoint.data` holds it: its run id is `data["state"]["run_id"]`."""
+    from .state import CheckpointError
+    state = data.get("state") if isinstance(data, Mapping) else None
+    run_id = state.get("run_id") if isinstance(state, Mapping) else None
+    if not isinstance(run_id, str) or not run_id:
+        raise CheckpointError("the checkpoint data names no run (`state.run_id`): it is damaged, "
+                              "or not a checkpoint's data; pass `result.checkpoint`, its "
+                              "`data`, or the run id")
+    return run_id, data
 
 
 @attrs.frozen
@@ -113,6 +137,9 @@ class Checkpoint:
     run_id: str
     checkin: str | None = None
     data: Any = attrs.field(default=None, eq=False)
+    # the run's recorded (redacted) events up to the pause: a resume through a store that never
+    # saw the run (another agent's own memory store) starts its trace from them
+    events: tuple = attrs.field(default=(), eq=False, repr=False)
 
     def __repr__(self) -> str:
         return f"Checkpoint(run_id={self.run_id!r}, checkin={self.checkin!r})"

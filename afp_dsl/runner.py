@@ -133,9 +133,9 @@ class Agent(ResumePrep):
         (`approve(checkin)` or `decline(checkin)`), or an `error` run with no decision. Anything
         but one decision for the check-in the run waits on raises `ResumeDecisionError`, and the
         tool does not run."""
-        ctx, resume, claimed = self._prepare_resume(checkpoint, decision)
+        ctx, resume, claimed, held = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
-        saves = _Saves(new=False, n=len(ctx.rec.trace))  # its earlier events are stored already
+        saves = _Saves(new=False, n=held)  # the earlier events the store holds already
         with _holding(conv), self._kept_if_interrupted(ctx, saves, claimed, spent=claimed is None):
             core = drive_sync(run_core(ctx, resume), self._progress(ctx, saves))
             return self._complete(ctx, core, conv, saves)
@@ -143,9 +143,9 @@ class Agent(ResumePrep):
     async def aresume(self, checkpoint: Checkpoint | str,
                       decision: Decision | None = None) -> RunResult:
         """`resume`, awaiting async host tools and providers."""
-        ctx, resume, claimed = self._prepare_resume(checkpoint, decision)
+        ctx, resume, claimed, held = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
-        saves = _Saves(new=False, n=len(ctx.rec.trace))
+        saves = _Saves(new=False, n=held)
         with _holding(conv), self._kept_if_interrupted(ctx, saves, claimed, spent=claimed is None):
             core = await drive_async(run_core(ctx, resume), self._progress(ctx, saves))
             return self._complete(ctx, core, conv, saves)
@@ -304,7 +304,8 @@ class Agent(ResumePrep):
                 checkin = CheckIn(ci["id"], st.run_id, ci["tool"], ci["call_id"], ci["args"],
                                   ci["question"], ci["source"], ci.get("policy"),
                                   _span(ci.get("span")))
-            checkpoint = Checkpoint(st.run_id, ci["id"] if ci else None, data)
+            checkpoint = Checkpoint(st.run_id, ci["id"] if ci else None, data,
+                                    tuple(ctx.rec.trace.events))
         else:
             store.delete_checkpoint(st.run_id)
         if conv is not None and core.outcome == "paused":

@@ -109,7 +109,7 @@ class ResumePrep:
         return _unspent(run_id, given, handle)  # (resumed meanwhile through another store?)
 
     def _prepare_resume(self, checkpoint: Any,
-                        decision: Any) -> tuple[RunCtx, dict, dict | None]:
+                        decision: Any) -> tuple[RunCtx, dict, dict | None, int]:
         run_id, data = run_of(checkpoint)
         data = self._current_checkpoint(run_id, data, checkpoint)
         if data is None:
@@ -131,7 +131,9 @@ class ResumePrep:
                                       f"without a decision")
         else:
             resume = {"decision": None}
-        trace = Trace(run_id, self.store.events(run_id))
+        held = self.store.events(run_id)
+        events = held or (checkpoint.events if isinstance(checkpoint, Checkpoint) else ())
+        trace = Trace(run_id, events)  # (the handle's events: a store that never saw the run)
         # a resumed run's model calls are numbered after the ones it (and its inner runs)
         # already made, whichever agent made them: a mock's tool-call ids are built from that
         # number, and must stay unique within the run
@@ -141,7 +143,7 @@ class ResumePrep:
         claimed = self._claim(run_id, data) if resume["decision"] is None else None
         if isinstance(checkpoint, Checkpoint):
             _spend(checkpoint)  # (decided or claimed: this handle has been used)
-        return ctx, resume, claimed
+        return ctx, resume, claimed, len(held)
 
     def _claim(self, run_id: str, data: dict) -> dict:
         """An `error` run is resumed once: the process that deletes its checkpoint goes on (a

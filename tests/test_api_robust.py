@@ -300,8 +300,8 @@ def _paused_with_secret():
 
 
 @pytest.mark.parametrize("given, error, hint", [
-    (lambda r: r.checkpoint.data, TypeError, r"not a `dict`; .*afp\.Checkpoint\(data"),
-    (lambda r: json.dumps(r.checkpoint.data), ValueError, r"not JSON text; .*afp\.Checkpoint\("),
+    (lambda r: {"state": {}}, afp.CheckpointError, r"names no run"),
+    (lambda r: "{" + SECRET, afp.CheckpointError, r"not JSON \(line 1, column 2\)"),
     (lambda r: r, TypeError, r"not a `RunResult`; pass `result\.checkpoint`"),
     (lambda r: r.checkin, TypeError, r"not a `CheckIn`; pass `checkin\.run_id`"),
     (lambda r: None, TypeError, r"not None$"),
@@ -317,6 +317,16 @@ def test_resume_takes_a_checkpoint_or_a_run_id_and_never_echoes_anything_else(gi
     assert SECRET not in str(caught.value) and "run `" not in str(caught.value)
     assert ran == []
     done = agent.resume(result.run_id, afp.approve(result.checkin, by="dana"))  # still pending
+    assert (done.outcome, ran) == ("answered", [240])
+
+
+@pytest.mark.parametrize("form", [lambda d: d, json.dumps])
+def test_a_checkpoint_kept_as_json_resumes_as_it_is(form):
+    """Semantics §10: the checkpoint is JSON; its data (a dict, or the text `json.dumps` wrote)
+    resumes the run. Before: a `TypeError` (`ValueError` for the text) saying to wrap it."""
+    agent, result, ran = _paused_with_secret()
+    data = json.loads(json.dumps(result.checkpoint.data))
+    done = agent.resume(form(data), afp.approve(result.checkin, by="dana"))
     assert (done.outcome, ran) == ("answered", [240])
 
 
@@ -639,3 +649,18 @@ def test_a_one_line_string_without_a_body_is_a_path():
         assert [d.code for d in afp_dsl.check(path)] == ["AFP109"], path
     assert [d.code for d in afp_dsl.check("agent a")] == ["AFP001"]  # (a declaration cut short)
     assert afp_dsl.check("# only a comment") == []
+
+
+def test_a_resume_through_another_agent_s_store_keeps_the_whole_trace():
+    """A checkpoint resumed by an agent whose own (memory) store never saw the run: the trace
+    (and `why`) start from the user message. Before: from `run.resumed` on, so `why` never
+    reached the message and the stored run lacked its first iteration."""
+    agent, result, ran = _paused()
+    other = PROGRAM.agent(provider=afp.providers.mock(["done"]),
+                          tools={"issue_refund": lambda order_id, amount: ran.append(amount) or "ok"})
+    done = other.resume(result.checkpoint, afp.approve(result.checkin, by="dana"))
+    assert (done.outcome, ran) == ("answered", [240])
+    seqs = [e.seq for e in done.trace]
+    assert seqs == list(range(1, len(seqs) + 1)) and done.trace[0].kind == "run.started"
+    assert "user message" in done.why()
+    assert [e.seq for e in other.store.events(done.run_id)] == seqs
