@@ -216,7 +216,7 @@ def _resumed(ctx: RunCtx, call: ToolCall, args: dict, info, resume: dict, called
     if resume["decision"] != "approve":
         note = resume.get("note")
         note = note.strip() if isinstance(note, str) else None  # (a blank note says nothing)
-        text = "declined by a person" + (f": {note}" if note else "")
+        text = "declined by human" + (f": {note}" if note else "")
         return CallOutcome("denied", f"Not executed: {text}.")
     used = checkin.get("args", args)  # (as the `before` links had handed them on)
     if checkin["source"] == "policy":

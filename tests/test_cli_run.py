@@ -105,7 +105,7 @@ def test_resume_help_says_which_decision_the_model_reads_the_note_with():
     assert res.exit_code == 0 and "with --decline the model reads it" in help_text
 
 
-@pytest.mark.parametrize("flag, model_reads", [("--decline", "declined by a person: my note"),
+@pytest.mark.parametrize("flag, model_reads", [("--decline", "declined by human: my note"),
                                               ("--approve", "refunded")])
 def test_resume_keeps_the_note_and_the_model_reads_it_only_on_a_decline(env, flag, model_reads):
     from afp_dsl.stores import sqlite

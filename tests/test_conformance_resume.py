@@ -75,14 +75,14 @@ def test_decline_does_not_run_and_the_model_reads_the_note():
     agent, prov, r, ran = paused(200)
     r2 = agent.resume(r.checkpoint, decline(r.checkin, by="maya", note="not today"))
     assert ran == [] and r2.outcome == "answered"
-    assert tool_texts(prov.requests[-1]) == ["Not executed: declined by a person: not today."]
+    assert tool_texts(prov.requests[-1]) == ["Not executed: declined by human: not today."]
 
 
 @pytest.mark.parametrize("note", ["   ", "\n", ""])
 def test_a_blank_decline_note_reads_as_no_note(note):
     agent, prov, r, ran = paused(200)
     agent.resume(r.checkpoint, decline(r.checkin, note=note))
-    assert tool_texts(prov.requests[-1]) == ["Not executed: declined by a person."]
+    assert tool_texts(prov.requests[-1]) == ["Not executed: declined by human."]
 
 
 def test_tool_check_in_pauses_when_its_expression_holds():
