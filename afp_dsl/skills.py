@@ -144,16 +144,32 @@ def step_tool_spec(plan: Plan, skill: SkillInfo, k: int) -> ToolSpec:
 
 
 def skip_step_spec(running: tuple = ()) -> ToolSpec:
-    """`skip_step { reason }`; with several procedures running, also an optional `skill`."""
-    text = "Skip the current step of the running procedure; give the reason."
+    """`skip_step { reason }`; with several procedures running, also an optional `skill`. Its
+    description names the step it would skip, the steps left and the declared `on_skip`, as
+    the original framework's (`skipStepDescription`)."""
     if len(running) < 2:
+        text = _skip_line(*running[0]) if running else _SKIP_PLAIN
         return ToolSpec(SKIP_STEP, text, SKIP_SCHEMA)
+    text = " ".join(_skip_line(skill, k) for skill, k in running)
     names = [skill.name for skill, _ in running]
     skill = {"type": "string", "enum": names,
              "description": f"Whose step to skip (default: `{names[0]}`)."}
     schema = {**SKIP_SCHEMA, "properties": {**SKIP_SCHEMA["properties"], "skill": skill}}
     return ToolSpec(SKIP_STEP, f"{text} Several procedures are running: name the skill whose "
                                f"step to skip (default: `{names[0]}`).", schema)
+
+
+_SKIP_PLAIN = "Skip the current step of the running procedure; give the reason."
+
+
+def _skip_line(skill: SkillInfo, k: int) -> str:
+    step, n = skill.steps[k], len(skill.steps)
+    policy = skill.decl.on_skip
+    then = ("the step stays current until it runs or the run ends" if policy == "hold"
+            else "the procedure moves to the next step")
+    return (f"Skip step {k + 1} of {n} ('{step.tool}'{about(step.note, ' — ')}) with a recorded "
+            f"reason. {n - k} step(s) remain in the '{skill.name}' procedure. On skip, {then} "
+            f"(declared policy: '{policy}').")
 
 
 def skip_target(running: tuple, wanted) -> tuple[SkillInfo, int] | str:
@@ -180,15 +196,27 @@ def advance_suffix(skill: SkillInfo, k: int) -> str:
     return f" Step {k + 1} of {len(skill.steps)} done. {_next(skill, k)}"
 
 
-def skip_text(skill: SkillInfo, k: int, reason: str) -> str:
+def skip_text(skill: SkillInfo, k: int, reason: str, skipped: int = 1) -> str:
+    """What `skip_step` returns; `skipped`: how many steps of this procedure were skipped,
+    this one included (named when the last step is skipped)."""
     if skill.decl.on_skip == "hold":
         return (f"Skip of step {k + 1} recorded: {reason}. Step {k + 1} of {len(skill.steps)} "
                 f"stays current (declared policy 'hold') — run `{skill.steps[k].tool}`, or "
                 f"finish and say why.")
+    if k + 1 >= len(skill.steps):
+        return (f"Step {k + 1} skipped: {reason}. That was the last step — the '{skill.name}' "
+                f"procedure is complete ({skipped} step(s) skipped).")
     return f"Step {k + 1} skipped: {reason}. {_next(skill, k)}"
 
 
-NO_PROCEDURE = "There is no step to skip: no procedure is running."
+def needs_reason(k: int) -> str:
+    return ("skip_step was not applied: `reason` is required and must be non-empty — it goes on "
+            f"the record. Say why step {k + 1} cannot or should not run, then call skip_step "
+            "again.")
+
+
+NO_PROCEDURE = ("skip_step has nothing to skip: no step procedure is active (or the active one "
+                "is already complete). Continue with your other tools, or finish.")
 
 
 def not_offered(plan: Plan, tool: str, active: tuple[str, ...], running: tuple,

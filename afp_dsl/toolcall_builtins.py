@@ -80,12 +80,29 @@ def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutco
     reason = args.get("reason")
     skill, k = proc
     if not isinstance(reason, str) or not reason.strip():
-        return CallOutcome("invalid", f"skip_step needs a reason: say why step {k + 1} cannot run, "
-                                      f"then call it again.")
+        return CallOutcome("invalid", sk.needs_reason(k))
     policy = skill.decl.on_skip
     if policy != "hold":
         ctx.state.steps[skill.name] = k + 1
     ctx.emit("step.skipped", {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool,
                               "reason": reason, "policy": policy},
              source=skill.steps[k].span, caused_by=(called,))
-    return CallOutcome("success", sk.skip_text(skill, k, reason))
+    last = k + 1 >= len(skill.steps) and policy != "hold"
+    return CallOutcome("success", sk.skip_text(skill, k, reason,
+                                               _skipped(ctx, skill.name, k) if last else 1))
+
+
+def _skipped(ctx: RunCtx, skill: str, k: int) -> int:
+    """How many of the `k + 1` steps of `skill`'s procedure were skipped, this one included:
+    its last `k` step events before this skip (one per step: an advance, or a skip that moved
+    on) tell, read back from the trace."""
+    seen = skipped = 0
+    for e in reversed(ctx.rec.trace.events):
+        if seen >= k + 1:
+            break
+        p = e.payload
+        if e.kind in ("step.advanced", "step.skipped") and p.get("skill") == skill \
+                and p.get("policy") != "hold":
+            seen += 1
+            skipped += e.kind == "step.skipped"
+    return skipped

@@ -81,6 +81,43 @@ def test_skip_step_hold_keeps_the_step():
     assert "one" in names(prov.requests[1])
 
 
+def test_skip_step_says_what_it_would_skip_and_under_which_policy():
+    """The original's `skipStepDescription`: the step, the steps left, the declared policy
+    (its test checks for `declared policy: 'advance'`). Before: one fixed sentence."""
+    for on_skip, then in (("", "the procedure moves to the next step (declared policy: 'advance')"),
+                          ('on_skip = "hold"', "the step stays current until it runs or the run "
+                                               "ends (declared policy: 'hold')")):
+        agent, prov = proc(["ok"], on_skip)
+        agent.run("hi")
+        tools = {t.name: t for t in prov.requests[0].tools}
+        assert tools["skip_step"].description == (
+            f"Skip step 1 of 2 ('one' — do one) with a recorded reason. 2 step(s) remain in the "
+            f"'proc' procedure. On skip, {then}.")
+
+
+def test_skipping_the_last_step_says_the_procedure_is_complete_and_counts_the_skips():
+    agent, prov = proc([call("skip_step", reason="on file"), call("skip_step", reason="no printer"),
+                        "done"])
+    agent.run("hi")
+    assert tool_texts(prov.requests[2])[1] == (
+        "Step 2 skipped: no printer. That was the last step — the 'proc' procedure is complete "
+        "(2 step(s) skipped).")
+    agent, prov = proc([call("one"), call("skip_step", reason="no printer"), "done"])
+    agent.run("hi")
+    assert tool_texts(prov.requests[2])[1].endswith("is complete (1 step(s) skipped).")
+
+
+def test_skip_step_teaching_results_as_the_original_words_them():
+    agent, prov = proc([call("skip_step", reason="   "), "x", "y"])
+    r = agent.run("hi")
+    assert "`reason` is required and must be non-empty" in tool_texts(prov.requests[1])[0]
+    assert payloads(r, "step.skipped") == []
+    agent, prov = proc([call("one"), call("two"), call("skip_step", reason="why not"), "done"])
+    r = agent.run("hi")
+    assert "no step procedure is active" in tool_texts(prov.requests[3])[2]
+    assert payloads(r, "step.skipped") == []
+
+
 def test_nudge_once_then_accept_and_record_unfinished():
     agent, prov = proc(["premature", "still premature"])
     r = agent.run("hi")
