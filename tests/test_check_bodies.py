@@ -45,3 +45,16 @@ def test_every_tool_is_offered_by_default_so_naming_another_skills_is_fine() -> 
     """semantics §2: with `tool_scope = "always"` (the default) every skill's tools are offered."""
     assert codes("Call lookup_orders(id), then issue_refund.", scope="always") == []
     assert codes("Call lookup_order(id).", scope="always") == ["AFP215"]
+
+
+def test_a_graph_with_scope_tools_scopes_its_skills_bodies_too() -> None:
+    """`scope_tools = true` on the graph gives its skills `tool_scope = "active"` (language.md),
+    and the run offers a skill's tools only while it is active; before, AFP214 read only the
+    agent's `tool_scope` and said nothing (the original's "a genuine cross-skill mention")."""
+    spec = ('agent ag {{ graph = g }}\ntool a_tool {{ description = "a" }}\n'
+            'tool b_tool {{ description = "b" }}\n'
+            'skill a {{ description = "A" body = "Hand off with b_tool." tools = [a_tool] }}\n'
+            'skill b {{ description = "B" tools = [b_tool] }}\n'
+            'graph g {{ {scope} entry a  route a -> b on a_tool }}\n')
+    assert [d.code for d in afp_dsl.check(spec.format(scope="scope_tools = true"))] == ["AFP214"]
+    assert [d.code for d in afp_dsl.check(spec.format(scope=""))] == []

@@ -44,7 +44,8 @@ BASES = ('agent ag {{ graph = g }}\ntool t {{ description = "t" }}\n'
 @pytest.mark.parametrize("routes, stranded", [
     ("  route c -> d on t\n", True),
     ("  route c -> d on t\n  route a -> c on t\n", False),   # a route leads the cursor to it
-    ("  route c -> d on t\n  route a -> c\n", False),        # a bare one too (a model pick)
+    ("  route c -> d on t\n  route a -> c\n", True),         # a bare one allows only a pick,
+    # as the entry does already (the original's dead-entry-step: a deterministic edge in)
     ("  route c -> d\n  route a -> d on t\n", False),        # (no deterministic route out of it)
 ])
 def test_a_later_unconditional_entrys_own_routes_fire_only_from_a_pick(routes, stranded):

@@ -64,30 +64,32 @@ def check_bodies(analysis: Analysis) -> Iterable[Diagnostic]:
 
 
 def _scoped_users(analysis: Analysis) -> dict[tuple[str, str], frozenset[str]]:
-    """For each skill that every agent using it runs with `tool_scope = "active"` (only the
-    active skills' tools are offered; the default offers every skill's tools), the tools offered
-    beside its own whatever is active: those of the graph's persistent bases (its unconditional
-    entries). A skill some agent uses with every tool offered is left out."""
+    """For each skill that every agent using it runs scoped (only the active skills' tools are
+    offered: the agent's `tool_scope = "active"`, or, for the graph's skills, the graph's
+    `scope_tools = true`; the default offers every skill's tools), the tools offered beside its
+    own whatever is active: those of the graph's persistent bases (its unconditional entries).
+    A skill some agent uses with every tool offered is left out."""
     out: dict[tuple[str, str], set[str]] = {}
     open_to_all: set[tuple[str, str]] = set()
     for m, a in analysis.decls(ir.Agent):
-        keys = [(r.module, r.decl.name) for r in (analysis.resolve(m, ref) for ref in a.skills)
+        keys = [(r.module, r.decl.name, a.tool_scope == "active")
+                for r in (analysis.resolve(m, ref) for ref in a.skills)
                 if r is not None and isinstance(r.decl, ir.Skill)]
         bases: set[str] = set()
         g = G.agent_graph(analysis, m, a)
         if g is not None:
             v = G.view(analysis, g[0], g[1])
-            keys += list(v.nodes)
+            keys += [(*k, a.tool_scope == "active" or g[1].scope_tools) for k in v.nodes]
             for e in v.entries:
                 if e.entry.when is None:
                     node = v.nodes[e.dst]
                     bases.update(t.name for t in (analysis.lookup(e.dst[0], r, ir.Tool)
                                                   for r in node.skill.tools) if t is not None)
-        for key in keys:
-            if a.tool_scope != "active":
-                open_to_all.add(key)
+        for module, name, scoped in keys:
+            if not scoped:
+                open_to_all.add((module, name))
             else:
-                out.setdefault(key, set()).update(bases)
+                out.setdefault((module, name), set()).update(bases)
     return {k: frozenset(v) for k, v in out.items() if k not in open_to_all}
 
 

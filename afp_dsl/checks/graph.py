@@ -157,8 +157,9 @@ def _stranded_bases(v: GraphView, first: G.EntryEdge) -> Iterator[Diagnostic]:
     """A later unconditional entry with routes of its own (the original's dead-entry-step):
     the cursor starts on the first unconditional entry, and with no route into this one it
     becomes the cursor only when the model picks it (`read_skill`; an entry is always
-    reachable), so its routes fire only after such a pick."""
-    into = {e.dst for e in v.routes if e.src != e.dst}
+    reachable), so its routes fire only after such a pick. A bare route into it is no way in:
+    it only allows a pick too."""
+    into = {e.dst for e in v.routes if e.src != e.dst and e.deterministic}
     for e in v.entries:
         if e.index <= first.index or e.entry.when is not None or e.dst in into or e.dst == first.dst:
             continue
