@@ -259,7 +259,7 @@ def _final(ctx: RunCtx, text: str, replied: str):
     proc = sk.procedure(ctx.plan, ctx.active_order, st.steps)
     if proc is not None:
         skill, k = proc
-        info = {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool}
+        info = sk.unfinished(skill, k)
         if not st.nudged and st.iteration < ctx.plan.agent.max_iterations:
             st.nudged = True
             nudge = ctx.emit("steps.unfinished", {**info, "action": "nudged"},
@@ -282,8 +282,7 @@ def _cut_short(ctx: RunCtx, cause: str) -> None:
     proc = sk.procedure(ctx.plan, ctx.active_order, ctx.state.steps)
     if proc is not None:
         skill, k = proc
-        ctx.emit("steps.unfinished", {"skill": skill.name, "step": k + 1,
-                                      "tool": skill.steps[k].tool, "action": "cut-short"},
+        ctx.emit("steps.unfinished", {**sk.unfinished(skill, k), "action": "cut-short"},
                  source=skill.steps[k].span, caused_by=(cause,))
 
 

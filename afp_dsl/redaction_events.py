@@ -41,7 +41,7 @@ STRUCTURE = frozenset({
     "event", "executed", "failures", "file", "fired", "from", "id", "iteration",
     "iterations", "limit", "llm_calls", "losers", "messages", "model", "name", "next", "of",
     "paths_dropped", "passed", "pending", "pieces", "policy", "problems", "provider",
-    "refused_entries", "requested", "response_id", "response_model", "retry", "run_id", "skill", "skipped",
+    "refused_entries", "remaining", "requested", "response_id", "response_model", "retry", "run_id", "skill", "skipped",
     "start", "step", "superseded_pick", "system_chars", "to", "tokens", "tool", "tool_calls",
     "tools", "usage", "winner", "witness"})
 

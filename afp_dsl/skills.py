@@ -209,6 +209,16 @@ def skip_text(skill: SkillInfo, k: int, reason: str, skipped: int = 1) -> str:
     return f"Step {k + 1} skipped: {reason}. {_next(skill, k)}"
 
 
+def unfinished(skill: SkillInfo, k: int) -> dict:
+    """A `steps.unfinished` payload but its action: the first step not run (`step`, `tool`),
+    the procedure's length (`of`) and every step not run (`remaining`, as the original's
+    `remaining` list)."""
+    rest = [{"step": i + 1, "tool": st.tool, "note": st.note or ""}
+            for i, st in enumerate(skill.steps) if i >= k]
+    return {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool,
+            "of": len(skill.steps), "remaining": rest}
+
+
 def needs_reason(k: int) -> str:
     return ("skip_step was not applied: `reason` is required and must be non-empty — it goes on "
             f"the record. Say why step {k + 1} cannot or should not run, then call skip_step "

@@ -136,7 +136,9 @@ def test_a_run_ending_on_its_budget_records_its_unfinished_procedure():
         result = agent.run("hi")
         assert result.outcome == "max_iterations"
         unfinished = payloads(result, "steps.unfinished")
-        assert unfinished == [{"skill": "p", "step": 2, "tool": "s2", "action": "cut-short"}], wrap
+        assert unfinished == [{"skill": "p", "step": 2, "tool": "s2", "of": 3, "remaining": [
+            {"step": 2, "tool": "s2", "note": "second"}, {"step": 3, "tool": "s3", "note": "third"}],
+            "action": "cut-short"}], wrap
 
 
 # ---------------------------------------------------------------- §11: demo mode
