@@ -228,28 +228,43 @@ def _overlay(d: Diagram, visited: set[str], taken: set, refused: set) -> list[st
 
 
 def run_overlay(events: Iterable[Any]) -> tuple[set[str], set, dict]:
-    """(visited skills, taken (src, dst) edges, refused edges → note) from a run's events."""
+    """(visited skills, taken (src, dst) edges, refused edges → note) from a run's events; an
+    entry is keyed (None, skill), and one refused at a cold start (`cursor.moved`'s
+    `refused_entries`, also when no entry fired) is noted as a refused route is."""
     visited: set[str] = set()
     taken: set = set()
     refused: dict = {}
     for e in events:
         p = e.payload if isinstance(e.payload, dict) else {}
-        # skill names are text; anything else (a hand-edited or damaged event) names no skill
-        src, dst = (x if isinstance(x, str) and x else None for x in (p.get("from"), p.get("to")))
+        src, dst = (_skill_name(p.get(k)) for k in ("from", "to"))
         if e.kind == "cursor.moved":
             visited.update(x for x in (src, dst) if x)
             if p.get("cause") in ("route", "model-pick") and src != dst and dst:
                 taken.add((src, dst))
             elif p.get("cause") == "entry" and dst:
                 taken.add((None, dst))
+            entries = p.get("refused_entries") if isinstance(p.get("refused_entries"), list) else []
+            for x in (x for x in entries if isinstance(x, dict) and _skill_name(x.get("skill"))):
+                refused.setdefault((None, x["skill"]), _refusal_note(x))
         elif e.kind == "route.evaluated" and not p.get("fired") and dst:
-            conditions = p.get("conditions") if isinstance(p.get("conditions"), list) else []
-            failed = [c for c in conditions if isinstance(c, dict) and not c.get("passed")]
-            note = (f"{readable_condition(str(failed[0].get('text')))} "
-                    f"(actual {str(failed[0].get('actual'))[:40]})"
-                    if failed else (p.get("reason") or "did not hold"))
-            refused.setdefault((src, dst), str(note).replace("`", ""))
+            refused.setdefault((src, dst), _refusal_note(p))
     return visited, taken, refused
+
+
+def _skill_name(x: Any) -> str | None:
+    """Skill names are text; anything else (a hand-edited or damaged event) names no skill."""
+    return x if isinstance(x, str) and x else None
+
+
+def _refusal_note(evidence: Mapping) -> str:
+    """The first failing condition of a refused route or entry, with its actual value (or the
+    reason it could not be evaluated), written as captions write guards."""
+    conditions = evidence.get("conditions") if isinstance(evidence.get("conditions"), list) else []
+    failed = [c for c in conditions if isinstance(c, dict) and not c.get("passed")]
+    note = (f"{readable_condition(str(failed[0].get('text')))} "
+            f"(actual {str(failed[0].get('actual'))[:40]})"
+            if failed else (evidence.get("reason") or "did not hold"))
+    return str(note).replace("`", "")
 
 
 # ---------------------------------------------------------------- DOT and JSON

@@ -261,3 +261,66 @@ def test_a_refusal_note_reads_its_condition_as_captions_do(text: str, readable: 
         "from": "a", "to": "b", "fired": False,
         "conditions": [{"text": text, "passed": False, "actual": 900}]}})()
     assert gx.run_overlay([event])[2] == {("a", "b"): f"{readable} (actual 900)"}
+
+
+ENTRIES = """
+agent a { graph = g }
+skill s1 { description = "d" }
+skill s2 { description = "d" }
+graph g {
+  entry s1 when message mentions "alpha"
+  entry s2 when message mentions "beta"
+}
+"""
+
+
+def entry_overlay_run(tmp_path: Path, message: str) -> tuple[Path, Path]:
+    """(spec, store) holding one run of ENTRIES on `message` that answers at once."""
+    import afp_dsl as afp
+    from afp_dsl.store import sqlite
+    spec = tmp_path / "spec.afp"
+    spec.write_text(ENTRIES, encoding="utf-8")
+    r = afp.load(spec).agent(provider=afp.providers.mock(["ok"])).run(message)
+    db = tmp_path / "runs.db"
+    store = sqlite(db)
+    store.save_run(r.run_id, "a", None, "finished", r.outcome, None, {}, r.trace.events)
+    store.close()
+    return spec, db
+
+
+def _graph(spec: Path, db: Path, fmt: str) -> str:
+    out = CliRunner().invoke(main, ["graph", str(spec), "--run", "last", "--store", str(db),
+                                    "--format", fmt])
+    assert out.exit_code == 0, out.output
+    return out.stdout
+
+
+def test_an_entry_that_refused_is_drawn_refused(tmp_path: Path) -> None:
+    """tooling.md §4: guards that refused are annotated. Before, only routes were: the cold
+    start's `refused_entries` were ignored, so `entry s1` (its guard refused "beta please") was
+    drawn as plain as an entry never tried, and its JSON `refused` was null."""
+    spec, db = entry_overlay_run(tmp_path, "beta please")
+    text = _graph(spec, db, "mermaid")
+    assert ('  __start__ -->|"when message mentions alpha ✗ refused: message mentions alpha '
+            '(actual beta please)"| n_s1\n') in text
+    assert "  linkStyle 1 stroke:#1e8e3e,stroke-width:3px\n" in text
+    assert "  linkStyle 0 stroke:#d93025,stroke-width:2px,stroke-dasharray:4 3\n" in text
+    edges = json.loads(_graph(spec, db, "json"))["edges"]
+    assert [(e["taken"], e["refused"]) for e in edges] == [
+        (False, "message mentions alpha (actual beta please)"), (True, None)]
+    assert ('"__start__" -> "n_s1" [label="when message mentions alpha ✗ refused: message '
+            'mentions alpha (actual beta please)", style=dashed, color="#d93025"'
+            in _graph(spec, db, "dot"))
+
+
+def test_when_no_entry_fires_every_refused_entry_is_drawn_refused(tmp_path: Path) -> None:
+    """No skill reached (`cursor.moved` with cause `none`): the overlay still shows why."""
+    spec, db = entry_overlay_run(tmp_path, "gamma")
+    text = _graph(spec, db, "mermaid")
+    assert "✗ refused: message mentions alpha (actual gamma)" in text
+    assert "✗ refused: message mentions beta (actual gamma)" in text
+    assert "  linkStyle 0,1 stroke:#d93025" in text and "class n_" not in text
+    edges = json.loads(_graph(spec, db, "json"))["edges"]
+    assert [e["refused"] for e in edges] == ["message mentions alpha (actual gamma)",
+                                             "message mentions beta (actual gamma)"]
+    assert _graph(spec, db, "dot").count('style=dashed, color="#d93025"') == 2

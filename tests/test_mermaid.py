@@ -80,3 +80,20 @@ def test_the_parser_rejects_a_raw_pipe() -> None:
     """Guards the harness itself: the original framework's raw `|` really breaks Mermaid."""
     (result,) = parse_all(["flowchart TD\n  n_a -->|on status=denied|invalid| n_b\n"])
     assert not result["ok"]
+
+
+def test_overlays_with_refused_entries_parse(tmp_path: Path) -> None:
+    """The captions `✗ refused: …` adds to entry edges (one fired, or none did) still parse."""
+    from click.testing import CliRunner
+
+    from afp_dsl.cli import main
+    from test_graph_export import entry_overlay_run
+    diagrams = []
+    for i, message in enumerate(["beta please", "gamma"]):
+        (tmp_path / str(i)).mkdir()
+        spec, db = entry_overlay_run(tmp_path / str(i), message)
+        out = CliRunner().invoke(main, ["graph", str(spec), "--run", "last", "--store", str(db)])
+        assert out.exit_code == 0 and "✗ refused" in out.stdout, out.output
+        diagrams.append(out.stdout)
+    bad = [(d, r["error"]) for d, r in zip(diagrams, parse_all(diagrams)) if not r["ok"]]
+    assert not bad, bad[0]
