@@ -3,9 +3,9 @@
 Role:       thin click commands reading `store.runs()`, `store.run(id)`, `store.events(id)`;
             exports come from `export`, `report_html`, `otel`; explanations from `why`.
             Registered by `cli._register_optional` (names `trace`, `why`).
-Emits:      `afpc: …` lines on stderr: no store at the path, a store that fails or is damaged
-            (`StoreError`, with the fix), an unknown run, or (`why`) an unknown event, skill
-            iteration or edge.
+Emits:      `afpc: …` lines on stderr: no store at the path (an absent default store is an empty
+            one to `trace list`), a store that fails or is damaged (`StoreError`, with the fix),
+            an unknown run, or (`why`) an unknown event, skill iteration or edge.
 Invariants: prints only what the store holds (redacted events); read-only: never creates a
             store, file or folder (`open_store` opens only an existing one); exit 0 done, 1 an
             unknown run/event, a missing, failing or damaged store, or an export that cannot be
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -158,12 +159,7 @@ def trace() -> None:
 @store_errors
 def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
     """List the runs in the store: id, agent, outcome, start, iterations."""
-    store = open_store(store_url)
-    rows = []
-    for r in store.runs():
-        if r is None or (not show_all and (r.get("meta") or {}).get("outer")):
-            continue
-        rows.append(run_summary(r))
+    rows = [] if _no_default_store(store_url) else _rows(open_store(store_url), show_all)
     if fmt == "json":
         echo(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=2))
         return
@@ -176,6 +172,32 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     for r in table:
         echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def _no_default_store(store_url: str | None) -> bool:
+    """No store named (`--store`, `AFP_STORE`) and nothing at `.afp/runs.db`: no run was recorded
+    here yet, which `trace list` shows as an empty store. A store that was named must exist (a
+    typo is no empty list), and anything else at the default path (a folder, a dangling link,
+    `.afp` a file) is left to `open_store` to name."""
+    from .store import DEFAULT_PATH
+    if store_url is not None or os.environ.get("AFP_STORE"):
+        return False
+    try:
+        os.lstat(DEFAULT_PATH)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def _rows(store: Any, show_all: bool) -> list[dict]:
+    rows = []
+    for r in store.runs():
+        if r is None or (not show_all and (r.get("meta") or {}).get("outer")):
+            continue
+        rows.append(run_summary(r))
+    return rows
 
 
 def run_summary(r: dict) -> dict:

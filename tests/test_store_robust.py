@@ -250,10 +250,37 @@ def test_cli_readers_report_a_damaged_store_with_exit_1(args, sql, tmp_path, mon
 @pytest.mark.parametrize("store", ["nonexist.db", "sub/dir/x.db", "sqlite:///nope/x.db", None])
 @pytest.mark.parametrize("args", READERS)
 def test_cli_readers_never_create_a_store(args, store, tmp_path, monkeypatch):
+    if store is None and args == ["trace", "list"]:
+        return  # (an absent default store lists no runs: the next test)
     res = _cli([*args] + (["--store", store] if store else []), tmp_path, monkeypatch)
     assert res.exit_code == 1, res.output
     assert "no run store at `" in res.output and "check the path" in res.output
     assert list(tmp_path.iterdir()) == []  # no file, no folder
+
+
+@pytest.mark.parametrize("fmt,out,err", [("text", "", "no runs recorded\n"), ("json", "[]\n", "")])
+def test_trace_list_without_the_default_store_lists_no_runs(fmt, out, err, tmp_path,
+                                                            monkeypatch):
+    """Before: in a folder where no run was recorded yet, `afpc trace list` exited 1 with "no
+    run store at .afp/runs.db". Now it prints what an empty store prints, exit 0, and still
+    creates nothing; a store that is named (`--store`, `AFP_STORE`) must exist."""
+    res = _cli(["trace", "list", "--format", fmt], tmp_path, monkeypatch)
+    assert (res.exit_code, res.stdout, res.stderr) == (0, out, err), res.output
+    assert list(tmp_path.iterdir()) == []
+    named = _cli(["trace", "list", "--format", fmt, "--store", ".afp/runs.db"], tmp_path,
+                 monkeypatch)
+    assert named.exit_code == 1 and "no run store at `.afp/runs.db`" in named.stderr
+    monkeypatch.setenv("AFP_STORE", "runs.db")
+    env = CliRunner().invoke(main, ["trace", "list", "--format", fmt])
+    assert env.exit_code == 1 and "AFP_STORE" in env.stderr, env.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_trace_list_names_what_is_at_the_default_path_when_it_is_no_store(tmp_path, monkeypatch):
+    """Only a default store that is absent lists as empty: a folder there is still named."""
+    (tmp_path / ".afp" / "runs.db").mkdir(parents=True)
+    res = _cli(["trace", "list"], tmp_path, monkeypatch)
+    assert res.exit_code == 1 and "is a folder" in res.stderr, res.output
 
 
 def test_cli_a_bare_sqlite_url_a_blank_one_and_a_memory_store_are_errors(tmp_path, monkeypatch):
