@@ -24,14 +24,16 @@ from .cli_io import FilePath, refuse_input, echo, guarded, utf8_text, write_file
 @click.command("test")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("-k", "pattern", callback=utf8_text,
-              help="Only tests whose `file::name` contains this (and/or/not).")
+              help="Only tests whose `file::name` contains this, in any case (and/or/not, "
+                   "parentheses).")
 @click.option("--junit", "junit_file", type=FilePath(),
               help="Also write a JUnit XML report.")
 @guarded
 def test_(paths: tuple[str, ...], pattern: str | None, junit_file: str | None) -> None:
     """Run the `test` blocks of spec files or folders."""
     from .cli import collect_files
-    from .testing import parse_pattern, run_files
+    from .testing import run_files
+    from .testing_select import parse_pattern
     from .testing_report import junit, report, summary
     if pattern is not None:
         try:

@@ -23,6 +23,7 @@ from .frozen import thaw
 from .providers.base import Reply, ToolCall
 from .providers.mock import MockProvider
 from .runtime import Stub, Stubs
+from .testing_select import parse_pattern
 from .trace import Event, takes_edge
 
 
@@ -302,44 +303,9 @@ class FileProblem:
 def collect(program: Any, file: str, pattern: str | None) -> list[ir.Test]:
     tests = [d for d in program.ir.root_module.decls if isinstance(d, ir.Test)]
     if pattern:
-        terms = parse_pattern(pattern)
-        tests = [t for t in tests if _selected(terms, f"{file}::{t.name}")]
+        selected = parse_pattern(pattern)
+        tests = [t for t in tests if selected(f"{file}::{t.name}")]
     return tests
-
-
-def parse_pattern(pattern: str) -> list[list[tuple[bool, str]]]:
-    """`-k`, pytest's simple forms: words joined by `and`/`or` (`and` binds tighter), each word
-    maybe after `not`; a test is selected when its `file::name` contains the words. Returns the
-    alternatives, each a list of (negated, word); raises `ValueError` naming what is malformed."""
-    if "(" in pattern or ")" in pattern:
-        raise ValueError("parentheses are not supported; combine words with `and`, `or`, `not`")
-    alternatives: list[list[tuple[bool, str]]] = [[]]
-    negated, prev = False, None
-    for tok in pattern.split():
-        if tok in ("and", "or"):
-            if prev is None or prev in ("and", "or", "not"):
-                raise ValueError(f"`{tok}` needs a word before it")
-            if tok == "or":
-                alternatives.append([])
-        elif tok == "not":
-            if prev is not None and prev not in ("and", "or", "not"):
-                raise ValueError(f"`not` after `{prev}`: put `and` or `or` between them")
-            negated = not negated
-        elif prev is not None and prev not in ("and", "or", "not"):
-            raise ValueError(f"`{prev}` and `{tok}` need `and` or `or` between them")
-        else:
-            alternatives[-1].append((negated, tok))
-            negated = False
-        prev = tok
-    if prev is None:
-        raise ValueError("the pattern is empty; leave -k out to run every test")
-    if prev in ("and", "or", "not"):
-        raise ValueError(f"the pattern ends with `{prev}`; a word must follow it")
-    return alternatives
-
-
-def _selected(terms: list[list[tuple[bool, str]]], ident: str) -> bool:
-    return any(all((word in ident) != negated for negated, word in alt) for alt in terms)
 
 
 def run_files(files: Iterable[Path], pattern: str | None = None, *, found: list[str] | None = None,

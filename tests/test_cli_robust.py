@@ -127,8 +127,10 @@ def test_k_that_selects_no_test_is_a_usage_error_naming_the_close_test(env):
 
 
 @pytest.mark.parametrize("pattern, problem", [
-    ("(", "parentheses"), ("small and", "ends with `and`"), ("and or not", "needs a word"),
+    ("(", "`(` is not closed"), ("small and", "ends with `and`"), ("and or not", "needs a word"),
     ("small refund", "need `and` or `or`"), ("", "empty"), ("refund not big", "`not` after"),
+    ("(small or big", "`(` is not closed"), ("small)", "`)` closes no `(`"),
+    ("small and ()", "`()` holds no word"), ("small (big)", "need `and` or `or`"),
 ])
 def test_malformed_k_is_a_usage_error_naming_the_problem(env, pattern, problem):
     """Before: exit 0 ("no tests ran", or tests run for an expression that made no sense)."""
@@ -136,6 +138,27 @@ def test_malformed_k_is_a_usage_error_naming_the_problem(env, pattern, problem):
     res = cli("test", spec, "-k", pattern)
     assert res.exit_code == 2, res.output
     assert "malformed" in res.output and problem in res.output, res.output
+
+
+@pytest.mark.parametrize("pattern, selected", [
+    ("SMALL", ["small_refund"]), ("Small_Refund", ["small_refund"]),
+    ("DESK.AFP::big", ["big_refund"]),
+    ("(small or big) and not big", ["small_refund"]),
+    ("not (small or big)", None), ("refund and (Big or nothing)", ["big_refund"]),
+    ("((small))", ["small_refund"]), ("not not small", ["small_refund"]),
+])
+def test_k_is_pytests_case_insensitive_and_groups_with_parentheses(env, pattern, selected):
+    """Before: `-k SMALL` selected nothing (exit 2, "selects none") and any parenthesis was
+    refused as malformed; pytest users expect both to work."""
+    spec, _ = env
+    res = cli("test", spec, "-k", pattern)
+    if selected is None:  # (a pattern that selects no test stays a usage error)
+        assert res.exit_code == 2 and "selects none" in res.output, res.output
+        return
+    ran = [line.split("::")[1].split()[0] for line in res.stdout.splitlines()
+           if line.endswith(("PASSED", "FAILED"))]
+    assert ran == selected, res.output
+    assert res.exit_code in (0, 1) and "malformed" not in res.output
 
 
 # ---------------------------------------------------------------- finding 9
