@@ -1,10 +1,10 @@
 """The embedding API's program object and the front-end entry points `check` and `load`.
 
 Role:       glue between loader, checks and the runtime; what `afp_dsl/__init__` re-exports.
-Invariants: `check` never raises for bad input (a missing file, a folder, empty text: each is a
-            diagnostic); `load` raises `CompileError` only for errors; `load_ir` raises
-            `serde.IRFormatError` for any document or file it cannot read; an argument of the
-            wrong type (not a path or text) is a `TypeError` naming what to pass.
+Invariants: `check` never raises for bad input (a missing file, a folder, empty text, an
+            argument that is no path or text: each is a diagnostic); `load` raises
+            `CompileError` only for errors; `load_ir` raises `serde.IRFormatError` for any
+            document or file it cannot read, and `TypeError` for an argument of another type.
 """
 from __future__ import annotations
 
@@ -80,17 +80,40 @@ def _is_text(x: Any) -> bool:
 
 _TEXT_STARTS = frozenset(("import", "agent", "tool", "skill", "graph", "steering", "fact",
                           "instruction", "redact", "policy", "test"))
-_SPEC_ARG = "a path (a `str` or `pathlib.Path`) or spec text (a `str`)"
+_SPEC_ARG = "a path (a `str` or `os.PathLike`, e.g. `pathlib.Path`) or spec text (a `str`)"
 
 
 def _check_argument(x: Any, fn: str, what: str) -> None:
     """A `TypeError` naming what to pass, for an argument that is neither a path nor text."""
     if isinstance(x, (str, os.PathLike)):
         return
-    hint = {bytes: f"; decode it first: `{fn}(data.decode(\"utf-8\"))`",
+    raise TypeError(f"`{fn}` takes {what}, not {_a(x)}{_type_hint(x, fn)}")
+
+
+def _type_hint(x: Any, fn: str) -> str:
+    return {bytes: f"; decode it first: `{fn}(data.decode(\"utf-8\"))`",
             list: f"; pass one at a time: `for p in paths: {fn}(p)`",
             tuple: f"; pass one at a time: `for p in paths: {fn}(p)`"}.get(type(x), "")
-    raise TypeError(f"`{fn}` takes {what}, not {_a(x)}{hint}")
+
+
+def _wrong_argument(x: Any, fn: str) -> Diagnostic | None:
+    """AFP006 for an argument of `check`/`load` that is neither a path nor spec text (`None`,
+    `bytes`, a number, a path object naming bytes): bad input, so a diagnostic, not a raise."""
+    if isinstance(x, str):
+        return None
+    if isinstance(x, os.PathLike):
+        try:
+            named = os.fspath(x)
+        except Exception as exc:  # (the host's `__fspath__` failed: still no raise, §6)
+            got = f"{_a(x)} whose path cannot be read (`{type(exc).__name__}: {exc}`)"[:300]
+        else:
+            if isinstance(named, str):
+                return None
+            got = f"{_a(x)} naming {_a(named)}; its `__fspath__` must return a `str`"
+    else:
+        got = f"{_a(x)}{_type_hint(x, fn)}"
+    return diag("AFP006", f"`{fn}` takes {_SPEC_ARG}, not {got}", Span("<input>", 0, 0),
+                help=f"pass the path of a `.afp` file or the spec's text: `afp.{fn}(\"support.afp\")`")
 
 
 def _unreadable(path_or_text: str | os.PathLike) -> Diagnostic | None:
@@ -180,15 +203,18 @@ _REFERRING = ("tools", "skills", "graph")
 
 
 def check(path_or_text: str | os.PathLike) -> list[Diagnostic]:
-    """All diagnostics of a spec file or spec text. Never raises for bad input; an argument
-    that is not a `str` or path is a `TypeError`."""
-    _check_argument(path_or_text, "check", _SPEC_ARG)
-    return analyse(path_or_text)[1]
+    """All diagnostics of a spec file or spec text. Never raises for bad input: an argument
+    that is not a `str` or a path naming text is an AFP006 diagnostic too."""
+    wrong = _wrong_argument(path_or_text, "check")
+    return [wrong] if wrong is not None else analyse(path_or_text)[1]
 
 
 def load(path_or_text: str | os.PathLike) -> Program:
-    """Load and check a spec; raise `CompileError` (carrying the diagnostics) on any error."""
-    _check_argument(path_or_text, "load", _SPEC_ARG)
+    """Load and check a spec; raise `CompileError` (carrying the diagnostics) on any error, an
+    argument that is not a path or spec text included (AFP006)."""
+    wrong = _wrong_argument(path_or_text, "load")
+    if wrong is not None:
+        raise CompileError([wrong])
     program, diags = analyse(path_or_text)
     if program is None or has_errors(diags):
         raise CompileError(diags)

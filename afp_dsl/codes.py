@@ -51,8 +51,12 @@ _ALL = [
        "Fix: escape a backslash as `\\\\`; write a control character as its escape (`\\t`, "
        "`\\u001b`)."),
     _c("AFP006", "invalid-input", E, "the file cannot be read as UTF-8 text",
-       "A spec must be UTF-8 text. Binary files, invalid UTF-8 and NUL bytes are rejected.\n\n"
-       "Fix: save the file as UTF-8, or remove it from the checked folder."),
+       "A spec must be UTF-8 text. Binary files, invalid UTF-8 and NUL bytes are rejected.\n"
+       "From Python, `afp.check` and `afp.load` report with this code, too, what names\n"
+       "nothing to check: a folder, empty text, or an argument that is neither a path (a `str`\n"
+       "or `os.PathLike`) nor spec text (`None`, `bytes`, a number).\n\n"
+       "Fix: save the file as UTF-8, or remove it from the checked folder; from Python, pass\n"
+       "the path of a `.afp` file or the spec's text as a `str`."),
     _c("AFP007", "nesting-too-deep", E, "lists, maps or expressions are nested too deeply",
        "The checker refuses nesting deeper than 200 levels rather than exhausting the stack.\n\n"
        "Fix: flatten the value, or move large data to `file(\"data.json\")`."),

@@ -1,8 +1,8 @@
 """The Python API under broken input: one documented error (or a diagnostic) naming the fix.
 
 `load_ir` raises only `IRFormatError` for any document or file it cannot read (property-tested
-on mutated and garbage documents); `check`/`load` refuse wrong argument types with a `TypeError`
-and report folders and empty text as diagnostics; `providers.mock(...)` checks its script when
+on mutated and garbage documents); `check`/`load` report wrong argument types, folders and
+empty text as diagnostics (AFP006; `load` raises `CompileError` with it); `providers.mock(...)` checks its script when
 called; `program.agent(model=...)` checks the model; a damaged checkpoint is refused before the
 tool runs; `resume` and `approve`/`decline` refuse what is not a checkpoint, run id or check-in
 without echoing it; every public name is documented. Every test here failed before these checks
@@ -166,12 +166,32 @@ def test_load_ir_wrong_argument_types_are_TypeError_naming_what_to_pass(arg, hin
 
 
 # ---------------------------------------------------------------- check and load (finding 11)
-@pytest.mark.parametrize("fn", [afp.check, afp.load])
-@pytest.mark.parametrize("arg, hint", [(None, "not None"), (5, "not an `int`"),
-                                       (["a.afp"], "pass one at a time"), (b"agent a {}", "decode it first")])
-def test_check_and_load_refuse_wrong_types_with_a_TypeError_naming_the_argument(fn, arg, hint):
-    with pytest.raises(TypeError, match=f"`{fn.__name__}` takes a path .* or spec text.*{hint}"):
-        fn(arg)
+class _BytesPath:
+    def __fspath__(self) -> bytes:
+        return b"support.afp"
+
+
+class _BrokenPath:
+    def __fspath__(self) -> str:
+        raise RuntimeError("no path today")
+
+
+@pytest.mark.parametrize("arg, hint", [
+    (None, "not None"), (5, "not an `int`"), (123, "not an `int`"), (1.5, "not a `float`"),
+    (["a.afp"], "pass one at a time"), (b"agent a {}", "decode it first"),
+    (bytearray(b"x"), "not a `bytearray`"), (_BytesPath(), "naming a `bytes`"),
+    (_BrokenPath(), "`RuntimeError: no path today`")])
+def test_check_and_load_report_wrong_types_as_AFP006_naming_what_is_accepted(arg, hint):
+    """tooling.md §6: `check` never raises for bad input. Before, `check(None)`, `check(b"...")`
+    and `check(123)` raised `TypeError` (and so did `load`, instead of `CompileError`)."""
+    [d] = afp.check(arg)
+    assert d.code == "AFP006" and d.is_error, d
+    assert re.search(rf"`check` takes a path \(a `str` or `os.PathLike`.*\) or spec text.*{re.escape(hint)}",
+                     d.message), d.message
+    with pytest.raises(afp.CompileError) as info:
+        afp.load(arg)
+    [d] = info.value.diagnostics
+    assert d.code == "AFP006" and d.message.startswith("`load` takes a path"), d.message
 
 
 def test_a_folder_is_a_diagnostic_naming_the_fix_not_spec_text():
