@@ -87,11 +87,32 @@ def _record_resume(ctx: RunCtx, resume: dict) -> dict:
     checkin = ctx.state.pending.checkin
     paused = [e.id for e in ctx.rec.trace.tail(4) if e.kind == "run.paused"]
     r = ctx.emit("run.resumed", {"checkin": checkin["id"]}, caused_by=paused[-1:])
-    ctx.emit("checkin.decided", {"checkin": checkin["id"], "tool": checkin["tool"],
-                                 "call_id": checkin["call_id"], "decision": resume["decision"],
-                                 "by": resume.get("by"), "note": resume.get("note")},
-             caused_by=(r,))
+    d = ctx.emit("checkin.decided", {"checkin": checkin["id"], "tool": checkin["tool"],
+                                     "call_id": checkin["call_id"], "decision": resume["decision"],
+                                     "by": resume.get("by"), "note": resume.get("note")},
+                 caused_by=(r,))
+    if checkin.get("source") == "policy":
+        _decided_row(ctx, checkin, resume, d)
     return {**resume, "checkin": checkin}
+
+
+def _decided_row(ctx: RunCtx, checkin: dict, resume: dict, decided: str) -> None:
+    """The asking link's ledger row for the person's answer (semantics §8: every decision is a
+    row), as the original's `four-eyes allow … approved by dana@ops`: `allow` for an approval,
+    `deny` for a decline, at the rule that asked."""
+    approved = resume["decision"] == "approve"
+    by = resume.get("by")
+    reason = ("approved" if approved else "declined") + (f" by {by}" if by else " by a person")
+    from .source import Span
+    span = checkin.get("span")
+    rule = ({"file": span[0], "start": span[1], "end": span[2]}
+            if isinstance(span, list) and len(span) == 3 else None)
+    ctx.emit("policy.decided", {"policy": checkin.get("policy"), "moment": "before",
+                                "tool": checkin["tool"], "call_id": checkin["call_id"],
+                                "iteration": ctx.state.iteration,
+                                "outcome": "allow" if approved else "deny", "reason": reason,
+                                "rule": rule},
+             source=Span(*span) if rule else None, caused_by=(decided,))
 
 
 # ---------------------------------------------------------------- one iteration

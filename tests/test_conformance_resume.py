@@ -54,10 +54,13 @@ def test_approve_continues_the_chain_after_the_asking_link_then_runs():
     r2 = agent.resume(r.checkpoint, approve(r.checkin, by="maya", note="fine"))
     assert r2.outcome == "answered" and ran == [200]
     rows = payloads(r2, "policy.decided")
-    # `later` has a rule for the moment and none held: the link allows, and that is a decision
+    # the person's answer is the asking link's row (the original's ledger: `four-eyes allow …
+    # approved by dana@ops`); `later` has a rule for the moment and none held: the link allows,
+    # and that is a decision
     assert [(x["policy"], x["outcome"], x["rule"]) for x in rows] == [
-        ("guard", "ask", rows[0]["rule"]), ("later", "allow", None)]
-    assert rows[0]["rule"] is not None
+        ("guard", "ask", rows[0]["rule"]), ("guard", "allow", rows[0]["rule"]),
+        ("later", "allow", None)]
+    assert rows[0]["rule"] is not None and rows[1]["reason"] == "approved by maya"
     (dec,) = payloads(r2, "checkin.decided")
     assert dec["decision"] == "approve" and dec["by"] == "maya"
     assert r2.run_id == r.run_id and "run.resumed" in kinds(r2)
@@ -68,7 +71,9 @@ def test_approve_then_a_later_link_can_still_deny():
     agent, prov, r, ran = paused(777)
     r2 = agent.resume(r.checkpoint, approve(r.checkin))
     assert ran == [] and "later link says no" in tool_texts(prov.requests[-1])[0]
-    assert [x["outcome"] for x in payloads(r2, "policy.decided")] == ["ask", "deny"]
+    assert [(x["policy"], x["outcome"]) for x in payloads(r2, "policy.decided")] == [
+        ("guard", "ask"), ("guard", "allow"), ("later", "deny")]
+    assert payloads(r2, "policy.decided")[1]["reason"] == "approved by a person"
 
 
 def test_decline_does_not_run_and_the_model_reads_the_note():
@@ -76,6 +81,9 @@ def test_decline_does_not_run_and_the_model_reads_the_note():
     r2 = agent.resume(r.checkpoint, decline(r.checkin, by="maya", note="not today"))
     assert ran == [] and r2.outcome == "answered"
     assert tool_texts(prov.requests[-1]) == ["Not executed: declined by human: not today."]
+    rows = payloads(r2, "policy.decided")
+    assert [(x["policy"], x["outcome"], x["reason"]) for x in rows] == [
+        ("guard", "ask", rows[0]["reason"]), ("guard", "deny", "declined by maya")]
 
 
 @pytest.mark.parametrize("note", ["   ", "\n", ""])
