@@ -31,7 +31,7 @@ class Analysis:
     checks share (`memo`): the IR is frozen, so anything computed from it stays valid."""
 
     def __init__(self, program: ir.Program, misspelt: Iterable[Span] = (),
-                 schema_errors: Iterable[Span] = ()):
+                 schema_errors: Iterable[Span] = (), attribute_errors: Iterable[Span] = ()):
         self.program = program
         self.modules: dict[str, ir.Module] = {m.key: m for m in program.modules}
         self.symbols: dict[str, dict[str, ir.Decl]] = {}
@@ -46,6 +46,7 @@ class Analysis:
         self._memo: dict[Hashable, Any] = {}
         self._by_kind: dict[type | None, list[tuple[str, ir.Decl]]] = {}
         self._misspelt = _holders(program, misspelt)
+        self._attribute_errors = _holders(program, attribute_errors)
         self._schema_errors = tuple(schema_errors)
 
     def schema_reported(self, schema: ir.Schema) -> bool:
@@ -62,6 +63,13 @@ class Analysis:
         unknown, so rules about the declaration's references stay silent (one root cause, one
         diagnostic)."""
         return (module, decl.name) in self._misspelt
+
+    def attribute_error(self, module: str, decl: ir.Decl) -> bool:
+        """True when the front end rejected an attribute of `decl` (AFP104 unknown, or an AFP106
+        error for its value: `pattern = [...]`, `keys = "password"`): the declaration lowered
+        without it is not the one meant, so a rule judging it as a whole (AFP407 "does nothing")
+        stays silent (one root cause, one diagnostic)."""
+        return (module, decl.name) in self._attribute_errors
 
     def memo(self, key: Hashable, make: Callable[[], T]) -> T:
         """`make()`, computed once per analysis for `key` (callers must not mutate the value)."""

@@ -183,7 +183,14 @@ def analysis_for(program: ir.Program, diags: list[Diagnostic]) -> Analysis:
     referring attributes and schema errors, about which the checks stay silent."""
     misspelt = [d.primary.span for d in diags if _hides_references(d)]
     schema_errors = [d.primary.span for d in diags if d.code == "AFP301" and d.primary]
-    return Analysis(program, misspelt, schema_errors)
+    attribute_errors = [d.primary.span for d in diags if _rejects_attribute(d)]
+    return Analysis(program, misspelt, schema_errors, attribute_errors)
+
+
+def _rejects_attribute(d: Diagnostic) -> bool:
+    """An attribute the front end rejected (AFP104 unknown, or an AFP106 error for its value):
+    the declaration lowered without it is not the one meant (`Analysis.attribute_error`)."""
+    return d.code in ("AFP104", "AFP106") and d.is_error and d.primary is not None
 
 
 def _hides_references(d: Diagnostic) -> bool:

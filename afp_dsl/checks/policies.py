@@ -44,15 +44,18 @@ def check_policies(analysis: Analysis) -> Iterable[Diagnostic]:
 
 def _empty(analysis: Analysis) -> Iterator[Diagnostic]:
     """AFP407 for a policy with no blocks and no `impl`, a redact rule with no keys and no
-    patterns: accepted, they would silently allow everything, scrub nothing."""
-    for _, p in analysis.decls(ir.Policy):
+    patterns: accepted, they would silently allow everything, scrub nothing. Not claimed of a
+    declaration with a rejected attribute (AFP104/AFP106): what it was meant to say is unknown."""
+    for m, p in analysis.decls(ir.Policy):
+        if analysis.attribute_error(m, p):
+            continue
         if not any(b.rules for b in p.blocks) and p.impl is None:
             yield diag("AFP407", f"policy `{p.name}` has no rules and no `impl`: it allows "
                        "everything", p.span, "empty policy",
                        help="add a rule (`before t { deny when … because \"…\" }`), or "
                             "bind it to host code with `impl = python(\"module:attr\")`")
-    for _, r in analysis.decls(ir.Redact):
-        if not r.keys and not r.patterns:
+    for m, r in analysis.decls(ir.Redact):
+        if not r.keys and not r.patterns and not analysis.attribute_error(m, r):
             yield diag("AFP407", f"redact rule `{r.name}` has no `keys` and no `patterns`: it "
                        "scrubs nothing", r.span, "empty redact rule",
                        help='add `keys = ["password"]` or `patterns = [/sk-[A-Za-z0-9]{20,}/]`')
