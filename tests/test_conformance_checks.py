@@ -110,6 +110,31 @@ def test_arguments_of_a_validated_call_are_still_typed():
     assert "AFP305" in codes(text)
 
 
+ORDER = 'input { order_id: string, kind: "a" | "b" }'
+
+
+@pytest.mark.parametrize("status", ["", "status success "])
+@pytest.mark.parametrize("when, code, help", [
+    ('args.ordr_id == "x"', "AFP304", "did you mean `order_id`?"),
+    ("args.order_id == 5", "AFP305", None),
+    ('args.kind == "c"', "AFP305", None),                 # outside the declared enum
+])
+def test_a_route_on_any_status_types_args_as_one_on_success(status, when, code, help):
+    # a field or value the input schema rules out is only in a call the pipeline refuses: the
+    # guard never holds for a call that passed validation, with or without `status`
+    text = graph(f"route s1 -> s2 on t {status}when {when}", ORDER)
+    assert [(d.code, d.is_error, d.help) for d in diags(text)] == [(code, True, help)]
+
+
+@pytest.mark.parametrize("route", [
+    'route s1 -> s2 on t status [success, invalid] when args.ordr_id == "x"',
+    'route s1 -> s2 on t when status == "denied" and args.order_id == 5',
+    'route s1 -> s2 on t when status in ["pending", "success"] and args.kind == "c"',
+])
+def test_a_route_asking_for_calls_that_may_not_have_passed_validation_leaves_args_untyped(route):
+    assert errors(graph(route, ORDER)) == []
+
+
 # ---------------------------------------------------------------- #2 unresolvable $ref
 DANGLING = """
 agent a { tools = [t] }

@@ -6,9 +6,9 @@ Role:       shared by exprs (AFP303–306), guards (AFP208), graph (AFP205/AFP21
             each key; a site keeps what is settled about it.
 Invariants: pure; a schema the walker does not understand (composition, remote `$ref`) yields
             no facts rather than a guess; `result` is the output schema only where the site sees
-            nothing but `success` results, and `args` the input schema only where the call passed
-            argument validation (`schema_view`), as at run time, or at a `before` rule, which
-            runs ahead of validation: nothing resting on it there is a proof (`before_validation`).
+            nothing but `success` results, and `args` the input schema except in a route asking
+            for calls that may not have passed validation (`schema_view`); at a `before` rule,
+            which runs ahead of validation, nothing resting on it is a proof (`before_validation`).
 """
 from __future__ import annotations
 
@@ -180,13 +180,11 @@ def _schema_view(site: Site, root: str) -> SchemaView | None:
     schema = None if tool is None else (tool.input if root == "args" else tool.output)
     if schema is None or is_broken(schema):  # (an invalid schema: its AFP301 says it all)
         return None
+    if root == "args":
+        return None if _picks_unvalidated(site) else SchemaView(schema)
     if site.place not in ("route", "after"):  # a `before` rule, a `check_in`: no result yet
         return SchemaView(schema)  # (at `before`, ahead of validation: `before_validation`)
-    if root == "args" and site.place == "after":  # (only calls that ran: validated ones)
-        return SchemaView(schema)
     seen = seen_statuses(site)
-    if root == "args":
-        return SchemaView(schema) if seen <= _VALIDATED else None
     agent = isinstance(tool.impl, ir.AgentImpl)
     if seen <= {"success"} and not agent:
         return SchemaView(schema)
@@ -195,6 +193,18 @@ def _schema_view(site: Site, root: str) -> SchemaView | None:
         return SchemaView(schema, loose="answer", keys=frozenset(), text=True)
     text = agent and bool(seen & {"denied", "success"})
     return SchemaView(schema, loose=True, keys=_envelope_keys(seen), text=text)
+
+
+def _picks_unvalidated(site: Site) -> bool:
+    """Does a route ask for calls whose arguments may not have passed validation: a `status`
+    set or top-level status condition naming `invalid`, `denied` or `pending` (`status invalid
+    when args.n == "oops"`)? Only such a route leaves `args` untyped. Elsewhere (a route on any
+    status, an `after` rule, a `check_in`) a field or value the input schema rules out can only
+    be in a call the pipeline refuses, so the guard never holds for a call that passes."""
+    if site.place != "route":
+        return False
+    seen = seen_statuses(site)
+    return seen != _ALL_SEEN and not seen <= _VALIDATED
 
 
 @functools.lru_cache(maxsize=256)
