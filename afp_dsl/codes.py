@@ -189,8 +189,11 @@ _ALL = [
        "Each place allows certain roots (`message`, `args`, `result`, ...); see docs/language.md §6.\n\n"
        "Fix: use one of the roots listed in the message."),
     _c("AFP304", "unknown-field", E, "a path names a field the declared schema does not have",
-       "As a warning: `args.FIELD` in a policy `before` rule. That rule runs before the arguments\n"
-       "are validated against the input schema, so it may see a field the schema does not have.\n\n"
+       "The path reads a field its value cannot have, so it is always null: one the tool's\n"
+       "schema does not declare in an object that allows no other fields, or a field of a\n"
+       "string or number (`message.x`). Also in a policy `before` rule, which runs before\n"
+       "argument validation: a call with such a field is then refused as invalid, so the rule\n"
+       "can never match a valid call.\n\n"
        "Fix: correct the field name, or declare it in the tool's schema."),
     _c("AFP305", "type-mismatch", E, "a comparison can never be true",
        "The comparison is false whatever the run holds: an ordered comparison with a boolean,\n"
@@ -199,9 +202,6 @@ _ALL = [
        "(`args.x < args.x`, `message != message`); `mentions` with no keyword, or with\n"
        "one that is not a non-empty string. A regex literal anywhere but after\n"
        "`matches` is reported too: it is not a value, so the condition cannot be evaluated.\n\n"
-       "As a warning: a comparison that only the input schema rules out, in a policy `before`\n"
-       "rule. That rule sees the arguments before they are validated, so the comparison can\n"
-       "still hold for a call that validation will then refuse.\n\n"
        "Fix: compare values of the same type; test a pattern with `matches`."),
     _c("AFP306", "status-not-in-vocabulary", E, "an unknown status name",
        "Statuses are success, failure, denied, invalid, partial, pending, absent.\n\nFix: use one of them."),

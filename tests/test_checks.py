@@ -240,9 +240,10 @@ def test_a_name_listed_twice_in_one_list_is_a_warning_at_the_repeat() -> None:
         [lab.span.start for lab in first.labels if not lab.primary] == [src.index("[t") + 1]
 
 
-# ---------------------------------------------------------------- `args` at `before`, unvalidated
-# A `before` rule runs ahead of argument validation (semantics §7): what the input schema says of
-# `args` there holds only for calls that pass it, so a finding resting on it is a warning.
+# ---------------------------------------------------------------- `args` at `before`, typed
+# A `before` rule runs ahead of argument validation (semantics §7), but a field or value the input
+# schema rules out can only be in a call the pipeline then refuses as invalid: the rule can never
+# match a valid call, so the finding is an error, as in an `after` rule or a `check_in`.
 BEFORE = ('agent ag {{ tools = [t] policies = [p] }}\n'
           'tool t {{ description = "x" input {{ name: string, n: integer }} impl = returns("ran"){check_in} }}\n'
           'policy p {{ {moment} {{ {rules} }} }}\n')
@@ -253,23 +254,21 @@ def _found(src: str) -> list[tuple[str, bool, str]]:
     return [(d.code, d.is_error, d.message) for d in afp_dsl.check(src)]
 
 
-def test_schema_findings_at_before_are_warnings_with_a_note() -> None:
+def test_schema_findings_at_before_are_errors_as_after_it() -> None:
     found = afp_dsl.check(BEFORE.format(check_in="", moment="before t", rules=TYPO_AND_NUMBER))
     assert [(d.code, d.is_error, d.message) for d in found] == [
-        ("AFP304", False, "the input schema of `t` declares no field `args.extra`"),
-        ("AFP305", False, "`args.name == 5` can never be true")]
-    assert all("not yet validated against the input schema of `t`" in d.notes[-1] for d in found)
+        ("AFP304", True, "the input schema of `t` declares no field `args.extra`"),
+        ("AFP305", True, "`args.name == 5` can never be true")]
+    assert not any("not yet validated" in n for d in found for n in d.notes)
 
 
-def test_afpc_check_exits_0_when_before_rules_have_only_schema_findings(tmp_path: Path) -> None:
+def test_afpc_check_exits_1_when_a_before_rule_misspells_an_argument(tmp_path: Path) -> None:
     from click.testing import CliRunner
     spec = tmp_path / "x.afp"
     spec.write_text(BEFORE.format(check_in="", moment="before t", rules=TYPO_AND_NUMBER))
     ran = CliRunner().invoke(main, ["check", "--format", "short", str(spec)])
-    assert ran.exit_code == 0, ran.output
-    assert "warning[AFP304]" in ran.output and "warning[AFP305]" in ran.output
-    strict = CliRunner().invoke(main, ["check", "--strict", str(spec)])
-    assert strict.exit_code == 1
+    assert ran.exit_code == 1, ran.output
+    assert "error[AFP304]" in ran.output and "error[AFP305]" in ran.output
 
 
 @pytest.mark.parametrize("rules,code", [
@@ -283,17 +282,18 @@ def test_findings_needing_no_schema_stay_errors_at_before(rules: str, code: str)
     assert [(c, e) for c, e, _ in found] == [(code, True)], found
 
 
-def test_a_misspelt_field_does_not_hide_an_error_needing_no_schema() -> None:
-    found = _found(BEFORE.format(check_in="", moment="before t",
+@pytest.mark.parametrize("moment", ["before t", "after t"])
+def test_a_misspelt_field_is_the_one_diagnostic_of_its_comparison(moment: str) -> None:
+    found = _found(BEFORE.format(check_in="", moment=moment,
                                  rules='deny when args.nam < true because "x"'))
-    assert [(c, e) for c, e, _ in found] == [("AFP304", False), ("AFP305", True)]
+    assert [(c, e) for c, e, _ in found] == [("AFP304", True)]
 
 
-def test_a_check_in_of_the_same_tool_is_typed_after_validation() -> None:
+def test_a_check_in_and_a_before_rule_of_one_tool_are_typed_alike() -> None:
     check_in = "\n  check_in = args.extra == 1 or args.name == 5"
     found = _found(BEFORE.format(check_in=check_in, moment="before t", rules=TYPO_AND_NUMBER))
     assert [(c, e) for c, e, _ in found] == [
-        ("AFP304", True), ("AFP305", True), ("AFP304", False), ("AFP305", False)]
+        ("AFP304", True), ("AFP305", True), ("AFP304", True), ("AFP305", True)]
 
 
 def test_after_rules_and_route_guards_keep_their_errors() -> None:
@@ -312,13 +312,12 @@ def test_before_any_tool_does_not_type_args() -> None:
     assert _found(BEFORE.format(check_in="", moment="before *", rules=TYPO_AND_NUMBER)) == []
 
 
-def test_never_matching_before_rules_note_when_only_the_schema_says_so() -> None:
+def test_never_matching_before_rules_need_no_note_when_only_the_schema_says_so() -> None:
     rules = ('deny when args.n > 1 and args.n < 2 because "no integer between" '
              'deny when args.n > 5 and args.n < 2 because "never, whatever the call"')
     found = afp_dsl.check(BEFORE.format(check_in="", moment="before t", rules=rules))
     assert [(d.code, d.is_error) for d in found] == [("AFP401", False), ("AFP401", False)]
-    assert "not yet validated" in found[0].notes[-1]
-    assert not any("not yet validated" in n for n in found[1].notes)
+    assert not any("not yet validated" in n for d in found for n in d.notes)
 
 
 @pytest.mark.parametrize("cond, hint", [

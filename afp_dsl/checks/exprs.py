@@ -8,8 +8,7 @@ Invariants: a comparison's AFP305 is claimed exactly when `impossible.self_impos
             false under its key's schema facts (or, between two paths, their declared types), so
             `guards` can skip guards whose only flaw is one of these (a misplaced regex is an opaque atom there, never a proof); an unknown
             field is claimed only where the schema forbids other properties, and only for paths
-            the place types (`sites.schema_view`); at a `before` rule, ahead of argument
-            validation, a finding that needs the input schema is a warning (`unvalidated`).
+            the place types (`sites.schema_view`).
 """
 from __future__ import annotations
 
@@ -42,28 +41,6 @@ def check_exprs(analysis: Analysis) -> Iterable[Diagnostic]:
 
 
 def check_site(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
-    found = _site_problems(analysis, site)
-    if not S.before_validation(site):
-        return found
-    # ahead of validation: what holds without the schemas stands; the rest is a warning
-    proven = list(_site_problems(analysis, S.without_schemas(site)))
-    claims = {_claim(d) for d in proven}
-    return iter(proven + [unvalidated(d, site) for d in found if _claim(d) not in claims])
-
-
-def unvalidated(d: Diagnostic, site: S.Site) -> Diagnostic:
-    """`d`, a claim resting on the input schema at a `before` rule (`S.before_validation`), as
-    the warning it is there, with a note saying what it does not cover."""
-    note = (f"at `before`, `args` are the model's arguments, not yet validated against the input "
-            f"schema of `{site.on}`: this holds only for calls that pass validation")
-    return Diagnostic(d.code, Severity.WARNING, d.message, d.labels, d.notes + (note,), d.help)
-
-
-def _claim(d: Diagnostic) -> tuple:
-    return d.code, d.primary.span if d.primary else None
-
-
-def _site_problems(analysis: Analysis, site: S.Site) -> Iterator[Diagnostic]:
     bad: set[int] = set()  # ids of operands already reported
     nodes = walk(site.expr)
     for node, d in operand_problems(analysis, site, nodes):

@@ -24,7 +24,6 @@ from .regex_risk import BUDGET, paths
 from . import graphview as G
 from . import sitelist
 from . import sites as S
-from .exprs import unvalidated
 from .guards import unsatisfiable
 from .solver import refute
 
@@ -190,12 +189,12 @@ def _dead_rules(analysis: Analysis, module: str, p: ir.Policy, block: ir.PolicyB
             # "shadowed"); and a rule that never holds decides nothing before later rules
             d = unsatisfiable(site, "AFP401", f"the condition of this `{rule.action}` rule")
             if d is not None:
-                yield _proven(d, site, [site.expr])
+                yield d
             continue
         if site is not None:
             d = _shadowed(rule, earlier, site)
             if d is not None:
-                yield _proven(d, site, [rule.when] + _negated(earlier))
+                yield d
         earlier.append(rule)
         if _always(rule):
             always = rule
@@ -229,17 +228,6 @@ def _shadowed(rule: ir.Rule, earlier: list[ir.Rule], site: S.Site) -> Diagnostic
 
 def _negated(rules: list[ir.Rule]) -> list[ir.Expr]:
     return [ir.Not(item=r.when, span=r.when.span) for r in rules]
-
-
-def _proven(d: Diagnostic, site: S.Site, exprs: list[ir.Expr]) -> Diagnostic:
-    """`d`, refuting `exprs` at `site`, with a note when the refutation needs an input schema
-    the arguments have not yet passed (a `before` rule: `S.before_validation`)."""
-    if not S.before_validation(site):
-        return d
-    bare = S.without_schemas(site)
-    if refute(exprs, S.facts(bare), reasons=False) is not None:
-        return d
-    return unvalidated(d, site)
 
 
 def _patterns(r: ir.Redact) -> Iterator[Diagnostic]:

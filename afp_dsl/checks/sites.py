@@ -7,8 +7,8 @@ Role:       shared by exprs (AFP303–306), guards (AFP208), graph (AFP205/AFP21
 Invariants: pure; a schema the walker does not understand (composition, remote `$ref`) yields
             no facts rather than a guess; `result` is the output schema only where the site sees
             nothing but `success` results, and `args` the input schema except in a route asking
-            for calls that may not have passed validation (`schema_view`); at a `before` rule,
-            which runs ahead of validation, nothing resting on it is a proof (`before_validation`).
+            for calls that may not have passed validation (`schema_view`): elsewhere, `before`
+            rules included, a call the schema rules out is one the pipeline refuses.
 """
 from __future__ import annotations
 
@@ -163,18 +163,6 @@ def schema_view(site: Site, root: str) -> SchemaView | None:
     return view
 
 
-def before_validation(site: Site) -> bool:
-    """Does `site` type `args` by an input schema the arguments have not yet passed? A `before`
-    rule runs ahead of argument validation (semantics §7), so what the schema says of `args`
-    there holds only for the calls that will pass it: a claim resting on it is no proof."""
-    return site.place == "before" and schema_view(site, "args") is not None
-
-
-def without_schemas(site: Site) -> Site:
-    """The same expression and place with no tool schemas (what holds whatever the arguments)."""
-    return site._replace(tool=None)
-
-
 def _schema_view(site: Site, root: str) -> SchemaView | None:
     tool = site.tool
     schema = None if tool is None else (tool.input if root == "args" else tool.output)
@@ -183,7 +171,7 @@ def _schema_view(site: Site, root: str) -> SchemaView | None:
     if root == "args":
         return None if _picks_unvalidated(site) else SchemaView(schema)
     if site.place not in ("route", "after"):  # a `before` rule, a `check_in`: no result yet
-        return SchemaView(schema)  # (at `before`, ahead of validation: `before_validation`)
+        return SchemaView(schema)
     seen = seen_statuses(site)
     agent = isinstance(tool.impl, ir.AgentImpl)
     if seen <= {"success"} and not agent:
@@ -199,8 +187,10 @@ def _picks_unvalidated(site: Site) -> bool:
     """Does a route ask for calls whose arguments may not have passed validation: a `status`
     set or top-level status condition naming `invalid`, `denied` or `pending` (`status invalid
     when args.n == "oops"`)? Only such a route leaves `args` untyped. Elsewhere (a route on any
-    status, an `after` rule, a `check_in`) a field or value the input schema rules out can only
-    be in a call the pipeline refuses, so the guard never holds for a call that passes."""
+    status, a `before` or `after` rule, a `check_in`) a field or value the input schema rules
+    out can only be in a call the pipeline refuses, so the guard never holds for a call that
+    passes (a `before` rule runs ahead of validation, but every call it sees that the schema
+    rules out is then refused as invalid)."""
     if site.place != "route":
         return False
     seen = seen_statuses(site)
