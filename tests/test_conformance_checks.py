@@ -211,6 +211,49 @@ def test_a_negated_ordered_comparison_with_a_list_always_holds():
     assert "AFP208" not in codes('instruction i { prompt = "x" when = not (iteration < [1]) }')
 
 
+# ---------------------------------------------------------------- equality with a list
+LISTS = """
+tool t {{ description = "x" input {{ a: string, n: integer, l: [string], k: "x" | "y", v: any }} }}
+policy p {{ after t {{ deny when {cond} because "no" }} }}
+agent ag {{ tools = [t] policies = [p] }}
+"""
+
+
+def list_found(cond: str) -> list[tuple[str, str, str]]:
+    return [(d.code, d.severity.value, d.message) for d in diags(LISTS.format(cond=cond))]
+
+
+@pytest.mark.parametrize("cond, message", [
+    ('message == ["a"]', '`message == ["a"]` can never be true'),
+    ("iteration == [1]", "`iteration == [1]` can never be true"),
+    ('["a"] == message', '`["a"] == message` can never be true'),
+    ('args.a == ["x"]', '`args.a == ["x"]` can never be true'),
+    ("args.n == []", "`args.n == []` can never be true"),
+    ("args.n in [[1]]", "`args.n` can never be `[1]`"),
+    ('args.k == ["x"]', '`args.k` can never be `["x"]`'),   # outside the enum, as a whole list
+])
+def test_equality_with_a_list_literal_where_no_list_can_be_is_a_type_mismatch(cond, message):
+    assert list_found(cond) == [("AFP305", "error", message)]
+
+
+@pytest.mark.parametrize("cond", [
+    'args.l == ["x"]', 'args.l in [["x"], []]', 'args.v == ["x"]', 'args.v in [[1]]',
+    'result == ["x"]', 'args.a != ["x"]', 'args.n not in [[1]]', "args.ghost == [1]",
+])
+def test_equality_with_a_list_literal_that_can_hold_is_not_reported(cond):
+    found = [c for c, _, _ in list_found(cond)]
+    assert "AFP305" not in found and "AFP208" not in found and "AFP401" not in found
+
+
+@pytest.mark.parametrize("cond", ['message == ["a"]', "iteration == [1]", 'skill in [["s"]]'])
+def test_a_when_comparing_with_a_list_is_one_type_mismatch_not_also_unsatisfiable(cond):
+    assert codes(f'instruction i {{ prompt = "p" when = {cond} }}') == ["AFP305"]
+
+
+def test_a_list_item_of_an_in_list_another_item_can_match_is_a_warning():
+    assert list_found("args.n in [1, [2]]") == [("AFP305", "warning", "`args.n` can never be `[2]`")]
+
+
 # ---------------------------------------------------------------- #17 mentions keywords
 @pytest.mark.parametrize("keywords", ["[]", '""', "[1, true]", '["refund", ""]', "[null]"])
 def test_mentions_needs_non_empty_keyword_strings(keywords):

@@ -133,10 +133,27 @@ def _scalar(v: Any) -> bool:
 
 
 def _lits(e: Any) -> tuple | None:
-    """The scalar values of a list of literals, or None."""
-    if isinstance(e, ir.ListExpr) and all(isinstance(i, ir.Lit) and _scalar(i.value) for i in e.items):
-        return tuple(i.value for i in e.items)
-    return None
+    """The values of a list of literals (scalars, or lists of them: `constant_value`), or None."""
+    if not isinstance(e, ir.ListExpr):
+        return None
+    values = tuple(map(constant_value, e.items))
+    return None if any(v is NO_VALUE for v in values) else values
+
+
+NO_VALUE: Any = object()
+
+
+def constant_value(e: Any) -> Any:
+    """The value of a scalar literal, or of a list of them however nested (as a tuple, which
+    `json_equal` reads as a list, so the atom holding it stays hashable); else `NO_VALUE` (a
+    path, a call, a regex, a rejected operand)."""
+    t = type(e)
+    if t is ir.Lit:
+        return e.value if _scalar(e.value) else NO_VALUE
+    if t is ir.ListExpr:
+        values = tuple(map(constant_value, e.items))
+        return NO_VALUE if any(v is NO_VALUE for v in values) else values
+    return NO_VALUE
 
 
 def _constant(e: Any) -> bool:
@@ -197,10 +214,11 @@ def _compare_atom(c: ir.Compare, neg: bool) -> Atom:
     if key is None:
         return _opaque(c, neg, "conditions on computed values")
     if op in ("==", "!="):
-        if isinstance(right, ir.Lit) and _scalar(right.value):
+        value = constant_value(right)  # (a list of literals is one value: `x == [1]`)
+        if value is not NO_VALUE:
             eq = (op == "==") != neg
-            return Atom("eq" if eq else "ne", key, values=(right.value,), **base)
-        return _opaque(c, neg, "comparisons between two paths or with lists")
+            return Atom("eq" if eq else "ne", key, values=(value,), **base)
+        return _opaque(c, neg, "comparisons between two paths or with lists holding paths")
     if op in ("in", "not in"):
         values = _lits(right)
         if values is None:

@@ -13,7 +13,7 @@ Invariants: a comparison's AFP305 is claimed exactly when `impossible.self_impos
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from .. import ir
 from ..analysis import Analysis
@@ -23,7 +23,7 @@ from ..evaluate import json_equal, render_expr
 from ..suggest import closest
 from . import sitelist
 from . import sites as S
-from .atoms import self_compared
+from .atoms import NO_VALUE, constant_value, self_compared
 from .names import duplicated_as, imported_hint
 from .schemafacts import result_may_parse
 from .schemapaths import FieldProblem, walk_schema
@@ -330,8 +330,7 @@ def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
         key, right = key_of(c.right), c.left
     if key is None:
         return
-    lits = [right] if isinstance(right, ir.Lit) else (
-        [i for i in right.items if isinstance(i, ir.Lit)] if isinstance(right, ir.ListExpr) else [])
+    lits = _values_compared(c.op, right)
     closed = [f for f in facts(key) if f.kind == "eq" and f.level == "schema"]
     if not closed and c.op == "in" and isinstance(right, ir.ListExpr):
         yield from _impossible_items(key, lits, facts)  # (each item, as for a closed set)
@@ -349,6 +348,22 @@ def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
     for lit in bad:
         d = _outside(key, lit, allowed, closed[0], is_status)
         yield _as_warning(d) if live and d.code == "AFP305" else d
+
+
+class _Value(NamedTuple):
+    """A literal operand's value (a list of literals as a tuple: `constant_value`) and span."""
+
+    value: Any
+    span: Any
+
+
+def _values_compared(op: str, right: Any) -> list[_Value]:
+    """The literal values `==`/`!=` compares with (a list of literals is one value) or the
+    literal items of an `in` list (a list item is one value), in order."""
+    operands = right.items if op in ("in", "not in") and isinstance(right, ir.ListExpr) else (
+        [right] if op in ("==", "!=") else [])
+    found = [_Value(constant_value(o), o.span) for o in operands]
+    return [v for v in found if v.value is not NO_VALUE]
 
 
 def _impossible_items(key, lits: list, facts) -> Iterator[Diagnostic]:
