@@ -318,6 +318,19 @@ def test_an_in_list_with_several_impossible_items_is_one_diagnostic():
     assert len(found[0].labels) == 2 and found[0].notes == ("`args.s` is a string (input schema of `t`)",)
 
 
+@pytest.mark.parametrize("cond, item", [
+    ('args.n in [args.m, "a"]', '"a"'),      # the key's type rules `"a"` out, not `args.m`
+    ('args.k in [args.m, "c"]', '"c"'),      # outside the enum, beside a path
+])
+def test_an_impossible_item_beside_a_path_that_may_match_is_a_warning(cond, item):
+    spec = f"""
+    tool t {{ description = "x" input {{ n: integer, m: integer, k: "a" | "b" }} check_in = {cond} }}
+    agent a {{ tools = [t] }}
+    """
+    found = [(d.code, d.severity.value, d.message) for d in diags(spec)]
+    assert found == [("AFP305", "warning", f"`{cond.split()[0]}` can never be `{item}`")]
+
+
 def test_a_bare_name_as_a_scripted_argument_is_one_diagnostic():
     """The rejected arguments were checked as `{}` too (AFP405: `n` is required)."""
     spec = """

@@ -331,9 +331,11 @@ def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
     if key is None:
         return
     lits = _values_compared(c.op, right)
+    # every item of an `in` list counts: one that is no literal (a path) may still match
+    items = len(right.items) if c.op == "in" and isinstance(right, ir.ListExpr) else len(lits)
     closed = [f for f in facts(key) if f.kind == "eq" and f.level == "schema"]
     if not closed and c.op == "in" and isinstance(right, ir.ListExpr):
-        yield from _impossible_items(key, lits, facts)  # (each item, as for a closed set)
+        yield from _impossible_items(key, lits, items, facts)  # (each item, as for a closed set)
         return
     if not closed or not lits:
         return
@@ -344,7 +346,7 @@ def _literal_values(site: S.Site, c: ir.Compare, facts) -> Iterator[Diagnostic]:
     bad = [lit for lit in lits if not any(_same(lit.value, v) for v in allowed)]
     # an `in` list that can still hold (some item can be the value) is not provably false: its
     # dead items are a warning (an error only when provable, docs/checks.md)
-    live = c.op == "in" and len(bad) < len(lits)
+    live = c.op == "in" and len(bad) < items
     for lit in bad:
         d = _outside(key, lit, allowed, closed[0], is_status)
         yield _as_warning(d) if live and d.code == "AFP305" else d
@@ -366,11 +368,11 @@ def _values_compared(op: str, right: Any) -> list[_Value]:
     return [v for v in found if v.value is not NO_VALUE]
 
 
-def _impossible_items(key, lits: list, facts) -> Iterator[Diagnostic]:
-    """Items of an `in` list that the key's declared type or bounds rule out (`iteration in
-    [1, "a"]`): each can never be the value; a warning while another item can be (the list as
-    a whole can hold), an error when none can. One diagnostic for the comparison, naming every
-    such item (one root cause: the key's type)."""
+def _impossible_items(key, lits: list, items: int, facts) -> Iterator[Diagnostic]:
+    """Items of an `in` list (`lits`, the literal ones of its `items`) that the key's declared
+    type or bounds rule out (`iteration in [1, "a"]`): each can never be the value; a warning
+    while another item can be (the list as a whole can hold), an error when none can. One
+    diagnostic for the comparison, naming every such item (one root cause: the key's type)."""
     known = [f for f in facts(key) if f.level == "schema" and f.kind in ("type", "ord")]
     found = []
     for lit in lits:
@@ -384,7 +386,7 @@ def _impossible_items(key, lits: list, facts) -> Iterator[Diagnostic]:
     others = tuple(Label(lit.span, "nor this", False) for lit, _ in found[1:])
     d = diag("AFP305", f"`{key_text(key)}` can never be {_either(shown)}", found[0][0].span,
              "not a value it can have", secondary=others, notes=notes)
-    yield _as_warning(d) if len(found) < len(lits) else d
+    yield _as_warning(d) if len(found) < items else d
 
 
 def _as_warning(d: Diagnostic) -> Diagnostic:
