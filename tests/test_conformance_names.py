@@ -429,3 +429,30 @@ def test_different_names_and_an_unknown_alias_are_each_one_diagnostic():
         "unknown module alias `x`", "unknown tool `t1`", "unknown tool `t2`"]
     alias = next(d for d in found if d.message == "unknown module alias `x`")
     assert _where(alias)[1:] == [("also named here", False)]
+
+
+def test_a_tool_of_a_missing_import_is_not_also_unknown_to_the_test(tmp_path):
+    """The test writes `lookup`, the name the model sees for the agent's `lib.lookup`; the
+    import that failed (AFP107) is the one root cause, as when the imported file does not parse."""
+    spec = tmp_path / "main.afp"
+    spec.write_text('import "./nope.afp" as lib\nagent a { tools = [lib.lookup] }\n'
+                    'test tt {\n  agent = a user "x"\n  model calls lookup {}\n'
+                    '  tool lookup returns 1\n  model says "y"\n  expect called lookup 1\n}\n')
+    assert [d.code for d in afp_dsl.check(spec)] == ["AFP107"]
+
+
+def test_a_tool_through_an_unknown_alias_is_not_also_unknown_to_the_test():
+    found = diags("""
+    agent a { tools = [lb.lookup] }
+    test tt { agent = a user "x" model calls lookup {} model says "y" }
+    """)
+    assert [(d.code, d.message) for d in found] == [("AFP101", "unknown module alias `lb`")]
+
+
+def test_a_name_the_agent_does_not_list_at_all_is_still_unknown_to_the_test(tmp_path):
+    # (guard) only the names the agent's unresolved references give are excused
+    spec = tmp_path / "main.afp"
+    spec.write_text('import "./nope.afp" as lib\nagent a { tools = [lib.lookup] }\n'
+                    'test tt { agent = a user "x" model calls zzz {} model says "y" }\n')
+    assert [(d.code, d.message) for d in afp_dsl.check(spec)] == [
+        ("AFP107", "imported module `./nope.afp` not found"), ("AFP404", "unknown tool `zzz`")]

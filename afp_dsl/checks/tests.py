@@ -8,7 +8,8 @@ Emits:      AFP101/AFP102 (`expect cursor` naming no skill), AFP404 test-unknown
             naming a skill outside the agent's graph).
 Invariants: argument validation is local (a `referencing.Registry` with nothing to fetch);
             a test whose agent cannot be decided is left to AFP111 (names.py); what depends on
-            an agent's misspelt tool, skill or graph (AFP101) is not reported again here.
+            an agent's misspelt tool, skill or graph (AFP101, or one of an import that failed,
+            AFP107) is not reported again here.
 """
 from __future__ import annotations
 
@@ -117,6 +118,8 @@ class _Scope:
         self.skill_keys: list[tuple[str, str]] = []  # (module, name), to name them as a test would
         self.has_steps = False
         self.incomplete = False  # some tool, skill or graph of the agents is misspelt (AFP101)
+        self.unresolved: set[str] = set()  # bare names of the agents' tool references that
+        # resolve to nothing (AFP101, or an import that failed, AFP107): the model would see them
         seen: set[tuple[str, str]] = set()
         todo = [(module, agent)]
         while todo:
@@ -152,6 +155,8 @@ class _Scope:
             a.graph is not None and g is None) or (  # a misspelt graph hides its skills and tools
             self.analysis.misspelt(m, a) or any(self.analysis.misspelt(sm, s) for sm, s in found))
         self.has_steps |= any(s.steps for s in skills)
+        for rm, refs in [(m, a.tools)] + [(sm, s.tools) for sm, s in found]:
+            self.unresolved.update(r.name for r in refs if self.analysis.resolve(rm, r) is None)
 
 
 def _test(analysis: Analysis, module: str, t: ir.Test, am: str, agent: ir.Agent) -> Iterator[Diagnostic]:
@@ -245,6 +250,8 @@ def _tool(analysis: Analysis, module: str, ref: ir.Ref, scope: _Scope, agent: ir
                 else "is only offered while a skill with `steps` is active")
             return None, diag("AFP404", f"`{ref.name}` {why}", ref.span, "not available here")
         return None, None
+    if r is None and ref.alias is None and ref.name in scope.unresolved:
+        return None, None  # (the agent's `lib.lookup` is unknown: its AFP101/AFP107 is the cause)
     if r is not None and isinstance(r.decl, ir.Tool) and ((r.module, r.decl.name) in scope.tools
                                                           or scope.incomplete):
         return r.decl, None
