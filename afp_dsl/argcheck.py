@@ -3,7 +3,8 @@
 Role:       `plainly_valid` answers "valid" for schemas in `schema_quick`'s subset without
             jsonschema; everything else goes to `arg_problems`, which turns JSON Schema 2020-12
             errors (from a cached validator) into the teaching message the model reads when a
-            call is not executed.
+            call is not executed; `misspelt_fields` gives the checker's "did you mean" for
+            fields of data checked against a schema (AFP302, AFP405).
 Invariants: `plainly_valid` says "valid" only when JSON Schema would; at most 10 problems;
             argument values are never echoed (field names may be); NaN and infinities are
             refused anywhere in the arguments (`non_finite`); a schema whose `$ref` does not
@@ -139,6 +140,39 @@ def _extra_fields(schema: Any, instance: Any) -> list[str]:
             pass
         out.append(k)
     return out
+
+
+def misspelt_fields(errors, whole: str = "arguments") -> list[tuple[str, str]]:
+    """(given, declared) paths: a field an object holds that its schema's `properties` do not
+    name, and the declared field the object lacks whose name is close to it (`ordr_id` for
+    `order_id`, by `suggest.closest`, required fields first), for each object a jsonschema
+    error of `errors` is about (`required`, `additionalProperties`). Names only, never values."""
+    from .suggest import closest
+    out: list[tuple[str, str]] = []
+    seen: set[tuple] = set()
+    for e in errors:
+        where, obj, schema = tuple(e.absolute_path), e.instance, e.schema
+        if e.validator not in ("required", "additionalProperties") or where in seen or not (
+                isinstance(obj, dict) and isinstance(schema, dict)
+                and isinstance(schema.get("properties"), dict)):
+            continue
+        seen.add(where)
+        absent = [p for p in schema["properties"] if p not in obj]
+        required = [p for p in schema.get("required") or () if p in absent]
+        for k in _extra_fields(schema, obj):
+            close = closest(k, required) or closest(k, absent)
+            if close is not None:
+                out.append((_path([*where, k], whole), _path([*where, close], whole)))
+                absent.remove(close)
+                required = [p for p in required if p != close]
+    return out
+
+
+def did_you_mean_fields(pairs: list[tuple[str, str]]) -> str | None:
+    """`did you mean `order_id` instead of `ordr_id`?` for `misspelt_fields`, or None."""
+    if not pairs:
+        return None
+    return "did you mean " + ", ".join(f"`{d}` instead of `{g}`" for g, d in pairs) + "?"
 
 
 def _refused_fields(e, root: Any, args: Any, whole: str = "arguments") -> list[str]:

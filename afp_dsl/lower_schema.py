@@ -217,10 +217,11 @@ class SchemaLowerer:
             return  # the schema itself is reported as AFP301
         if errors:
             best = jsonschema.exceptions.best_match(errors)
-            from .argcheck import describe_default  # (worded as the model is told: no Python repr)
-            what = describe_default(best, thaw(schema), thaw(data))
+            from .argcheck import describe_default, did_you_mean_fields, misspelt_fields
+            what = describe_default(best, thaw(schema), thaw(data))  # (worded as the model is told)
             self.diags.append(diag("AFP302", f"the default does not satisfy the field's schema: {what}",
-                                   span, "invalid default"))
+                                   span, "invalid default",
+                                   help=did_you_mean_fields(misspelt_fields(errors, "default"))))
 
 
 # -------------------------------------------------------------- the shared builders

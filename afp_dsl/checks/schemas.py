@@ -67,27 +67,28 @@ def _returned_value(tool: ir.Tool, impl: ir.ReturnsImpl, schema: ir.Schema) -> I
     (one of the two is wrong: every call of the tool would answer a result its schema refuses)."""
     from ..evaluate import parse_result  # (JSON text is the data guards read: judged parsed)
     doc, value = thaw(schema.json), parse_result(thaw(impl.value))
-    best = _violation(doc, value)
-    if best is not None:  # (worded without the value, which may be a secret: semantics §9)
-        from ..argcheck import describe_error
+    errors = _violations(doc, value)
+    if errors:  # (worded without the value, which may be a secret: semantics §9)
+        from ..argcheck import describe_error, did_you_mean_fields, misspelt_fields
+        best = _jsonschema()[0].exceptions.best_match(errors)
         what = "; ".join(describe_error(best, doc, value, "result"))
         yield diag("AFP302", f"the value tool `{tool.name}` returns does not satisfy its `output` "
-                   f"schema: {what}", impl.span,
-                   "not a valid result", help="change the value or the `output` schema",
+                   f"schema: {what}", impl.span, "not a valid result",
+                   help=did_you_mean_fields(misspelt_fields(errors, "result"))
+                   or "change the value or the `output` schema",
                    secondary=(Label(schema.span, "the `output` schema", False),))
 
 
-def _violation(doc: Any, value: Any) -> Any:
-    """The best jsonschema error of `value` against `doc`, None when it is valid (or cannot be
-    judged: a schema that does not resolve, or a pattern not safe to run on the value)."""
+def _violations(doc: Any, value: Any) -> list:
+    """The jsonschema errors of `value` against `doc`; none when it is valid or cannot be
+    judged (a schema that does not resolve, or a pattern not safe to run on the value)."""
     if not isinstance(doc, dict) or not _patterns_runnable(doc, value):
-        return None
+        return []
     jsonschema, registry, unresolvable = _jsonschema()
     try:
-        errors = list(jsonschema.Draft202012Validator(doc, registry=registry).iter_errors(value))
+        return list(jsonschema.Draft202012Validator(doc, registry=registry).iter_errors(value))
     except (unresolvable, jsonschema.SchemaError, RecursionError):
-        return None
-    return jsonschema.exceptions.best_match(errors) if errors else None
+        return []
 
 
 def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnostic]:
@@ -334,12 +335,12 @@ def _defaults(doc: Any, tool: ir.Tool, which: str, schema: ir.Schema) -> Iterato
             errors = []
         if errors:
             best = jsonschema.exceptions.best_match(errors)
-            from ..argcheck import describe_default  # (worded as the model is told: no Python repr)
-            what = describe_default(best, sub, node["default"])
+            from ..argcheck import describe_default, did_you_mean_fields, misspelt_fields
+            what = describe_default(best, sub, node["default"])  # (worded as the model is told)
             yield diag("AFP302", f"the default at `{pointer or '/'}` in the `{which}` schema of tool "
                        f"`{tool.name}` does not satisfy its schema: {what}",
                        _span_at(schema, f"{pointer}/default"),
-                       "invalid default")
+                       "invalid default", help=did_you_mean_fields(misspelt_fields(errors, "default")))
 
 
 def _patterns_runnable(schema: Any, value: Any) -> bool:

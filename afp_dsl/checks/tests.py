@@ -302,19 +302,23 @@ def _input_schema(tool: ir.Tool | None, name: str, scope: _Scope) -> Any:
 def _args(call: ir.ScriptedCall, schema: Any) -> Iterator[Diagnostic]:
     if schema is None or call.args is None:  # (None: arguments the front end rejected, AFP106)
         return
-    problems = validate(schema, thaw(call.args))
+    problems, misspelt = validate(schema, thaw(call.args))
     if problems:
+        from ..argcheck import did_you_mean_fields
         yield diag("AFP405", f"the arguments of `{call.tool}` do not match its input schema",
                    call.span, "invalid arguments", notes=tuple(problems[:5]) + (
                        (f"… and {len(problems) - 5} more",) if len(problems) > 5 else ()),
-                   help="fix the arguments, unless the test means to send invalid ones")
+                   help=did_you_mean_fields(misspelt)
+                   or "fix the arguments, unless the test means to send invalid ones")
 
 
-def validate(schema: Any, instance: Any) -> list[str]:
+def validate(schema: Any, instance: Any) -> tuple[list[str], list[tuple[str, str]]]:
     """`path: what was expected` lines, validating locally, never echoing a value (a test's
-    arguments may hold a secret; semantics §9); [] when valid or the schema is unusable."""
+    arguments may hold a secret; semantics §9), and the fields given that are close to a
+    declared one missing (`argcheck.misspelt_fields`); nothing when valid or the schema is
+    unusable."""
     if surely_valid(schema, instance):
-        return []  # the usual case, decided without importing jsonschema (see schema_quick)
+        return [], []  # the usual case, decided without importing jsonschema (see schema_quick)
     import jsonschema  # slow to import: only for arguments that may be invalid
     import referencing
     import referencing.exceptions
@@ -323,11 +327,11 @@ def validate(schema: Any, instance: Any) -> list[str]:
         cls.check_schema(schema)
         validator = cls(schema, registry=referencing.Registry())
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
-        from ..argcheck import describe_error
+        from ..argcheck import describe_error, misspelt_fields
         lines = (line for e in errors for line in describe_error(e, schema, instance))
-        return list(dict.fromkeys(lines))
+        return list(dict.fromkeys(lines)), misspelt_fields(errors)
     except (jsonschema.SchemaError, referencing.exceptions.Unresolvable, RecursionError):
-        return []
+        return [], []
 
 
 def _edge(analysis: Analysis, module: str, stmt: ir.ExpectRoute, scope: _Scope,
