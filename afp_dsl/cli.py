@@ -90,6 +90,8 @@ def collect_files(paths: Iterable[str], missing: str = "usage") -> list[str]:
             raise click.UsageError("an empty path was given (an unset shell variable?): name a "
                                    "file or folder, or `.` for the working folder")
         refuse_stdin(raw)
+        if "\x00" in raw:  # (no file can have this name; the system refuses to look it up)
+            raise click.UsageError(f"{raw!r} is not a usable file path (embedded null byte)")
         p = ps.plain(raw)
         if ps.is_dir(p):
             out.extend(_folder_specs(p))

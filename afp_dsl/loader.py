@@ -294,7 +294,7 @@ def _missing_help(path: str) -> str:
     folder, name = os.path.split(path)
     try:  # (names compared without `.afp`, which every candidate shares)
         near = {n[:-4]: n for n in os.listdir(folder or ".") if n.endswith(".afp")}
-    except OSError:
+    except (OSError, ValueError):  # (ValueError: a NUL in the name)
         near = {}
     close = closest(name.removesuffix(".afp"), sorted(near))
     if close is not None:
