@@ -218,16 +218,17 @@ def test_walk_lists_the_nodes_of_a_plain_comparison_like_the_general_walk():
 
 # ---------------------------------------------------------------- 5. `dnf`'s shortcut
 def test_dnf_of_a_lone_comparison_is_the_general_paths():
-    from afp_dsl.checks import atoms
+    from afp_dsl.checks import atoms, normal_form
     p, one = ir.Path(root="result", segments=("x",)), ir.Lit(value=1)
     for c in (ir.Compare(op="==", left=p, right=one), ir.Compare(op="mentions", left=p, right=one),
               ir.Compare(op="<", left=one, right=ir.ListExpr(items=(one,)))):
         try:
-            general = atoms._nnf(c, False)
-            assert atoms.dnf([c]) == [(general,)] and atoms.dnf([c])[0][0] is general
-            assert atoms.dnf((c,)) == [(general,)]  # (a tuple takes the general path)
+            general = normal_form._nnf(c, False)
+            assert normal_form.dnf([c]) == [(general,)] and normal_form.dnf([c])[0][0] is general
+            assert normal_form.dnf((c,)) == [(general,)]  # (a tuple takes the general path)
         finally:
             atoms.clear_cache()
+            normal_form.clear_cache()
 
 
 # ---------------------------------------------------------------- 6. schema walks through dicts

@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 
 from ..analysis import Analysis
 from ..diagnostics import Diagnostic
-from . import (atoms, bodies, exprs, graph, guards, names, policies, regexes, routes, schemapaths, schemas, sites,
+from . import (atoms, bodies, exprs, graph, guards, names, normal_form, policies, regexes, routes, schemapaths, schemas, sites,
                solver, tests, untyped)
 
 Rule = Callable[[Analysis], Iterable[Diagnostic]]
@@ -44,6 +44,7 @@ def run_checks(analysis: Analysis, rules: tuple[Rule, ...] = CHECKS) -> list[Dia
                 out.extend(rule(analysis))
     finally:
         atoms.clear_cache()
+        normal_form.clear_cache()
         exprs.clear_cache()
         routes.clear_cache()
         schemapaths.clear_cache()

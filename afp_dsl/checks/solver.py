@@ -16,8 +16,8 @@ from typing import Any, Iterable
 
 from ..evaluate import Env, _compare_values, evaluate, json_equal
 from ..record import Record, record
-from .atoms import (MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, complementary, dnf, key_of,
-                    key_text, no_facts, shape)
+from .atoms import MAX_CASES, TYPES, Atom, Facts, Key, compare_atom, key_of, key_text, no_facts, shape
+from .normal_form import complementary, dnf
 from .candidates import (bounds as _bounds, empty as _empty, number_candidates as _number_candidates,
                          string_candidates as _string_candidates, type_of)
 from .witness import Builder, read_key, text_unrun, unrun_in, witness_env
