@@ -302,6 +302,13 @@ def _outcome(ctx: RunCtx, call: ToolCall, args: dict, info, called: str, kind: s
 def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
     if not ctx.plan.policies:
         return out
+    red = ctx.redactor
+    if red.has_key_rules:  # (semantics §9: a link's reason may quote the result, and its row is
+        raw = out.result   # recorded before `tool.returned`: the secrets in it are learnt first)
+        if type(raw) is str:
+            red.learn_json_text(raw)
+        else:
+            red._collect(raw)
     chain = pol.chain(ctx, "after", call, args, called, out=out, can_pause=False)  # no pause here
     if chain.outcome == "allow":
         if chain.value:  # what the model reads; the record keeps the real result

@@ -288,3 +288,24 @@ def test_a_secret_in_a_providers_call_id_stays_out_of_check_in_ids(tmp_path):
     agent.store.close()
     stored = db.read_bytes().decode("latin-1")
     assert "ABCDEFGH" not in stored and "ZYXWVUTS" not in stored
+
+
+AFTER_QUOTES = """
+agent a { tools = [probe] policies = [pol] redact = [sec] }
+redact sec { keys = ["token"] }
+tool probe { description = "Probe." impl = returns(%s) }
+policy pol { after probe { deny when result.token == "tok-DENYME" because "token tok-DENYME seen" } }
+"""
+
+
+def test_an_after_link_s_reason_quoting_the_result_s_secret_is_scrubbed():
+    """semantics §9: no record holds the raw value. The `after` row is recorded before the
+    call's `tool.returned`, whose result teaches the secret under `token`: before, the row's
+    reason kept `tok-DENYME` (in the trace, `why` and every export); now the result's secrets
+    are learnt before the `after` links run, for a result as a value or as JSON text."""
+    for result in ('{ kind: "z", token: "tok-DENYME" }', r'"{\"token\": \"tok-DENYME\"}"'):
+        agent, _ = make(AFTER_QUOTES % result, [call("probe"), "done"])
+        r = agent.run("hi")
+        (row,) = payloads(r, "policy.decided")
+        assert row["outcome"] == "deny" and row["reason"] == "token [REDACTED] seen", row
+        assert "tok-DENYME" not in json.dumps([e.to_dict() for e in r.trace]), result
