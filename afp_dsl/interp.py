@@ -48,6 +48,8 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
             return finish(ctx, "denied", f"I can't help with that: {denied}", causes=rows)
         if rewritten:  # what the links handed on is the message the run goes on with
             st.message = rewritten[0]
+        if rows:  # (the first context cites them: `why` shows the message the model got)
+            st.turn = [st.start_event, *rows]
         st.history.append(Message("user", st.message))
     elif resume.get("decision") is None:
         _recompose(ctx)

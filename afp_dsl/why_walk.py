@@ -172,7 +172,7 @@ class Walker:
         # it went to; explained on its own, the walk goes on back to the user message through
         # them (semantics §12)
         causes = [x for x in self.ix.parents(e) if e.id not in self.listed
-                  or x.kind == "run.started"]
+                  or x.kind in ("run.started", "policy.decided")]  # (input links: the message)
         kids += self._causes(causes, before)
         return WhyNode("context", _context_text(e), e.id, at, {"active": p.get("active") or []}, tuple(kids))
 

@@ -275,3 +275,16 @@ def test_an_entry_that_did_not_hold_is_evidence_of_why_its_skill_did_not_start()
     assert "never mentions" not in text, text
     assert "entry `s1` was tried and its `when` did not hold" in text
     assert '✗ message mentions ["refund"] — actual hello' in text
+
+
+def test_the_answer_s_tree_shows_the_message_an_input_link_rewrote():
+    """semantics §12: the policy decisions on the way. Before, the first context cited only
+    `run.started`, so `why` explained the answer against the message the person typed, never
+    the one the model got from the `input` link's rewrite."""
+    spec = ('agent a { system = "S" policies = [scrub] }\n'
+            'policy scrub { impl = python("interp_host:scrub_ssn") }\n')
+    r = afp.load(spec).agent(provider=afp.providers.mock(["ok"])).run("my ssn is 123-45-6789")
+    text = r.why()
+    row = next(line for line in text.splitlines() if "at input" in line)
+    assert "rewrote" in row and "[ssn]" in row, text
+    assert text.index("at input") < text.index("user message to `a`")
