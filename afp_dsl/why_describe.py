@@ -67,7 +67,20 @@ def _context(p: dict) -> str:
 
 def _returned(p: dict) -> str:
     value = p["result"] if p.get("result") is not None else p.get("read", "(no result)")
-    return f"`{p.get('tool')}` ({p.get('call_id')}) returned {p.get('status')}: {short(value)}"
+    text = f"`{p.get('tool')}` ({p.get('call_id')}) returned {p.get('status')}: {short(value)}"
+    read = p.get("read")
+    if p.get("result") is not None and isinstance(read, str) and not read.startswith(_text(value)):
+        text += f"; the model read: {short(read)}"  # (an `after` link denied or rewrote it)
+    return text
+
+
+def _text(value: object) -> str:
+    """A result as the model is sent it (`toolcall.to_text`): a string as it is, else compact
+    JSON; a step's line is appended to it, an `after` link's denial or rewrite replaces it."""
+    import json
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def _policy(p: dict) -> str:

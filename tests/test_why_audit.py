@@ -288,3 +288,15 @@ def test_the_answer_s_tree_shows_the_message_an_input_link_rewrote():
     row = next(line for line in text.splitlines() if "at input" in line)
     assert "rewrote" in row and "[ssn]" in row, text
     assert text.index("at input") < text.index("user message to `a`")
+
+
+def test_a_result_an_after_link_replaced_shows_what_the_model_read():
+    """docs/trace.md: `read` is what the model read. Before, an after-denied call's line showed
+    only the tool's real result, as if the model had read it."""
+    spec = ('agent a { tools = [t] policies = [p] }\n'
+            'tool t { description = "t" impl = returns({ pii: true, mail: "maya@example.com" }) }\n'
+            'policy p { after t { deny when result.pii == true because "Aggregate it instead." } }\n')
+    r = afp.load(spec).agent(provider=afp.providers.mock([[("t", {})], "ok"])).run("go")
+    line = next(x for x in r.why().splitlines() if "returned denied" in x)
+    assert '; the model read: Aggregate it instead. (' in line, line
+    assert "maya@example.com" in line  # (the record keeps the real result, semantics §7)
