@@ -156,6 +156,16 @@ class Index:
         return [self.by_id[c] for c in e.caused_by if c in self.by_id]
 
     @functools.cached_property
+    def provider_events(self) -> dict[str, list[Event]]:
+        """The retries, fallbacks and circuit moves of each model call, by its `llm.called` id:
+        which provider answered is part of why the reply says what it says."""
+        out: dict[str, list[Event]] = {}
+        for e in self.events:
+            if e.kind in ("llm.retry", "llm.fallback", "llm.circuit") and e.caused_by:
+                out.setdefault(e.caused_by[0], []).append(e)
+        return out
+
+    @functools.cached_property
     def discarded(self) -> frozenset[str]:
         """Tool results a retry threw away: recorded in the iteration that failed, before the
         `run.resumed {retry}` that repeats it from the state the one before left."""

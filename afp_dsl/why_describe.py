@@ -46,6 +46,9 @@ _TEMPLATES = {
     "budget.exhausted": "iteration budget {limit} exhausted ({action})",
     "run.paused": "run paused on check-in {checkin}",
     "redaction.applied": "redaction applied: {counts}",
+    "llm.retry": "provider `{provider}` attempt {attempt} of {of} failed ({error}): retried after {delay} s",
+    "llm.fallback": "provider `{from}` failed ({error}): `{to}` was asked instead",
+    "llm.circuit": "provider `{provider}` circuit {state} after {failures} failure(s)",
 }
 
 

@@ -99,6 +99,9 @@ class Walker:
         p = payload(e)
         text, called, n = self._reply_text(e)
         kids = self._call_inputs(called) if called is not None else ()
+        if called is not None and called.id in self.ix.provider_events:  # (who answered)
+            kids = tuple(WhyNode(x.kind, describe(x), x.id, None,
+                                 dict(payload(x))) for x in self.ix.provider_events[called.id]) + kids
         data = {"text": p.get("text"), "tool_calls": items(p, "tool_calls"), "call": n,
                 "usage": p.get("usage")}
         return WhyNode("reply", text, e.id, at, data, kids)

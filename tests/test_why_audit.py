@@ -300,3 +300,25 @@ def test_a_result_an_after_link_replaced_shows_what_the_model_read():
     line = next(x for x in r.why().splitlines() if "returned denied" in x)
     assert '; the model read: Aggregate it instead. (' in line, line
     assert "maya@example.com" in line  # (the record keeps the real result, semantics §7)
+
+
+def test_the_reply_s_tree_names_the_retries_and_the_fallback_that_answered():
+    """Before, `llm.retry`/`llm.fallback` hung off the call but no reply's tree showed them, so
+    `why` read as if the first provider had answered."""
+    from afp_dsl.providers import with_fallback, with_retry
+    from afp_dsl.providers._errors import ServerUnreachableError
+
+    class Down:
+        name = "down"
+
+        def complete(self, request):
+            raise ServerUnreachableError("down: cannot connect")
+
+    provider = with_fallback(with_retry(Down(), 2, sleep=lambda s: None), afp.providers.mock(["ok"]))
+    r = afp.load('agent a { system = "S" }').agent(provider=provider).run("hi")
+    assert r.outcome == "answered", r.error
+    lines = r.why().splitlines()
+    reply = next(i for i, x in enumerate(lines) if "model replied" in x)
+    below = "\n".join(lines[reply + 1:reply + 4])
+    assert "provider `down` attempt 1 of 2 failed" in below, below
+    assert "`mock` was asked instead" in below, below
