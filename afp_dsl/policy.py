@@ -95,8 +95,8 @@ def run_chain(policies: Sequence[ir.Policy], moment: str, env: Env, *, tool: str
     `reverse` defaults to True for `after` (the onion order) and False otherwise. `start_after`
     is how many links, in walk order, to skip: a resumed dispatch passes the asking link's
     `deciding_index + 1` (and `can_pause=False`: one question per resume). With
-    `evidence=False` a rule that holds leaves its row's `conditions` empty (the interpreter
-    records none); everything else is the same.
+    `evidence=False` an `allow` rule that holds leaves its row's `conditions` empty (a deny's
+    or an ask's are kept: the interpreter records them on the row); everything else is the same.
     """
     if reverse is None:
         reverse = moment == "after"
@@ -142,13 +142,14 @@ def walk_steps(walk: tuple[Step, ...], moment: str, env: Env, tool: str | None,
             if verdict is False:
                 quiet = (index, policy)
                 continue
-            if verdict is True and not evidence and (can_pause or rule.action != "ask"):
-                # the row `_run_rule` would make for a rule that holds, without its evidence
+            if verdict is True and not evidence and rule.action == "allow":
+                # the row `_run_rule` would make for a rule that holds, without its evidence (a
+                # deny or an ask keeps it: "why was I refused, or asked?" reads its values)
                 row = _new(PolicyDecision, (rule.action, policy.name, rule.span, rule.because,
                                             moment, tool, call_id, iteration, (), ()))
             else:
                 call = call or _Call(moment, env, tool, call_id, iteration, can_pause, host)
-                row = _run_rule(policy, rule, cond, call, evidence)
+                row = _run_rule(policy, rule, cond, call, evidence or rule.action != "allow")
                 if row is None:
                     quiet = (index, policy)
                     continue

@@ -18,6 +18,7 @@ import operator
 from typing import Any
 
 from .evaluate import parse_result
+from .evidence_keys import hide
 from .policy import ALLOWED, walk_steps
 from .providers.base import ToolCall
 from .runtime import RunCtx
@@ -251,8 +252,26 @@ def record_decisions(ctx: RunCtx, decisions, cause: str) -> tuple[str, ...]:
             payload["changed"] = True
             payload["value"] = d[9][0]
         source = d[2] if d[2] is not None else quiet_source(ctx.plan, d[1])
+        if d[8] and d[0] != "allow":  # a deny's or an ask's evidence: the values it read
+            payload["conditions"] = _evidence(ctx, d)
+            out.append(ctx.emit("policy.decided", payload, source=source, caused_by=(cause,)))
+            continue
         out.append(emit("policy.decided", payload, head[1], call_id, iteration, source, cause))
     return tuple(out)
+
+
+def _evidence(ctx: RunCtx, d: Any) -> list[dict]:
+    """The conditions of the rule behind a deny or an ask, as `route.evaluated` records an
+    edge's: text, actual value (hidden when read from under a redacted key), passed."""
+    when = next((r.when for p in ctx.plan.policies for b in p.blocks for r in b.rules
+                 if r.span == d[2]), None)
+    out = []
+    for c in hide(ctx.redactor, when, d[8]):
+        row = {"text": c.text, "actual": c.actual, "passed": c.passed}
+        if c.reason:
+            row["reason"] = c.reason
+        out.append(row)
+    return out
 
 
 def quiet_source(plan: Any, policy: str) -> Any:

@@ -346,7 +346,9 @@ class Walker:
     def _policy(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)
         data = {k: p.get(k) for k in ("policy", "moment", "outcome", "reason", "tool", "call_id")}
-        return WhyNode("policy", describe(e), e.id, at, data, self._causes(self.ix.parents(e)))
+        conds = tuple(cond_node(c) for c in items(p, "conditions") if isinstance(c, dict))
+        return WhyNode("policy", describe(e), e.id, at, data,
+                       conds + tuple(self._causes(self.ix.parents(e))))
 
     def _checkin(self, e: Event, at: str | None) -> WhyNode:
         p = payload(e)

@@ -105,8 +105,9 @@ def test_why_event_on_a_checkin_and_a_policy_decision_shows_their_causes(paused)
     policy = cli("why", "last", "--event", _seq(events, "policy.decided"), "--store", paused)
     lines = policy.stdout.splitlines()
     assert "policy `refund_guard`" in lines[0]
-    assert lines[1].strip().startswith("[") and "model called `issue_refund`" in lines[1]
-    assert any("model replied" in x for x in lines[2:])
+    assert lines[1].strip() == "✓ args.amount > 100 — actual 300"  # (the values the rule read)
+    assert lines[2].strip().startswith("[") and "model called `issue_refund`" in lines[2]
+    assert any("model replied" in x for x in lines[3:])
 
 
 def test_why_renders_the_run_start_as_the_user_message(paused):

@@ -322,3 +322,21 @@ def test_the_reply_s_tree_names_the_retries_and_the_fallback_that_answered():
     below = "\n".join(lines[reply + 1:reply + 4])
     assert "provider `down` attempt 1 of 2 failed" in below, below
     assert "`mock` was asked instead" in below, below
+
+
+def test_a_deny_or_an_ask_records_the_values_its_rule_read_and_hides_redacted_ones():
+    """semantics §12: "why was I refused?" is a lookup. Before, a rule's row named the rule but
+    not the values it read; now a deny's or an ask's row has its conditions (an allow's keeps
+    none: the common case stays cheap), a value read from under a redacted key hidden."""
+    spec = ('agent a { tools = [pay] policies = [p] redact = [r] }\n'
+            'redact r { keys = ["pin"] }\n'
+            'tool pay { description = "pay" input { amount: number, pin: string } impl = returns("ok") }\n'
+            'policy p { before pay { deny when args.amount > 500 and args.pin == "0000" '
+            'because "no" } }\n')
+    r = afp.load(spec).agent(provider=afp.providers.mock(
+        [[("pay", {"amount": 900, "pin": "0000"})], "done"])).run("go")
+    (row,) = [e.payload for e in r.trace if e.kind == "policy.decided"]
+    assert [(c["text"], c["actual"], c["passed"]) for c in row["conditions"]] == [
+        ("args.amount > 500", 900, True), ('args.pin == "[REDACTED]"', "[REDACTED]", True)], row
+    text = r.why(event=[e.id for e in r.trace if e.kind == "policy.decided"][0])
+    assert "✓ args.amount > 500 — actual 900" in text and "0000\n" not in text
