@@ -65,7 +65,7 @@ def _one(path: str, check: bool, diff: bool) -> bool:
     if out == text:
         return False
     if diff:
-        echo(_diff(text, out, path), nl=False)
+        echo(_diff(text, out, path), nl=False, verbatim=True)
     if check or diff:
         click.echo(f"would reformat {path}", err=True)
     else:
@@ -138,10 +138,18 @@ def _replace(path: str, text: str) -> None:
 
 
 def _diff(old: str, new: str, path: str) -> str:
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                 f"{path} (original)", f"{path} (formatted)")
+    lines = difflib.unified_diff(_lines(old), _lines(new), f"{path} (original)",
+                                 f"{path} (formatted)")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)
+
+
+def _lines(text: str) -> list[str]:
+    """`text`'s lines as `patch` reads them: cut after each `\\n` only (`str.splitlines` also
+    cuts at `\\r`, U+2028, form feeds…, which would put a bogus "no newline" marker in the
+    diff); a last line without one is kept as it is."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def _summary(total: int, changed: int, failed: int, dry: bool) -> str:
@@ -165,10 +173,10 @@ def _stdin(check: bool, diff: bool) -> int:
         click.echo(str(e), err=True)
         return e.code
     if diff and out != text:
-        echo(_diff(text, out, "<stdin>"), nl=False)
+        echo(_diff(text, out, "<stdin>"), nl=False, verbatim=True)
     if check or diff:
         if out != text:
             click.echo("would reformat <stdin>", err=True)
         return 1 if check and out != text else 0
-    echo(out, nl=False)
+    echo(out, nl=False, verbatim=True)
     return 0

@@ -265,14 +265,17 @@ def emit(text: str, output: str | None, reads: Iterable[str | None] = ()) -> Non
         echo(text, nl=not text.endswith("\n"))
 
 
-def echo(text: str, nl: bool = True) -> None:
+def echo(text: str, nl: bool = True, *, verbatim: bool = False) -> None:
     """`click.echo` to standard output for text that may hold what a run recorded: a lone
     surrogate (a tool's text from a sloppy decoder) that standard output cannot encode is printed
-    as a `\\u` escape with a warning, as `write_file` does, instead of failing the command."""
+    as a `\\u` escape with a warning, as `write_file` does, instead of failing the command.
+    `verbatim`: the text is a file's content (`afpc fmt -`, a diff), whose ANSI escapes click
+    would strip when standard output is not a terminal."""
+    color = True if verbatim else None
     try:
-        click.echo(text, nl=nl)
+        click.echo(text, nl=nl, color=color)
     except UnicodeEncodeError:  # (raised before anything is written: the text is encoded whole)
-        click.echo(text.encode("utf-8", "backslashreplace").decode("utf-8"), nl=nl)
+        click.echo(text.encode("utf-8", "backslashreplace").decode("utf-8"), nl=nl, color=color)
         click.echo("afpc: warning: text that is not valid Unicode (a lone surrogate) was printed "
                    "as a `\\u` escape", err=True)
 

@@ -17,7 +17,7 @@ import re
 
 from .diagnostics import CompileError, Severity
 from .fastlex import token_kind, token_pairs
-from .fmt_layout import Tok, layout
+from .fmt_layout import BLANKS, Tok, layout
 
 _BLANKS = " \t\f\r\n\ufeff"  # the language's blanks (fastlex: what may stand between tokens)
 
@@ -91,7 +91,7 @@ def canonical(toks: list[Tok]) -> list[tuple[str, str]]:
     without its trailing blanks, a `\"\"\"` text with its line endings as `\\n` (the language reads them so)."""
     out = []
     for t in toks:
-        text = t.text.rstrip() if t.kind == "#" else t.text
+        text = t.text.rstrip(BLANKS) if t.kind == "#" else t.text
         if t.kind == "M":
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         out.append(("W" if t.kind == "K" else t.kind, text))

@@ -31,7 +31,9 @@ _CONTINUING_WORDS = frozenset(("because", "when", "and", "or", "on", "status", "
                                "mentions", "in"))
 _OPERATORS = frozenset(("=", "->", "=>", "==", "!=", "<", "<=", ">", ">=", "|", "."))
 # Keywords that, ending a line, are continued by the next one.
-_OPEN_ENDS = frozenset(("and", "or", "not", "when", "because", "matches", "mentions", "in"))
+_OPEN_ENDS = frozenset(("and", "or", "not", "when", "because", "matches", "mentions", "in",
+                        "on", "status", "note", "by"))
+BLANKS = " \t\f\r\n\ufeff"  # (the language's blanks: a comment's trailing ones are cut, no other)
 
 
 class Line(NamedTuple):
@@ -124,7 +126,7 @@ def _spaced(toks: list[Tok]) -> str:
 
 def _text(t: Tok) -> str:
     if t.kind == "#":
-        return t.text.rstrip()
+        return t.text.rstrip(BLANKS)
     if t.kind == "M":
         return t.text.replace("\r\n", "\n").replace("\r", "\n")
     return t.text

@@ -10,6 +10,7 @@ Invariants: never raises; every Token is turned into str/Span before it reaches 
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import ir
@@ -80,6 +81,10 @@ def _too_deep(tree: lark.Tree) -> lark.Tree | None:
             if not isinstance(c, str):
                 stack.append((c, depth))
     return None
+
+
+_COMMENT = re.compile(r"#[^\r\n]*")
+_BLANKS = " \t\f\r\n\ufeff"  # (the language's blanks: `str.strip()` would keep U+FEFF)
 
 
 class Lowerer:
@@ -255,7 +260,8 @@ class Lowerer:
         """Is `part` written after `when`? (`entry a when "x"` and `entry a "x"` give the same
         children: a condition that is one string literal is told from a label by the source.)"""
         start, end = self.v.span(name).end, self.v.span(part).start
-        return self.source[start:end].split("#")[0].strip() == "when"
+        between = _COMMENT.sub("", self.source[start:end])  # (blanks, comments, maybe `when`)
+        return between.strip(_BLANKS) == "when"
 
     def route(self, node: lark.Tree) -> ir.Route:
         src, arrow, dst, *rest = node.children

@@ -164,3 +164,33 @@ def test_a_formatter_bug_leaves_the_file_and_exits_2(tmp_path, monkeypatch):
     assert res.exit_code == 2
     assert "internal error" in res.stderr and str(spec) in res.stderr
     assert spec.read_text(encoding="utf-8") == MESSY
+
+
+def test_standard_output_keeps_ansi_escapes_of_the_spec():
+    """click strips ANSI escapes from what it prints when standard output is not a terminal:
+    `afpc fmt -` turned `\"\"\"\\x1b[1mBold\\x1b[0m\"\"\"` into `\"\"\"Bold\"\"\"`, a changed system
+    prompt (and `--diff` lines that no longer matched the file)."""
+    text = 'agent a {\n  system = """\x1b[1mBold\x1b[0m"""  # \x1b[31mred\x1b[0m\n}\n'
+    res = cli("-", stdin=text.encode("utf-8"))
+    assert res.exit_code == 0 and res.stdout == text, repr(res.stdout)
+
+
+def test_a_diff_of_a_cr_only_file_or_odd_line_breaks_is_well_formed(tmp_path):
+    """Lines are cut after `\\n` only, as `patch` reads them: `str.splitlines` also cut at `\\r`,
+    U+2028 or a form feed, and put a bogus "No newline at end of file" after each piece."""
+    cr = write(tmp_path / "cr.afp", 'agent a {\r  model="m"\r}\r')
+    res = cli("--diff", cr)
+    assert res.stdout.count("\\ No newline at end of file") == 1, res.stdout
+    odd = write(tmp_path / "odd.afp", 'agent a {\n  model="m"  # a\u2028b\x0cc\n}\n')
+    res = cli("--diff", odd)
+    assert "\\ No newline" not in res.stdout and "# a\u2028b\x0cc" in res.stdout, res.stdout
+
+
+def test_a_comment_loses_only_the_language_s_blanks_at_its_end():
+    text = 'agent a {\n  model = "m"  # note\u3000\n}\n'
+    assert cli("-", stdin=text.encode("utf-8")).stdout == text
+
+
+def test_a_line_ending_in_on_status_note_or_by_is_continued():
+    res = cli("-", stdin=b"graph g {\n  route a -> b on\n  t\n}\n")
+    assert res.stdout == "graph g {\n  route a -> b on\n    t\n}\n", res.stdout

@@ -317,3 +317,17 @@ def test_an_unknown_expectation_names_the_expectations():
 def test_because_after_a_dangling_operator_says_the_condition_is_unfinished():
     (d,) = diags('policy p { input { deny when message == "a" and because "hit" } }')
     assert (d.code, d.message) == ("AFP001", "the condition ends with an operator before `because`")
+
+
+def test_an_entry_s_when_is_read_across_a_comment_or_a_ufeff_blank():
+    """`entry a when "x"` is a condition, `entry a "x"` a label: told apart by the source between
+    them. A comment before `when` (everything after the first `#` was dropped) or a U+FEFF blank
+    (which `str.strip` keeps) made the condition a label, and `afpc fmt` then flipped it back."""
+    import afp_dsl
+    from afp_dsl.api import analyse
+    for gap in ("\ufeff", "  # start\n    "):
+        spec = 'skill a { description = "d" }\ngraph g {\n  entry a' + gap + 'when "x"\n}\n'
+        program, _ = analyse(spec)
+        graph = next(d for d in program.modules[0].decls if type(d).__name__ == "Graph")
+        assert (graph.entries[0].when is not None, graph.entries[0].label) == (True, None), gap
+    assert afp_dsl.check('skill a { description = "d" }\ngraph g { entry a "x" }\n') == []
