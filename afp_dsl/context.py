@@ -108,8 +108,9 @@ def compose(plan: Plan, state: RunState, red: Any = None) -> Composition:
         if ev.holds:
             pieces.append(Piece(c.kind, c.decl.name, c.decl.span, "when", c.text, detail))
         else:
+            span = c.decl.span
             skipped.append({"kind": c.kind, "name": c.decl.name, "conditions": detail,
-                            "error": ev.error})
+                            "error": ev.error, "source": [span.file, span.start, span.end]})
     ordered = _skill_order(state, active)
     for name, reason, cause in ordered:
         info = plan.skills[name]

@@ -12,6 +12,8 @@ Invariants: one decision per iteration (a retry reuses it: `interp` checks `stat
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .cursor import CursorDecision, advance, cold_start
 from .evidence_keys import hide
 from .plan import EntryInfo, GraphInfo, RouteInfo
@@ -103,9 +105,14 @@ def _record_move(ctx: RunCtx, d: CursorDecision, cause: tuple[str, ...]) -> str:
     if d.refused:  # the entries tried first, refused, with their evidence (semantics §4)
         payload["refused_entries"] = [
             {"skill": e.skill, "conditions": [_cond(c) for c in conds],
-             **({"reason": why} if why else {})} for e, conds, why in d.refused]
+             **({"reason": why} if why else {}), **_where(e.span)} for e, conds, why in d.refused]
     return ctx.emit("cursor.moved", payload, source=source, caused_by=cause,
                     clip="witness" in payload or "refused_entries" in payload)
+
+
+def _where(span: Any) -> dict:
+    """`{"source": [file, start, end]}` of a declaration (as a context piece's), or nothing."""
+    return {"source": [span.file, span.start, span.end]} if span is not None else {}
 
 
 def _stay_source(ctx: RunCtx, d: CursorDecision):

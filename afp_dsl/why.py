@@ -217,12 +217,13 @@ def cond_node(c: Mapping) -> WhyNode:
                                    **({"reason": c["reason"]} if c.get("reason") else {})})
 
 
-def entry_node(x: dict) -> WhyNode:
-    """An entry the cold start tried and refused, with its conditions' actual values."""
+def entry_node(x: dict, at: str | None = None) -> WhyNode:
+    """An entry the cold start tried and refused, with its conditions' actual values; `at`:
+    where the entry is declared."""
     conds = tuple(cond_node(c) for c in items(x, "conditions") if isinstance(c, dict))
     err = f" ({x['reason']})" if x.get("reason") else ""
     return WhyNode("entry", f"entry `{x.get('skill')}` was tried and its `when` did not hold{err}",
-                   data={"skill": x.get("skill")}, children=conds)
+                   at=at, data={"skill": x.get("skill")}, children=conds)
 
 
 # ---------------------------------------------------------------- public entry points

@@ -245,13 +245,12 @@ class Walker:
         weighed = any(c.kind == "route.evaluated" for c in self.ix.parents(stay))
         return [self.node(stay)] if weighed else []
 
-    @staticmethod
-    def _skipped(x: dict) -> WhyNode:
+    def _skipped(self, x: dict) -> WhyNode:
         conds = tuple(cond_node(c) for c in items(x, "conditions") if isinstance(c, dict))
         err = f" ({x['error']})" if x.get("error") else ""
         return WhyNode("skipped", f"not active: {x.get('kind')} `{x.get('name')}` — its `when` "
-                       f"did not hold{err}", data={"kind": x.get("kind"), "name": x.get("name")},
-                       children=conds)
+                       f"did not hold{err}", at=self.loc.span(x.get("source")),
+                       data={"kind": x.get("kind"), "name": x.get("name")}, children=conds)
 
     # ------------------------------------------------------------ cursor and routes
     def _moved(self, e: Event, at: str | None) -> WhyNode:
@@ -269,7 +268,8 @@ class Walker:
                                 children=tuple(self.node(r) for r in refused)))
         if items(p, "refused_entries"):
             kids.append(WhyNode("alternatives", "entries tried first and refused",
-                                children=tuple(entry_node(x) for x in items(p, "refused_entries"))))
+                                children=tuple(entry_node(x, self.loc.span(x.get("source")))
+                                               for x in items(p, "refused_entries"))))
         if p.get("superseded_pick"):
             kids.append(WhyNode("note", f"a model pick of `{p['superseded_pick']}` was superseded"))
         data = {k: p.get(k) for k in ("from", "to", "cause", "edge")}

@@ -269,11 +269,15 @@ def test_an_entry_that_did_not_hold_is_evidence_of_why_its_skill_did_not_start()
     cold start recorded only the entry that fired."""
     r = afp.load(ENTRIES).agent(provider=afp.providers.mock(["ok"])).run("hello")
     moved = next(e.payload for e in r.trace if e.kind == "cursor.moved")
+    span = next(e.span for d in afp.load(ENTRIES).ir.modules[0].decls
+                if type(d).__name__ == "Graph" for e in d.entries if e.skill.name == "s1")
     assert moved["refused_entries"] == [{"skill": "s1", "conditions": [
-        {"text": 'message mentions ["refund"]', "actual": "hello", "passed": False}]}]
+        {"text": 'message mentions ["refund"]', "actual": "hello", "passed": False}],
+        "source": ["<text>", span.start, span.end]}]
     text = r.why(skill="s1")
     assert "never mentions" not in text, text
-    assert "entry `s1` was tried and its `when` did not hold" in text
+    line = ENTRIES[:span.start].count("\n") + 1
+    assert f"entry `s1` was tried and its `when` did not hold (<text>:{line})" in text, text
     assert '✗ message mentions ["refund"] — actual hello' in text
 
 
