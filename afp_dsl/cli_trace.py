@@ -370,13 +370,15 @@ def _warn_if_no_such_skill(row: dict, skill: str) -> None:
     program = spec_program(row)
     if program is None:
         return
-    names = {d.name for m in program.ir.modules for d in m.decls if isinstance(d, ir.Skill)}
+    kinds = (ir.Skill, ir.Fact, ir.Instruction, ir.Steering)  # (`--skill` takes a piece too)
+    names = {d.name for m in program.ir.modules for d in m.decls if isinstance(d, kinds)}
     if skill in names or skill.rpartition(".")[2] in names:
         return
     close = closest(skill.rpartition(".")[2], names)
-    click.echo(f"afpc: warning: the run's spec `{row.get('spec')}` declares no skill `{skill}`"
+    click.echo(f"afpc: warning: the run's spec `{row.get('spec')}` declares no skill, fact, "
+               f"instruction or steering `{skill}`"
                + (f"; did you mean `{close}`?" if close else
-                  f"; skills: {', '.join(f'`{n}`' for n in sorted(names)) or 'none'}"), err=True)
+                  f"; declared: {', '.join(f'`{n}`' for n in sorted(names)) or 'none'}"), err=True)
 
 
 def _spec_edges(program: Any) -> set[tuple[str, str]]:

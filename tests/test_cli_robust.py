@@ -346,11 +346,13 @@ def test_why_skill_names_a_skill_the_spec_does_not_declare(tmp_path) -> None:
                                     "--store", db])
     assert ran.exit_code == 0, ran.output
     out = CliRunner().invoke(main, ["why", "last", "--skill", "refundz", "--store", db])
-    assert "declares no skill `refundz`; did you mean `refunds`?" in out.output, out.output
+    assert "or steering `refundz`; did you mean `refunds`?" in out.output, out.output
     far = CliRunner().invoke(main, ["why", "last", "--skill", "zzz", "--store", db])
-    assert "declares no skill `zzz`; skills: `escalation`, `refunds`, `triage`" in far.output
-    real = CliRunner().invoke(main, ["why", "last", "--skill", "refunds", "--store", db])
-    assert real.exit_code == 0 and "warning" not in real.output, real.output
+    assert ("declares no skill, fact, instruction or steering `zzz`; declared: `escalation`, "
+            "`refunds`, `tone`, `triage`, `urgent`, `user_profile`") in far.output, far.output
+    for name in ("refunds", "urgent"):  # (`--skill` takes a fact or an instruction too)
+        real = CliRunner().invoke(main, ["why", "last", "--skill", name, "--store", db])
+        assert real.exit_code == 0 and "warning" not in real.output, real.output
 
 
 def test_why_edge_warns_also_when_the_spec_has_no_route_at_all(tmp_path) -> None:
