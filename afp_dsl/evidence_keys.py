@@ -28,8 +28,8 @@ def hide(red: Any, expr: Any, conditions: tuple[Condition, ...]) -> tuple[Condit
     names = _read_names(expr)
     out = []
     for c in conditions:
-        read = names.get(c.span)
-        placeholder = red.key_placeholder(read) if read else None
+        read = names.get(c.span)  # (a path that did not exist read nothing: `null` shows that)
+        placeholder = red.key_placeholder(read) if read and c.actual is not None else None
         out.append(c if placeholder is None else attrs.evolve(c, actual=placeholder))
     return tuple(out)
 

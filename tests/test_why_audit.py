@@ -344,3 +344,18 @@ def test_a_deny_or_an_ask_records_the_values_its_rule_read_and_hides_redacted_on
         ("args.amount > 500", 900, True), ('args.pin == "[REDACTED]"', "[REDACTED]", True)], row
     text = r.why(event=[e.id for e in r.trace if e.kind == "policy.decided"][0])
     assert "✓ args.amount > 500 — actual 900" in text and "0000\n" not in text
+
+
+def test_a_condition_on_a_redacted_key_that_is_absent_shows_null_not_a_placeholder():
+    """`[REDACTED]` for a path that does not exist implied that a secret was there."""
+    spec = ('agent a { graph = g redact = [r] }\nredact r { keys = ["password"] }\n'
+            'tool t { description = "t" input { q: string, password?: string } impl = returns("x") }\n'
+            'skill s { description = "s" tools = [t] }\nskill u { description = "u" }\n'
+            'graph g { entry s  route s -> u on t when args.password == "pw" }\n')
+    r = afp.load(spec).agent(provider=afp.providers.mock([[("t", {"q": "a"})], "ok"])).run("go")
+    (ev,) = [e.payload for e in r.trace if e.kind == "route.evaluated"]
+    assert ev["conditions"][-1]["actual"] is None, ev
+    r2 = afp.load(spec).agent(provider=afp.providers.mock([[("t", {"q": "a", "password": "pw2"})],
+                                                          "ok"])).run("go")
+    (ev2,) = [e.payload for e in r2.trace if e.kind == "route.evaluated"]
+    assert ev2["conditions"][-1]["actual"] == "[REDACTED]", ev2
