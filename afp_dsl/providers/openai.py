@@ -124,7 +124,7 @@ class OpenAIProvider(Adapter):
         cut = finish == "length"  # (arguments cut off at the token limit are not JSON)
         calls = tuple(read_call(self.name, cid or call_id(request, i), str(name), args, cut=cut)
                       for i, (cid, name, args) in enumerate(raw_calls))
-        stop = "tool_use" if calls else _STOP.get(finish or "stop", finish or "stop")
+        stop = "tool_use" if calls else _STOP.get(finish or "stop", "stop")  # (unknown: stop)
         if not text and not calls:
             raise empty_reply(self.name, stop)
         return Reply(text, calls, usage, stop, *meta)

