@@ -45,3 +45,37 @@ def malformed(vendor: str, item, **kw) -> h.MalformedReplyError:
 def test_an_unknown_stop_reason_becomes_stop(vendor, stream):
     reply = call(vendor, Turn("hi", stop="weird_reason"), stream=stream)
     assert (reply.text, reply.stop_reason) == ("hi", "stop")
+
+
+# ---------------------------------------------------------------- OpenAI deltas without `index`
+def _openai_chunks(*deltas: dict, finish: str = "tool_calls") -> Response:
+    def chunk(delta: dict, reason: str | None = None) -> str:
+        return _sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+                     "model": "m", "choices": [{"index": 0, "delta": delta,
+                                                "finish_reason": reason}]})
+    chunks = [chunk({"role": "assistant"})] + [chunk(d) for d in deltas]
+    return Response(200, chunks=chunks + [chunk({}, finish), "data: [DONE]\n\n"],
+                    content_type=SSE)
+
+
+def _call_delta(**fields) -> dict:
+    return {"tool_calls": [fields]}
+
+
+def test_openai_tool_call_deltas_without_index_start_a_call_at_each_new_id():
+    reply = call("openai", _openai_chunks(
+        _call_delta(id="a", type="function", function={"name": "lookup", "arguments": "{}"}),
+        _call_delta(id="b", type="function", function={"name": "lookup", "arguments": '{"id"'}),
+        _call_delta(function={"arguments": ': "42"}'}),  # no id, no index: continues `b`
+        _call_delta(id="b", function={"arguments": ""})), stream=True)  # the same id: `b` still
+    assert [(c.id, c.name, dict(c.arguments)) for c in reply.tool_calls] == [
+        ("a", "lookup", {}), ("b", "lookup", {"id": "42"})]
+
+
+def test_openai_tool_call_deltas_with_index_merge_by_index_as_before():
+    reply = call("openai", _openai_chunks(
+        _call_delta(index=0, id="a", function={"name": "lookup", "arguments": ""}),
+        _call_delta(index=1, id="b", function={"name": "lookup", "arguments": "{}"}),
+        _call_delta(index=0, function={"arguments": '{"id": "1"}'})), stream=True)
+    assert [(c.id, dict(c.arguments)) for c in reply.tool_calls] == [("a", {"id": "1"}),
+                                                                       ("b", {})]

@@ -132,7 +132,7 @@ class OpenAIProvider(Adapter):
     def _streamed(self, request: Request, kw: dict) -> Reply:
         text: list[str] = []
         refusal: list[str] = []
-        calls: dict[int, list] = {}
+        calls = _StreamedCalls()
         finish, usage, meta = None, Usage(), (None, None)
         stream = self._client.chat.completions.create(
             **kw, stream=True, stream_options={"include_usage": True})
@@ -156,10 +156,10 @@ class OpenAIProvider(Adapter):
                         refusal.append(delta.refusal)
                         self._emit("llm.chunk", text=delta.refusal)
                     for tc in delta.tool_calls or ():
-                        _merge_call(calls, tc)
+                        calls.add(tc)
         if finish is None:  # no chunk said why the reply ended: the stream was cut short
             raise stream_cut(self.name, "a finish reason arrived")
-        raw = [(c[0], c[1], "".join(c[2])) for _, c in sorted(calls.items())]
+        raw = calls.raw()
         said, refused = "".join(text), "".join(refusal)
         return self._finish(request, said or refused, raw, _refused(finish, said, refused),
                             usage, meta)
@@ -184,16 +184,39 @@ def _raw_call(p: OpenAIProvider, c: Any) -> tuple:
     return c.id, fn.name, fn.arguments
 
 
-def _merge_call(calls: dict[int, list], tc: Any) -> None:
-    slot = calls.setdefault(tc.index or 0, [None, "", []])
-    if tc.id:
-        slot[0] = tc.id
-    fn = tc.function
-    if fn is not None:
-        if fn.name:
-            slot[1] += fn.name
-        if fn.arguments:
-            slot[2].append(fn.arguments)
+class _StreamedCalls:
+    """Tool-call deltas merged into calls, each as [id, name, argument pieces]: by `index`; a
+    delta without one (some compatible servers send none) starts a call of its own when it
+    carries an id other than the last call's, and otherwise continues the last call."""
+
+    def __init__(self) -> None:
+        self.slots: dict[int, list] = {}
+        self.last: int | None = None
+
+    def add(self, tc: Any) -> None:
+        self.last = key = self._key(tc)
+        slot = self.slots.setdefault(key, [None, "", []])
+        if tc.id:
+            slot[0] = tc.id
+        fn = tc.function
+        if fn is not None:
+            if fn.name:
+                slot[1] += fn.name
+            if fn.arguments:
+                slot[2].append(fn.arguments)
+
+    def _key(self, tc: Any) -> int:
+        index = getattr(tc, "index", None)
+        if type(index) is int:
+            return index
+        if self.last is None:
+            return 0
+        if tc.id and tc.id != self.slots[self.last][0]:
+            return max(self.slots) + 1
+        return self.last
+
+    def raw(self) -> list[tuple]:
+        return [(c[0], c[1], "".join(c[2])) for _, c in sorted(self.slots.items())]
 
 
 def _schema(schema: Mapping[str, Any]) -> dict:
