@@ -79,3 +79,31 @@ def test_openai_tool_call_deltas_with_index_merge_by_index_as_before():
         _call_delta(index=0, function={"arguments": '{"id": "1"}'})), stream=True)
     assert [(c.id, dict(c.arguments)) for c in reply.tool_calls] == [("a", {"id": "1"}),
                                                                        ("b", {})]
+
+
+# ---------------------------------------------------------------- Anthropic input in the start event
+def _anthropic_stream(*blocks: tuple) -> Response:
+    """A streamed message of tool_use blocks, each (start input, input_json_delta pieces)."""
+    ev = [_sse({"type": "message_start", "message": {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [],
+        "stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 1}}}, "message_start")]
+    for k, (start, pieces) in enumerate(blocks):
+        ev.append(_sse({"type": "content_block_start", "index": k, "content_block": {
+            "type": "tool_use", "id": f"t{k}", "name": "lookup", "input": start}},
+            "content_block_start"))
+        ev += [_sse({"type": "content_block_delta", "index": k, "delta": {
+            "type": "input_json_delta", "partial_json": p}}, "content_block_delta")
+            for p in pieces]
+        ev.append(_sse({"type": "content_block_stop", "index": k}, "content_block_stop"))
+    ev += [_sse({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                 "usage": {"output_tokens": 3}}, "message_delta"),
+           _sse({"type": "message_stop"}, "message_stop")]
+    return Response(200, chunks=ev, content_type=SSE)
+
+
+def test_anthropic_keeps_tool_input_sent_whole_in_the_start_event():
+    reply = call("anthropic", _anthropic_stream(({"id": "42"}, []),           # whole at start
+                                                ({}, ['{"id": ', '"7"}'])),   # in deltas
+                 stream=True)
+    assert [(c.id, dict(c.arguments)) for c in reply.tool_calls] == [("t0", {"id": "42"}),
+                                                                       ("t1", {"id": "7"})]

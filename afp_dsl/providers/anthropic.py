@@ -142,7 +142,8 @@ class AnthropicProvider(Adapter):
                 elif t == "content_block_start":
                     b = ev.content_block
                     blocks[ev.index] = ([b.type, b.text] if b.type == "text" else
-                                        [b.type, (b.id, b.name), []] if b.type == "tool_use" else
+                                        [b.type, (b.id, b.name), [], getattr(b, "input", None)]
+                                        if b.type == "tool_use" else
                                         ["thinking", _thought(b)] if b.type in _THINKING else
                                         [b.type])
                 elif t == "content_block_delta":
@@ -157,8 +158,8 @@ class AnthropicProvider(Adapter):
         for _, b in sorted(blocks.items()):
             if b[0] == "text":
                 out.append(("text", b[1]))
-            elif b[0] == "tool_use":
-                out.append(("tool_use", (*b[1], "".join(b[2]))))
+            elif b[0] == "tool_use":  # (input sent whole in the start event: no deltas)
+                out.append(("tool_use", (*b[1], "".join(b[2]) or b[3])))
             elif b[0] == "thinking":
                 out.append(("thinking", b[1]))
         return self._finish(request, out, stop, Usage(tokens_in, tokens_out), meta)
