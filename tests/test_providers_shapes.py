@@ -107,3 +107,46 @@ def test_anthropic_keeps_tool_input_sent_whole_in_the_start_event():
                  stream=True)
     assert [(c.id, dict(c.arguments)) for c in reply.tool_calls] == [("t0", {"id": "42"}),
                                                                        ("t1", {"id": "7"})]
+
+
+# ---------------------------------------------------------------- NaN in tool arguments
+DESK = """
+agent desk {
+  system = "Refund desk."
+  tools  = [refund]
+}
+tool refund {
+  description = "Refund an amount on an order."
+  input { order_id: string amount: number }
+  impl = returns("refunded")
+}
+"""
+
+
+def _refuse(constant: str):
+    raise ValueError(f"not strict JSON: {constant}")
+
+
+def _echoed_arguments(vendor: str, body: dict):
+    """The arguments of the assistant's tool call as the request `body` sends them back."""
+    turn = next(m for m in body["messages"] if m["role"] == "assistant")
+    if vendor == "anthropic":
+        return next(b["input"] for b in turn["content"] if b["type"] == "tool_use")
+    args = turn["tool_calls"][0]["function"]["arguments"]
+    return json.loads(args, parse_constant=_refuse) if vendor == "openai" else args
+
+
+@pytest.mark.parametrize("vendor", ALL)
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")], ids=["nan", "inf"])
+def test_non_finite_tool_arguments_are_answered_invalid_and_the_run_goes_on(vendor, bad):
+    import afp_dsl as afp
+    turns = [Turn("", (("a", "refund", {"order_id": "AB-1", "amount": bad}),)),
+             Turn("Sorry, I could not refund that.")]
+    with FakeServer(scripted(VENDORS[vendor], turns)) as srv:
+        agent = afp.load(DESK).agent(provider=make(vendor, srv.url))
+        result = agent.run("refund AB-1")
+    assert result.outcome == "answered", result
+    assert _echoed_arguments(vendor, srv.bodies[1]) == {
+        "order_id": "AB-1", "amount": "NaN" if bad != bad else "Infinity"}
+    invalid = [e for e in result.trace.events if e.kind == "tool.args_invalid"]
+    assert len(invalid) == 1

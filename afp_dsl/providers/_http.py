@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 import attrs
 
 from ..frozen import a_type, thaw
+from ..trace import finite
 from ._deadline import Watchdog
 from ._errors import (BadToolArgumentsError, ProviderFailure, body_error, clip, error_reply,
                       malformed, scrub)
@@ -82,8 +83,15 @@ def reply_meta(reply: Any) -> tuple[str | None, str | None]:
             model if isinstance(model, str) and model else None)
 
 
+def echoed_arguments(arguments: Any) -> Any:
+    """A tool call's arguments as the history sends them back: plain JSON data, a NaN or an
+    infinity (Python's `json` reads them in a reply; the call is then answered invalid) as the
+    string "NaN", "Infinity" or "-Infinity", as the trace writes them: no API takes them bare."""
+    return finite(thaw(arguments))
+
+
 def dump_arguments(arguments: Any) -> str:
-    return json.dumps(thaw(arguments), ensure_ascii=False)
+    return json.dumps(echoed_arguments(arguments), ensure_ascii=False)
 
 
 def call_id(request: Request, index: int) -> str:

@@ -21,7 +21,8 @@ from .base import Reply, Request, Usage
 from ._deadline import sdk_http_client
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
-from ._http import Adapter, call_id, check_event_stream, read_call, reply_meta
+from ._http import (Adapter, call_id, check_event_stream, echoed_arguments, read_call,
+                    reply_meta)
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 OFFICIAL = "https://api.anthropic.com"
@@ -232,8 +233,8 @@ def _blocks(m: Any) -> tuple[str, list[dict]]:
     blocks: list[dict] = [{"type": "text", "text": m.content}] if m.content else []
     if m.role == "assistant":  # (its thinking first: the API requires it to lead the turn)
         blocks = [dict(b) for b in getattr(m, "thinking", ())] + blocks
-        blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": thaw(c.arguments)}
-                   for c in m.tool_calls]
+        blocks += [{"type": "tool_use", "id": c.id, "name": c.name,
+                    "input": echoed_arguments(c.arguments)} for c in m.tool_calls]
         return "assistant", blocks
     return "user", blocks
 

@@ -23,7 +23,7 @@ from ._errors import (AuthenticationError, BadRequestError, BadToolArgumentsErro
                       ModelNotFoundError, ProviderFailure, ProviderTimeoutError, RateLimitedError,
                       ServerError, ServerUnreachableError, body_error, clip, empty_reply,
                       error_reply, malformed, mid_reply, parse_retry_after, stream_cut)
-from ._http import Adapter, call_id, read_call, reply_meta
+from ._http import Adapter, call_id, echoed_arguments, read_call, reply_meta
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -291,7 +291,7 @@ def to_messages(system: str, messages: Any) -> list[dict]:
             item: dict[str, Any] = {"role": "assistant", "content": m.content}
             if m.tool_calls:
                 item["tool_calls"] = [{"function": {"name": c.name,
-                                                    "arguments": thaw(c.arguments)}}
+                                                    "arguments": echoed_arguments(c.arguments)}}
                                       for c in m.tool_calls]
                 names.update((c.id, c.name) for c in m.tool_calls)
             out.append(item)
