@@ -150,3 +150,85 @@ def test_non_finite_tool_arguments_are_answered_invalid_and_the_run_goes_on(vend
         "order_id": "AB-1", "amount": "NaN" if bad != bad else "Infinity"}
     invalid = [e for e in result.trace.events if e.kind == "tool.args_invalid"]
     assert len(invalid) == 1
+
+
+# ---------------------------------------------------------------- wrongly shaped fields
+def _openai(**message) -> Response:
+    return Response(200, {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+                          "choices": [{"index": 0, "finish_reason": "stop",
+                                       "message": {"role": "assistant", **message}}],
+                          "usage": {"prompt_tokens": 3, "completion_tokens": 2}})
+
+
+def _anthropic(content, **usage) -> Response:
+    return Response(200, {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+                          "content": content, "stop_reason": "end_turn",
+                          "usage": {"input_tokens": 3, "output_tokens": 2, **usage}})
+
+
+def _ollama(body) -> Response:
+    return Response(200, body)
+
+
+_OK_OLLAMA = {"model": "m", "created_at": "t", "done": True, "done_reason": "stop",
+              "message": {"role": "assistant", "content": "hi"}}
+_OK_CHUNK = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
+
+
+@pytest.mark.parametrize("vendor,item,said", [
+    ("anthropic", _anthropic("hello"), "`content` is a `str`"),
+    ("anthropic", _anthropic(["x"]), "`content` holds a `str`"),
+    ("anthropic", _anthropic([{"type": "text", "text": None}]), "the `text` of a `text` block is None"),
+    ("anthropic", _anthropic([{"type": "text", "text": "hi"}], output_tokens=-1),
+     "`output_tokens` is -1"),
+    ("ollama", _ollama([1]), "a body that is a `list`"),
+    ("ollama", _ollama(dict(_OK_OLLAMA, prompt_eval_count=-3)), "`prompt_eval_count` is -3"),
+    ("openai", _openai(content=5), "`message.content` is 5"),
+    ("openai", _openai(content=[{"type": "image_url", "image_url": {"url": "x"}}]),
+     "`message.content` is a list of parts other than text parts"),
+    ("openai", _openai(content=["hi"]), "`message.content` is a list of parts"),
+    ("openai", Response(200, dict(json.loads(json.dumps(_openai(content="hi").body)),
+                                  usage={"prompt_tokens": -5, "completion_tokens": 2})),
+     "`prompt_tokens` is -5"),
+])
+def test_a_wrongly_shaped_field_is_a_malformed_reply_naming_it(vendor, item, said):
+    assert said in str(malformed(vendor, item))
+
+
+@pytest.mark.parametrize("chunk,said", [
+    (dict(_OK_CHUNK, choices="zz"), "`choices` is a `str`"),
+    (dict(_OK_CHUNK, choices=["zz"]), "`choices` holds a `str`"),
+    (dict(_OK_CHUNK, choices=[{"index": 0, "delta": "zz"}]), "`delta` holds a `str`"),
+    (dict(_OK_CHUNK, choices=[{"index": 0, "delta": {"content": 5}}]), "`delta.content` is 5"),
+])
+def test_a_wrongly_shaped_openai_stream_chunk_is_a_malformed_reply(chunk, said):
+    chunks = [_sse(_OK_CHUNK), _sse(chunk), "data: [DONE]\n\n"]
+    exc = malformed("openai", Response(200, chunks=chunks, content_type=SSE), stream=True)
+    assert said in str(exc)
+
+
+@pytest.mark.parametrize("event,said", [
+    ({"type": "content_block_start", "index": 1, "content_block": "x"}, "`content_block` holds"),
+    ({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": None}},
+     "the `text` of a `text` block is None"),
+    ({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": None}},
+     "the `text` of a `text_delta` is None"),
+])
+def test_a_wrongly_shaped_anthropic_stream_event_is_a_malformed_reply(event, said):
+    chunks = VENDORS["anthropic"].stream(Turn("Hello there"))
+    chunks = chunks[:3] + [_sse(event, event["type"])] + chunks[3:]
+    exc = malformed("anthropic", Response(200, chunks=chunks, content_type=SSE), stream=True)
+    assert said in str(exc)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_content_as_a_list_of_text_parts_is_their_text_joined(stream):
+    parts = [{"type": "text", "text": "Hello "}, {"type": "text", "text": "there"}]
+    if stream:
+        chunk = dict(_OK_CHUNK, choices=[{"index": 0, "delta": {"content": parts},
+                                          "finish_reason": "stop"}])
+        item = Response(200, chunks=[_sse(chunk), "data: [DONE]\n\n"], content_type=SSE)
+    else:
+        item = _openai(content=parts)
+    assert call("openai", item, stream=stream).text == "Hello there"

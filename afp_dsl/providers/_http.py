@@ -22,7 +22,7 @@ from ..trace import finite
 from ._deadline import Watchdog
 from ._errors import (BadToolArgumentsError, ProviderFailure, body_error, clip, error_reply,
                       malformed, scrub)
-from ._options import MAX_TIMEOUT, flag, seconds, text
+from ._options import MAX_TIMEOUT, a, flag, seconds, text
 from .base import Provider, ProviderError, Request, ToolCall, UnreadCall
 
 MAX_EVENTS = 1000
@@ -81,6 +81,45 @@ def reply_meta(reply: Any) -> tuple[str | None, str | None]:
     rid, model = getattr(reply, "id", None), getattr(reply, "model", None)
     return (rid if isinstance(rid, str) and rid else None,
             model if isinstance(model, str) and model else None)
+
+
+def is_model(value: Any) -> bool:
+    """Whether the SDK parsed `value` into one of its models (a pydantic model): the SDKs build
+    replies without validating them, so a field of the wrong shape stays the raw JSON it was."""
+    return hasattr(type(value), "model_fields")
+
+
+def models(provider: str, url: str, value: Any, what: str) -> list:
+    """`value`, a list of SDK models (None: none), or a MalformedReplyError naming `what`."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise malformed(provider, url, f"`{what}` is {a(value)}, not a list of objects")
+    for item in value:
+        model(provider, url, item, what)
+    return value
+
+
+def model(provider: str, url: str, value: Any, what: str) -> Any:
+    """`value`, an SDK model, or a MalformedReplyError naming `what`."""
+    if not is_model(value):
+        raise malformed(provider, url, f"`{what}` holds {a(value)} where an object belongs")
+    return value
+
+
+def token_count(provider: str, url: str, value: Any, field: str) -> int:
+    """A usage count of a reply: None is 0, anything `int` takes is that whole number; a
+    negative count, or anything else, is a MalformedReplyError naming the field."""
+    if value is None:
+        return 0
+    try:
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):
+        n = None
+    if n is None or n < 0:
+        raise malformed(provider, url, f"the usage count `{field}` is {clip(repr(value), 40)}, "
+                                       f"not a whole number of 0 or more")
+    return n
 
 
 def echoed_arguments(arguments: Any) -> Any:

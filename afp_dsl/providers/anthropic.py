@@ -21,8 +21,8 @@ from .base import Reply, Request, Usage
 from ._deadline import sdk_http_client
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
-from ._http import (Adapter, call_id, check_event_stream, echoed_arguments, read_call,
-                    reply_meta)
+from ._http import (Adapter, call_id, check_event_stream, echoed_arguments, model, models,
+                    read_call, reply_meta, token_count)
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 OFFICIAL = "https://api.anthropic.com"
@@ -98,18 +98,10 @@ class AnthropicProvider(Adapter):
             raise error_reply(self.name, error)
         if content is None:
             raise malformed(self.name, self.shown_url, f"no content in {message!r}")
-        blocks = []
-        for b in content:
-            if b.type == "text":
-                blocks.append(("text", b.text))
-            elif b.type == "tool_use":
-                blocks.append(("tool_use", (b.id, b.name, b.input)))
-            elif b.type in _THINKING:
-                blocks.append(("thinking", _thought(b)))
+        blocks = [b for b in map(self._block, self._models(content, "content")) if b]
         usage = getattr(message, "usage", None)
         return self._finish(request, blocks, getattr(message, "stop_reason", None),
-                            Usage(_input_tokens(usage),
-                                  int(getattr(usage, "output_tokens", 0) or 0)),
+                            Usage(self._count(usage, *_INPUT), self._count(usage, _OUTPUT)),
                             reply_meta(message))
 
     def _finish(self, request: Request, blocks: list, stop_reason: str | None, usage: Usage,
@@ -128,55 +120,81 @@ class AnthropicProvider(Adapter):
             raise empty_reply(self.name, stop)
         return Reply(text, calls, usage, stop, *meta, thinking=thinking)
 
+    def _block(self, b: Any) -> tuple | None:
+        """One content block as (kind, value); None for a kind afp does not use."""
+        if b.type == "text":
+            return ("text", self._piece(b, "text"))
+        if b.type == "tool_use":
+            return ("tool_use", (b.id, b.name, getattr(b, "input", None)))
+        if b.type in _THINKING:
+            return ("thinking", _thought(b))
+        return None
+
     def _streamed(self, request: Request, kw: dict) -> Reply:
-        blocks: dict[int, list] = {}
-        stop, tokens_in, tokens_out, meta = None, 0, 0, (None, None)
+        acc = _Streamed()
         with self._client.messages.create(**kw, stream=True) as stream:
             check_event_stream(self.name, self.shown_url, stream.response)
             for ev in stream:
-                t = ev.type
-                if t == "message_start":
-                    meta = reply_meta(ev.message)
-                    u = ev.message.usage
-                    tokens_in = _input_tokens(u)
-                    tokens_out = int(getattr(u, "output_tokens", 0) or 0)
-                elif t == "content_block_start":
-                    b = ev.content_block
-                    blocks[ev.index] = ([b.type, b.text] if b.type == "text" else
-                                        [b.type, (b.id, b.name), [], getattr(b, "input", None)]
-                                        if b.type == "tool_use" else
-                                        ["thinking", _thought(b)] if b.type in _THINKING else
-                                        [b.type])
-                elif t == "content_block_delta":
-                    self._delta(blocks.get(ev.index), ev.delta)
-                elif t == "message_delta":
-                    stop = ev.delta.stop_reason or stop
-                    tokens_out = int(getattr(ev.usage, "output_tokens", 0) or tokens_out)
-                    tokens_in = max(tokens_in, _input_tokens(ev.usage))  # (counts add up)
-        if stop is None:  # no `message_delta` said why the reply ended: the stream was cut
+                self._take(acc, ev)
+        if acc.stop is None:  # no `message_delta` said why the reply ended: the stream was cut
             raise stream_cut(self.name, "a stop reason arrived")
-        out = []
-        for _, b in sorted(blocks.items()):
-            if b[0] == "text":
-                out.append(("text", b[1]))
-            elif b[0] == "tool_use":  # (input sent whole in the start event: no deltas)
-                out.append(("tool_use", (*b[1], "".join(b[2]) or b[3])))
-            elif b[0] == "thinking":
-                out.append(("thinking", b[1]))
-        return self._finish(request, out, stop, Usage(tokens_in, tokens_out), meta)
+        out = [_ended(b) for _, b in sorted(acc.blocks.items()) if b[0] != "other"]
+        return self._finish(request, out, acc.stop, Usage(acc.tokens_in, acc.tokens_out),
+                            acc.meta)
+
+    def _take(self, acc: "_Streamed", ev: Any) -> None:
+        """Add one stream event to what the stream has said so far."""
+        t = ev.type
+        if t == "message_start":
+            acc.meta = reply_meta(ev.message)
+            u = ev.message.usage
+            acc.tokens_in, acc.tokens_out = self._count(u, *_INPUT), self._count(u, _OUTPUT)
+        elif t == "content_block_start":
+            acc.blocks[ev.index] = self._started(ev.content_block)
+        elif t == "content_block_delta":
+            self._delta(acc.blocks.get(ev.index), ev.delta)
+        elif t == "message_delta":
+            acc.stop = ev.delta.stop_reason or acc.stop
+            acc.tokens_out = self._count(ev.usage, _OUTPUT) or acc.tokens_out
+            acc.tokens_in = max(acc.tokens_in, self._count(ev.usage, *_INPUT))  # (counts add up)
+
+    def _started(self, b: Any) -> list:
+        """A block a `content_block_start` opens, as the deltas that follow extend it."""
+        block = self._block(model(self.name, self.shown_url, b, "content_block"))
+        if block is None:
+            return ["other"]
+        kind, value = block
+        return ["tool_use", value[:2], [], value[2]] if kind == "tool_use" else [kind, value]
 
     def _delta(self, block: list | None, delta: Any) -> None:
         if block is None:
             return
-        if delta.type == "text_delta" and block[0] == "text":
-            block[1] += delta.text
+        kind = model(self.name, self.shown_url, delta, "delta").type
+        if kind == "text_delta" and block[0] == "text":
+            block[1] += self._piece(delta, "text", "")
             self._emit("llm.chunk", text=delta.text)
-        elif delta.type == "input_json_delta" and block[0] == "tool_use":
-            block[2].append(delta.partial_json)
-        elif delta.type == "thinking_delta" and block[0] == "thinking":
-            block[1]["thinking"] += delta.thinking
-        elif delta.type == "signature_delta" and block[0] == "thinking":
+        elif kind == "input_json_delta" and block[0] == "tool_use":
+            block[2].append(self._piece(delta, "partial_json", ""))
+        elif kind == "thinking_delta" and block[0] == "thinking":
+            block[1]["thinking"] += self._piece(delta, "thinking", "")
+        elif kind == "signature_delta" and block[0] == "thinking":
             block[1]["signature"] = delta.signature
+
+    def _piece(self, obj: Any, field: str, noun: str = " block") -> str:
+        """A text field of a block (or a delta, `noun=""`); a MalformedReplyError when it is
+        not text."""
+        value = getattr(obj, field, None)
+        if not isinstance(value, str):
+            raise malformed(self.name, self.shown_url, f"the `{field}` of a `{obj.type}`{noun} "
+                                                       f"is {check.a(value)}, not text")
+        return value
+
+    def _models(self, value: Any, field: str) -> list:
+        return models(self.name, self.shown_url, value, field)
+
+    def _count(self, usage: Any, *keys: str) -> int:
+        return sum(token_count(self.name, self.shown_url, getattr(usage, k, None), k)
+                   for k in keys)
 
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:
         return map_sdk_error(exc, _sdk(), provider=self.name, key_env="ANTHROPIC_API_KEY",
@@ -196,12 +214,30 @@ def _thought(b: Any) -> dict:
     return {"type": "thinking", "thinking": b.thinking or "", "signature": b.signature or ""}
 
 
-def _input_tokens(usage: Any) -> int:
-    """All the input tokens of a call: the Messages API counts those read from the prompt
-    cache and those written to it apart from `input_tokens` (OpenAI's `prompt_tokens`, like
-    OTel's `gen_ai.usage.input_tokens`, includes them), so they are added back."""
-    return sum(int(getattr(usage, k, 0) or 0) for k in (
-        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+# All the input tokens of a call: the Messages API counts those read from the prompt cache and
+# those written to it apart from `input_tokens` (OpenAI's `prompt_tokens`, like OTel's
+# `gen_ai.usage.input_tokens`, includes them), so they are added back.
+_INPUT = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_OUTPUT = "output_tokens"
+
+
+class _Streamed:
+    """What a streamed message has said so far: its blocks by index, each a list that the
+    deltas extend ([kind, value], or ["tool_use", (id, name), input pieces, start input])."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, list] = {}
+        self.stop: str | None = None
+        self.tokens_in = self.tokens_out = 0
+        self.meta: tuple = (None, None)
+
+
+def _ended(b: list) -> tuple:
+    """A streamed block as `_finish` takes it; a tool input sent whole in the start event (no
+    deltas followed) is kept."""
+    if b[0] == "tool_use":
+        return ("tool_use", (*b[1], "".join(b[2]) or b[3]))
+    return (b[0], b[1])
 
 
 def _schema(schema: Mapping[str, Any]) -> dict:

@@ -23,7 +23,7 @@ from ._errors import (AuthenticationError, BadRequestError, BadToolArgumentsErro
                       ModelNotFoundError, ProviderFailure, ProviderTimeoutError, RateLimitedError,
                       ServerError, ServerUnreachableError, body_error, clip, empty_reply,
                       error_reply, malformed, mid_reply, parse_retry_after, stream_cut)
-from ._http import Adapter, call_id, echoed_arguments, read_call, reply_meta
+from ._http import Adapter, call_id, echoed_arguments, read_call, reply_meta, token_count
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -114,8 +114,11 @@ class OllamaProvider(Adapter):
         # and keywords such as `pattern` and `minimum`; post the body as built instead.
         sdk = _sdk()
         if not self.stream:
-            return self._finish(request, [_chat_response(sdk, self._client._request_raw(
-                "POST", "/api/chat", json=body).json())])
+            part = self._client._request_raw("POST", "/api/chat", json=body).json()
+            if not isinstance(part, Mapping):
+                raise malformed(self.name, self.host, f"a body that is {check.a(part)}, not a "
+                                                      f"JSON object")
+            return self._finish(request, [_chat_response(sdk, part)])
         chunks = self._chunks(body)
         if chunks and not chunks[-1][0].done:  # no `"done": true` line: the stream was cut short
             raise stream_cut(self.name, "its last line (`\"done\": true`) arrived")
@@ -165,8 +168,8 @@ class OllamaProvider(Adapter):
         joined = "".join(text)
         if not joined and not calls:
             raise empty_reply(self.name, stop)
-        usage = Usage(int(getattr(last, "prompt_eval_count", 0) or 0),
-                      int(getattr(last, "eval_count", 0) or 0))
+        usage = Usage(*(token_count(self.name, self.host, getattr(last, k, None), k)
+                        for k in ("prompt_eval_count", "eval_count")))
         return Reply(joined, calls, usage, stop, *reply_meta(last))
 
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:

@@ -19,8 +19,8 @@ from .base import Reply, Request, Usage
 from ._deadline import sdk_http_client
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
-from ._http import (Adapter, call_id, check_event_stream, dump_arguments, read_call,
-                    reply_meta)
+from ._http import (Adapter, call_id, check_event_stream, dump_arguments, model, models,
+                    read_call, reply_meta, token_count)
 
 DEFAULT_MODEL = "gpt-4o-mini"
 OFFICIAL = "https://api.openai.com/v1"
@@ -109,14 +109,13 @@ class OpenAIProvider(Adapter):
         message = getattr(choice, "message", None)
         if message is None:
             raise malformed(self.name, self.shown_url, "a choice without a message")
-        raw_calls = [_raw_call(self, c) for c in (message.tool_calls or ())]
-        usage = getattr(completion, "usage", None)
+        model(self.name, self.shown_url, message, "message")
+        raw_calls = [_raw_call(self, c) for c in self._models(message.tool_calls, "tool_calls")]
+        content = self._text(message.content, "message.content")
         refusal = getattr(message, "refusal", None) or ""
-        return self._finish(request, message.content or refusal, raw_calls,
-                            _refused(getattr(choice, "finish_reason", None), message.content,
-                                     refusal),
-                            Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
-                                  int(getattr(usage, "completion_tokens", 0) or 0)),
+        return self._finish(request, content or refusal, raw_calls,
+                            _refused(getattr(choice, "finish_reason", None), content, refusal),
+                            self._usage(getattr(completion, "usage", None)),
                             reply_meta(completion))
 
     def _finish(self, request: Request, text: str, raw_calls: list, finish: str | None,
@@ -130,39 +129,57 @@ class OpenAIProvider(Adapter):
         return Reply(text, calls, usage, stop, *meta)
 
     def _streamed(self, request: Request, kw: dict) -> Reply:
-        text: list[str] = []
-        refusal: list[str] = []
-        calls = _StreamedCalls()
-        finish, usage, meta = None, Usage(), (None, None)
+        acc = _Streamed()
         stream = self._client.chat.completions.create(
             **kw, stream=True, stream_options={"include_usage": True})
         with stream:
             check_event_stream(self.name, self.shown_url, stream.response)
             for chunk in stream:
-                if meta == (None, None):
-                    meta = reply_meta(chunk)
-                if getattr(chunk, "usage", None) is not None:
-                    usage = Usage(int(chunk.usage.prompt_tokens or 0),
-                                  int(chunk.usage.completion_tokens or 0))
-                for choice in getattr(chunk, "choices", None) or ():
-                    finish = choice.finish_reason or finish
-                    delta = choice.delta
-                    if delta is None:
-                        continue
-                    if delta.content:
-                        text.append(delta.content)
-                        self._emit("llm.chunk", text=delta.content)
-                    if getattr(delta, "refusal", None):
-                        refusal.append(delta.refusal)
-                        self._emit("llm.chunk", text=delta.refusal)
-                    for tc in delta.tool_calls or ():
-                        calls.add(tc)
-        if finish is None:  # no chunk said why the reply ended: the stream was cut short
+                self._take(acc, chunk)
+        if acc.finish is None:  # no chunk said why the reply ended: the stream was cut short
             raise stream_cut(self.name, "a finish reason arrived")
-        raw = calls.raw()
-        said, refused = "".join(text), "".join(refusal)
-        return self._finish(request, said or refused, raw, _refused(finish, said, refused),
-                            usage, meta)
+        said, refused = "".join(acc.text), "".join(acc.refusal)
+        return self._finish(request, said or refused, acc.calls.raw(),
+                            _refused(acc.finish, said, refused), acc.usage, acc.meta)
+
+    def _take(self, acc: "_Streamed", chunk: Any) -> None:
+        """Add one stream chunk to what the stream has said so far."""
+        if acc.meta == (None, None):
+            acc.meta = reply_meta(chunk)
+        if getattr(chunk, "usage", None) is not None:
+            acc.usage = self._usage(chunk.usage)
+        for choice in self._models(getattr(chunk, "choices", None), "choices"):
+            acc.finish = choice.finish_reason or acc.finish
+            delta = getattr(choice, "delta", None)
+            if delta is None:
+                continue
+            model(self.name, self.shown_url, delta, "delta")
+            for kind, piece in (("text", self._text(delta.content, "delta.content")),
+                                ("refusal", getattr(delta, "refusal", None))):
+                if piece:
+                    getattr(acc, kind).append(piece)
+                    self._emit("llm.chunk", text=piece)
+            for tc in self._models(delta.tool_calls, "tool_calls"):
+                acc.calls.add(tc)
+
+    def _text(self, content: Any, field: str) -> str:
+        """A message's (or delta's) content as text: a list of `{"type": "text", "text": ...}`
+        parts (as Mistral-style servers send) is their texts joined; anything else but text
+        or null is a MalformedReplyError."""
+        if content is None or isinstance(content, str):
+            return content or ""
+        if isinstance(content, list) and all(map(_text_part, content)):
+            return "".join(_part(c, "text") for c in content)
+        shown = check.a(content) if not isinstance(content, list) else "a list of parts other " \
+            "than text parts"
+        raise malformed(self.name, self.shown_url, f"`{field}` is {shown}, not text")
+
+    def _models(self, value: Any, field: str) -> list:
+        return models(self.name, self.shown_url, value, field)
+
+    def _usage(self, usage: Any) -> Usage:
+        return Usage(*(token_count(self.name, self.shown_url, getattr(usage, k, None), k)
+                       for k in ("prompt_tokens", "completion_tokens")))
 
     def _map(self, exc: Exception, request: Request) -> ProviderFailure:
         return map_sdk_error(exc, _sdk(), provider=self.name, key_env="OPENAI_API_KEY",
@@ -175,6 +192,25 @@ def _refused(finish: str | None, content: str | None, refusal: str) -> str | Non
     """The finish reason of a reply that is a refusal (`message.refusal`, with no content; its
     finish reason is `stop`): `content_filter`, as the model declined to answer."""
     return "content_filter" if refusal and not content and finish in (None, "stop") else finish
+
+
+class _Streamed:
+    """What a streamed completion has said so far."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.refusal: list[str] = []
+        self.calls = _StreamedCalls()
+        self.finish: str | None = None
+        self.usage, self.meta = Usage(), (None, None)
+
+
+def _part(part: Any, key: str) -> Any:
+    return part.get(key) if isinstance(part, Mapping) else getattr(part, key, None)
+
+
+def _text_part(part: Any) -> bool:
+    return _part(part, "type") == "text" and isinstance(_part(part, "text"), str)
 
 
 def _raw_call(p: OpenAIProvider, c: Any) -> tuple:
