@@ -48,7 +48,7 @@ def test_a_server_error_without_retry_after_has_none():
     assert exc.retry_after is None and "retry after" not in str(exc)
 
 
-@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+@pytest.mark.parametrize("vendor", ALL)
 def test_a_408_is_a_transient_timeout_not_a_bad_request(vendor):
     exc = fail(vendor, VENDORS[vendor].error(408, "request timed out"))
     assert isinstance(exc, h.ProviderTimeoutError) and exc.transient and exc.status == 408

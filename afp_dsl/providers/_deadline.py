@@ -36,7 +36,8 @@ _STREAM_CLASSES: dict[str, type] = {}
 
 class Watchdog:
     """The deadline of the header phase: `arm()` when a request is sent starts a timer of
-    `timeout` seconds; if it runs out before `disarm()` (headers arrived, or the call ended),
+    `timeout` seconds; if it runs out before `disarm()` (or `answered()`: the headers arrived;
+    or the call ended),
     `close` runs (the client's own transport: its open connections are closed, so the blocked
     read ends at the latest one read later) and `fired` stays True in that thread until its next
     `arm()`. Each thread has its own timer (an adapter may serve calls from several threads at
@@ -56,6 +57,20 @@ class Watchdog:
         """Whether this thread's last armed call was cut off."""
         arm = getattr(self._local, "arm", None)
         return arm is not None and arm.fired
+
+    @property
+    def heard(self) -> bool:
+        """Whether the response headers of this thread's last armed call arrived: a connection
+        that breaks after that broke in the middle of a reply, not before the server answered."""
+        arm = getattr(self._local, "arm", None)
+        return arm is not None and arm.heard
+
+    def answered(self) -> None:
+        """The headers arrived: noted (`heard`), and the timer disarmed."""
+        arm = getattr(self._local, "arm", None)
+        if arm is not None:
+            arm.heard = True
+        self.disarm()
 
     def arm(self) -> None:
         self.disarm()
@@ -100,11 +115,11 @@ def _delay(timeout: float) -> float:
 class _Arm:
     """One armed call of a `Watchdog`: its timer, and whether it ended (`done`) or fired."""
 
-    __slots__ = ("timer", "done", "fired")
+    __slots__ = ("timer", "done", "fired", "heard")
 
     def __init__(self) -> None:
         self.timer: Any = None
-        self.done = self.fired = False
+        self.done = self.fired = self.heard = False
 
 
 def deadline_hooks(http: ModuleType, timeout: float, clock: Clock = time.monotonic,
@@ -120,7 +135,7 @@ def deadline_hooks(http: ModuleType, timeout: float, clock: Clock = time.monoton
 
     def on_response(response: Any) -> None:
         if watchdog is not None:
-            watchdog.disarm()
+            watchdog.answered()
         deadline = response.request.extensions.get(_KEY)
         if deadline is None:
             return

@@ -187,9 +187,7 @@ def map_sdk_error(exc: Exception, sdk: Any, *, provider: str, key_env: str, url:
         return ServerUnreachableError(f"{provider}: cannot connect to {url}; is the server "
                                       f"running? ({url_hint})", provider=provider)
     if is_http_transport_error(exc):  # raised unwrapped while reading a streamed body
-        return ServerUnreachableError(f"{provider}: the connection to {url} broke in the middle "
-                                      f"of the reply ({clip(exc, 160)}); try again, or run with "
-                                      f"--retries N", provider=provider)
+        return reply_cut(provider, url, exc)
     if isinstance(exc, sdk.APIStatusError):
         return _status_error(exc, provider=provider, key_env=key_env, model=model)
     if isinstance(exc, sdk.APIError):  # an error event inside a stream
@@ -244,6 +242,14 @@ def _error_type(exc: Any, field: str = "type") -> str:
 
 def _error_code(exc: Any) -> str:
     return _error_type(exc, "code")
+
+
+def reply_cut(provider: str, url: str, exc: BaseException) -> ServerUnreachableError:
+    """The connection broke after the server had begun to answer (its body closed before its
+    end, a chunked stream cut off): transient, as a connection that never opened is."""
+    return ServerUnreachableError(f"{provider}: the reply from {url} was cut off before its "
+                                  f"end: the connection broke ({clip(exc, 160)}); try again, "
+                                  f"or run with --retries N", provider=provider)
 
 
 def stream_cut(provider: str, what: str) -> ServerError:

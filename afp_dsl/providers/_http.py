@@ -19,9 +19,9 @@ import attrs
 
 from ..frozen import a_type, thaw
 from ..trace import finite
-from ._deadline import Watchdog
+from ._deadline import Watchdog, is_http_transport_error
 from ._errors import (BadToolArgumentsError, ProviderFailure, body_error, clip, error_reply,
-                      malformed, scrub)
+                      malformed, reply_cut, scrub)
 from ._options import MAX_TIMEOUT, a, flag, seconds, text
 from .base import Provider, ProviderError, Request, ToolCall, UnreadCall
 
@@ -210,6 +210,7 @@ class Adapter(Observable, Provider):
 
     name = "provider"
     default_model = ""
+    shown_url = ""  # the server's URL as messages show it (set by the subclass)
 
     def __init__(self, model: str | None, *, timeout: float, stream: bool,
                  secrets: tuple[str | None, ...] = ()):
@@ -235,12 +236,20 @@ class Adapter(Observable, Provider):
     def _failure(self, exc: Exception, request: Request) -> Exception:
         if self.watchdog.fired:  # cut off before the headers: whatever the read then raised
             exc = self.watchdog.timeout_error()
-        if isinstance(exc, ProviderFailure):
-            return exc.with_message(scrub(str(exc), self._secrets))
-        if isinstance(exc, ProviderError):
+        if isinstance(exc, ProviderError) and not isinstance(exc, ProviderFailure):
             return ProviderError(scrub(str(exc), self._secrets))
-        mapped = self._map(exc, request)
+        mapped = exc if isinstance(exc, ProviderFailure) else \
+            self._cut_off(exc) or self._map(exc, request)
         return mapped.with_message(scrub(str(mapped), self._secrets))
+
+    def _cut_off(self, exc: Exception) -> ProviderFailure | None:
+        """A broken connection after the response headers had arrived (the SDKs may wrap it as
+        a connection error, as if the server never answered): the reply was cut off."""
+        if not self.watchdog.heard:
+            return None
+        broken = next((e for e in (exc, exc.__cause__, exc.__context__)
+                       if e is not None and is_http_transport_error(e)), None)
+        return None if broken is None else reply_cut(self.name, self.shown_url, broken)
 
     async def acomplete(self, request: Request):
         return await asyncio.to_thread(self.complete, request)

@@ -87,7 +87,7 @@ class OllamaProvider(Adapter):
             raise ValueError("`host` (or OLLAMA_HOST) is not a server address such as "
                              "`http://127.0.0.1:11434`") from None
         watch_client(self._client._client, self.watchdog)  # (the SDK's httpx client)
-        self.host = str(self._client._client.base_url).rstrip("/")
+        self.host = self.shown_url = str(self._client._client.base_url).rstrip("/")
         _check_host(self._client._client.base_url, given=bool(host))
 
     def _note(self, response: Any) -> None:
@@ -230,6 +230,10 @@ def _response_error(exc: Any, model: str, headers: Any = None) -> ProviderFailur
     if status == 429:
         return RateLimitedError(f"ollama: rate limited (429{when}): {detail}; wait, or run with "
                                 f"--retries N", retry_after=wait, **kw)
+    if status == 408:  # (the server, or a proxy in front of it, gave up waiting: transient)
+        return ProviderTimeoutError(f"ollama: the server timed out the request (408{when}: "
+                                    f"{detail}); try again, or run with --retries N",
+                                    retry_after=wait, **kw)
     if status >= 500:
         return ServerError(f"ollama: server error {status}{when}: {detail}; check the `ollama "
                            f"serve` log, or run with --retries N", retry_after=wait, **kw)

@@ -55,7 +55,8 @@ class _Wrapper(Observable, Provider):
 class RetryProvider(_Wrapper):
     """Retries transient errors (rate limits, 5xx, timeouts, unreachable servers); the delay
     before attempt k+1 is the server's retry-after if given, else backoff * 2**(k-1), capped
-    at `max_delay`. A retry-after longer than `max_delay` ends the retries at once."""
+    at `max_delay`. A retry-after longer than `max_delay` ends the retries at once, and the
+    error says it was not waited for."""
 
     def __init__(self, inner: Provider, max_attempts: int = 3, backoff: float = 0.5, *,
                  max_delay: float = 30.0, sleep: Callable[[float], None] = time.sleep,
@@ -77,12 +78,20 @@ class RetryProvider(_Wrapper):
             except ProviderError as exc:
                 delay = self._delay(exc, attempt)
                 if delay is None:
-                    raise (_with_note(exc, f"gave up after {attempt} attempts") if attempt > 1
-                           else exc) from None
+                    raise self._given_up(exc, attempt) from None
                 self._emit("llm.retry", attempt=attempt, of=self.max_attempts, delay=delay,
                            error=_kind(exc), message=str(exc))
                 self.sleep(delay)
                 attempt += 1
+
+    def _given_up(self, exc: ProviderError, attempt: int) -> ProviderError:
+        """`exc` saying why it was not retried (further), when it was retryable."""
+        notes = [f"gave up after {attempt} attempts"] if attempt > 1 else []
+        after = getattr(exc, "retry_after", None)
+        if attempt < self.max_attempts and self.retry_on(exc) and after is not None:
+            notes.append(f"not retried: the server asked to wait {after:g}s, longer than the "
+                         f"retry limit (max_delay={self.max_delay:g}s); try again later")
+        return _with_note(exc, "; ".join(notes)) if notes else exc
 
     def _delay(self, exc: ProviderError, attempt: int) -> float | None:
         if attempt >= self.max_attempts or not self.retry_on(exc):
