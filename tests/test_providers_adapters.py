@@ -472,6 +472,8 @@ def _adapter(vendor: str, **kw):
     ({"env": 5}, TypeError, "`env` takes a mapping"),
     ({"model": 5}, TypeError, "`model` takes a `str`"),
     ({"stream": "yes"}, TypeError, "`stream` takes True or False"),
+    ({"max_reply_bytes": "32M"}, TypeError, "`max_reply_bytes` takes a whole number"),
+    ({"max_reply_bytes": 0}, ValueError, "`max_reply_bytes` must be at least 1"),
 ])
 def test_an_adapter_refuses_a_bad_common_option(vendor, kw, error, said):
     with pytest.raises(error, match=said):

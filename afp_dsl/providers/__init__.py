@@ -11,8 +11,8 @@ from typing import Any
 
 from ._errors import (AuthenticationError, BadRequestError, BadToolArgumentsError, EmptyReplyError,
                       MalformedReplyError, MissingKeyError, ModelNotFoundError, ProviderFailure,
-                      ProviderTimeoutError, QuotaExceededError, RateLimitedError, ServerError,
-                      ServerUnreachableError)
+                      ProviderTimeoutError, QuotaExceededError, RateLimitedError,
+                      ReplyTooLargeError, ServerError, ServerUnreachableError)
 from ._http import ProviderEvent
 from .anthropic import anthropic
 from .base import (Message, Provider, ProviderError, Reply, Request, ToolCall, ToolSpec,
@@ -23,12 +23,12 @@ from .openai import openai
 from .resilience import CircuitOpenError, with_circuit_breaker, with_fallback, with_retry
 
 __all__ = ["AuthenticationError", "BadRequestError", "BadToolArgumentsError", "CircuitOpenError",
-           "EmptyReplyError", "MalformedReplyError", "Message", "MissingKeyError",
-           "MockProvider", "ModelNotFoundError", "Provider", "ProviderError", "ProviderEvent",
-           "ProviderFailure", "ProviderTimeoutError", "QuotaExceededError", "RateLimitedError",
-           "Reply", "Request", "ServerError", "ServerUnreachableError", "ToolCall", "ToolSpec",
-           "Usage", "anthropic", "by_name", "mock", "ollama", "openai", "with_circuit_breaker",
-           "with_fallback", "with_retry"]
+           "EmptyReplyError", "MalformedReplyError", "Message", "MissingKeyError", "MockProvider",
+           "ModelNotFoundError", "Provider", "ProviderError", "ProviderEvent", "ProviderFailure",
+           "ProviderTimeoutError", "QuotaExceededError", "RateLimitedError", "Reply",
+           "ReplyTooLargeError", "Request", "ServerError", "ServerUnreachableError", "ToolCall",
+           "ToolSpec", "Usage", "anthropic", "by_name", "mock", "ollama", "openai",
+           "with_circuit_breaker", "with_fallback", "with_retry"]
 
 
 def by_name(name: str, model: str | None = None, script: list | None = None, **kw: Any) -> Provider:

@@ -11,8 +11,8 @@ Role:       `deadline_hooks(http, timeout)` gives httpx `event_hooks` (for `http
             closes the connections of the client's transports once the deadline passes
             (`watch_client`): a server trickling its *headers* is cut off too, and the adapter
             reports the failure as the timeout it is (`Watchdog.fired`).
-            `sdk_http_client(sdk, timeout, watchdog)` is an OpenAI/Anthropic SDK client with
-            these hooks; `is_http_timeout(exc)` recognises a timeout wherever it surfaces,
+            `sdk_http_client(sdk, timeout, watchdog, also)` is an OpenAI/Anthropic SDK client
+            with these hooks (and another response hook: `_limits`' size cap); `is_http_timeout(exc)` recognises a timeout wherever it surfaces,
             `is_http_transport_error(exc)` any other broken connection.
 Emits:      nothing; a late call raises `ReadTimeout`, which the adapters map to the transient
             `ProviderTimeoutError`.
@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator
 
 Clock = Callable[[], float]
 _KEY = "afp.deadline"  # the request extension holding the deadline (httpcore ignores it)
-_STREAM_CLASSES: dict[str, type] = {}
+_STREAM_CLASSES: dict[tuple, type] = {}
 
 
 class Watchdog:
@@ -140,19 +140,23 @@ def deadline_hooks(http: ModuleType, timeout: float, clock: Clock = time.monoton
         if deadline is None:
             return
         _check(http, response.request, deadline, timeout, clock)
-        response.stream = _stream_class(http)(response.stream, response.request, deadline,
-                                              timeout, clock)
+        response.stream = stream_class(http, _DeadlineStream)(response.stream, response.request,
+                                                             deadline, timeout, clock)
 
     return {"request": [on_request], "response": [on_response]}
 
 
-def sdk_http_client(sdk: ModuleType, timeout: float, watchdog: Watchdog | None = None) -> Any:
+def sdk_http_client(sdk: ModuleType, timeout: float, watchdog: Watchdog | None = None,
+                    also: Callable[[ModuleType], Callable] | None = None) -> Any:
     """The OpenAI/Anthropic SDK's own default httpx client (its limits, redirects, socket
     options and proxies from the environment) with the deadline hooks, for `http_client=`;
     works whichever httpx flavour the SDK is built on. With a `watchdog`, it may close the
-    client's transports (`watch_client`)."""
+    client's transports (`watch_client`); `also(http)` makes a response hook run after them."""
     cls = sdk.DefaultHttpxClient
-    client = cls(event_hooks=deadline_hooks(http_module(cls), timeout, watchdog=watchdog))
+    hooks = deadline_hooks(http_module(cls), timeout, watchdog=watchdog)
+    if also is not None:
+        hooks["response"].append(also(http_module(cls)))
+    client = cls(event_hooks=hooks)
     if watchdog is not None:
         watch_client(client, watchdog)
     return client
@@ -218,12 +222,14 @@ def _check(http: ModuleType, request: Any, deadline: float, timeout: float,
                                f"whole call)", request=request)
 
 
-def _stream_class(http: ModuleType) -> type:
-    """A `SyncByteStream` subclass of `http` (httpx checks the type before reading a body)."""
-    cls = _STREAM_CLASSES.get(http.__name__)
+def stream_class(http: ModuleType, body: type) -> type:
+    """`body` (a response body wrapper) as a `SyncByteStream` subclass of `http`: httpx checks
+    the type before reading a body."""
+    key = (http.__name__, body)
+    cls = _STREAM_CLASSES.get(key)
     if cls is None:
-        cls = type("DeadlineStream", (_DeadlineStream, http.SyncByteStream), {"_http": http})
-        _STREAM_CLASSES[http.__name__] = cls
+        cls = type(body.__name__.lstrip("_"), (body, http.SyncByteStream), {"_http": http})
+        _STREAM_CLASSES[key] = cls
     return cls
 
 

@@ -86,6 +86,12 @@ class MalformedReplyError(ProviderFailure):
     kind = "malformed_reply"
 
 
+class ReplyTooLargeError(MalformedReplyError):
+    """A reply larger than the adapter's `max_reply_bytes`: an endless body, a runaway stream."""
+
+    kind = "reply_too_large"
+
+
 class BadToolArgumentsError(ProviderFailure):
     kind = "bad_tool_arguments"
 
@@ -284,3 +290,11 @@ def malformed(provider: str, url: str, what: Any) -> MalformedReplyError:
     return MalformedReplyError(f"{provider}: the reply from {url} is not what the API returns "
                                f"({clip(what, 160)}); check that the URL points at the right "
                                f"API", provider=provider)
+
+
+def too_large(provider: str, url: str, limit: int, what: str) -> ReplyTooLargeError:
+    return ReplyTooLargeError(f"{provider}: the reply from {url} is too large: {what} passed "
+                              f"the limit of {limit} bytes ({limit / 2**20:g} MiB); if such "
+                              f"replies are expected, raise the adapter's max_reply_bytes= "
+                              f"(e.g. max_reply_bytes={limit * 2}), else check the server",
+                              provider=provider)

@@ -2,7 +2,8 @@
 
 Role:       one place for what every adapter does alike: parsing tool-call arguments, telling
             a streamed answer that is no event stream (`check_event_stream`), the event
-            hook (`subscribe`) that streaming and resilience feed, and `Adapter`, which turns
+            hook (`subscribe`) that streaming and resilience feed, and `Adapter`, which holds
+            the options every adapter takes (`timeout`, `stream`, `max_reply_bytes`) and turns
             whatever a vendor SDK raises into a classified `_errors` failure, secrets scrubbed.
 Emits:      provider events `llm.chunk`, `llm.retry`, `llm.fallback`, `llm.circuit` (as
             `ProviderEvent` values to subscribers and the bounded `events` list).
@@ -19,10 +20,11 @@ import attrs
 
 from ..frozen import a_type, thaw
 from ..trace import finite
-from ._deadline import Watchdog, is_http_transport_error
+from ._deadline import Watchdog, is_http_transport_error, sdk_http_client
 from ._errors import (BadToolArgumentsError, ProviderFailure, body_error, clip, error_reply,
-                      malformed, reply_cut, scrub)
-from ._options import MAX_TIMEOUT, a, flag, seconds, text
+                      malformed, reply_cut, scrub, too_large)
+from ._limits import ReplyTooLarge, Tally, size_hook
+from ._options import MAX_TIMEOUT, a, count, flag, seconds, text
 from .base import Provider, ProviderError, Request, ToolCall, UnreadCall
 
 MAX_EVENTS = 1000
@@ -213,11 +215,13 @@ class Adapter(Observable, Provider):
     shown_url = ""  # the server's URL as messages show it (set by the subclass)
 
     def __init__(self, model: str | None, *, timeout: float, stream: bool,
-                 secrets: tuple[str | None, ...] = ()):
+                 max_reply_bytes: int, secrets: tuple[str | None, ...] = ()):
         self._init_events()
         self.model = text("model", model, example=f'model="{self.default_model}"')
         self.timeout = seconds("timeout", timeout, at_most=MAX_TIMEOUT)
         self.stream = flag("stream", stream)
+        self.max_reply_bytes = count("max_reply_bytes", max_reply_bytes,
+                                     example="max_reply_bytes=64 * 2**20")
         self._secrets = secrets
         self.watchdog = Watchdog(self.timeout)  # wired to the SDK client by the subclass
 
@@ -239,8 +243,24 @@ class Adapter(Observable, Provider):
         if isinstance(exc, ProviderError) and not isinstance(exc, ProviderFailure):
             return ProviderError(scrub(str(exc), self._secrets))
         mapped = exc if isinstance(exc, ProviderFailure) else \
-            self._cut_off(exc) or self._map(exc, request)
+            self._too_large(exc) or self._cut_off(exc) or self._map(exc, request)
         return mapped.with_message(scrub(str(mapped), self._secrets))
+
+    def _http_client(self, sdk: Any) -> Any:
+        """The OpenAI/Anthropic SDK's own httpx client, bounded by `timeout` (the whole call)
+        and `max_reply_bytes` (an SSE stream's events, or a plain reply's body)."""
+        return sdk_http_client(sdk, self.timeout, self.watchdog, also=size_hook(
+            self.max_reply_bytes, "sse" if self.stream else None))
+
+    def tally(self) -> Tally:
+        """A count of what one streamed reply accumulates, against `max_reply_bytes`."""
+        return Tally(self.max_reply_bytes)
+
+    def _too_large(self, exc: Exception) -> ProviderFailure | None:
+        """The reply passed `max_reply_bytes` (the SDKs may wrap that as a connection error)."""
+        big = next((e for e in (exc, exc.__cause__, exc.__context__)
+                    if isinstance(e, ReplyTooLarge)), None)
+        return None if big is None else too_large(self.name, self.shown_url, big.limit, big.what)
 
     def _cut_off(self, exc: Exception) -> ProviderFailure | None:
         """A broken connection after the response headers had arrived (the SDKs may wrap it as

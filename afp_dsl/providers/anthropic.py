@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from ..frozen import thaw
 from . import _options as check
 from .base import Reply, Request, Usage
-from ._deadline import sdk_http_client
+from ._limits import DEFAULT_MAX_REPLY_BYTES, Tally
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
 from ._http import (Adapter, call_id, check_event_stream, echoed_arguments, model, models,
@@ -46,6 +46,7 @@ class AnthropicProvider(Adapter):
 
     def __init__(self, model: str | None = None, *, api_key: str | None = None,
                  base_url: str | None = None, timeout: float = 60.0, stream: bool = False,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
                  max_tokens: int = 4096, params: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None):
         env = os.environ if check.mapping("env", env, example="env=os.environ") is None else env
@@ -55,7 +56,7 @@ class AnthropicProvider(Adapter):
         given = bool(base_url)
         base_url = (base_url or env.get("ANTHROPIC_BASE_URL") or OFFICIAL).rstrip("/")
         check.http_url(base_url, given=given, env_name="ANTHROPIC_BASE_URL", example='`base_url="https://gateway.example/anthropic"`')
-        super().__init__(model, timeout=timeout, stream=stream,
+        super().__init__(model, timeout=timeout, stream=stream, max_reply_bytes=max_reply_bytes,
                          secrets=(api_key, *url_secrets(base_url)))
         if not api_key:
             raise MissingKeyError("anthropic: no API key; set ANTHROPIC_API_KEY (or pass "
@@ -65,11 +66,12 @@ class AnthropicProvider(Adapter):
         self.max_tokens = check.count("max_tokens", max_tokens, example="max_tokens=4096")
         self.params = check.arguments("params", params, example='params={"temperature": 0}')
         sdk = _sdk()
-        # The SDK's `timeout=` limits each socket read; `sdk_http_client` adds the deadline of
-        # the whole call (a trickling server or a keep-alive-only stream would hang otherwise).
+        # The SDK's `timeout=` limits each socket read; `_http_client` adds the deadline of the
+        # whole call (a trickling server or a keep-alive-only stream would hang otherwise) and
+        # the cap on the reply's size.
         self._client = sdk.Anthropic(api_key=api_key, base_url=self.base_url,
                                      timeout=self.timeout, max_retries=0,
-                                     http_client=sdk_http_client(sdk, self.timeout, self.watchdog))
+                                     http_client=self._http_client(sdk))
 
     # ------------------------------------------------------------ request
     def body(self, request: Request) -> dict:
@@ -131,7 +133,7 @@ class AnthropicProvider(Adapter):
         return None
 
     def _streamed(self, request: Request, kw: dict) -> Reply:
-        acc = _Streamed()
+        acc = _Streamed(self.tally())
         with self._client.messages.create(**kw, stream=True) as stream:
             check_event_stream(self.name, self.shown_url, stream.response)
             for ev in stream:
@@ -152,7 +154,7 @@ class AnthropicProvider(Adapter):
         elif t == "content_block_start":
             acc.blocks[ev.index] = self._started(ev.content_block)
         elif t == "content_block_delta":
-            self._delta(acc.blocks.get(ev.index), ev.delta)
+            self._delta(acc.blocks.get(ev.index), ev.delta, acc.tally)
         elif t == "message_delta":
             acc.stop = ev.delta.stop_reason or acc.stop
             acc.tokens_out = self._count(ev.usage, _OUTPUT) or acc.tokens_out
@@ -166,19 +168,22 @@ class AnthropicProvider(Adapter):
         kind, value = block
         return ["tool_use", value[:2], [], value[2]] if kind == "tool_use" else [kind, value]
 
-    def _delta(self, block: list | None, delta: Any) -> None:
+    def _delta(self, block: list | None, delta: Any, tally: Tally) -> None:
         if block is None:
             return
         kind = model(self.name, self.shown_url, delta, "delta").type
-        if kind == "text_delta" and block[0] == "text":
-            block[1] += self._piece(delta, "text", "")
-            self._emit("llm.chunk", text=delta.text)
-        elif kind == "input_json_delta" and block[0] == "tool_use":
-            block[2].append(self._piece(delta, "partial_json", ""))
-        elif kind == "thinking_delta" and block[0] == "thinking":
-            block[1]["thinking"] += self._piece(delta, "thinking", "")
-        elif kind == "signature_delta" and block[0] == "thinking":
-            block[1]["signature"] = delta.signature
+        field = _DELTAS.get((kind, block[0]))
+        if field is None:
+            return
+        piece = self._piece(delta, field, "")
+        tally.add(piece)
+        if kind == "text_delta":
+            block[1] += piece
+            self._emit("llm.chunk", text=piece)
+        elif kind == "input_json_delta":
+            block[2].append(piece)
+        else:  # (a thinking block's text, or its signature, which replaces the last)
+            block[1][field] = block[1][field] + piece if field == "thinking" else piece
 
     def _piece(self, obj: Any, field: str, noun: str = " block") -> str:
         """A text field of a block (or a delta, `noun=""`); a MalformedReplyError when it is
@@ -221,11 +226,19 @@ _INPUT = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_token
 _OUTPUT = "output_tokens"
 
 
+# The text field each kind of delta carries, by (delta type, type of the block it extends).
+_DELTAS = {("text_delta", "text"): "text", ("input_json_delta", "tool_use"): "partial_json",
+           ("thinking_delta", "thinking"): "thinking",
+           ("signature_delta", "thinking"): "signature"}
+
+
 class _Streamed:
     """What a streamed message has said so far: its blocks by index, each a list that the
-    deltas extend ([kind, value], or ["tool_use", (id, name), input pieces, start input])."""
+    deltas extend ([kind, value], or ["tool_use", (id, name), input pieces, start input]);
+    `tally` counts their size."""
 
-    def __init__(self) -> None:
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
         self.blocks: dict[int, list] = {}
         self.stop: str | None = None
         self.tokens_in = self.tokens_out = 0

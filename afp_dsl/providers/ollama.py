@@ -24,6 +24,7 @@ from ._errors import (AuthenticationError, BadRequestError, BadToolArgumentsErro
                       ServerError, ServerUnreachableError, body_error, clip, empty_reply,
                       error_reply, malformed, mid_reply, parse_retry_after, stream_cut)
 from ._http import Adapter, call_id, echoed_arguments, read_call, reply_meta, token_count
+from ._limits import DEFAULT_MAX_REPLY_BYTES, size_hook
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -59,6 +60,7 @@ class OllamaProvider(Adapter):
 
     def __init__(self, model: str | None = None, *, host: str | None = None,
                  timeout: float = 120.0, stream: bool = False,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
                  options: Mapping[str, Any] | None = None, keep_alive: str | None = None,
                  env: Mapping[str, str] | None = None):
         env = os.environ if check.mapping("env", env, example="env=os.environ") is None else env
@@ -70,16 +72,19 @@ class OllamaProvider(Adapter):
                             f"number of seconds, or None, not {check.a(keep_alive)}")
         # the SDK sends OLLAMA_API_KEY (read from the process environment) as a bearer token:
         # a server that quotes it back must not put it in an error message
-        super().__init__(model, timeout=timeout, stream=stream,
+        super().__init__(model, timeout=timeout, stream=stream, max_reply_bytes=max_reply_bytes,
                          secrets=(os.environ.get("OLLAMA_API_KEY"), env.get("OLLAMA_API_KEY")))
         self._last = threading.local()  # the headers of this thread's last response
         self.options, self.keep_alive = dict(options or {}), keep_alive
         sdk = _sdk()
         import httpx  # what the `ollama` SDK sends with (installed with it)
         # httpx's `timeout=` limits each socket read; the hooks add the deadline of the whole
-        # call (a trickling server or a slow NDJSON stream would hang otherwise).
+        # call (a trickling server or a slow NDJSON stream would hang otherwise) and the cap on
+        # the reply's size.
         hooks = deadline_hooks(httpx, self.timeout, watchdog=self.watchdog)
-        hooks["response"] = [self._note, *hooks["response"]]  # (the SDK's errors keep no headers)
+        bound = size_hook(self.max_reply_bytes, "ndjson" if self.stream else None)(httpx)
+        # (`_note` keeps the headers of an error response: the SDK's errors do not)
+        hooks["response"] = [self._note, *hooks["response"], bound]
         try:
             self._client = sdk.Client(host=host or env.get("OLLAMA_HOST") or DEFAULT_HOST,
                                       timeout=self.timeout, event_hooks=hooks)
@@ -112,60 +117,65 @@ class OllamaProvider(Adapter):
         body = dict(self.body(request), stream=self.stream)
         # `Client.chat` re-validates tools through a pydantic model that drops nested schemas
         # and keywords such as `pattern` and `minimum`; post the body as built instead.
-        sdk = _sdk()
+        acc = _Folded()
         if not self.stream:
-            part = self._client._request_raw("POST", "/api/chat", json=body).json()
-            if not isinstance(part, Mapping):
-                raise malformed(self.name, self.host, f"a body that is {check.a(part)}, not a "
-                                                      f"JSON object")
-            return self._finish(request, [_chat_response(sdk, part)])
-        chunks = self._chunks(body)
-        if chunks and not chunks[-1][0].done:  # no `"done": true` line: the stream was cut short
+            self._add(acc, self._client._request_raw("POST", "/api/chat", json=body).json(),
+                      "a body")
+            return self._finish(request, acc)
+        self._chunks(body, acc)
+        if acc.last is not None and not acc.last.done:  # no `"done": true` line: cut short
             raise stream_cut(self.name, "its last line (`\"done\": true`) arrived")
-        return self._finish(request, chunks)
+        return self._finish(request, acc)
 
-    def _chunks(self, body: dict) -> list:
-        """The NDJSON lines of a streamed `/api/chat` as `ChatResponse`s, read as the SDK's
+    def _chunks(self, body: dict, acc: "_Folded") -> None:
+        """The NDJSON lines of a streamed `/api/chat` added to `acc`, read as the SDK's
         `_request(stream=True)` reads them, except that an error line of any shape is the
         server's message: the SDK's `ResponseError` takes text only, and `{"error": {...}}`
         makes it raise a TypeError."""
-        sdk, chunks = _sdk(), []
+        tally = self.tally()
         with self._client._client.stream("POST", "/api/chat", json=body) as response:
             if not response.is_success:
                 response.read()
-                raise sdk.ResponseError(response.text, response.status_code)
+                raise _sdk().ResponseError(response.text, response.status_code)
             for line in filter(str.strip, response.iter_lines()):
                 part = json.loads(line)
                 error = body_error(part) if isinstance(part, Mapping) else None
                 if error is not None:
-                    raise (mid_reply if chunks else error_reply)(self.name, error)
-                if not isinstance(part, Mapping):
-                    raise malformed(self.name, self.host, f"a line that is not an object: {line}")
-                chunks.append(_chat_response(sdk, part))
-                text = chunks[-1][0].message.content if chunks[-1][0].message is not None else None
+                    raise (mid_reply if acc.last is not None else error_reply)(self.name, error)
+                text, called = self._add(acc, part, "a line")
+                tally.add(text)
+                tally.add(line if called else "")  # (a line of calls: their arguments)
                 if text:
                     self._emit("llm.chunk", text=text)
-        return chunks
+
+    def _add(self, acc: "_Folded", part: Any, what: str) -> tuple[str, bool]:
+        """Add a reply (or one line of a streamed one) to `acc`: its text, and whether it
+        called tools."""
+        if not isinstance(part, Mapping):
+            raise malformed(self.name, self.host, f"{what} that is {check.a(part)}, not a JSON "
+                                                  f"object")
+        chat, wire_args = _chat_response(_sdk(), part)
+        msg = chat.message
+        if msg is None:
+            raise malformed(self.name, self.host, "a reply without a message")
+        calls = [(tc.function.name, wire_args.get(k, tc.function.arguments))
+                 for k, tc in enumerate(msg.tool_calls or ())]
+        acc.text.append(msg.content or "")
+        acc.calls += calls
+        acc.last = chat
+        return msg.content or "", bool(calls)
 
     # ------------------------------------------------------------ reply
-    def _finish(self, request: Request, chunks: list) -> Reply:
-        text, raw_calls, last = [], [], None
-        for c, wire_args in chunks:
-            msg = c.message
-            if msg is None:
-                raise malformed(self.name, self.host, "a reply without a message")
-            text.append(msg.content or "")
-            raw_calls += [(tc.function.name, wire_args.get(k, tc.function.arguments))
-                          for k, tc in enumerate(msg.tool_calls or ())]
-            last = c
+    def _finish(self, request: Request, acc: "_Folded") -> Reply:
+        last = acc.last
         if last is None:
             raise malformed(self.name, self.host, "an empty stream")
         done = getattr(last, "done_reason", None) or "stop"
         calls = tuple(read_call(self.name, call_id(request, i), str(name), args,
                                 cut=done == "length")
-                      for i, (name, args) in enumerate(raw_calls))
+                      for i, (name, args) in enumerate(acc.calls))
         stop = "tool_use" if calls else ("length" if done == "length" else "stop")
-        joined = "".join(text)
+        joined = "".join(acc.text)
         if not joined and not calls:
             raise empty_reply(self.name, stop)
         usage = Usage(*(token_count(self.name, self.host, getattr(last, k, None), k)
@@ -200,6 +210,17 @@ class OllamaProvider(Adapter):
         if isinstance(exc, ValueError):
             return malformed(p, self.host, exc)
         return super()._map(exc, request)
+
+
+class _Folded:
+    """What a reply, or the lines of a streamed one read so far, add up to: the text pieces,
+    the tool calls (name, arguments) and the last line (its stop reason and usage). Only these
+    are kept: a stream's lines are not."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: list[tuple] = []
+        self.last: Any = None
 
 
 def _response_error(exc: Any, model: str, headers: Any = None) -> ProviderFailure:

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from . import _options as check
 from .base import Reply, Request, Usage
-from ._deadline import sdk_http_client
+from ._limits import DEFAULT_MAX_REPLY_BYTES, Tally
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
 from ._http import (Adapter, call_id, check_event_stream, dump_arguments, model, models,
@@ -43,6 +43,7 @@ class OpenAIProvider(Adapter):
 
     def __init__(self, model: str | None = None, *, api_key: str | None = None,
                  base_url: str | None = None, timeout: float = 60.0, stream: bool = False,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
                  max_tokens: int | None = None, params: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None, name: str = "openai"):
         env = os.environ if check.mapping("env", env, example="env=os.environ") is None else env
@@ -55,7 +56,7 @@ class OpenAIProvider(Adapter):
         given = bool(base_url)
         base_url = (base_url or env.get("OPENAI_BASE_URL") or OFFICIAL).rstrip("/")
         check.http_url(base_url, given=given, env_name="OPENAI_BASE_URL", example='`base_url="http://127.0.0.1:8080/v1"`')
-        super().__init__(model, timeout=timeout, stream=stream,
+        super().__init__(model, timeout=timeout, stream=stream, max_reply_bytes=max_reply_bytes,
                          secrets=(api_key, *url_secrets(base_url)))
         self.name, self.base_url = name, base_url
         self.shown_url = shown_url(base_url)  # (what messages show: no credentials)
@@ -70,11 +71,12 @@ class OpenAIProvider(Adapter):
             "max_tokens", max_tokens, example="max_tokens=1024")
         self.params = check.arguments("params", params, example='params={"temperature": 0}')
         sdk = _sdk()
-        # The SDK's `timeout=` limits each socket read; `sdk_http_client` adds the deadline of
-        # the whole call (a trickling server or a keep-alive-only stream would hang otherwise).
+        # The SDK's `timeout=` limits each socket read; `_http_client` adds the deadline of the
+        # whole call (a trickling server or a keep-alive-only stream would hang otherwise) and
+        # the cap on the reply's size.
         self._client = sdk.OpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout,
                                   max_retries=0,
-                                  http_client=sdk_http_client(sdk, self.timeout, self.watchdog))
+                                  http_client=self._http_client(sdk))
 
     # ------------------------------------------------------------ request
     def body(self, request: Request) -> dict:
@@ -129,7 +131,7 @@ class OpenAIProvider(Adapter):
         return Reply(text, calls, usage, stop, *meta)
 
     def _streamed(self, request: Request, kw: dict) -> Reply:
-        acc = _Streamed()
+        acc = _Streamed(self.tally())
         stream = self._client.chat.completions.create(
             **kw, stream=True, stream_options={"include_usage": True})
         with stream:
@@ -157,9 +159,11 @@ class OpenAIProvider(Adapter):
             for kind, piece in (("text", self._text(delta.content, "delta.content")),
                                 ("refusal", getattr(delta, "refusal", None))):
                 if piece:
+                    acc.tally.add(piece)
                     getattr(acc, kind).append(piece)
                     self._emit("llm.chunk", text=piece)
             for tc in self._models(delta.tool_calls, "tool_calls"):
+                acc.tally.add(getattr(tc.function, "arguments", None))
                 acc.calls.add(tc)
 
     def _text(self, content: Any, field: str) -> str:
@@ -195,9 +199,10 @@ def _refused(finish: str | None, content: str | None, refusal: str) -> str | Non
 
 
 class _Streamed:
-    """What a streamed completion has said so far."""
+    """What a streamed completion has said so far (its size counted by `tally`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
         self.text: list[str] = []
         self.refusal: list[str] = []
         self.calls = _StreamedCalls()
