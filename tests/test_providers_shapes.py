@@ -72,6 +72,13 @@ def test_openai_tool_call_deltas_without_index_start_a_call_at_each_new_id():
         ("a", "lookup", {}), ("b", "lookup", {"id": "42"})]
 
 
+def test_openai_an_id_after_the_first_delta_without_index_is_that_calls_id():
+    reply = call("openai", _openai_chunks(
+        _call_delta(type="function", function={"name": "lookup", "arguments": ""}),
+        _call_delta(id="a", function={"arguments": "{}"})), stream=True)
+    assert [(c.id, c.name, dict(c.arguments)) for c in reply.tool_calls] == [("a", "lookup", {})]
+
+
 def test_openai_tool_call_deltas_with_index_merge_by_index_as_before():
     reply = call("openai", _openai_chunks(
         _call_delta(index=0, id="a", function={"name": "lookup", "arguments": ""}),

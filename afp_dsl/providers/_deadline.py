@@ -12,8 +12,9 @@ Role:       `deadline_hooks(http, timeout)` gives httpx `event_hooks` (for `http
             (`watch_client`): a server trickling its *headers* is cut off too, and the adapter
             reports the failure as the timeout it is (`Watchdog.fired`).
             `sdk_http_client(sdk, timeout, watchdog, also)` is an OpenAI/Anthropic SDK client
-            with these hooks (and another response hook: `_limits`' size cap); `is_http_timeout(exc)` recognises a timeout wherever it surfaces,
-            `is_http_transport_error(exc)` any other broken connection.
+            with these hooks (and `also`, such as `_limits`' size cap); `is_http_timeout(exc)`
+            recognises a timeout wherever it surfaces, `is_http_transport_error(exc)` any other
+            broken connection.
 Emits:      nothing; a late call raises `ReadTimeout`, which the adapters map to the transient
             `ProviderTimeoutError`.
 Invariants: the clock is injected (`time.monotonic` by default) and read only here, at the
@@ -36,9 +37,8 @@ _STREAM_CLASSES: dict[tuple, type] = {}
 
 class Watchdog:
     """The deadline of the header phase: `arm()` when a request is sent starts a timer of
-    `timeout` seconds; if it runs out before `disarm()` (or `answered()`: the headers arrived;
-    or the call ended),
-    `close` runs (the client's own transport: its open connections are closed, so the blocked
+    `timeout` seconds; if it runs out before `answered()` (the headers arrived, which `heard`
+    then says) or `disarm()` (the call ended), `close` runs (the client's own transport: its open connections are closed, so the blocked
     read ends at the latest one read later) and `fired` stays True in that thread until its next
     `arm()`. Each thread has its own timer (an adapter may serve calls from several threads at
     once, as `acomplete` does); closing the transport also drops the connections of the other

@@ -18,11 +18,11 @@ from typing import Any, Mapping
 from ..frozen import thaw
 from . import _options as check
 from .base import Reply, Request, Usage
-from ._limits import DEFAULT_MAX_REPLY_BYTES, Tally
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
 from ._http import (Adapter, call_id, check_event_stream, echoed_arguments, model, models,
                     read_call, reply_meta, token_count)
+from ._limits import DEFAULT_MAX_REPLY_BYTES, Tally
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 OFFICIAL = "https://api.anthropic.com"

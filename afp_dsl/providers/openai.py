@@ -16,11 +16,11 @@ from typing import Any, Mapping
 
 from . import _options as check
 from .base import Reply, Request, Usage
-from ._limits import DEFAULT_MAX_REPLY_BYTES, Tally
 from ._errors import (MissingKeyError, ProviderFailure, body_error, empty_reply, error_reply,
                       malformed, map_sdk_error, shown_url, stream_cut, url_secrets)
 from ._http import (Adapter, call_id, check_event_stream, dump_arguments, model, models,
                     read_call, reply_meta, token_count)
+from ._limits import DEFAULT_MAX_REPLY_BYTES, Tally
 
 DEFAULT_MODEL = "gpt-4o-mini"
 OFFICIAL = "https://api.openai.com/v1"
@@ -174,9 +174,9 @@ class OpenAIProvider(Adapter):
             return content or ""
         if isinstance(content, list) and all(map(_text_part, content)):
             return "".join(_part(c, "text") for c in content)
-        shown = check.a(content) if not isinstance(content, list) else "a list of parts other " \
-            "than text parts"
-        raise malformed(self.name, self.shown_url, f"`{field}` is {shown}, not text")
+        what = "a list of parts other than text parts" if isinstance(content, list) \
+            else check.a(content)
+        raise malformed(self.name, self.shown_url, f"`{field}` is {what}, not text")
 
     def _models(self, value: Any, field: str) -> list:
         return models(self.name, self.shown_url, value, field)
@@ -252,9 +252,8 @@ class _StreamedCalls:
             return index
         if self.last is None:
             return 0
-        if tc.id and tc.id != self.slots[self.last][0]:
-            return max(self.slots) + 1
-        return self.last
+        last_id = self.slots[self.last][0]
+        return max(self.slots) + 1 if tc.id and last_id and tc.id != last_id else self.last
 
     def raw(self) -> list[tuple]:
         return [(c[0], c[1], "".join(c[2])) for _, c in sorted(self.slots.items())]
