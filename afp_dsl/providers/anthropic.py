@@ -117,7 +117,7 @@ class AnthropicProvider(Adapter):
         calls = tuple(read_call(self.name, cid if isinstance(cid, str) and cid else call_id(request, i),
                                 str(name), args, cut=cut)
                       for i, (cid, name, args) in enumerate(uses))
-        stop = "tool_use" if calls else _STOP.get(stop_reason or "end_turn", "stop")  # (unknown: stop)
+        stop = "tool_use" if calls else _STOP.get(stop_reason or "end_turn", "stop")  # (unknown)
         if not text and not calls:
             raise empty_reply(self.name, stop)
         return Reply(text, calls, usage, stop, *meta, thinking=thinking)
