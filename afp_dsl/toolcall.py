@@ -302,15 +302,6 @@ def _outcome(ctx: RunCtx, call: ToolCall, args: dict, info, called: str, kind: s
 def _after(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: str) -> CallOutcome:
     if not ctx.plan.policies:
         return out
-    # semantics §9: a link's reason may quote the result, and its row is recorded before the
-    # call's `tool.returned`: the secrets under redacted keys in it are learnt first. Speed: the
-    # quick tests inline (most results are plain text, not JSON)
-    raw = out.result
-    if type(raw) is str:
-        if raw[:1] in _JSON_OPENS and ctx.redactor.has_key_rules:
-            ctx.redactor.learn_json_text(raw)
-    elif raw is not None and ctx.redactor.has_key_rules:
-        ctx.redactor._collect(raw)
     chain = pol.chain(ctx, "after", call, args, called, out=out, can_pause=False)  # no pause here
     if chain.outcome == "allow":
         if chain.value:  # what the model reads; the record keeps the real result

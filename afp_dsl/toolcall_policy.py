@@ -95,6 +95,12 @@ def walk(ctx: RunCtx, found: tuple, moment: str, call: ToolCall, env_roots: dict
                         iteration, can_pause, ctx.session.policy_host, start_after,
                         False)  # (evidence: no ledger row records a rule's conditions)
     if result[1]:
+        if moment == "after" and ctx.redactor.has_key_rules:
+            # semantics §9: a row's reason or rewrite may quote the result, and the rows are
+            # recorded before the call's `tool.returned`: the secrets under redacted keys in
+            # the result (as the links read it: JSON text parsed) are learnt first. (A settled
+            # walk's rows hold declarations only: nothing to learn for them.)
+            ctx.redactor._collect(env_roots.get("result"))
         record_decisions(ctx, result[1], cause)
     return result
 
