@@ -239,3 +239,13 @@ def test_openai_content_as_a_list_of_text_parts_is_their_text_joined(stream):
     else:
         item = _openai(content=parts)
     assert call("openai", item, stream=stream).text == "Hello there"
+
+
+def test_tool_arguments_nested_deeper_than_the_decoder_goes_are_an_unread_call():
+    """Arguments 5,000 levels deep escaped as `unexpected RecursionError` (the run ended); now
+    the call is answered as invalid, as for any arguments that are not a JSON object."""
+    from afp_dsl.providers._http import read_call
+    from afp_dsl.providers.base import UnreadCall
+    deep = '{"a": ' + "[" * 5000 + "]" * 5000 + "}"
+    call = read_call("openai", "c1", "lookup", deep)
+    assert isinstance(call, UnreadCall) and "nested too deep to read" in call.problem, call

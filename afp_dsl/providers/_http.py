@@ -54,7 +54,7 @@ def parse_arguments(provider: str, tool: str, raw: Any, *, cut: bool = False) ->
     if isinstance(raw, str):
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # (nested deeper than the decoder goes)
             value = None
         if isinstance(value, dict):
             return value
@@ -71,6 +71,8 @@ def _shape(raw: Any) -> str:
         return a_type(raw)
     try:
         value = json.loads(raw)
+    except RecursionError:
+        return f"{len(raw)} characters of JSON nested too deep to read"
     except ValueError:
         return f"{len(raw)} characters that are not valid JSON"
     return {list: "a JSON array", str: "a JSON string", bool: "a JSON boolean",
