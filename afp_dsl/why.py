@@ -329,9 +329,22 @@ def _tree(trace, event_id, inner, program, skill, iteration, edge) -> tuple[WhyN
         return WhyNode("empty", f"the trace of run `{trace.run_id}` is empty"), {"event": event_id}
     target = w.ix.get(event_id) if event_id else w.ix.final()
     if target is None:
+        nested = _inner_event(trace, event_id, inner)
+        if nested is not None:  # (an inner run's event, as the outer tree prints its id)
+            return _tree(nested, event_id, inner, program, None, None, None)
         return (WhyNode("missing", f"no event `{event_id}` in run `{trace.run_id}`"),
                 {"event": event_id})
     return w.node(target), {"event": target.id}
+
+
+def _inner_event(trace: Trace, event_id: Any, inner: Any) -> Trace | None:
+    """The trace of the inner run (an agent run as a tool, at any depth below `trace`'s run)
+    whose event `event_id` is, as `<run>/<call>:<seq>`; None when it names no such run."""
+    if not isinstance(event_id, str) or not event_id.startswith(trace.run_id + "/"):
+        return None
+    run_id = event_id.rpartition(":")[0]
+    found = inner_finder(inner)(run_id) if run_id else None
+    return found if found is not None and getattr(found, "run_id", None) == run_id else None
 
 
 def to_json(run_id: str, query: dict, node: WhyNode) -> str:

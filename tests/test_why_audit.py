@@ -359,3 +359,18 @@ def test_a_condition_on_a_redacted_key_that_is_absent_shows_null_not_a_placehold
                                                           "ok"])).run("go")
     (ev2,) = [e.payload for e in r2.trace if e.kind == "route.evaluated"]
     assert ev2["conditions"][-1]["actual"] == "[REDACTED]", ev2
+
+
+def test_an_inner_run_s_event_id_printed_in_the_outer_tree_can_be_asked_about():
+    """The outer tree prints inner events as `<run>/<call>:<seq>`; asking about one from the
+    outer run said "no event … in run …". Now it is explained in its own run's trace."""
+    import re
+    spec = ('agent outer { tools = [ask_inner] }\nagent inner { system = "I" }\n'
+            'tool ask_inner { description = "ask" input { question: string } impl = agent(inner) }\n')
+    provider = afp.providers.mock([[("ask_inner", {"question": "q"})], "inner says hi", "done"])
+    r = afp.load(spec).agent("outer", provider=provider).run("go")
+    assert r.outcome == "answered", r.error
+    ids = re.findall(r"\[(run-[0-9a-f]+/[^\]:]+:\d+)\]", r.why())
+    assert ids, r.why()
+    text = r.why(event=ids[0])
+    assert text.startswith(f"[{ids[0]}]"), text
