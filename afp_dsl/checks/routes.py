@@ -1,7 +1,8 @@
 """Competing routes: two deterministic routes out of one skill that can fire on one result.
 
 Role:       checks layer; pairs of routes of one source skill (the only quadratic loop, bounded
-            by its out-degree), guards analysed by `solver` under the facts of both routes; once
+            by its out-degree, and narrowed to routes that do not pin one path to different
+            values: `_Near`), guards analysed by `solver` under the facts of both routes; once
             per graph (`Analysis.memo`), the routes shadowed or duplicated (`never_fires`) shared
             with `graph`.
 Emits:      AFP205 ambiguous-routes (the earlier route shadows the later one, or duplicates it:
@@ -15,6 +16,8 @@ Invariants: routes to the same target never compete (an identical later one is o
 """
 from __future__ import annotations
 
+import bisect
+import heapq
 import json
 from typing import Iterable
 
@@ -24,6 +27,7 @@ from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic, Label
+from ..evaluate import json_equal
 from ..record import Record, record
 from . import graphview as G
 from . import sitelist
@@ -87,10 +91,15 @@ def _compete(analysis: Analysis, v: G.GraphView) -> _Findings:
         if len(edges) < 2:
             continue  # (a route alone competes with none)
         det = [e for e in edges if e.deterministic and e.index not in dead]
+        pins = [_pins(e.route.when) for e in det]
+        near = _Near(pins)
         for j, later in enumerate(det):
-            for earlier in det[:j]:
+            for i in near.earlier(j):
+                earlier = det[i]
                 if earlier.index in never:
                     continue  # it never fires: it competes with none
+                if pins[i] and pins[j] and _apart(pins[i], pins[j]):
+                    continue  # Speed: disjoint on sight (the solver would prove it, slowly)
                 if earlier.dst == later.dst:  # no competition, unless it is the same route
                     d = _duplicate(analysis, v, earlier, later)
                 else:
@@ -101,6 +110,63 @@ def _compete(analysis: Analysis, v: G.GraphView) -> _Findings:
                     found.append(d)
                     break
     return _Findings(tuple(found), never, v.dead | frozenset(never))
+
+
+def _pins(when: ir.Expr | None) -> dict[tuple, object]:
+    """The `path == literal` comparisons a guard's top-level `and` requires: path key → the
+    literal's value. Two guards that pin one path to values never equal (as `evaluate` compares
+    them: 1 equals 1.0, "1" does not) are disjoint without asking the solver, which a skill
+    routing on `result.x == 1`, `== 2`, … thousands of times would ask for every pair."""
+    items = when.items if isinstance(when, ir.And) else (when,)
+    out: dict[tuple, object] = {}
+    for c in items:
+        if type(c) is ir.Compare and c.op == "==":
+            path, lit = (c.left, c.right) if type(c.right) is ir.Lit else (c.right, c.left)
+            if type(path) is ir.Path and type(lit) is ir.Lit and all(
+                    type(x) in (str, int) for x in path.segments):
+                out[(path.root, *path.segments)] = lit.value
+    return out
+
+
+class _Near:
+    """The earlier routes (by position, ascending) that may overlap route `j`: with a path it
+    pins, those pinning that path to an equal value or not pinning it; every earlier one else.
+    Speed: a skill with thousands of `result.x == N` routes is then linear, not quadratic (the
+    ones left out are disjoint by `_apart`, which the loop would skip one by one)."""
+
+    def __init__(self, pins: list[dict]):
+        self.pins = pins
+        self.by_value: dict[tuple, dict[tuple, list[int]]] = {}
+        self.free: dict[tuple, list[int]] = {}
+        keys = {k for p in pins for k in p}
+        for i, p in enumerate(pins):
+            for k in keys:
+                if k in p:
+                    self.by_value.setdefault(k, {}).setdefault(_norm(p[k]), []).append(i)
+                else:
+                    self.free.setdefault(k, []).append(i)
+
+    def earlier(self, j: int) -> Iterable[int]:
+        if not self.pins[j] or len(self.pins) < 64:  # (few routes: every pair, as written)
+            return range(j)
+        k = next(iter(self.pins[j]))
+        same = self.by_value[k][_norm(self.pins[j][k])]
+        free = self.free.get(k, [])
+        return heapq.merge(same[:bisect.bisect_left(same, j)], free[:bisect.bisect_left(free, j)])
+
+
+def _norm(value: object) -> tuple:
+    """A pinned literal as a hashable key under `json_equal` (1 and 1.0 alike, true not 1)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float)):
+        return ("number", float(value))
+    return ("other", repr(value))
+
+
+def _apart(a: dict, b: dict) -> bool:
+    """Do two guards' pins hold a path to values that are never equal?"""
+    return any(k in b and not json_equal(a[k], b[k]) for k in a)
 
 
 def _cannot_fire(analysis: Analysis, v: G.GraphView) -> set[int]:
