@@ -267,7 +267,9 @@ class Walker:
             kids.append(WhyNode("alternatives", "edges considered and refused",
                                 children=tuple(self.node(r) for r in refused)))
         if items(p, "refused_entries"):
-            kids.append(WhyNode("alternatives", "entries tried first and refused",
+            what = ("no entry fired: every conditional entry was tried and refused"
+                    if p.get("cause") == "none" else "entries tried first and refused")
+            kids.append(WhyNode("alternatives", what,
                                 children=tuple(entry_node(x, self.loc.span(x.get("source")))
                                                for x in items(p, "refused_entries"))))
         if p.get("superseded_pick"):

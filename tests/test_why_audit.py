@@ -374,3 +374,14 @@ def test_an_inner_run_s_event_id_printed_in_the_outer_tree_can_be_asked_about():
     assert ids, r.why()
     text = r.why(event=ids[0])
     assert text.startswith(f"[{ids[0]}]"), text
+
+
+def test_a_cold_start_where_no_entry_fired_says_so():
+    """Before: "entries tried first and refused" under `cursor none -> none (none)`, though
+    nothing fired after them."""
+    spec = ENTRIES.replace("  entry s2\n", '  entry s2 when message mentions ["order"]\n')
+    r = afp.load(spec).agent(provider=afp.providers.mock(["ok"])).run("zzz nothing matches")
+    moved = next(e for e in r.trace if e.kind == "cursor.moved")
+    assert moved.payload["cause"] == "none", moved.payload
+    text = r.why(event=moved.id)
+    assert "no entry fired: every conditional entry was tried and refused" in text, text
