@@ -33,10 +33,14 @@ def _composed(ix: Index) -> dict[int, Event]:
     return out
 
 
-def _all_names(ix: Index) -> list[str]:
+def _all_names(ix: Index, made_up: bool = True) -> list[str]:
     """Every skill (or piece) name the trace mentions: pieces, cursor moves, edges, and the
-    model's picks, refused or superseded ones included (the answer lists those)."""
+    model's picks, refused or superseded ones included (the answer lists those); without
+    `made_up`, not a pick whose arguments were refused (a name the model made up, which no
+    "did you mean" should offer)."""
     names: set[str] = set()
+    invalid = set() if made_up else {
+        payload(e).get("call_id") for e in ix.events if e.kind == "tool.args_invalid"}
     for e in ix.events:
         p = payload(e)
         if e.kind == "context.composed":
@@ -46,7 +50,7 @@ def _all_names(ix: Index) -> list[str]:
             names.update(name_of(x.get("skill")) for x in items(p, "refused_entries"))
         elif e.kind == "skill.rejected":
             names.update(name_of(p.get(k)) for k in ("requested", "cursor"))
-        elif e.kind == "tool.called":
+        elif e.kind == "tool.called" and p.get("call_id") not in invalid:
             names.add(name_of(_pick_of(p)))
     return sorted(n for n in names if isinstance(n, str))
 
@@ -82,7 +86,8 @@ def skill_tree(w: Walker, skill: str, iteration: int | None = None) -> WhyNode:
         return _active_without_piece(w, composed, skill, k, summary)
     kids = _not_active(w, composed, skill, k)
     known = _all_names(ix)
-    hint = "" if skill in known else f" (the trace never mentions `{skill}`{_hint(skill, known)})"
+    hint = "" if skill in known else (f" (the trace never mentions `{skill}`"
+                                      f"{_hint(skill, _all_names(ix, made_up=False))})")
     return WhyNode("skill", f"`{skill}` was not active at iteration {k}{hint}", composed.id, None,
                    {"skill": skill, "iteration": k, "active": False}, tuple(kids) + (summary,))
 

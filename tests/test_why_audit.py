@@ -385,3 +385,13 @@ def test_a_cold_start_where_no_entry_fired_says_so():
     assert moved.payload["cause"] == "none", moved.payload
     text = r.why(event=moved.id)
     assert "no entry fired: every conditional entry was tried and refused" in text, text
+
+
+def test_a_skill_name_the_model_made_up_is_never_suggested():
+    """`why --skill nonexist` suggested `nonexistent`, an id the model invented for `read_skill`
+    (refused by its schema), as if it were a skill."""
+    spec = 'agent a { skills = [notes] }\nskill notes { description = "n" body = "N" }\n'
+    r = afp.load(spec).agent(provider=afp.providers.mock(
+        [[("read_skill", {"id": "nonexistent"})], "ok"])).run("go")
+    assert any(e.kind == "tool.args_invalid" for e in r.trace)
+    assert "nonexistent`?" not in r.why(skill="nonexist")
