@@ -85,6 +85,8 @@ def resume_inner(ctx: RunCtx, call, info, checkin: dict, resume: dict):
 
 def _result(ctx: RunCtx, call, info, core, trace: Trace):
     ctx.session.inner_runs(call.name, info.decl.keep_runs).put(trace.run_id, trace)
+    if ctx.session.inner_sink is not None:  # (`afpc test` counts what `keep_runs` dropped too)
+        ctx.session.inner_sink(trace)
     if core.outcome == "paused":
         from .toolcall import call_fingerprint
         outer_fp = call_fingerprint(call.name, call.id, dict(call.arguments))

@@ -360,6 +360,7 @@ class Session:
     inner: dict[str, InnerRuns] = attrs.field(factory=dict)
     llm_calls: int = 0
     policy_host: Any = None
+    inner_sink: Callable[[Any], None] | None = None  # sees every inner trace, kept or dropped
     listens: bool = attrs.field(init=False)  # the provider publishes events (`subscribe`)
     _count_lock: threading.Lock = attrs.field(init=False, factory=threading.Lock, repr=False)
 

@@ -24,7 +24,7 @@ from .providers.base import Reply, ToolCall
 from .providers.mock import MockProvider
 from .runtime import Stub, Stubs
 from .testing_select import parse_pattern
-from .trace import Event, takes_edge
+from .trace import Event, Trace, takes_edge
 
 
 @attrs.frozen
@@ -81,6 +81,8 @@ class _Case:
         self.provider = MockProvider(replies)
         self.agent = Agent(program, agent_name, provider=self.provider, stubs=self.stubs,
                            effects=Effects(run_ids=counter_ids(f"{test.name}")))
+        self.inner: dict[str, Trace] = {}  # every inner run, by run id (its latest trace)
+        self.agent.session.inner_sink = lambda t: self.inner.__setitem__(t.run_id, t)
         self.conv = self.agent.conversation()
         self.program = program
         self.result: Any = None
@@ -198,14 +200,14 @@ def _leftovers(case: _Case) -> None:
 
 # ---------------------------------------------------------------- expectations
 def _events(case: _Case, kind: str, deep: bool = False) -> list[Event]:
-    """Events of the latest run; `deep` adds the inner runs of agent-backed tools."""
+    """Events of the latest run; `deep` adds the inner runs of its agent-backed tools, nested
+    ones included, all of them: `keep_runs` bounds what `why` keeps, not what a test counts."""
     out = [e for e in case.result.trace if e.kind == kind]
     if deep:
         prefix = case.result.run_id + "/"
-        for runs in case.result.inner.values():
-            for trace in runs.runs.values():
-                if trace.run_id.startswith(prefix):
-                    out += [e for e in trace if e.kind == kind]
+        for run_id, trace in case.inner.items():
+            if run_id.startswith(prefix):
+                out += [e for e in trace if e.kind == kind]
     return out
 
 
