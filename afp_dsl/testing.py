@@ -100,7 +100,7 @@ class _Case:
         if n is not None and not self.ran_out_told:  # (language §5: a failure, whatever `expect` says)
             self.ran_out_told = True
             self.failures.append(f"the script has no model reply for LLM call #{n} (in the run of "
-                                 f"the {_started(self)}); the run ended with: "
+                                 f"the {_started(self)}){_inner_ask(self, n)}; the run ended with: "
                                  f"{result.error or result.outcome}" + self.context())
 
     def fail(self, st: Any, what: str, expected: Any, actual: Any) -> None:
@@ -116,6 +116,26 @@ class _Case:
         events = list(self.result.trace)[-8:]
         lines = "\n".join(f"      {_brief(e)}" for e in events)
         return f"\n    last events of run {self.result.run_id}:\n{lines}"
+
+
+def _inner_ask(case: _Case, n: int) -> str:
+    """What the model was asked at call `n` when an inner run (an agent run as a tool) made it:
+    the outer run's error names only its own call, so the inner run's recorded (redacted)
+    error is quoted here. Empty when the outer run made call `n` itself."""
+    def made(error: Any) -> bool:  # (the head of the error, not a tool result it quotes)
+        head = error.split("; the model was asked: ", 1)[0] if isinstance(error, str) else ""
+        return f"provider error on LLM call #{n}:" in head
+
+    if made(case.result.error):
+        return ""
+    prefix = case.result.run_id + "/"
+    for run_id, trace in case.inner.items():
+        fin = trace.tail(1)
+        error = (fin[0].payload or {}).get("error") if fin and fin[0].kind == "run.finished" else None
+        if run_id.startswith(prefix) and made(error):
+            asked = error.split("; the model was asked: ", 1)[-1]
+            return f", made by the inner run {run_id}; the model was asked: {asked}"
+    return ""
 
 
 def _started(case: _Case) -> str:

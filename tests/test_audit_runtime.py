@@ -104,3 +104,21 @@ def test_inner_counts_belong_to_their_own_run(tmp_path) -> None:
     }
     """)
     assert r.passed, r.failures
+
+
+def test_a_reply_missing_inside_an_inner_run_names_what_that_model_was_asked(tmp_path) -> None:
+    """Language §5.8: the failure names the LLM call number and what the model was asked — for
+    the call the inner run made (before: only the outer run's later call was explained)."""
+    (r,) = run(tmp_path, """
+    test runs_out_inside {
+      agent = outer
+      user "pay 20"
+      model calls helper { question: "pay 20" }
+      model calls pay { amount: 20 }
+    }
+    """)
+    assert not r.passed
+    head = r.failures[0].splitlines()[0]
+    assert "no model reply for LLM call #3" in head
+    assert "made by the inner run runs_out_inside-1/call-1-1; the model was asked: a tool " \
+           "result 'paid'; the run ended with:" in head
