@@ -59,7 +59,7 @@ def run_inner(ctx: RunCtx, call, args: dict, info):
                                                         names=record_names(plan)), red,
                    red.for_model(), parent=ctx)
     core = yield from run_core(inner)
-    return _result(ctx, call, info, core, trace)
+    return _result(ctx, call, info, core, trace, red)
 
 
 def _clock(ctx: RunCtx, start: int):
@@ -80,11 +80,14 @@ def resume_inner(ctx: RunCtx, call, info, checkin: dict, resume: dict):
                             record_names(plan)), red,
                    red.for_model(), parent=ctx)
     core = yield from run_core(inner, {k: v for k, v in resume.items() if k != "checkin"})
-    return _result(ctx, call, info, core, trace)
+    return _result(ctx, call, info, core, trace, red)
 
 
-def _result(ctx: RunCtx, call, info, core, trace: Trace):
+def _result(ctx: RunCtx, call, info, core, trace: Trace, red: Redactor):
     ctx.session.inner_runs(call.name, info.decl.keep_runs).put(trace.run_id, trace)
+    # the answer crosses into the outer run raw (its error and check-in come redacted): what
+    # the inner rules' patterns find in it is remembered, so the outer records scrub it too
+    red.remember_matches(core.answer)
     if ctx.session.inner_sink is not None:  # (`afpc test` counts what `keep_runs` dropped too)
         ctx.session.inner_sink(trace)
     if core.outcome == "paused":

@@ -138,6 +138,20 @@ class Redactor(CleanCheck):
             raise ValueError(f"no redact rule named `{rule}`")
         self._remember_leaves(value, (found[0],))
 
+    def remember_matches(self, value: Any) -> None:
+        """Remember what the patterns match in the strings of `value`, as secrets of their
+        rules: an inner run's answer crosses into the outer run, whose rules may lack the inner
+        agent's patterns (an agent run as a tool shares its secrets both ways)."""
+        if isinstance(value, Mapping):
+            for v in value.values():
+                self.remember_matches(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                self.remember_matches(v)
+        elif type(value) is str and value:
+            for start, end, rule in self._matcher.find(value, None, None):
+                self._remember_leaves(value[start:end], (rule.index,))
+
     def learn(self, value: Any) -> None:
         """Remember the secrets under redacted keys in `value` without counting a redaction
         (for values already scrubbed once, e.g. history restored from a checkpoint)."""

@@ -122,3 +122,64 @@ def test_a_reply_missing_inside_an_inner_run_names_what_that_model_was_asked(tmp
     assert "no model reply for LLM call #3" in head
     assert "made by the inner run runs_out_inside-1/call-1-1; the model was asked: a tool " \
            "result 'paid'; the run ended with:" in head
+
+
+# ---------------------------------------------------------------- language §5.2: redaction joined
+SECRET_INNER = """
+agent outer { system = "OUT" tools = [helper] }
+agent inner { system = "IN" tools = [vault] redact = [tokens] }
+tool helper { description = "Ask the helper" input { question: string } impl = agent(inner) }
+tool vault { description = "Read the vault" impl = returns("the token is tok-abcdef123") }
+redact tokens { patterns = [/tok-[a-z0-9]{9}/] }
+"""
+
+
+def _outer_run(script: list):
+    import afp_dsl as afp
+    from afp_dsl.effects import Effects
+    seen: list = []
+    provider = afp.providers.mock(script)
+    complete = provider.complete
+
+    def spy(request):
+        seen.append(request)
+        return complete(request)
+
+    provider.complete = spy
+    agent = afp.load(SECRET_INNER).agent("outer", effects=Effects(provider=provider))
+    return agent.run("what is the token?"), seen
+
+
+def test_a_secret_the_inner_agents_pattern_finds_is_scrubbed_from_the_outer_records() -> None:
+    """The inner agent's own rule keeps its secret out of the outer run's records too (before:
+    the outer `tool.returned` and `run.finished` held the token the inner trace redacted)."""
+    import json
+    result, seen = _outer_run([[("helper", {"question": "token?"})], [("vault", {})],
+                               "It is tok-abcdef123.", "The helper says: tok-abcdef123"])
+    assert result.outcome == "answered"
+    assert result.answer == "The helper says: tok-abcdef123"  # (the caller gets the raw answer)
+    assert "tok-abcdef123" in seen[-1].messages[-1].content  # (and the outer model reads it)
+    recorded = json.dumps([e.to_dict() for e in result.trace])
+    assert "tok-abcdef123" not in recorded
+    returned = [e for e in result.trace if e.kind == "tool.returned"][0]
+    assert returned.payload["result"] == "It is [REDACTED]."
+    (applied,) = [e for e in result.trace if e.kind == "redaction.applied"]
+    assert applied.payload["counts"] == {"tokens": 2}
+    inner = json.dumps([e.to_dict() for e in result.inner["helper"].get("call-1-1")])
+    assert "tok-abcdef123" not in inner
+
+
+def test_an_inner_pause_shows_the_outer_run_its_arguments_scrubbed_by_the_inner_patterns() -> None:
+    """A pause inside surfaces as the outer run's: its check-in (recorded by the outer run) is
+    redacted by the inner agent's rules too, as the inner run's own record of it is."""
+    import json
+    import afp_dsl as afp
+    from afp_dsl.effects import Effects
+    spec = SECRET_INNER.replace('impl = returns("the token is tok-abcdef123")',
+                                'input { text: string } check_in = true impl = returns("ok")')
+    provider = afp.providers.mock([[("helper", {"question": "store it"})],
+                                   [("vault", {"text": "keep tok-abcdef123"})]])
+    result = afp.load(spec).agent("outer", effects=Effects(provider=provider)).run("store it")
+    assert result.outcome == "paused"
+    assert result.checkin.args == {"text": "keep [REDACTED]"}
+    assert "tok-abcdef123" not in json.dumps([e.to_dict() for e in result.trace])
