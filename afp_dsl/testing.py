@@ -219,16 +219,19 @@ def _leftovers(case: _Case) -> None:
 
 
 # ---------------------------------------------------------------- expectations
-def _events(case: _Case, kind: str, deep: bool = False) -> list[Event]:
-    """Events of the latest run; `deep` adds the inner runs of its agent-backed tools, nested
-    ones included, all of them: `keep_runs` bounds what `why` keeps, not what a test counts."""
-    out = [e for e in case.result.trace if e.kind == kind]
+def _traces(case: _Case, deep: bool = False) -> list[Any]:
+    """The latest run's trace; `deep` adds the inner runs of its agent-backed tools, nested ones
+    included, all of them: `keep_runs` bounds what `why` keeps, not what a test counts."""
+    out = [case.result.trace]
     if deep:
         prefix = case.result.run_id + "/"
-        for run_id, trace in case.inner.items():
-            if run_id.startswith(prefix):
-                out += [e for e in trace if e.kind == kind]
+        out += [t for run_id, t in case.inner.items() if run_id.startswith(prefix)]
     return out
+
+
+def _events(case: _Case, kind: str, deep: bool = False) -> list[Event]:
+    """Events of the latest run (`deep`: and of its inner runs, see `_traces`)."""
+    return [e for t in _traces(case, deep) for e in t if e.kind == kind]
 
 
 def _answer(case: _Case, st: ir.ExpectAnswer) -> None:
@@ -266,17 +269,22 @@ def _recorded_answer(result: Any, raw: Any) -> Any:
     return None if raw is None else "[answer not recorded]"
 
 
-def _ran(payload: dict) -> bool:
+def _ran(payload: dict, after: set) -> bool:
     """An execution as `expect called` counts it: the tool's body or stub ran; for a built-in
-    (`read_skill`, `skip_step`, which have no body), the call was accepted."""
+    (`read_skill`, `skip_step`, which have no body), the call was accepted — a success, or an
+    accepted call an `after` link then denied (what it did stands; `after` hears only those)."""
     if payload.get("tool") in ("read_skill", "skip_step"):
-        return payload.get("status") == "success"
+        return payload.get("status") == "success" or payload.get("call_id") in after
     return bool(payload.get("executed"))
 
 
 def _called(case: _Case, st: ir.ExpectCalled) -> None:
-    n = sum(1 for e in _events(case, "tool.returned", deep=True)
-            if e.payload.get("tool") == st.tool.name and _ran(e.payload))
+    n = 0
+    for trace in _traces(case, deep=True):
+        after = {e.payload.get("call_id") for e in trace
+                 if e.kind == "policy.decided" and e.payload.get("moment") == "after"}
+        n += sum(1 for e in trace if e.kind == "tool.returned"
+                 and e.payload.get("tool") == st.tool.name and _ran(e.payload, after))
     if n != st.count:
         what = f"`{st.tool.name}` ran {n} time(s)"
         case.fail(st, what, f"{st.count} execution(s)", f"{n} execution(s)")

@@ -183,3 +183,40 @@ def test_an_inner_pause_shows_the_outer_run_its_arguments_scrubbed_by_the_inner_
     assert result.outcome == "paused"
     assert result.checkin.args == {"text": "keep [REDACTED]"}
     assert "tok-abcdef123" not in json.dumps([e.to_dict() for e in result.trace])
+
+
+# ---------------------------------------------------------------- language §5.8: built-ins
+BUILTINS = """
+agent a { skills = [p, q] graph = g policies = [pol] }
+tool s1 { description = "S1" impl = returns("one") }
+skill p { description = "P" tools = [s1] steps { s1 "first" } }
+skill q { description = "Q" }
+skill r { description = "R" }
+skill z { description = "Z" }
+graph g { entry r  route z -> r }
+policy pol {
+  after read_skill { deny when args.id == "p" because "not p" }
+  after skip_step { deny when true because "no skip" }
+  after * { deny when tool == "read_skill" and args.id == "q" because "not q" }
+}
+"""
+
+
+def test_an_accepted_built_in_call_an_after_link_denied_still_counts(tmp_path) -> None:
+    """`expect called` counts a built-in's accepted calls; an `after` deny replaces what the
+    model reads while the pick or skip stands (before: such a call counted 0)."""
+    f = tmp_path / "b.afp"
+    f.write_text(BUILTINS + textwrap.dedent("""
+    test after_denied {
+      user "go"
+      model calls read_skill { id: "p" }, read_skill { id: "z" }
+      model calls skip_step { reason: "not needed" }
+      model calls read_skill { id: "q" }
+      model says "done"
+      expect called read_skill 2
+      expect called skip_step 1
+    }
+    """))
+    (r,), problems = run_files([f])
+    assert problems == [] and r.passed, r.failures
+
