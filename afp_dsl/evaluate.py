@@ -243,6 +243,8 @@ class _Evaluator:
         left = self.value(c.left)
         if c.op in ("matches", "mentions"):
             passed, reason = self._text_op(c, left)
+            if self.absent and left is None and reason is not None:  # (as below: say so)
+                reason = self._absent(c.left) or reason
         else:
             right = self.value(c.right)  # type: ignore[arg-type]
             passed, reason = _compare_values(c.op, left, right)

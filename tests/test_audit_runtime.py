@@ -220,3 +220,24 @@ def test_an_accepted_built_in_call_an_after_link_denied_still_counts(tmp_path) -
     (r,), problems = run_files([f])
     assert problems == [] and r.passed, r.failures
 
+
+
+# ---------------------------------------------------------------- semantics §2: a failing `when`
+def test_a_text_test_on_a_missing_path_says_the_path_does_not_exist() -> None:
+    """A `when` that reads a path the run does not have is false with that reason, for
+    `matches` and `mentions` as for comparisons (before: "`matches` needs a string, got null")."""
+    import afp_dsl as afp
+    spec = """
+    agent a { tools = [t] context = [i1, i2, i3] }
+    tool t { description = "T" impl = returns({ s: "x" }) }
+    instruction i1 { prompt = "I1" when = last.result.note mentions "x" }
+    instruction i2 { prompt = "I2" when = last.result.note matches /x/ }
+    instruction i3 { prompt = "I3" when = last.result.s matches /x/ }
+    """
+    agent = afp.load(textwrap.dedent(spec)).agent(provider=afp.providers.mock([[("t", {})], "done"]))
+    composed = [e for e in agent.run("go").trace if e.kind == "context.composed"]
+    skipped = {s["name"]: s["conditions"][0] for s in composed[1].payload["skipped"]}
+    assert skipped["i1"]["reason"] == "`last.result.note` does not exist"
+    assert skipped["i2"]["reason"] == "`last.result.note` does not exist"
+    assert skipped["i1"]["actual"] is None and skipped["i1"]["passed"] is False
+    assert [p["name"] for p in composed[1].payload["pieces"]] == ["i3"]
