@@ -4,7 +4,9 @@ Role:       called by the tool pipeline; the inner run shares the session (provi
             stubs, LLM call numbering) and is kept under the outer call id for `why`.
 Emits:      the inner run's own trace (kept in a bounded LRU per tool, drops counted).
 Invariants: the outer agent's redaction rules cover the inner run (joined with the inner
-            agent's own, sharing remembered secrets); a pause inside surfaces as an outer pause.
+            agent's own, sharing remembered secrets; what the inner patterns match in the
+            answer is remembered as it crosses); a pause inside surfaces as an outer pause;
+            `Session.inner_sink` sees every inner trace, whatever `keep_runs` keeps.
 """
 from __future__ import annotations
 

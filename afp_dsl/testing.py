@@ -4,7 +4,8 @@ Role:       turns `ir.Test` statements into a mock script, tool stubs, runs (one
             follow-ups in one conversation), decisions and expectations; reports failures with
             the statement's `file:line`, expected vs actual and the trace's last events.
 Invariants: a test never hangs (an exhausted script is a provider error naming the call);
-            unused script lines or stubs at the end fail the test; no wall clock in results;
+            unused script lines or stubs at the end fail the test; `expect called`/`trace`
+            see every inner run of the latest run, whatever `keep_runs` keeps; no wall clock in results;
             failure messages show only redacted values (answers as the trace recorded them,
             expected answers redacted as the run is).
 """
