@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -265,13 +266,27 @@ def emit(text: str, output: str | None, reads: Iterable[str | None] = ()) -> Non
         echo(text, nl=not text.endswith("\n"))
 
 
-def echo(text: str, nl: bool = True, *, verbatim: bool = False) -> None:
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional controls
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """Human text that holds what a run recorded (a model's reply, a tool's result), made safe
+    to print: every control character but tab and newline, and every bidirectional control, is
+    written as its `\\uXXXX` escape, so recorded text cannot clear the screen, move the cursor,
+    retitle the window or reorder the line (and reads the same on a terminal and in a pipe)."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def echo(text: str, nl: bool = True, *, verbatim: bool = False, human: bool = False) -> None:
     """`click.echo` to standard output for text that may hold what a run recorded: a lone
     surrogate (a tool's text from a sloppy decoder) that standard output cannot encode is printed
     as a `\\u` escape with a warning, as `write_file` does, instead of failing the command.
     `verbatim`: the text is a file's content (`afpc fmt -`, a diff), whose ANSI escapes click
-    would strip when standard output is not a terminal."""
+    would strip when standard output is not a terminal. `human`: a text report (not JSON, not
+    a file's content), printed through `terminal_safe`."""
     color = True if verbatim else None
+    text = terminal_safe(text) if human else text
     try:
         click.echo(text, nl=nl, color=color)
     except UnicodeEncodeError:  # (raised before anything is written: the text is encoded whole)

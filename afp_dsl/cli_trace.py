@@ -22,7 +22,8 @@ from typing import Any, Callable
 
 import click
 
-from .cli_io import FilePath, echo, emit, guarded, run_id_text, store_text, utf8_text
+from .cli_io import (FilePath, echo, emit, guarded, run_id_text, store_text, terminal_safe,
+                     utf8_text)
 from .suggest import closest
 
 _STORE = click.option("--store", "store_url", callback=store_text,
@@ -30,7 +31,7 @@ _STORE = click.option("--store", "store_url", callback=store_text,
 
 
 def _fail(message: str, code: int = 1) -> None:
-    click.echo(f"afpc: {message}", err=True)
+    click.echo(terminal_safe(f"afpc: {message}"), err=True)
     sys.exit(code)
 
 
@@ -171,7 +172,7 @@ def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
                        str(x["iterations"])) for x in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     for r in table:
-        echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), human=True)
 
 
 def _no_default_store(store_url: str | None) -> bool:
@@ -225,7 +226,7 @@ def show(run_id: str, store_url: str | None, fmt: str) -> None:
         shown = {"run": run_summary(row), "events": [e.to_dict() for e in events]}
         echo(json.dumps(shown, ensure_ascii=False, sort_keys=True, indent=2))
         return
-    echo(timeline(row, events))
+    echo(timeline(row, events), human=True)
 
 
 def shown_outcome(row: dict) -> str:
@@ -344,7 +345,10 @@ def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | N
                            program=spec_program(row), skill=skill, iteration=iteration, edge=edge)
     if node.kind in ("missing", "empty"):
         _fail(node.text)
-    echo(to_json(run_id, query, node) if fmt == "json" else render_text(node), nl=fmt != "json")
+    if fmt == "json":
+        echo(to_json(run_id, query, node), nl=False)
+    else:
+        echo(render_text(node), human=True)
 
 
 def _warn_if_no_such_edge(row: dict, edge: str) -> None:
