@@ -83,7 +83,8 @@ class _Beats:
                 pass
 
     def _run_started(self, e: Event, p: dict) -> None:
-        self.push(e, {"kind": "prompt", "brain": f"{self.asker} asked: {p.get('message') or ''}",
+        # (as the original's `getTrace`: the prompt beat's brain is the task itself)
+        self.push(e, {"kind": "prompt", "brain": str(p.get("message") or ""),
                       "cost": dict(THINKING_ZERO)})
 
     def _cursor_moved(self, e: Event, p: dict) -> None:
@@ -112,10 +113,13 @@ class _Beats:
         skill = (args or {}).get("id") if name == "read_skill" and isinstance(args, dict) else None
         self.calls[p.get("call_id") or ""] = {"tool": name, "skill": skill}
         first = not self.reply_used
-        # (the original: every call's `brain` is the reply's content, empty when it has none)
+        # (every call's `brain` is the reply's content; a reply with none gets the framework's
+        # line, as the original's commentary fills it, so no beat is blank)
+        said = self.reply.get("text") or (f"The model reads skill `{skill}`." if skill else
+                                          f"The model calls `{name}`.")
         step = {"kind": "ask", "tool": skill or name, "toolName": name,
                 "input": args if isinstance(args, dict) else {"value": args},
-                "brain": self.lead(self.reply.get("text") or ""), "cost": self._cost()}
+                "brain": self.lead(said), "cost": self._cost()}
         if first and self.tools_seen:
             step["toolsSeen"] = self.tools_seen
         self.reply_used = True

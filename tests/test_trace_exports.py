@@ -182,3 +182,20 @@ def test_latest_gives_the_last_events_newest_first_and_tail_oldest_first():
     assert [e.seq for e in t.latest(3)] == [5, 4, 3]
     assert [e.seq for e in t.latest(64)] == [5, 4, 3, 2, 1]
     assert [e.seq for e in t.latest(0)] == [] and [e.seq for e in t.tail(2)] == [4, 5]
+
+
+def test_thinking_prompt_is_the_task_and_no_ask_is_blank():
+    """reference §10 (the original's `getTrace`): the `prompt` beat's brain is the task; an
+    `ask` whose reply has no text gets the framework's line, as the original's commentary does."""
+    import afp_dsl as afp
+    spec = ('agent g { skills = [sk] tools = [u] }\nskill sk { description = "S" body = "B" }\n'
+            'tool u { description = "u" impl = returns({ok: true}) }')
+    agent = afp.load(spec).agent(provider=afp.providers.mock(
+        [[("read_skill", {"id": "sk"}), ("u", {})], "done"]))
+    doc = export.to_thinking(agent.run("find the thing").trace)
+    prompt, *rest = doc["steps"]
+    assert prompt == {"kind": "prompt", "brain": "find the thing", "cost": prompt["cost"]}
+    assert doc["task"] == "find the thing"
+    asks = [s for s in rest if s["kind"] == "ask"]
+    assert [a["brain"] for a in asks] == ["The model reads skill `sk`.", "The model calls `u`."]
+    assert all(isinstance(s["brain"], str) and s["brain"] for s in doc["steps"])
