@@ -17,7 +17,7 @@ import click
 
 from . import graph_export
 from .cli import checked_program
-from .cli_io import FilePath, emit, guarded, run_id_text, store_text
+from .cli_io import FilePath, emit, guarded, run_id_text, store_text, terminal_safe
 
 _FORMATS = {"mermaid": graph_export.to_mermaid, "dot": graph_export.to_dot, "json": graph_export.to_json}
 
@@ -44,9 +44,10 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
         raise click.BadParameter(graph_export.no_graph_named(graph_name, names), param_hint="--graph")
     try:
         if run_id is not None:
-            run_id, overlay = _overlay(program, run_id, store_url, reads)
-            _warn_if_foreign(program, graph_name, overlay["visited"], run_id)
+            run_id, overlay, agent = _overlay(program, run_id, store_url, reads)
             text = _FORMATS[fmt](program, graph_name, **overlay)
+            if not _warn_if_foreign(program, graph_name, overlay["visited"], run_id):
+                _warn_if_other_agent(program, agent, run_id)
         else:
             text = _FORMATS[fmt](program, graph_name)
     except graph_export.GraphChoiceError as e:  # (any other error is a bug: `guarded`, exit 2)
@@ -59,9 +60,11 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
         click.echo(f"wrote {output}", err=True)
 
 
-def _overlay(program: Any, run_id: str, store_url: str | None, reads: list) -> tuple[str, dict]:
+def _overlay(program: Any, run_id: str, store_url: str | None,
+             reads: list) -> tuple[str, dict, Any]:
     """The run's id (`last` resolved), the path it took and its redaction, for
-    `to_mermaid|dot|json`; adds the store's file to `reads`."""
+    `to_mermaid|dot|json`, and the name of the agent that ran; adds the store's file to
+    `reads`."""
     from .cli_trace import load_run, open_store, resolve
     from .known_secrets import run_scrubber
     store = open_store(store_url)  # (a reader: a mistyped path is an error, never a new store)
@@ -69,13 +72,35 @@ def _overlay(program: Any, run_id: str, store_url: str | None, reads: list) -> t
     run_id = resolve(store, run_id)
     _, events = load_run(store, run_id)  # (an unknown id exits 1, naming the closest one)
     visited, taken, refused = graph_export.run_overlay(events)
+    started = next((e.payload for e in events if e.kind == "run.started"), None)
+    agent = started.get("agent") if isinstance(started, dict) else None
     return run_id, {"visited": visited, "taken": taken, "refused": refused,
-                    "scrub": run_scrubber(program, events)}
+                    "scrub": run_scrubber(program, events)}, agent
 
 
-def _warn_if_foreign(program: Any, graph_name: str | None, visited: set, run_id: str) -> None:
+def _warn_if_other_agent(program: Any, agent: Any, run_id: str) -> None:
+    """A run of an agent this spec does not declare, or of one with no graph, visited no skill:
+    say so (the diagram alone would look like a run that went nowhere)."""
+    from . import ir
+    if not isinstance(agent, str):
+        return
+    loaded = getattr(program, "ir", program)
+    agents = {d.name: d for m in loaded.modules for d in m.decls if isinstance(d, ir.Agent)}
+    if agent not in agents:
+        own = sorted(d.name for d in loaded.root_module.decls if isinstance(d, ir.Agent))
+        why = (f"which this spec does not declare (its agents: "
+               f"{', '.join(f'`{a}`' for a in own) or 'none'}): it was recorded for another spec")
+    elif agents[agent].graph is None:
+        why = "which has no graph"
+    else:
+        return
+    click.echo(terminal_safe(f"afpc: warning: run `{run_id}` is a run of agent `{agent}`, {why}, "
+                             f"so no path is drawn"), err=True)
+
+
+def _warn_if_foreign(program: Any, graph_name: str | None, visited: set, run_id: str) -> bool:
     """A run whose path names no skill of this graph was recorded for another spec or graph:
-    say so (the diagram would show no path at all, silently)."""
+    say so (the diagram would show no path at all, silently). True when it warned."""
     import json
     nodes = json.loads(graph_export.to_json(program, graph_name)).get("nodes", [])
     skills = {n.get("skill") for n in nodes} | {n.get("id", "")[2:] for n in nodes}
@@ -84,3 +109,5 @@ def _warn_if_foreign(program: Any, graph_name: str | None, visited: set, run_id:
         click.echo(f"afpc: warning: run `{run_id}` went through {shown}, which this graph does "
                    f"not have: it was recorded for another spec or graph, so no path is drawn",
                    err=True)
+        return True
+    return False

@@ -577,3 +577,30 @@ def test_graph_with_several_graphs_and_none_chosen_is_a_usage_error(tmp_path):
     assert r.exit_code == 2 and "several graphs" in r.output and "--graph NAME" in r.output
     assert CliRunner().invoke(main, ["graph", str(spec), "--graph", "g3"]).exit_code == 2
     assert CliRunner().invoke(main, ["graph", str(spec), "--graph", "g1"]).exit_code == 0
+
+
+def test_graph_run_of_an_agent_the_spec_lacks_or_without_a_graph_says_so(tmp_path) -> None:
+    """`graph --run` with a run of an agent that went through no skill (one another spec
+    declares, or one with no graph) drew the plain graph with no word: a warning names the
+    agent and why no path is drawn; the diagram is still drawn (exit 0)."""
+    root = Path(__file__).resolve().parent.parent / "examples"
+    db = str(tmp_path / "g.db")
+    ran = CliRunner().invoke(main, ["run", str(root / "due_diligence" / "due_diligence.afp"),
+                                    "--agent", "analyst", "-m", "Share price of NWND?",
+                                    "--script", "price_only_needs_no_inner_run", "--store", db])
+    assert ran.exit_code == 0, ran.output
+    other = CliRunner().invoke(main, ["graph", str(root / "support" / "support.afp"),
+                                      "--run", "last", "--store", db])
+    assert other.exit_code == 0 and other.stdout.startswith("flowchart TD"), other.output
+    assert "is a run of agent `analyst`, which this spec does not declare (its agents: " \
+           "`support`)" in other.stderr
+    spec = tmp_path / "two.afp"
+    spec.write_text('agent a { system = "a" graph = g }\nagent b { system = "b" }\n'
+                    'skill s { description = "s" }\ngraph g { entry s }\n', encoding="utf-8")
+    ran = CliRunner().invoke(main, ["run", str(spec), "--agent", "b", "-m", "hi", "--store", db])
+    assert ran.exit_code == 0, ran.output
+    drawn = CliRunner().invoke(main, ["graph", str(spec), "--run", "last", "--store", db])
+    assert drawn.exit_code == 0 and "agent `b`, which has no graph, so no path" in drawn.stderr
+    ran = CliRunner().invoke(main, ["run", str(spec), "--agent", "a", "-m", "hi", "--store", db])
+    own = CliRunner().invoke(main, ["graph", str(spec), "--run", "last", "--store", db])
+    assert own.exit_code == 0 and "warning" not in own.stderr, own.stderr
