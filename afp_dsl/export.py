@@ -11,7 +11,7 @@ import json
 from importlib import resources
 from typing import Any, Iterable, Mapping
 
-from .trace import Event, dumps, json_text
+from .trace import Event, dumps, json_text, run_events
 from .why import items, payload, short
 
 SCHEMA_VERSION = 1
@@ -26,8 +26,9 @@ def schema() -> dict:
 
 
 def to_jsonl(events: Iterable[Event]) -> str:
-    """One event per line, in `seq` order, in the trace's one JSON encoding."""
-    return "".join(e.to_json() + "\n" for e in events)
+    """One event per line, in `seq` order, in the trace's one JSON encoding (`events`: the
+    run's trace, a list of its events, or its `RunResult`)."""
+    return "".join(e.to_json() + "\n" for e in run_events(events))
 
 
 # ---------------------------------------------------------------- thinking
@@ -36,7 +37,7 @@ def to_thinking(events: Iterable[Event], run: Mapping[str, Any] | None = None,
     """The "watch it think" trace: a `task`/`agent`/`model`/`asker` header, `steps` of kinds
     `prompt`, `ask`, `return`, `answer` (each with `brain` and `cost`), and `at`, the id of
     the event behind each step (index-aligned with `steps`)."""
-    evs = list(events)
+    evs = run_events(events)
     started = next((payload(e) for e in evs if e.kind == "run.started"), {})
     run = run or {}
     b = _Beats(asker)

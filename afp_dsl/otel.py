@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Iterable, Mapping
 
-from .trace import Event, json_text
+from .trace import Event, json_text, run_events
 from .why import inner_finder, payload
 
 OP, PROVIDER, AGENT, MODEL = ("gen_ai.operation.name", "gen_ai.provider.name",
@@ -291,8 +291,10 @@ def _flat(p: Mapping) -> dict:
 def export_run(events: Iterable[Event], tracer_provider: Any, *, inner: Any = None,
                content: bool = False, epoch_ns: int = 0, provider: str = "afp") -> None:
     """Emit the spans of one recorded run on `tracer_provider` (never the global one).
-    `events`: the run's trace (`result.trace`, or a `RunResult` itself)."""
-    events = _run_events(events)
+    `events`: the run's trace (`result.trace`), or a `RunResult` itself (whose `inner` runs
+    are then descended into unless `inner` is given)."""
+    inner = getattr(events, "inner", None) if inner is None else inner
+    events = run_events(events)
     if not callable(getattr(tracer_provider, "get_tracer", None)):
         raise TypeError(f"export_run() needs an OpenTelemetry `TracerProvider` (e.g. "
                         f"`opentelemetry.sdk.trace.TracerProvider()`), not a value of type "
@@ -303,25 +305,11 @@ def export_run(events: Iterable[Event], tracer_provider: Any, *, inner: Any = No
     _Exporter(tracer, api, inner_finder(inner), content, epoch_ns, provider).run(events)
 
 
-def _run_events(events: Any) -> list:
-    """The events of a run given as its trace, a list of events, or its `RunResult`."""
-    trace = getattr(events, "trace", None)
-    if trace is not None and not isinstance(events, (str, bytes)):
-        events = trace
-    if isinstance(events, (str, bytes)) or not hasattr(events, "__iter__"):
-        raise TypeError(f"pass the run's events (`result.trace`, or the `RunResult`), not a "
-                        f"value of type `{type(events).__name__}`; a stored run's are "
-                        f"`store.events(run_id)`")
-    out = list(events)
-    if not all(hasattr(e, "kind") and hasattr(e, "id") for e in out):
-        raise TypeError("pass the run's events (`result.trace`): these are not trace events")
-    return out
-
-
 def spans(events: Iterable[Event], *, inner: Any = None, content: bool = False,
           epoch_ns: int = 0, provider: str = "afp") -> list:
     """The finished SDK spans of a run, from a private provider with deterministic ids."""
-    evs = _run_events(events)
+    inner = getattr(events, "inner", None) if inner is None else inner
+    evs = run_events(events)
     api, sdk, Resource, Simple, InMemory, _ = _sdk()
     seed = evs[0].id.rsplit(":", 1)[0] if evs else "empty"
     exporter = InMemory()

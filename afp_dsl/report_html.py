@@ -15,7 +15,7 @@ import html
 import json
 from typing import Any, Iterable, Mapping
 
-from .trace import Event, json_text, tally
+from .trace import Event, json_text, run_events, tally
 from .why import Locator, explain, items, payload, short
 from .why_describe import describe
 
@@ -70,9 +70,15 @@ def data_island(value: Any) -> str:
 
 def report(events: Iterable[Event], *, run: Mapping[str, Any] | None = None, inner: Any = None,
            program: Any = None, mermaid: str | None = None, svg: str | None = None) -> str:
-    """The HTML report of one run. `svg` (`graph_svg`, drawn) and `mermaid` (its source) are
-    the graph with the run overlay, when known."""
-    evs = list(events)
+    """The HTML report of one run (`events`: its trace, or its `RunResult`, whose inner runs
+    and program are then used unless given). `svg` (`graph_svg`, drawn) and `mermaid` (its
+    source) are the graph with the run overlay; drawn from `program` when neither is given."""
+    inner = getattr(events, "inner", None) if inner is None else inner
+    program = getattr(events, "program", None) if program is None else program
+    evs = run_events(events)
+    if mermaid is None and svg is None and program is not None:
+        from .graph_overlay import overlay_drawings
+        mermaid, svg = overlay_drawings(program, evs)
     loc = Locator(program)
     run = dict(run or {})
     started = next((payload(e) for e in evs if e.kind == "run.started"), {})

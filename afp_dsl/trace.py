@@ -121,6 +121,22 @@ def finite(value: Any) -> Any:
 _INF = float("inf")
 
 
+def run_events(events: Any) -> list[Event]:
+    """The events of a run given as its trace, a list of events, or its `RunResult` (what every
+    export takes); anything else is a `TypeError` saying what to pass."""
+    trace = getattr(events, "trace", None)
+    if trace is not None and not isinstance(events, (str, bytes)):
+        events = trace
+    if isinstance(events, (str, bytes)) or not hasattr(events, "__iter__"):
+        raise TypeError(f"pass the run's events (`result.trace`, or the `RunResult`), not a "
+                        f"value of type `{type(events).__name__}`; a stored run's are "
+                        f"`store.events(run_id)`")
+    out = list(events)
+    if not all(hasattr(e, "kind") and hasattr(e, "id") for e in out):
+        raise TypeError("pass the run's events (`result.trace`): these are not trace events")
+    return out
+
+
 class Trace:
     """An append-only list of events of one run (and, after a resume, its continuation)."""
 

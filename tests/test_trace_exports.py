@@ -199,3 +199,23 @@ def test_thinking_prompt_is_the_task_and_no_ask_is_blank():
     asks = [s for s in rest if s["kind"] == "ask"]
     assert [a["brain"] for a in asks] == ["The model reads skill `sk`.", "The model calls `u`."]
     assert all(isinstance(s["brain"], str) and s["brain"] for s in doc["steps"])
+
+
+def test_every_export_takes_the_run_result_and_the_report_draws_its_graph():
+    """`to_jsonl`, `to_thinking`, `report` took only the events (a `RunResult` was a TypeError,
+    while OTel took it), and a report made from Python had no graph unless the caller drew it:
+    given the program (or the `RunResult`, which holds it) the report draws the run's graph."""
+    from afp_dsl import report_html
+    from afp_dsl.graph_overlay import overlay_drawings
+    _, r = example_runs("support", "small_refund")[-1]
+    assert export.to_jsonl(r) == export.to_jsonl(r.trace) == export.to_jsonl(list(r.trace))
+    assert export.to_thinking(r) == export.to_thinking(r.trace)
+    mermaid, svg = overlay_drawings(r.program, list(r.trace))
+    assert mermaid and svg
+    drawn = report_html.report(r.trace, program=r.program, inner=r.inner)
+    assert report_html.report(r) == drawn
+    assert drawn == report_html.report(r.trace, program=r.program, inner=r.inner,
+                                       mermaid=mermaid, svg=svg)
+    assert "<svg" in drawn and "class n_refunds,n_triage visited" in drawn
+    with pytest.raises(TypeError, match="result.trace"):
+        export.to_jsonl("run-1")
