@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Iterable, Mapping
 
-from .trace import Event, json_text, run_events
+from .trace import Event, json_text, run_events, tally
 from .why import inner_finder, payload
 
 OP, PROVIDER, AGENT, MODEL = ("gen_ai.operation.name", "gen_ai.provider.name",
@@ -101,11 +101,13 @@ class _Exporter:
             attrs[MODEL] = model
         if started.get("conversation"):
             attrs["gen_ai.conversation.id"] = started["conversation"]
-        tokens = _ints(fp.get("tokens"))
+        tokens = _ints(fp.get("tokens") if fin else tally(events)["tokens"])  # (paused: so far)
         if len(tokens) == 2:
             attrs[USAGE_IN], attrs[USAGE_OUT] = tokens
         if fp.get("outcome"):
             attrs["afp.outcome"] = fp["outcome"]
+        elif fin is None and events[-1].kind == "run.paused":  # (waiting on a check-in)
+            attrs["afp.outcome"] = "paused"
         kind = self.api.SpanKind.INTERNAL
         root = self.tracer.start_span(f"invoke_agent {agent}", context=parent_ctx, kind=kind,
                                       attributes=attrs, start_time=self.ns(events[0]))

@@ -306,3 +306,15 @@ def test_a_reply_that_names_nothing_records_and_exports_no_response_id_or_model(
     assert "response_id" not in replied and "response_model" not in replied
     (chat,) = _chats(r)
     assert not {"gen_ai.response.id", "gen_ai.response.model"} & set(chat.attributes)
+
+
+def test_a_paused_run_s_span_says_paused_and_counts_its_tokens_so_far():
+    """A run waiting on a check-in has no `run.finished`: its span said no outcome and no usage;
+    it says `afp.outcome=paused` and the tokens of its calls so far."""
+    _, first = example_runs("support", "larger_refund_needs_approval")[0]
+    assert first.outcome == "paused"
+    (root,) = [s for s in _export(first) if s.parent is None]
+    assert root.attributes["afp.outcome"] == "paused"
+    chats = [s for s in _export(first.trace) if s.attributes["gen_ai.operation.name"] == "chat"]
+    assert root.attributes["gen_ai.usage.input_tokens"] == \
+        sum(c.attributes["gen_ai.usage.input_tokens"] for c in chats) > 0
