@@ -4,7 +4,7 @@ Role:       the text of the edges `graph_export` draws (Mermaid, DOT, JSON) and 
             report's graph; split from `graph_export` along that seam.
 Invariants: pure and deterministic; a guard reads `=`, `≠`, `≥`, `≤`, `in [a, b]`, `AND`, `OR`,
             `NOT`, strings unquoted, numbers as `json.dumps` writes them; every Mermaid caption
-            is entity-escaped (`#`, `|`, `"`, `<`, `>`) and quoted when it holds a bracket, `@`, `~`.
+            is entity-escaped (`#`, `|`, `"`, `<`, `>`, `%`) and quoted when it holds a bracket, `@`, `~`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from typing import Any
 from . import ir
 
 _OPS = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
-_MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;"}
+_MERMAID_ESCAPES = {"#": "#35;", "|": "#124;", '"': "#quot;", "<": "#lt;", ">": "#gt;",
+                    "%": "#37;"}  # (`%%` starts a Mermaid comment or `%%{…}` directive)
 _MERMAID_TABLE = str.maketrans(_MERMAID_ESCAPES)
 # Unquoted, a bracket in an edge label starts a node shape, `@` an edge id (`e1@-->`) and `~~~`
 # an invisible link (Mermaid's parser rejects the line); between quotes (`|"…"|`) they are plain

@@ -50,7 +50,8 @@ def _stress_diagrams() -> list[str]:
     labels = ['a|b', 'say "hi"', '<b>x</b>', '#quot; #124;', 'a (b) [c] {d}', 'A-->B', '%% x',
               'end', 'x ~~~ y', "it's `t`", '/refund|money back/i', 'status=failure,denied|x',
               '≥ ≤ ≠ ▶', 'a;b&c', 'multi\nline', '`t` [x]', 'a  b\tc', ' [in] (x) {y} ',
-              '"[q]"', 'in [a|b]', 'ops@example.com', '@home', '~~~ x', '~~~']
+              '"[q]"', 'in [a|b]', 'ops@example.com', '@home', '~~~ x', '~~~', '%%{init} x',
+              'a %%{init: {"theme": "dark"}}%% b', '50% %']
     out = []
     for label in labels:
         spec = SPEC.replace('"back to | start"', json.dumps(label))
@@ -97,3 +98,20 @@ def test_overlays_with_refused_entries_parse(tmp_path: Path) -> None:
         diagrams.append(out.stdout)
     bad = [(d, r["error"]) for d, r in zip(diagrams, parse_all(diagrams)) if not r["ok"]]
     assert not bad, bad[0]
+
+
+def test_an_overlay_whose_refused_value_holds_a_mermaid_directive_parses() -> None:
+    """A refused guard's caption quotes the value the run saw: `%%{init}` in a tool's result
+    made Mermaid read a directive and reject the diagram; `%` is written `#37;`."""
+    import afp_dsl as afp
+    from afp_dsl.graph_overlay import overlay_drawings
+    program = afp.load('agent g { system = "s" graph = gr tools = [t] }\n'
+                       'tool t { description = "t" }\n'
+                       'skill a { description = "a" tools = [t] }\nskill b { description = "b" }\n'
+                       'graph gr {\n  entry a\n  route a -> b on t when result.msg == "%%{x}"\n}\n')
+    agent = program.agent(provider=afp.providers.mock([[("t", {})], "done"]),
+                          tools={"t": lambda: {"msg": "%%{init} ]]end %% c"}})
+    mermaid, _ = overlay_drawings(program, list(agent.run("hi").trace))
+    assert "✗ refused" in mermaid and "%" not in mermaid and "#37;#37;{init}" in mermaid
+    (result,) = parse_all([mermaid])
+    assert result["ok"], result
