@@ -239,12 +239,16 @@ def export(run_id: str, fmt: str, output: str | None, store_url: str | None) -> 
     """Export a run as JSONL, a self-contained HTML report, OTLP JSON or a thinking trace."""
     store = open_store(store_url)
     row, events = load_run(store, run_id)
-    emit(render_export(fmt, store, row, events), output, reads=[getattr(store, "path", None)])
+    reads = [getattr(store, "path", None)]  # (and, for html, the spec files the report reads)
+    emit(render_export(fmt, store, row, events, reads), output, reads=reads)
     if output:
         click.echo(f"wrote {output}", err=True)
 
 
-def render_export(fmt: str, store: Any, row: dict, events: list) -> str:
+def render_export(fmt: str, store: Any, row: dict, events: list,
+                  reads: list | None = None) -> str:
+    """The export's text; `reads` gains the files it read besides the store (the html report
+    reads the run's spec and its modules), which `-o` must not replace."""
     if fmt == "jsonl":
         from .export import to_jsonl
         return to_jsonl(events)
@@ -259,6 +263,8 @@ def render_export(fmt: str, store: Any, row: dict, events: list) -> str:
             _fail(str(e))
     from .report_html import report
     program = spec_program(row)
+    if reads is not None and program is not None:
+        reads += [row.get("spec"), *(m.key for m in getattr(program, "ir", program).modules)]
     mermaid, svg = overlay_drawings(program, events)
     return report(events, run=row, inner=inner_lookup(store), program=program, mermaid=mermaid,
                   svg=svg)

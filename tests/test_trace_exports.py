@@ -219,3 +219,20 @@ def test_every_export_takes_the_run_result_and_the_report_draws_its_graph():
     assert "<svg" in drawn and "class n_refunds,n_triage visited" in drawn
     with pytest.raises(TypeError, match="result.trace"):
         export.to_jsonl("run-1")
+
+
+def test_the_html_export_never_writes_over_the_spec_it_reads(tmp_path, monkeypatch):
+    """The HTML report reads the run's spec (the graph, `file:line`): `-o` naming that spec
+    replaced it with the report. It is refused (exit 2), the spec left as it was."""
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "g.afp"
+    text = 'agent g { system = "s" }\n'
+    spec.write_text(text, encoding="utf-8")
+    db = str(tmp_path / "runs.db")
+    assert _cli("run", "g.afp", "-m", "hi", "--store", db).exit_code == 0
+    for target in ("g.afp", str(spec), "./g.afp"):
+        res = _cli("trace", "export", "last", "--format", "html", "-o", target, "--store", db)
+        assert res.exit_code == 2 and "which this command reads" in res.output, res.output
+        assert spec.read_text(encoding="utf-8") == text
+    ok = _cli("trace", "export", "last", "--format", "html", "-o", "report.html", "--store", db)
+    assert ok.exit_code == 0 and (tmp_path / "report.html").read_text().startswith("<!DOCTYPE")
