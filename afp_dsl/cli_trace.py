@@ -185,8 +185,9 @@ def show(run_id: str, store_url: str | None, fmt: str) -> None:
     store = open_store(store_url)
     row, events = load_run(store, run_id)
     if fmt == "json":
+        from .trace import json_text  # (a NaN in a tool's result is "NaN", as in the JSONL)
         shown = {"run": run_summary(row), "events": [e.to_dict() for e in events]}
-        echo(json.dumps(shown, ensure_ascii=False, sort_keys=True, indent=2))
+        echo(json_text(shown, ensure_ascii=False, sort_keys=True, indent=2))
         return
     echo(timeline(row, events), human=True)
 

@@ -153,3 +153,21 @@ def test_json_text_is_strict_json_that_reads_back_as_the_value_with_its_strings(
         assert strict(dumps(value)) == expected(value)
 
     check()
+
+
+def test_trace_show_format_json_is_strict_json(run, tmp_path):
+    """`afpc trace show RUN --format json` gives the events as the JSONL export writes them:
+    it wrote a bare `NaN` (not JSON) for a tool's NaN."""
+    from click.testing import CliRunner
+
+    from afp_dsl.cli import main
+    db = tmp_path / "runs.db"
+    store = sqlite(db)
+    store.save_run(run.run_id, "probe_agent", None, "finished", "answered", "done", {},
+                   list(run.trace))
+    store.close()
+    res = CliRunner().invoke(main, ["trace", "show", run.run_id, "--format", "json",
+                                    "--store", str(db)])
+    assert res.exit_code == 0, res.output
+    doc = strict(res.stdout)
+    assert doc["events"] == [strict(line) for line in export.to_jsonl(run.trace).splitlines()]
