@@ -44,7 +44,8 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
         raise click.BadParameter(graph_export.no_graph_named(graph_name, names), param_hint="--graph")
     try:
         if run_id is not None:
-            run_id, overlay, agent = _overlay(program, run_id, store_url, reads)
+            run_id, overlay, agent, own = _overlay(program, run_id, store_url, reads)
+            graph_name = graph_name if graph_name is not None else own or None
             text = _FORMATS[fmt](program, graph_name, **overlay)
             if not _warn_if_foreign(program, graph_name, overlay["visited"], run_id):
                 _warn_if_other_agent(program, agent, run_id)
@@ -61,10 +62,11 @@ def graph(file: str, graph_name: str | None, fmt: str, output: str | None,
 
 
 def _overlay(program: Any, run_id: str, store_url: str | None,
-             reads: list) -> tuple[str, dict, Any]:
+             reads: list) -> tuple[str, dict, Any, str | None]:
     """The run's id (`last` resolved), the path it took and its redaction, for
-    `to_mermaid|dot|json`, and the name of the agent that ran; adds the store's file to
-    `reads`."""
+    `to_mermaid|dot|json`, the name of the agent that ran and its graph (what is drawn when
+    `--graph` does not say: the spec may have several); adds the store's file to `reads`."""
+    from .graph_overlay import run_graph
     from .cli_trace import load_run, open_store, resolve
     from .known_secrets import run_scrubber
     store = open_store(store_url)  # (a reader: a mistyped path is an error, never a new store)
@@ -75,7 +77,7 @@ def _overlay(program: Any, run_id: str, store_url: str | None,
     started = next((e.payload for e in events if e.kind == "run.started"), None)
     agent = started.get("agent") if isinstance(started, dict) else None
     return run_id, {"visited": visited, "taken": taken, "refused": refused,
-                    "scrub": run_scrubber(program, events)}, agent
+                    "scrub": run_scrubber(program, events)}, agent, run_graph(program, events)
 
 
 def _warn_if_other_agent(program: Any, agent: Any, run_id: str) -> None:

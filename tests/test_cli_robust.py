@@ -604,3 +604,26 @@ def test_graph_run_of_an_agent_the_spec_lacks_or_without_a_graph_says_so(tmp_pat
     ran = CliRunner().invoke(main, ["run", str(spec), "--agent", "a", "-m", "hi", "--store", db])
     own = CliRunner().invoke(main, ["graph", str(spec), "--run", "last", "--store", db])
     assert own.exit_code == 0 and "warning" not in own.stderr, own.stderr
+
+
+def test_graph_run_draws_the_graph_of_the_agent_that_ran(tmp_path) -> None:
+    """A spec with several graphs: `graph FILE --run RUN` was a usage error (`pass --graph`)
+    although the run says which agent ran; it draws that agent's graph, as the HTML report does.
+    `--graph` still picks another one (with the warning that the run is not on it)."""
+    spec = tmp_path / "two.afp"
+    spec.write_text('agent a { system = "a" graph = ga }\nagent b { system = "b" graph = gb }\n'
+                    'skill s { description = "s" }\nskill t { description = "t" }\n'
+                    'graph ga { entry s }\ngraph gb { entry t }\n', encoding="utf-8")
+    db = str(tmp_path / "two.db")
+    ran = CliRunner().invoke(main, ["run", str(spec), "--agent", "b", "-m", "hi", "--store", db])
+    assert ran.exit_code == 0, ran.output
+    drawn = CliRunner().invoke(main, ["graph", str(spec), "--run", "last", "--store", db])
+    assert drawn.exit_code == 0, drawn.output
+    assert 'n_t["t"]' in drawn.stdout and "class n_t visited" in drawn.stdout
+    assert 'n_s["s"]' not in drawn.stdout and not drawn.stderr
+    other = CliRunner().invoke(main, ["graph", str(spec), "--run", "last", "--graph", "ga",
+                                      "--store", db])
+    assert other.exit_code == 0 and 'n_s["s"]' in other.stdout
+    assert "which this graph does not have" in other.stderr
+    plain = CliRunner().invoke(main, ["graph", str(spec)])
+    assert plain.exit_code == 2 and "several graphs" in plain.output
