@@ -7,7 +7,8 @@ Emits:      `afpc: …` lines on stderr: no store at the path (an absent default
             one to `trace list`), a store that fails or is damaged (`StoreError`, with the fix),
             an unknown run, or (`why`) an unknown event, skill iteration or edge.
 Invariants: prints only what the store holds (redacted events); read-only: never creates a
-            store, file or folder (`open_store` opens only an existing one); exit 0 done, 1 an
+            store or folder (`open_store` opens only an existing one), and no file but the one
+            `-o` names (never one the command reads: the store, the spec); exit 0 done, 1 an
             unknown run/event, a missing, failing or damaged store, or an export that cannot be
             made, 2 usage or internal error; no traceback for bad input.
 """
@@ -29,6 +30,8 @@ from .suggest import closest
 
 _STORE = click.option("--store", "store_url", callback=store_text,
                       help="Run store (default .afp/runs.db or $AFP_STORE).")
+_OUTPUT = click.option("-o", "--output", type=FilePath(writable=True),
+                       help="Write to a file instead of standard output.")
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -118,23 +121,39 @@ def trace() -> None:
 @click.option("--all", "show_all", is_flag=True, help="Include inner runs of agent-backed tools.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@_OUTPUT
 @guarded
 @store_errors
-def list_(store_url: str | None, show_all: bool, fmt: str) -> None:
+def list_(store_url: str | None, show_all: bool, fmt: str, output: str | None = None) -> None:
     """List the runs in the store: id, agent, outcome, start, iterations."""
-    rows = [] if _no_default_store(store_url) else _rows(open_store(store_url), show_all)
+    store = None if _no_default_store(store_url) else open_store(store_url)
+    rows = [] if store is None else _rows(store, show_all)
+    reads = [getattr(store, "path", None)]
     if fmt == "json":
-        echo(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=2))
+        _put(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=2), output, reads)
         return
     if not rows:
         click.echo("no runs recorded", err=True)
+        if output:
+            _put("", output, reads)
         return
     head = ("RUN", "AGENT", "OUTCOME", "STARTED", "ITERATIONS")
     table = [head] + [(x["run_id"], str(x["agent"]), str(x["outcome"]), x["started"] or "-",
                        str(x["iterations"])) for x in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
-    for r in table:
-        echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), human=True)
+    _put("\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table),
+         output, reads, human=True)
+
+
+def _put(text: str, output: str | None, reads: list, *, human: bool = False) -> None:
+    """A report to standard output, or to the file `-o` names (never one the command reads);
+    human text through `terminal_safe` either way."""
+    text = terminal_safe(text) if human else text
+    if not output:
+        echo(text)
+        return
+    emit(text + "\n" if text else "", output, reads)
+    click.echo(f"wrote {output}", err=True)
 
 
 def _no_default_store(store_url: str | None) -> bool:
@@ -178,18 +197,20 @@ def run_summary(r: dict) -> dict:
 @_STORE
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json: the run's row and its events (the JSONL schema).")
+@_OUTPUT
 @guarded
 @store_errors
-def show(run_id: str, store_url: str | None, fmt: str) -> None:
+def show(run_id: str, store_url: str | None, fmt: str, output: str | None = None) -> None:
     """Print a run (RUN, or `last`) as an indented timeline of its iterations."""
     store = open_store(store_url)
     row, events = load_run(store, run_id)
+    reads = [getattr(store, "path", None)]
     if fmt == "json":
         from .trace import json_text  # (a NaN in a tool's result is "NaN", as in the JSONL)
         shown = {"run": run_summary(row), "events": [e.to_dict() for e in events]}
-        echo(json_text(shown, ensure_ascii=False, sort_keys=True, indent=2))
+        _put(json_text(shown, ensure_ascii=False, sort_keys=True, indent=2), output, reads)
         return
-    echo(timeline(row, events), human=True)
+    _put(timeline(row, events), output, reads, human=True)
 
 
 def shown_outcome(row: dict) -> str:
@@ -231,8 +252,7 @@ _EXPORTS = ("jsonl", "html", "otlp-json", "thinking")
 @click.argument("run_id", callback=run_id_text)
 @click.option("--format", "fmt", type=click.Choice(_EXPORTS), required=True,
               help="jsonl (event schema), html (report), otlp-json (OpenTelemetry), thinking.")
-@click.option("-o", "--output", type=FilePath(writable=True),
-              help="Write to a file instead of standard output.")
+@_OUTPUT
 @_STORE
 @guarded
 @store_errors

@@ -236,3 +236,18 @@ def test_the_html_export_never_writes_over_the_spec_it_reads(tmp_path, monkeypat
         assert spec.read_text(encoding="utf-8") == text
     ok = _cli("trace", "export", "last", "--format", "html", "-o", "report.html", "--store", db)
     assert ok.exit_code == 0 and (tmp_path / "report.html").read_text().startswith("<!DOCTYPE")
+
+
+def test_trace_list_and_show_write_to_the_file_o_names(store_with_runs, tmp_path):
+    """tooling §2 gives `afpc trace list|show RUN|export RUN … [-o OUT]`: `-o` was an export
+    option only (`list -o` and `show -o` were usage errors). They write what they print."""
+    db, run_id, _ = store_with_runs
+    for args in (["trace", "list"], ["trace", "show", run_id],
+                 ["trace", "show", run_id, "--format", "json"], ["trace", "list", "--format", "json"]):
+        printed = _cli(*args, "--store", db)
+        out = tmp_path / "out.txt"
+        res = _cli(*args, "--store", db, "-o", str(out))
+        assert res.exit_code == 0 and f"wrote {out}" in res.stderr, res.output
+        assert out.read_text(encoding="utf-8") == printed.stdout
+    refused = _cli("trace", "list", "--store", db, "-o", db)
+    assert refused.exit_code == 2 and "which this command reads" in refused.output
