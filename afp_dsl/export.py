@@ -59,6 +59,7 @@ class _Beats:
         self.at: list[str] = []
         self.reply: dict = {}
         self.reply_used = False
+        self.carry = [0, 0]  # (tokens of replies that made no beat: a nudged one's, say)
         self.routing = ""
         self.tools_seen: list[dict] | None = None
         self.calls: dict[str, dict] = {}
@@ -99,15 +100,22 @@ class _Beats:
         self.tools_seen = [{"name": t.get("name")} for t in items(p, "tools")] or None
 
     def _llm_replied(self, e: Event, p: dict) -> None:
+        if not self.reply_used:  # (a reply that asked nothing and did not end the run)
+            self._add(_usage(self.reply))
         self.reply, self.reply_used = p, False
 
+    def _add(self, usage: list[int]) -> None:
+        self.carry = [self.carry[0] + usage[0], self.carry[1] + usage[1]]
+
     def _cost(self) -> dict:
+        """The tokens of the reply behind this beat, on its first beat only, with those of the
+        replies before it that made no beat, so the beats' costs add up to the run's tokens."""
         if self.reply_used:
             return dict(THINKING_ZERO)
-        usage = self.reply.get("usage") or [0, 0]
-        tin, tout = (list(usage) + [0, 0])[:2]
-        return {"ms": 0, "tokens": (tin or 0) + (tout or 0), "tokensIn": tin or 0,
-                "tokensOut": tout or 0}
+        usage = _usage(self.reply)
+        tin, tout = usage[0] + self.carry[0], usage[1] + self.carry[1]
+        self.carry = [0, 0]
+        return {"ms": 0, "tokens": tin + tout, "tokensIn": tin, "tokensOut": tout}
 
     def _tool_called(self, e: Event, p: dict) -> None:
         name, args = p.get("tool") or "(tool)", p.get("args")
@@ -148,19 +156,27 @@ class _Beats:
         """A retry after an error goes on with the same run: the error was not its answer (the
         answer beat ends the beats)."""
         if p.get("retry") and self.steps and self.steps[-1].get("kind") == "answer":
-            self.steps.pop()
+            cost = self.steps.pop()["cost"]
             self.at.pop()
+            self._add([cost.get("tokensIn", 0), cost.get("tokensOut", 0)])
 
     def _run_finished(self, e: Event, p: dict) -> None:
         text = p.get("answer") or ""
         step = {"kind": "answer", "to": self.asker, "brain": self.lead(text or "(no answer)"),
                 "answer": {"headline": _headline(text), "text": text},
-                "cost": self._cost() if not self.reply.get("tool_calls") else dict(THINKING_ZERO)}
+                "cost": self._cost()}  # (a reply whose calls never ran: the wrap-up's, say)
+        self.reply_used = True
         if p.get("error") or p.get("outcome") in ("error", "denied"):
             step["error"] = p.get("error") or f"outcome {p.get('outcome')}"
         if self.tools_seen:
             step["toolsSeen"] = self.tools_seen
         self.push(e, step)
+
+
+def _usage(reply: Mapping) -> list[int]:
+    """A reply's `[input, output]` tokens; [0, 0] when it has none (or a foreign shape)."""
+    usage = list(reply.get("usage") or []) + [0, 0]
+    return [u if type(u) is int else 0 for u in usage[:2]]
 
 
 def _headline(text: str) -> str:

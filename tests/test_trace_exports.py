@@ -251,3 +251,20 @@ def test_trace_list_and_show_write_to_the_file_o_names(store_with_runs, tmp_path
         assert out.read_text(encoding="utf-8") == printed.stdout
     refused = _cli("trace", "list", "--store", db, "-o", db)
     assert refused.exit_code == 2 and "which this command reads" in refused.output
+
+
+def test_thinking_costs_add_up_to_the_run_s_tokens(runs):
+    """A reply that made no beat (one the unfinished steps sent back, the wrap-up's calls that
+    never ran) lost its tokens: the beats' costs now add up to `run.finished`'s, run by run."""
+    checked = 0
+    for _, r in runs:
+        fin = [e.payload for e in r.trace if e.kind == "run.finished"]
+        if not fin:
+            continue
+        steps = export.to_thinking(r.trace)["steps"]
+        assert [sum(s["cost"][k] for s in steps) for k in ("tokensIn", "tokensOut")] == \
+            fin[-1]["tokens"], r.run_id
+        assert all(s["cost"]["tokens"] == s["cost"]["tokensIn"] + s["cost"]["tokensOut"]
+                   for s in steps)
+        checked += 1
+    assert checked >= 25
