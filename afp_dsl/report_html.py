@@ -162,10 +162,13 @@ def _header(run_id: str, run: Mapping, started: Mapping, fin: Mapping, evs: list
 
 
 def _by_iteration(evs: list[Event]) -> list[tuple[int, list[Event]]]:
-    out: dict[int, list[Event]] = {}
+    """The events grouped by iteration, in order; a damaged stored event whose iteration is not
+    an int (null, text) makes a group of its own after the others instead of failing the sort."""
+    out: dict[Any, list[Event]] = {}
     for e in evs:
         out.setdefault(e.iteration, []).append(e)
-    return sorted(out.items())
+    return sorted(out.items(), key=lambda kv: (0, kv[0], "") if type(kv[0]) is int
+                  else (1, 0, repr(kv[0])))
 
 
 def _iteration(k: int, evs: list[Event], loc: Locator) -> str:

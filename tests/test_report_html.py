@@ -340,3 +340,15 @@ def test_a_paused_run_says_what_it_waits_for():
     assert 'data-fact="outcome"><b>outcome</b> paused' in header
     answer = header.split('id="answer"', 1)[1].split("</div>", 1)[0]
     assert "outcome-paused" in answer and "paused: check-in" in answer and "`pay`" in answer
+
+
+def test_a_trace_read_back_with_a_non_int_iteration_still_reports():
+    """`Trace.from_json` takes a foreign document as it is: an event whose iteration is null or
+    text made the report's sort by iteration raise; it is a group of its own, after the others."""
+    from afp_dsl.trace import Trace
+    _, r = canary_run()
+    doc = json.loads(r.trace.to_json())
+    doc["events"][1]["iteration"] = None
+    doc["events"][2]["iteration"] = "2"
+    page = report_html.report(Trace.from_json(json.dumps(doc)))
+    assert page.startswith("<!DOCTYPE html>") and "Iteration None" in page
