@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from .cli_io import CliError, echo, guarded, run_id_text, store_text, utf8_text
+from .cli_io import CliError, echo, guarded, run_id_text, store_text, terminal_safe, utf8_text
 from .resume_count import calls_made, executions, inner_events
 from .trace import json_text
 
@@ -183,13 +183,13 @@ def _print(out: dict[str, Any], result: Any, as_json: bool) -> None:
         echo(json_text(out, sort_keys=True, ensure_ascii=False))
     elif result.outcome == "paused":
         c = out["checkin"]
-        echo(f"paused: {c['question']}")
-        echo(f"  tool `{c['tool']}` with {json.dumps(c['args'], ensure_ascii=False)}")
+        echo(f"paused: {c['question']}", human=True)
+        echo(f"  tool `{c['tool']}` with {json.dumps(c['args'], ensure_ascii=False)}", human=True)
         click.echo(f"  resume with: afpc resume {result.run_id} --approve | --decline")
     elif out.get("error"):
-        click.echo(f"error: {out['error']}", err=True)
+        click.echo(terminal_safe(f"error: {out['error']}"), err=True)
     else:
-        echo(out["answer"] if out["answer"] is not None else "")
+        echo(out["answer"] if out["answer"] is not None else "", human=True)
 
 
 def _message(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

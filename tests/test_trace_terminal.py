@@ -70,3 +70,28 @@ def test_an_unknown_run_id_is_named_with_its_controls_escaped(tmp_path):
     res = CliRunner().invoke(main, ["trace", "show", "run-\x1b[2Jx", "--store", db])
     assert res.exit_code == 1
     assert "no run `run-\\u001b[2Jx`" in res.output and "\x1b" not in res.output
+
+
+SPEC_RUN = r'''agent g { system = "s" tools = [t, pay] }
+tool t { description = "t" impl = returns("x") }
+tool pay { description = "pay" input { to: string } check_in = true impl = returns("ok") }
+test speaks { model says "ans\u001b[2Jwer\u202e!" }
+test pays { model calls pay { to: "x\u001b]0;T\u0007y" } }
+'''
+
+
+def test_afpc_run_prints_the_answer_and_the_pause_with_controls_escaped(tmp_path):
+    spec = tmp_path / "g.afp"
+    spec.write_text(SPEC_RUN)
+    db = str(tmp_path / "runs.db")
+    res = CliRunner().invoke(main, ["run", str(spec), "-m", "hi", "--script", "speaks",
+                                    "--store", db])
+    assert res.exit_code == 0, res.output
+    assert "ans\\u001b[2Jwer\\u202e!" in res.output and "\x1b" not in res.output
+    res = CliRunner().invoke(main, ["run", str(spec), "-m", "hi", "--script", "pays",
+                                    "--store", db])
+    assert res.exit_code == 3, res.output
+    assert "x\\u001b]0;T\\u0007y" in res.output and "\x07" not in res.output
+    as_json = CliRunner().invoke(main, ["run", str(spec), "-m", "hi", "--script", "speaks",
+                                        "--store", db, "--json"])
+    assert json.loads(as_json.stdout)["answer"] == "ans\x1b[2Jwer\u202e!"
