@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import re
 from typing import Any, Iterable, Iterator, Sequence
+from urllib.parse import unquote
 
 from .store import (Migration, Stamp, StoreError, check_limit, encode, encode_raw, failed,
                     newer_schema, reused_run_id, run_step, summarize)
@@ -86,23 +87,72 @@ _COUNTS = ("UPDATE runs SET n_events=n_events+%s, iterations=GREATEST(iterations
 
 def safe_url(url: str) -> str:
     """The URL without its password (for messages and `store.path`): the one after the user
-    name, up to the last `@` before the query (a password written with a raw `/` or `@` in it
-    included), and a `password=` or `sslpassword=` query parameter."""
+    name, up to the `@` that ends the credentials (`_credentials_end`: a password written with
+    a raw `/`, `?` or `@` in it included), and a `password=` or `sslpassword=` query parameter."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
+    at = _credentials_end(rest)
+    if at >= 0 and ":" in rest[:at]:
+        rest = rest[:at].split(":", 1)[0] + ":***" + rest[at:]
     head, q, query = rest.partition("?")
-    at = head.rfind("@")
-    if at >= 0 and ":" in head[:at]:
-        head = head[:at].split(":", 1)[0] + ":***" + head[at:]
     if q:
         query = re.sub(r"(?i)((?:^|&)(?:ssl)?password=)[^&#]*", r"\1***", query)
     return scheme + sep + head + q + query
 
 
-def _first_line(exc: BaseException) -> str:
+def _credentials_end(rest: str) -> int:
+    """Where the `user:password@` part of a URL (after `://`) ends, or -1: the last `@` before
+    the first `/` (as libpq reads it) or before the first `?`, whichever is further, so that a
+    password holding a raw `/`, `?` or `@` is hidden however a reader splits it."""
+    slash = rest.find("/")
+    return max(rest[:slash if slash >= 0 else len(rest)].rfind("@"),
+               rest.partition("?")[0].rfind("@"))
+
+
+def _first_line(exc: BaseException, url: str = "") -> str:
+    """The driver's message, first line, without the URL's password: libpq quotes the URL, or
+    the part of it it could not parse (`invalid percent-encoded token: "<password>"`)."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    text = text.splitlines()[0] if text else type(exc).__name__
+    return _scrubbed(text, url) if url else text
+
+
+def _passwords(url: str) -> list[str]:
+    """The secrets a URL holds, as written and percent-decoded, and the pieces a parser may cut
+    them into (at `@`, `/`, `?`, `#`, `:`): the password after the user name (as `safe_url`
+    finds it) and `password=` / `sslpassword=` query values."""
+    rest = url.partition("://")[2]
+    at = _credentials_end(rest)
+    found = [rest[:at].split(":", 1)[1]] if at >= 0 and ":" in rest[:at] else []
+    found += re.findall(r"(?i)(?:^|&|\?)(?:ssl)?password=([^&#]*)", rest[max(at, 0):])
+    whole = {s for f in found for s in (f, unquote(f)) if s}
+    return sorted(whole | {p for s in whole for p in re.split(r"[@/?#:]", s) if len(p) >= 3},
+                  key=len, reverse=True)
+
+
+def _scrubbed(text: str, url: str) -> str:
+    """`text` with the URL shown as `safe_url` shows it, and with every quoted token holding a
+    password (or a piece of one) replaced by `***`, as is any other occurrence of 4 or more
+    characters."""
+    secrets = _passwords(url)
+    if not secrets:
+        return text
+    hole = "\x00url\x00"
+    text = text.replace(url, hole)
+
+    def token(m: re.Match) -> str:
+        quoted, mark = m.group(0), m.group(0)[0]
+        return mark + "***" + mark if any(s in quoted for s in secrets) else quoted
+    text = re.sub(r'"[^"]*"|\'[^\']*\'', token, text)
+    for s in secrets:
+        text = text.replace(s, "***") if len(s) >= 4 else text
+    return text.replace(hole, safe_url(url))
+
+
+# libpq's words for a URL it could not parse (before any connection was tried)
+_URL_FAULT = re.compile(r'in URI|URI query parameter|percent-encoded|for connection option|'
+                        r'invalid connection option|invalid \w+ value')
 
 
 def _psycopg() -> tuple[Any, Any]:
@@ -162,6 +212,7 @@ class PostgresStore:
                  create: bool = True):
         psycopg, pool_mod = _psycopg()
         self.path = safe_url(url)
+        self._url = url  # (only to scrub its password from the driver's messages)
         self._stamp = stamp
         self._errors = (psycopg.Error, pool_mod.PoolTimeout)
         try:
@@ -175,8 +226,13 @@ class PostgresStore:
                 url, min_size=1, max_size=max(1, max_size), open=True, timeout=30,
                 kwargs={"autocommit": True, "connect_timeout": 10})
         except psycopg.Error as exc:
-            raise failed(f"cannot open the PostgreSQL run store `{self.path}`",
-                         _first_line(exc)) from None
+            said = _first_line(exc, url)
+            if _URL_FAULT.search(said):  # (libpq could not parse the URL: nothing was reached)
+                raise StoreError(f"cannot open the PostgreSQL run store `{self.path}`: the URL "
+                                 f"is malformed: {said}; write postgresql://user[:password]@host"
+                                 f"[:port]/db (percent-encode `@`, `:`, `/`, `?`, `#` and `%` "
+                                 f"in a user name or password, e.g. `%40` for `@`)") from None
+            raise failed(f"cannot open the PostgreSQL run store `{self.path}`", said) from None
 
     def close(self) -> None:
         self._pool.close()
@@ -189,7 +245,7 @@ class PostgresStore:
                 yield conn
         except self._errors as exc:
             raise failed(f"the PostgreSQL run store `{self.path}` failed",
-                         _first_line(exc)) from None
+                         _first_line(exc, self._url)) from None
 
     def _read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         if any(type(a) is str and not _encodable(a) for a in args):

@@ -1,0 +1,53 @@
+"""Store URLs from `--store`, `AFP_STORE` and `from_url`: what a mistyped or malformed one says
+(tooling.md §5; docs/stores.md). Each case failed before its fix: the old behaviour is named in
+each docstring.
+"""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from afp_dsl import stores
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("url, secret", [
+    ("postgresql://maya:hunter2-secret@[::1/afp", "hunter2"),           # libpq quotes the URL
+    ("postgresql://maya:hunter2%zz@127.0.0.1/afp", "hunter2"),          # ... or the bad token
+    ("postgresql://maya:pa@ssw0rd@127.0.0.1:{port}/afp", "ssw0rd"),     # ... or the host it read
+    ("postgresql://maya:hunt?er2@127.0.0.1:{port}/afp", "er2"),         # a raw `?` in it
+    ("postgresql://maya@127.0.0.1/afp?password=sec%zzret", "sec"),
+])
+def test_a_postgres_url_s_password_never_reaches_the_error(url: str, secret: str) -> None:
+    """Before: libpq's message, kept as the cause, quoted the whole URL (`end of string reached
+    … in URI: "postgresql://maya:hunter2-secret@[::1/afp"`) or the piece it could not parse
+    (`invalid percent-encoded token: "hunter2%zz"`, `failed to resolve host 'ssw0rd@127…'`),
+    password and all; and a password with a raw `?` was shown whole in the store's name."""
+    pytest.importorskip("psycopg_pool")
+    url = url.format(port=_closed_port())
+    with pytest.raises(stores.StoreError) as err:
+        stores.from_url(url)
+    said = str(err.value)
+    assert said.startswith("cannot open the PostgreSQL run store `postgresql://maya")
+    assert secret not in said and "***" in said
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://maya:pw@[::1/afp",
+    "postgresql://maya@127.0.0.1:port/afp",
+    "postgresql://maya@127.0.0.1/afp?colour=blue",
+])
+def test_a_malformed_postgres_url_says_how_to_write_one(url: str) -> None:
+    """Before: "…; check that the store is reachable and intact", for a URL no server was ever
+    asked about."""
+    pytest.importorskip("psycopg_pool")
+    with pytest.raises(stores.StoreError) as err:
+        stores.from_url(url)
+    assert "the URL is malformed" in str(err.value)
+    assert "write postgresql://user[:password]@host[:port]/db" in str(err.value)
