@@ -303,55 +303,14 @@ def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None
     url = os.fspath(url) if url is not None else (os.environ.get("AFP_STORE") or DEFAULT_PATH)
     if not isinstance(url, str):  # (a path object naming bytes)
         raise TypeError(f"the store path must be text, not `{type(url).__name__}`")
+    from .store_url import open_url  # (it imports this module)
     try:
-        return _open(url, stamp, create)
+        return open_url(url, stamp, create)
     except StoreError as e:
         if from_env and "AFP_STORE" not in str(e):  # (never typed here: say where it came from)
             raise StoreError(f"{e} (the store named by the environment variable AFP_STORE; "
                              f"fix or unset it, or pass --store)") from None
         raise
-
-
-def _open(url: str, stamp: Stamp | None, create: bool) -> Any:
-    if url.startswith(("postgresql://", "postgres://")):
-        from .store_postgres import PostgresStore
-        return PostgresStore(url, stamp=stamp, create=create)
-    if url in ("memory:", "memory://"):
-        if not create:
-            raise StoreError(f"`{url}` is a private in-process store: it holds no runs of earlier "
-                             f"commands; name the store the runs were saved to")
-        from .store_memory import MemoryStore  # (see `__getattr__`)
-        return MemoryStore(stamp=stamp)
-    if url.startswith("sqlite:///"):  # SQLAlchemy's form: sqlite:///rel.db, sqlite:////abs.db
-        url = url[len("sqlite:///"):]
-        if not url.strip():
-            raise StoreError("`sqlite:///` names no file; write `sqlite:///relative/runs.db` or "
-                             "`sqlite:////absolute/runs.db`")
-    elif url in ("sqlite://", "sqlite://:memory:"):
-        url = ":memory:"
-    elif "://" in url:
-        raise StoreError(f"unknown store URL scheme `{url.split('://', 1)[0]}://`; use a SQLite "
-                         f"path, `sqlite:///path`, `postgresql://user@host/db` or `memory:`")
-    if not url.strip():
-        raise StoreError(f"the store `{url}` is blank; name a SQLite file (`runs.db`), "
-                         f"`sqlite:///path` or `postgresql://user@host/db`")
-    if create and url != ":memory:":
-        _folder_exists(url)
-    from .store_sqlite import SqliteStore  # (see `__getattr__`)
-    return SqliteStore(url, stamp=stamp, create=create)
-
-
-def _folder_exists(path: str) -> None:
-    """A store named by `--store` or `AFP_STORE` goes in a folder that exists (the default's,
-    `.afp/`, afp's own, is made): a typo (`/srv/afp/runz/x.db`) would otherwise start an empty
-    store somewhere unexpected, while readers (`afpc trace`) refuse the same path. (`sqlite(path)`
-    in Python makes the folder, as asked.)"""
-    if os.path.normpath(path) == os.path.normpath(DEFAULT_PATH):
-        return
-    parent = os.path.dirname(path) or "."
-    if not os.path.isdir(parent):
-        raise StoreError(f"cannot create the run store `{path}`: the folder `{parent}` does not "
-                         f"exist; create it first, or name a file in an existing folder")
 
 
 def __getattr__(name: str) -> Any:

@@ -51,3 +51,50 @@ def test_a_malformed_postgres_url_says_how_to_write_one(url: str) -> None:
         stores.from_url(url)
     assert "the URL is malformed" in str(err.value)
     assert "write postgresql://user[:password]@host[:port]/db" in str(err.value)
+
+
+@pytest.mark.parametrize("url, said", [
+    ("host=db.internal dbname=afp password=hunter2", "key=value connection string"),
+    ("dbname=afp", "key=value connection string"),
+    ("sqlite://runs.db", "names a host (`runs.db`), not a file"),
+    ("sqlite:///runs.db?mode=ro", "name the file only, `sqlite:///runs.db`"),
+    ("sqlite:runs.db", "write `sqlite:///runs.db`"),
+    ("postgresql:/afp", "write `postgresql://user[:password]@host[:port]/db`"),
+    ("memory:x", "write `memory:`"),
+])
+def test_what_only_looks_like_a_store_url_is_refused_not_made_a_file(tmp_path, monkeypatch,
+                                                                      url: str, said: str) -> None:
+    """Before: each became the name of a new SQLite file in the working directory (a connection
+    string, password and all, as a file name; `x.db?mode=ro`; `sqlite:runs.db`)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(stores.StoreError) as err:
+        stores.from_url(url)
+    assert said in str(err.value)
+    assert "hunter2" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("url, file", [
+    ("SQLite:///runs.db", "runs.db"),
+    ("sqlite+pysqlite:///runs.db", "runs.db"),
+    ("./host=x.db", "host=x.db"),
+])
+def test_a_scheme_in_any_case_or_with_a_driver_and_a_dotted_name_open_sqlite(
+        tmp_path, monkeypatch, url: str, file: str) -> None:
+    """Before: `SQLite:///` and `sqlite+pysqlite:///` were unknown schemes."""
+    monkeypatch.chdir(tmp_path)
+    store = stores.from_url(url)
+    store.close()
+    assert (tmp_path / file).is_file()
+
+
+@pytest.mark.parametrize("url", ["POSTGRESQL://maya@127.0.0.1:{port}/afp",
+                                 "postgresql+psycopg://maya@127.0.0.1:{port}/afp"])
+def test_a_postgres_url_in_capitals_or_with_a_driver_reaches_postgres(url: str) -> None:
+    """Before: "unknown store URL scheme `POSTGRESQL://`" (`postgresql+psycopg://` too)."""
+    pytest.importorskip("psycopg_pool")
+    port = _closed_port()
+    with pytest.raises(stores.StoreError) as err:
+        stores.from_url(url.format(port=port))
+    assert f"cannot open the PostgreSQL run store `postgresql://maya@127.0.0.1:{port}/afp`" \
+        in str(err.value)
