@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # Commands living in their own modules, imported only when invoked or listed: `afpc check` then
 # pays nothing for the interpreter, the store or the graph drawing (click's "lazy group" recipe).
 LAZY_COMMANDS = {
-    "graph": "cli_graph:graph", "run": "cli_run:run_", "resume": "cli_run:resume_",
+    "graph": "cli_graph:graph", "run": "cli_run:run_", "resume": "cli_resume:resume_",
     "test": "cli_test:test_", "trace": "cli_trace:trace", "why": "cli_trace:why",
     "fmt": "cli_fmt:fmt_",
 }

@@ -1,6 +1,7 @@
-"""`afpc run`, `afpc resume` (tooling.md §2); `afpc test` is `cli_test`.
+"""`afpc run` (tooling.md §2); `afpc resume` is `cli_resume`, `afpc test` is `cli_test`.
 
-Role:       thin click commands over `runner`; the only printing in the run path.
+Role:       a thin click command over `runner`; the only printing in the run path (`cli_resume`
+            shares its loading, provider, store and printing helpers).
 Emits:      exit codes: run/resume 0 answered (or max_iterations), 1 error or denied, 3 paused,
             2 usage or internal error.
 Invariants: prints only redacted text (answers and check-ins come from the redacted trace);
@@ -28,7 +29,9 @@ EXIT = {"answered": 0, "max_iterations": 0, "paused": 3, "denied": 1, "error": 1
 _Bad = CliError  # bad input: one line on stderr, exit 1 (or 2 for usage)
 
 
-def _load(file: str) -> Any:
+def _load(file: str, doing: str = "running") -> Any:
+    """The checked `Program` of the spec `file`; `CliError` (its diagnostics drawn on standard
+    error) when it has errors: fix them before `doing` it."""
     from .api import Program
     from .render import render
     from .loader import not_a_file
@@ -51,8 +54,19 @@ def _load(file: str) -> Any:
         if file.endswith(".json"):
             raise _Bad(f"{file} is not a spec: `afpc run` takes the `.afp` file; an IR written by "
                        f"`afpc compile` is run from Python with `afp_dsl.load_ir(...)`")
-        raise _Bad(f"{file} has errors; fix them before running")
+        raise _Bad(f"{file} has errors; fix them before {doing}")
     return Program(program, diags)
+
+
+def spec_digest(program: Any) -> str:
+    """A SHA-256 of the sources of the spec and every module it imports, kept with a paused
+    run's checkpoint: `afpc resume` says when the spec changed meanwhile."""
+    import hashlib
+    h = hashlib.sha256()
+    for m in sorted(program.ir.modules, key=lambda m: m.key):
+        for part in (m.key, m.source):
+            h.update(part.encode("utf-8", "surrogatepass") + b"\x00")
+    return h.hexdigest()
 
 
 def _model_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -231,142 +245,9 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
     program = _load(file)
     replies, stubs = _script(program, script)
     launch = {"provider": provider, "model": model, "script": script, "agent": agent_name,
-              "retries": retries, "fallback": fallback, "stream": stream}
+              "retries": retries, "fallback": fallback, "stream": stream,
+              "spec_digest": spec_digest(program)}
     agent = _agent(program, agent_name, _provider(provider, model, replies, retries=retries,
                                                   fallback=fallback, stream=stream),
                    _store(store_url), model, stubs, str(Path(file).resolve()), launch)
     _report(agent.run(message), as_json)
-
-
-@click.command("resume")
-@click.argument("run_id", callback=run_id_text)
-@click.option("--approve", "approve_flag", is_flag=True, help="Approve the pending check-in.")
-@click.option("--decline", "decline_flag", is_flag=True, help="Decline it.")
-@click.option("--by", callback=utf8_text, help="Who decides.")
-@click.option("--note", callback=utf8_text,
-              help="A note kept with the decision; with --decline the model reads it too.")
-@click.option("--store", "store_url", callback=store_text,
-              help="Run store (default .afp/runs.db or $AFP_STORE).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@guarded
-def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None, note: str | None,
-            store_url: str | None, as_json: bool) -> None:
-    """Answer a paused run's check-in and continue it."""
-    from .runner import ResumeDecisionError, approve, decline
-    from .state import CheckpointError
-    if approve_flag and decline_flag:
-        raise click.UsageError("--approve and --decline are mutually exclusive; pass exactly one")
-    decision = "approve" if approve_flag else "decline" if decline_flag else None
-    store = _store(store_url, create=False)
-    data = store.checkpoint(run_id)
-    if data is None:
-        raise _nothing_to_resume(store, run_id)
-    _check_launch(store, run_id, data)
-    launch = data.get("launch") or {}
-    if not data.get("spec"):
-        raise _Bad(f"run `{run_id}` was started from the Python API; resume it there with "
-                   f"`agent.resume(checkpoint, approve(checkin))`")
-    program = _load(data["spec"])
-    replies, stubs = _script(program, launch.get("script"))
-    done = _events_so_far(store, run_id, data)  # (the run's and its inner runs')
-    used = max(data["state"].get("llm_calls", 0), calls_made(done))
-    if stubs is not None:
-        for tool, n in executions(done).items():
-            for _ in range(n):
-                stubs.take(tool)
-    provider = _provider(launch.get("provider", "mock"), launch.get("model"), replies, used,
-                         retries=launch.get("retries") or 0, fallback=launch.get("fallback"),
-                         stream=bool(launch.get("stream")))
-    agent = _agent(program, data.get("agent"), provider, store, launch.get("model"), stubs,
-                   data.get("spec"), launch)
-    agent.session.llm_calls = used
-    pending = (data["state"].get("pending") or {}).get("checkin")
-    if pending is None:
-        if decision is not None:
-            raise _Bad(f"run `{run_id}` is not waiting on a check-in; resume it without "
-                       f"--approve/--decline")
-        made = None
-    else:
-        if decision is None:
-            raise _Bad(f"run `{run_id}` waits on check-in `{pending['id']}`: pass --approve or "
-                       f"--decline", 2)
-        make = approve if decision == "approve" else decline
-        made = make(pending["id"], by=by, note=note)
-    try:
-        result = agent.resume(run_id, made)
-    except (ResumeDecisionError, CheckpointError) as exc:
-        raise _Bad(str(exc)) from None
-    _report(result, as_json)
-
-
-_LAUNCH = {"provider": str, "model": str, "script": str, "agent": str, "fallback": str,
-           "retries": int, "stream": bool}  # (None is fine for each: the default)
-
-
-def _check_launch(store: Any, run_id: str, data: dict) -> None:
-    """The checkpoint `resume` reads has the shapes `afpc run` writes; a damaged one (an edited
-    or corrupted row) is named as such, exit 1, never an internal error."""
-    from .store import damaged
-    from .state import CheckpointError, RunState, check_checkpoint
-    try:
-        check_checkpoint(run_id, data)
-        pending = RunState.from_checkpoint(data["state"]).pending
-    except CheckpointError as exc:
-        raise _Bad(str(exc)) from None
-    launch = data.get("launch")
-    checkin = pending.checkin if pending is not None else None
-    bad = ("`state.pending.checkin`" if checkin is not None
-           and not (isinstance(checkin, dict) and isinstance(checkin.get("id"), str))
-           else "`launch`" if launch is not None and not isinstance(launch, dict)
-           else next((f"`{k}`" for k in ("spec", "agent")
-                      if not isinstance(data.get(k), (str, type(None)))), None)
-           or next((f"`launch.{k}`" for k, kind in _LAUNCH.items()
-                    if (launch or {}).get(k) is not None and (type(launch[k]) is not kind or (
-                        kind is str and not launch[k].strip()))), None))
-    if bad:
-        raise damaged(getattr(store, "path", "?"), f"the checkpoint of run `{run_id}` has a "
-                                                   f"malformed {bad}")
-
-
-def _events_so_far(store: Any, run_id: str, data: dict) -> list:
-    """The run's stored events, those of its stored inner runs, and those of the inner runs its
-    pending check-in carries (an inner agent's pause)."""
-    events = list(store.events(run_id))
-    for row in store.runs():
-        if row is not None and (row.get("meta") or {}).get("outer") == run_id:
-            events += list(store.events(row["run_id"]))
-    pending = (data["state"].get("pending") or {}).get("checkin")
-    return events + inner_events(pending)
-
-
-def _why_no_checkpoint(row: dict | None, run_id: str, ids: list[str] = ()) -> str:
-    """Why the stored run `run_id` (its summary `row`; `ids`: the store's runs) cannot be resumed."""
-    if row is None:
-        from .suggest import closest
-        close = closest(run_id, ids)
-        hint = f"did you mean `{close}`? " if close else ""
-        return (f"run `{run_id}` has nothing to resume: the store holds no such run ({hint}`afpc "
-                f"trace list` shows the runs it holds)")
-    if row.get("status") == "running":
-        return (f"run `{run_id}` has nothing to resume: it is still `running`, so either its "
-                f"process is still going or it died (killed, out of memory) before it could "
-                f"pause or finish; such a run cannot be resumed: `afpc trace show {run_id}` shows "
-                f"it up to its last model call, and `afpc run` starts it again")
-    if row.get("outcome") == "error":  # (a failure before any iteration completed keeps none)
-        return (f"run `{run_id}` has nothing to resume: it ended with an error before any "
-                f"iteration completed, so there is no state to go back to (or another process "
-                f"has just resumed it): `afpc run` the message again")
-    return (f"run `{run_id}` has nothing to resume: it ended (outcome "
-            f"`{row.get('outcome')}`), or it was already resumed")
-
-
-def _nothing_to_resume(store: Any, run_id: str) -> CliError:
-    """The error for a run id with no checkpoint; `last` gets its own: a decision names its run."""
-    if run_id != "last":
-        row = store.run(run_id)
-        ids = [r["run_id"] for r in store.runs() if r] if row is None else []
-        return _Bad(_why_no_checkpoint(row, run_id, ids))
-    paused = [r["run_id"] for r in store.runs() if r and r.get("outcome") == "paused"]
-    shown = f"; paused runs: {', '.join(paused[-5:])}" if paused else "; no run is paused"
-    return _Bad("`resume` does not accept `last`: a decision must name the run it answers; pass "
-                f"the run id that `afpc run` printed{shown}", 2)

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NEVER = ["lark", "jsonschema", "pathlib", "urllib.parse", "ipaddress", "tempfile", "zipfile",
          "importlib.resources", "importlib.metadata", "difflib", "afp_dsl.render_text",
          "afp_dsl.render_machine", "afp_dsl.serde", "afp_dsl.interp", "afp_dsl.runner",
-         "afp_dsl.store", "afp_dsl.graph_export", "afp_dsl.cli_run", "afp_dsl.cli_test", "afp_dsl.cli_trace"]
+         "afp_dsl.store", "afp_dsl.graph_export", "afp_dsl.cli_run", "afp_dsl.cli_resume", "afp_dsl.cli_test", "afp_dsl.cli_trace"]
 
 # The interpreter starts without `site` (`-S`): a start-up hook of its site folders may import
 # `pathlib` itself. The project and the site folders are on the path as plain folders, as in

@@ -1,0 +1,74 @@
+"""`afpc resume` when the spec a paused run was started from moved, broke or changed: the run
+stays paused and the message says what to do. Each case failed before its fix: the old
+behaviour is named in each docstring.
+"""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from test_cli_run import env  # noqa: F401  (fixture)
+
+from afp_dsl import stores
+from afp_dsl.cli import main
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _paused(env) -> str:  # noqa: F811
+    spec, db = env
+    res = cli("run", spec, "-m", "please", "--store", db, "--script", "big", "--json")
+    assert res.exit_code == 3, res.output
+    return json.loads(res.output.strip().splitlines()[-1])["run_id"]
+
+
+def _still_paused(db, run_id: str) -> None:
+    store = stores.from_url(str(db), create=False)
+    try:
+        assert store.run(run_id)["outcome"] == "paused" and store.checkpoint(run_id) is not None
+    finally:
+        store.close()
+
+
+def test_a_spec_moved_away_is_named_and_the_run_stays_paused(env):  # noqa: F811
+    """Before: an AFP109 diagnostic suggesting another spec of the folder, then "… has errors;
+    fix them before running"."""
+    spec, db = env
+    run_id = _paused(env)
+    spec.rename(spec.with_name("moved.afp"))
+    res = cli("resume", run_id, "--approve", "--store", db)
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert f"was started from the spec `{spec}`, which is not there any more" in res.output
+    assert "put it back at that path and resume again" in res.output
+    assert "AFP109" not in res.output
+    _still_paused(db, run_id)
+    spec.with_name("moved.afp").rename(spec)
+    assert cli("resume", run_id, "--approve", "--store", db).exit_code == 0
+
+
+def test_a_spec_broken_since_the_pause_says_the_run_is_still_paused(env):  # noqa: F811
+    """Before: "… has errors; fix them before running" (nothing said the run was kept)."""
+    spec, db = env
+    run_id = _paused(env)
+    good = spec.read_text()
+    spec.write_text(good + "\nagent\n")
+    res = cli("resume", run_id, "--approve", "--store", db)
+    assert res.exit_code == 1
+    assert f"fix them before resuming run `{run_id}` (it is still paused" in res.output
+    _still_paused(db, run_id)
+    spec.write_text(good)
+    assert cli("resume", run_id, "--approve", "--store", db).exit_code == 0
+
+
+def test_a_spec_changed_since_the_pause_resumes_with_a_note(env):  # noqa: F811
+    """Before: the run went on with the edited spec and said nothing."""
+    spec, db = env
+    run_id = _paused(env)
+    assert "changed since run" not in cli("resume", _paused(env), "--approve", "--store",
+                                          db).output  # (unchanged: no note)
+    spec.write_text(spec.read_text() + "\n# edited after the pause\n")
+    res = cli("resume", run_id, "--approve", "--store", db)
+    assert res.exit_code == 0 and "refunded 500" in res.output
+    assert f"the spec `{spec}` (or a module it imports) changed since run `{run_id}`" in res.output
