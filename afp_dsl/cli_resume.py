@@ -143,14 +143,17 @@ def _events_so_far(store: Any, run_id: str, data: dict) -> list:
     return events + inner_events(pending)
 
 
-def _why_no_checkpoint(row: dict | None, run_id: str, ids: list[str] = ()) -> str:
-    """Why the stored run `run_id` (its summary `row`; `ids`: the store's runs) cannot be resumed."""
+def _why_no_checkpoint(row: dict | None, run_id: str, ids: list[str] = (),
+                       where: str = "?") -> str:
+    """Why the stored run `run_id` (its summary `row`; `ids`: the runs of the store at
+    `where`) cannot be resumed."""
     if row is None:
         from .suggest import closest
         close = closest(run_id, ids)
-        hint = f"did you mean `{close}`? " if close else ""
-        return (f"run `{run_id}` has nothing to resume: the store holds no such run ({hint}`afpc "
-                f"trace list` shows the runs it holds)")
+        hint = (f"did you mean `{close}`? " if close else "is it in another store? --store, else "
+                "AFP_STORE, else .afp/runs.db names the store; ")
+        return (f"run `{run_id}` has nothing to resume: the store `{where}` holds no such run "
+                f"({hint}`afpc trace list` shows the runs it holds)")
     if row.get("status") == "running":
         return (f"run `{run_id}` has nothing to resume: it is still `running`, so either its "
                 f"process is still going or it died (killed, out of memory) before it could "
@@ -169,7 +172,7 @@ def _nothing_to_resume(store: Any, run_id: str) -> CliError:
     if run_id != "last":
         row = store.run(run_id)
         ids = [r["run_id"] for r in store.runs() if r] if row is None else []
-        return _Bad(_why_no_checkpoint(row, run_id, ids))
+        return _Bad(_why_no_checkpoint(row, run_id, ids, getattr(store, "path", "?")))
     paused = [r["run_id"] for r in store.runs() if r and r.get("outcome") == "paused"]
     shown = f"; paused runs: {', '.join(paused[-5:])}" if paused else "; no run is paused"
     return _Bad("`resume` does not accept `last`: a decision must name the run it answers; pass "

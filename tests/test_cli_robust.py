@@ -263,7 +263,7 @@ def test_resume_of_a_run_without_a_checkpoint_says_which_case_it_is(env):
     assert "still `running`" in said["run-killed"].output
     assert "before any iteration completed" in said["run-failed"].output
     assert "such a run cannot be resumed" in said["run-killed"].output
-    assert "the store holds no such run" in said["nope"].output
+    assert f"the store `{db}` holds no such run (is it in another store?" in said["nope"].output
 
 
 @pytest.mark.parametrize("option, value", [("--model", ""), ("--model", "  "),
