@@ -81,7 +81,7 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
         result = agent.resume(run_id, made)
     except (ResumeDecisionError, CheckpointError) as exc:
         raise _Bad(str(exc)) from None
-    _report(result, as_json)
+    _report(result, as_json, program)
 
 
 _LAUNCH = {"provider": str, "model": str, "script": str, "agent": str, "fallback": str,

@@ -171,7 +171,21 @@ def _agent(program: Any, name: str | None, provider: Any, store: Any, model: str
     return agent
 
 
-def _report(result: Any, as_json: bool) -> None:
+def asked_by(checkin: Any, program: Any) -> tuple[str, str | None]:
+    """Who asked for a check-in, as text (`policy `guard``, `tool `pay`'s check_in`), and where
+    (`FILE:LINE` of the rule or the `check_in`, when the program holds that file)."""
+    who = (f"policy `{checkin.policy}`" if checkin.source == "policy" and checkin.policy
+           else f"tool `{checkin.tool}`'s check_in")
+    span = checkin.span
+    module = next((m for m in program.ir.modules if span is not None and m.key == span.file),
+                  None) if program is not None else None
+    if module is None or not module.source:
+        return who, None
+    from .source import SourceFile
+    return who, f"{span.file}:{SourceFile.of(span.file, module.source).line_col(span.start)[0]}"
+
+
+def _report(result: Any, as_json: bool, program: Any = None) -> None:
     finished = [e for e in result.trace if e.kind == "run.finished"]
     answer = finished[-1].payload.get("answer") if finished else None
     error = finished[-1].payload.get("error") if finished else None
@@ -180,10 +194,12 @@ def _report(result: Any, as_json: bool) -> None:
         out["error"] = error
     if result.checkin is not None:
         c = result.checkin
+        who, at = asked_by(c, program)
         out["checkin"] = {"id": c.id, "tool": c.tool, "args": c.args, "question": c.question,
-                          "source": c.source, "policy": c.policy}
+                          "source": c.source, "policy": c.policy, "at": at}
+        asked = f"{who} at {at}" if at else who
     try:
-        _print(out, result, as_json)
+        _print(out, result, as_json, asked if result.checkin is not None else None)
     except OSError:  # standard output failed (`guarded` reports it): still say what was recorded
         click.echo(f"run {result.run_id}: {result.outcome} (recorded in the store)", err=True)
         raise
@@ -192,13 +208,14 @@ def _report(result: Any, as_json: bool) -> None:
     sys.exit(EXIT.get(result.outcome, 1))
 
 
-def _print(out: dict[str, Any], result: Any, as_json: bool) -> None:
+def _print(out: dict[str, Any], result: Any, as_json: bool, asked: str | None) -> None:
     if as_json:
         echo(json_text(out, sort_keys=True, ensure_ascii=False))
     elif result.outcome == "paused":
         c = out["checkin"]
         echo(f"paused: {c['question']}", human=True)
         echo(f"  tool `{c['tool']}` with {json.dumps(c['args'], ensure_ascii=False)}", human=True)
+        echo(f"  asked by {asked}", human=True)
         click.echo(f"  resume with: afpc resume {result.run_id} --approve | --decline")
     elif out.get("error"):
         click.echo(terminal_safe(f"error: {out['error']}"), err=True)
@@ -250,4 +267,4 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
     agent = _agent(program, agent_name, _provider(provider, model, replies, retries=retries,
                                                   fallback=fallback, stream=stream),
                    _store(store_url), model, stubs, str(Path(file).resolve()), launch)
-    _report(agent.run(message), as_json)
+    _report(agent.run(message), as_json, program)

@@ -72,3 +72,22 @@ def test_a_spec_changed_since_the_pause_resumes_with_a_note(env):  # noqa: F811
     res = cli("resume", run_id, "--approve", "--store", db)
     assert res.exit_code == 0 and "refunded 500" in res.output
     assert f"the spec `{spec}` (or a module it imports) changed since run `{run_id}`" in res.output
+
+
+def test_a_pause_says_who_asked_in_text_and_json_the_same_for_run_and_resume(env):  # noqa: F811
+    """semantics §10: a check-in carries "the policy/rule or tool that asked". Before: the text
+    output did not say who asked, and the JSON named the policy but not its rule."""
+    spec, db = env
+    res = cli("run", spec, "-m", "please", "--store", db, "--script", "big")
+    assert res.exit_code == 3
+    line = spec.read_text().splitlines().index(
+        '  before refund { ask when args.amount > 100 because "needs a person" }') + 1
+    assert f"  asked by policy `guard` at {spec}:{line}\n" in res.output
+    js = cli("run", spec, "-m", "please", "--store", db, "--script", "big", "--json")
+    checkin = json.loads(js.output.strip().splitlines()[-1])["checkin"]
+    assert (checkin["source"], checkin["policy"], checkin["at"]) == ("policy", "guard",
+                                                                     f"{spec}:{line}")
+    run_id = json.loads(js.output.strip().splitlines()[-1])["run_id"]
+    done = json.loads(cli("resume", run_id, "--approve", "--store", db, "--json").output
+                      .strip().splitlines()[-1])
+    assert set(done) == {"run_id", "outcome", "answer"} and done["run_id"] == run_id
