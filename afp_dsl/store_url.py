@@ -7,7 +7,7 @@ Emits:      `StoreError` naming the accepted forms for an unknown scheme, a blan
             a string that would otherwise become a SQLite file by mistake: a libpq `key=value`
             connection string, `sqlite://NAME` (two slashes), a `sqlite:///` URL with a `?`
             query, a known scheme without its `//` (`sqlite:runs.db`); and for a store whose
-            folder does not exist.
+            folder does not exist (or is a file), or whose file name is too long for it.
 Invariants: refuses before any file or folder is made; a message never repeats the text of a
             connection string (it may hold a password), only its form; a scheme is read
             case-insensitively, and SQLAlchemy's `+driver` suffix (`postgresql+psycopg://`) is
@@ -106,6 +106,23 @@ def _folder_exists(path: str) -> None:
     if os.path.normpath(path) == os.path.normpath(DEFAULT_PATH):
         return
     parent = os.path.dirname(path) or "."
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise StoreError(f"cannot create the run store `{path}`: `{parent}` is a file, not a "
+                         f"folder; name a file inside a folder, e.g. `runs.db`")
     if not os.path.isdir(parent):
         raise StoreError(f"cannot create the run store `{path}`: the folder `{parent}` does not "
                          f"exist; create it first, or name a file in an existing folder")
+    name = os.path.basename(path)
+    limit = _name_max(parent)
+    if limit and len(os.fsencode(name)) > limit and not os.path.exists(path):
+        raise StoreError(f"cannot create the run store `{path[:80]}…`: its file name is "
+                         f"{len(os.fsencode(name))} bytes long, and the folder `{parent}` takes "
+                         f"names of at most {limit}; choose a shorter name")
+
+
+def _name_max(folder: str) -> int | None:
+    """The longest file name (in bytes) the file system of `folder` takes, when it says."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # (no pathconf on Windows)
+        return None

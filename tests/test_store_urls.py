@@ -98,3 +98,15 @@ def test_a_postgres_url_in_capitals_or_with_a_driver_reaches_postgres(url: str) 
         stores.from_url(url.format(port=port))
     assert f"cannot open the PostgreSQL run store `postgresql://maya@127.0.0.1:{port}/afp`" \
         in str(err.value)
+
+
+def test_a_store_under_a_file_or_with_a_name_too_long_says_so(tmp_path, monkeypatch) -> None:
+    """Before: "the folder `notes.txt` does not exist" for a file, and "unable to open database
+    file; check that its folder exists and can be written" for a 300-byte name."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(stores.StoreError, match="`notes.txt` is a file, not a folder"):
+        stores.from_url("notes.txt/runs.db")
+    with pytest.raises(stores.StoreError, match="its file name is 303 bytes long"):
+        stores.from_url("a" * 300 + ".db")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
