@@ -224,6 +224,7 @@ class PostgresStore:
                 self.version = migrate(conn, where=self.path)
             self._pool = pool_mod.ConnectionPool(
                 url, min_size=1, max_size=max(1, max_size), open=True, timeout=30,
+                check=pool_mod.ConnectionPool.check_connection,  # (a dropped one: replaced)
                 kwargs={"autocommit": True, "connect_timeout": 10})
         except psycopg.Error as exc:
             said = _first_line(exc, url)

@@ -161,3 +161,22 @@ def test_a_server_that_goes_away_is_a_store_error(pg_url):
     with pytest.raises(stores.StoreError, match="PostgreSQL run store .* failed: .*runs"):
         s.run("r1")
     s.close()
+
+
+def test_connections_the_server_dropped_are_replaced_not_failed(pg_url):
+    """A server restart, or a proxy closing idle connections, leaves the pool holding dead
+    connections. Before: the next store calls (one per pooled connection) each failed with
+    "terminating connection due to administrator command"."""
+    import psycopg
+    store = stores.postgres(pg_url, max_size=2)
+    agent, _ = make(PAUSING, [call("login", password="pw-1"), "in"], store=store,
+                    tools={"login": lambda password: "ok"})
+    paused = agent.run("log me in")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                     "pid <> pg_backend_pid() AND datname = current_database()")
+    for _ in range(3):
+        assert store.run(paused.run_id)["outcome"] == "paused"
+    done = agent.resume(paused.checkpoint, approve(paused.checkin, by="maya"))
+    assert done.outcome == "answered"
+    store.close()
