@@ -70,7 +70,10 @@ def failed(text: str, cause: str) -> StoreError:
     if "not a database" in low:
         return StoreDamaged(f"{text}: {cause}; check the path names the run store (not another "
                             f"file), or restore the store from a backup")
-    if "locked" in low or "busy" in low:
+    if "closed database" in low or "is already closed" in low:
+        fix = ("this store object was closed (`close()`); open the store again (e.g. "
+               "`afp.stores.from_url(...)`) and give the agent the new one")
+    elif "locked" in low or "busy" in low:
         fix = "another process holds the store: retry when it is done"
     elif "full" in low or "readonly" in low or "permission" in low:
         fix = "free disk space and check the store's file permissions"

@@ -110,3 +110,15 @@ def test_a_store_under_a_file_or_with_a_name_too_long_says_so(tmp_path, monkeypa
     with pytest.raises(stores.StoreError, match="its file name is 303 bytes long"):
         stores.from_url("a" * 300 + ".db")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_closed_store_says_it_was_closed(tmp_path) -> None:
+    """Before: "Cannot operate on a closed database.; check that the store is reachable and
+    intact, or choose another one"."""
+    import afp_dsl as afp
+    store = stores.sqlite(tmp_path / "runs.db")
+    agent = afp.load('agent a { system = "x" }').agent(provider=afp.providers.mock(["hi"]),
+                                                      store=store)
+    store.close()
+    with pytest.raises(stores.StoreError, match=r"this store object was closed \(`close\(\)`\)"):
+        agent.run("hello")
