@@ -160,9 +160,12 @@ def _why_no_checkpoint(row: dict | None, run_id: str, ids: list[str] = (),
                 f"pause or finish; such a run cannot be resumed: `afpc trace show {run_id}` shows "
                 f"it up to its last model call, and `afpc run` starts it again")
     if row.get("outcome") == "error":  # (a failure before any iteration completed keeps none)
+        meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
+        error = meta.get("error") if isinstance(meta.get("error"), str) else None
+        said = f"; its error was: {error.rstrip('.')}" if error else ""
         return (f"run `{run_id}` has nothing to resume: it ended with an error before any "
                 f"iteration completed, so there is no state to go back to (or another process "
-                f"has just resumed it): `afpc run` the message again")
+                f"has just resumed it){said}; fix the cause, then `afpc run` the message again")
     return (f"run `{run_id}` has nothing to resume: it ended (outcome "
             f"`{row.get('outcome')}`), or it was already resumed")
 

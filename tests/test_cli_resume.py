@@ -91,3 +91,17 @@ def test_a_pause_says_who_asked_in_text_and_json_the_same_for_run_and_resume(env
     done = json.loads(cli("resume", run_id, "--approve", "--store", db, "--json").output
                       .strip().splitlines()[-1])
     assert set(done) == {"run_id", "outcome", "answer"} and done["run_id"] == run_id
+
+
+def test_an_error_run_with_nothing_to_resume_repeats_its_error(env):  # noqa: F811
+    """Before: only "it ended with an error before any iteration completed … `afpc run` the
+    message again", which fails the same way when the cause is not fixed first."""
+    spec, db = env
+    store = stores.sqlite(db)
+    store.save_run("run-failed", "desk", str(spec), "finished", "error", None,
+                   {"error": "AFP501 tool `refund` is not bound: it has no `impl`"}, [])
+    store.close()
+    res = cli("resume", "run-failed", "--store", db)
+    assert res.exit_code == 1
+    assert "its error was: AFP501 tool `refund` is not bound: it has no `impl`; fix the cause" \
+        in res.output
