@@ -154,6 +154,11 @@ def _why_no_checkpoint(row: dict | None, run_id: str, ids: list[str] = (),
                 "AFP_STORE, else .afp/runs.db names the store; ")
         return (f"run `{run_id}` has nothing to resume: the store `{where}` holds no such run "
                 f"({hint}`afpc trace list` shows the runs it holds)")
+    outer = (row.get("meta") or {}).get("outer") if isinstance(row.get("meta"), dict) else None
+    if isinstance(outer, str) and outer:
+        return (f"run `{run_id}` is an inner run (an agent-backed tool's) of run `{outer}`, which "
+                f"holds its state: resume that one, `afpc resume {outer} --approve` (or "
+                f"--decline); a check-in inside the inner run is answered there")
     if row.get("status") == "running":
         return (f"run `{run_id}` has nothing to resume: it is still `running`, so either its "
                 f"process is still going or it died (killed, out of memory) before it could "

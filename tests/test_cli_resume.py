@@ -105,3 +105,21 @@ def test_an_error_run_with_nothing_to_resume_repeats_its_error(env):  # noqa: F8
     assert res.exit_code == 1
     assert "its error was: AFP501 tool `refund` is not bound: it has no `impl`; fix the cause" \
         in res.output
+
+
+def test_resuming_an_inner_run_by_its_id_points_at_the_outer_run(tmp_path):
+    """Before: "run `run-…/call-1-1` has nothing to resume: it ended (outcome `paused`), or it
+    was already resumed", for an inner run that waits, inside its outer run, on a check-in."""
+    from test_cli_run import INNER
+    spec, db = tmp_path / "c.afp", tmp_path / "c.db"
+    spec.write_text(INNER, encoding="utf-8")
+    ran = cli("run", spec, "--agent", "outer", "--script", "t1", "-m", "go", "--store", db,
+              "--json")
+    outer = json.loads(ran.output.strip().splitlines()[-1])["run_id"]
+    rows = json.loads(cli("trace", "list", "--all", "--format", "json", "--store", db).output)
+    inner = next(r["run_id"] for r in rows if r["run_id"] != outer)
+    res = cli("resume", inner, "--approve", "--store", db)
+    assert res.exit_code == 1
+    assert f"is an inner run (an agent-backed tool's) of run `{outer}`" in res.output
+    assert f"`afpc resume {outer} --approve`" in res.output
+    assert cli("resume", outer, "--approve", "--store", db).exit_code == 0
