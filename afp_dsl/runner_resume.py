@@ -68,6 +68,11 @@ def _why_no_checkpoint(store: Store, run_id: str) -> str:
     except Exception:  # noqa: BLE001 - only the wording depends on it (e.g. an evicted run)
         row = None
     status = row.get("status") if isinstance(row, dict) else None
+    outer = (row.get("meta") or {}).get("outer") if isinstance(row, dict) \
+        and isinstance(row.get("meta"), dict) else None
+    if isinstance(outer, str) and outer:
+        return (f"it is an inner run (an agent-backed tool's) of run `{outer}`, which holds its "
+                f"state: resume `{outer}`")
     if status == "running":
         return ("it is still running (or its process ended without finishing it); only a paused "
                 "run, or one ended by a provider or host failure, can be resumed")

@@ -123,3 +123,23 @@ def test_resuming_an_inner_run_by_its_id_points_at_the_outer_run(tmp_path):
     assert f"is an inner run (an agent-backed tool's) of run `{outer}`" in res.output
     assert f"`afpc resume {outer} --approve`" in res.output
     assert cli("resume", outer, "--approve", "--store", db).exit_code == 0
+
+
+def test_the_api_resuming_an_inner_run_by_its_id_points_at_the_outer_run(tmp_path):
+    """Before: "run `run-…/call-1-1` has no checkpoint to resume: it finished, or it was
+    already resumed"."""
+    import pytest
+
+    import afp_dsl as afp
+    from test_cli_run import INNER
+    spec, db = tmp_path / "c.afp", tmp_path / "c.db"
+    spec.write_text(INNER, encoding="utf-8")
+    ran = cli("run", spec, "--agent", "outer", "--script", "t1", "-m", "go", "--store", db,
+              "--json")
+    outer = json.loads(ran.output.strip().splitlines()[-1])["run_id"]
+    store = stores.sqlite(db)
+    inner = next(r["run_id"] for r in store.runs() if r["run_id"] != outer)
+    agent = afp.load(str(spec)).agent("inner", provider=afp.providers.mock([]), store=store)
+    with pytest.raises(afp.ResumeDecisionError, match=f"inner run .* of run `{outer}`"):
+        agent.resume(inner, afp.approve("x"))
+    store.close()
