@@ -143,3 +143,18 @@ def test_the_api_resuming_an_inner_run_by_its_id_points_at_the_outer_run(tmp_pat
     with pytest.raises(afp.ResumeDecisionError, match=f"inner run .* of run `{outer}`"):
         agent.resume(inner, afp.approve("x"))
     store.close()
+
+
+def test_store_wins_over_afp_store_for_run_and_resume(env, monkeypatch, tmp_path):  # noqa: F811
+    """tooling.md §5: `--store`, else `AFP_STORE`, else `.afp/runs.db`."""
+    spec, db = env
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AFP_STORE", str(tmp_path / "env.db"))
+    run_id = _paused(env)  # (`--store db`)
+    assert not (tmp_path / "env.db").exists() and not (tmp_path / ".afp").exists()
+    res = cli("resume", run_id, "--approve")  # (AFP_STORE: not the store that holds it)
+    assert res.exit_code == 1 and f"no run store at `{tmp_path / 'env.db'}`" in res.output
+    assert cli("resume", run_id, "--approve", "--store", db).exit_code == 0
+    monkeypatch.delenv("AFP_STORE")
+    res = cli("run", spec, "-m", "please", "--script", "small")
+    assert res.exit_code == 0 and (tmp_path / ".afp" / "runs.db").is_file()
