@@ -75,6 +75,9 @@ def failed(text: str, cause: str) -> StoreError:
                "`afp.stores.from_url(...)`) and give the agent the new one")
     elif "locked" in low or "busy" in low:
         fix = "another process holds the store: retry when it is done"
+    elif "disk i/o error" in low:
+        fix = ("the disk may be full or failing: free disk space (SQLite also writes the `-wal` "
+               "and `-shm` files beside the store), then retry")
     elif "full" in low or "readonly" in low or "permission" in low:
         fix = "free disk space and check the store's file permissions"
     elif "unable to open database file" in low:

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Sequence
 from .store import (DEFAULT_PATH, Stamp, StoreError, check_limit, encode, encode_raw, failed,
                     newer_schema, reused_run_id, summarize)
 from .store_rows import batches, checkin_dict, clean_text, decode, run_dict, unbatch
-from .store_sqlite_schema import LATEST, _foreign_tables, migrate, schema_version
+from .store_sqlite_schema import LATEST, _foreign_tables, migrate, rollback, schema_version
 from .trace import Event, Trace
 
 
@@ -94,8 +94,9 @@ def _special(path: str) -> str | None:
             "is a socket or special file") + ", not a regular file"
 
 
-# SQLite's words when it cannot write a store's file or the `-wal`/`-shm` files beside it
-_CANNOT_WRITE = ("readonly", "read-only", "unable to open")
+# SQLite's words when it cannot write a store's file or the `-wal`/`-shm` files beside it (on a
+# full disk, creating the `-shm` file fails as a "disk I/O error")
+_CANNOT_WRITE = ("readonly", "read-only", "unable to open", "disk i/o error", "disk is full")
 
 
 def _open(target: str, *, uri: bool = False) -> sqlite3.Connection:
@@ -134,7 +135,8 @@ def _connect(path: str, create: bool) -> tuple[sqlite3.Connection, bool]:
             db.close()
             if not _cannot_write(exc):
                 raise
-    raise StoreError(f"cannot read the run store `{path}`: its folder is read-only and "
+    raise StoreError(f"cannot read the run store `{path}`: its folder is read-only (or its disk "
+                     f"is full) and "
                      f"`{wal.name}` beside it holds commits a read-only reader cannot see "
                      f"without writing `{path}-shm`; make the folder writable, or copy the store "
                      f"with its `-wal` file to a writable folder and pass --store naming the copy")
@@ -224,7 +226,7 @@ class SqliteStore:
                         out = body(cur)
                         cur.execute("COMMIT")
                     except BaseException:
-                        cur.execute("ROLLBACK")
+                        rollback(self._db)
                         raise
                 finally:
                     if full_sync:

@@ -100,6 +100,17 @@ def migrate(db: sqlite3.Connection, target: int = LATEST, *, where: str = "") ->
             db.execute("INSERT INTO schema_version VALUES (?, ?)", (m.version, m.name))
         db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        rollback(db)
         raise
     return max(current, target)
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """Roll back the open write transaction, keeping the error that got here: SQLite has rolled
+    it back itself after some failures (a full disk, an I/O error), and a `ROLLBACK` then would
+    fail with "no transaction is active", hiding the cause."""
+    if db.in_transaction:
+        try:
+            db.execute("ROLLBACK")
+        except sqlite3.Error:  # (the original error says more)
+            pass
