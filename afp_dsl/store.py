@@ -75,6 +75,9 @@ def failed(text: str, cause: str) -> StoreError:
                "`afp.stores.from_url(...)`) and give the agent the new one")
     elif "locked" in low or "busy" in low:
         fix = "another process holds the store: retry when it is done"
+    elif "no schema has been selected" in low:
+        fix = ("the database's search_path names no schema that exists: create the schema "
+               "(`CREATE SCHEMA …`), or fix `?options=-c search_path=…` in the URL")
     elif "disk i/o error" in low:
         fix = ("the disk may be full or failing: free disk space (SQLite also writes the `-wal` "
                "and `-shm` files beside the store), then retry")

@@ -122,3 +122,13 @@ def test_a_closed_store_says_it_was_closed(tmp_path) -> None:
     store.close()
     with pytest.raises(stores.StoreError, match=r"this store object was closed \(`close\(\)`\)"):
         agent.run("hello")
+
+
+def test_a_search_path_naming_no_schema_says_so() -> None:
+    """PostgreSQL's "no schema has been selected to create in" (a `?options=-c search_path=…`
+    naming a schema that does not exist). Before: "check that the store is reachable and
+    intact"."""
+    from afp_dsl.store import failed
+    said = str(failed("cannot open the PostgreSQL run store `postgresql://h/db`",
+                      "no schema has been selected to create in"))
+    assert "search_path names no schema that exists: create the schema" in said
