@@ -96,8 +96,9 @@ def _spec_program(run_id: str, spec: str, digest: str | None) -> Any:
     from .loader import not_a_file
     if not_a_file(spec) == "no such file":
         raise _Bad(f"run `{run_id}` was started from the spec `{spec}`, which is not there any "
-                   f"more (moved or deleted); put it back at that path and resume again: the "
-                   f"run is still paused, nothing was decided")
+                   f"more (moved or deleted, or the run was started on another machine sharing "
+                   f"the store); put it back at that path and resume again: the run is still "
+                   f"paused, nothing was decided")
     program = _load(spec, doing=f"resuming run `{run_id}` (it is still paused, nothing was "
                                 f"decided)")
     if digest is not None and digest != spec_digest(program):
