@@ -19,8 +19,7 @@ from typing import Any
 
 import click
 
-from .cli_io import CliError, echo, guarded, run_id_text, store_text, terminal_safe, utf8_text
-from .resume_count import calls_made, executions, inner_events
+from .cli_io import CliError, echo, guarded, store_text, terminal_safe, utf8_text
 from .trace import json_text
 
 EXIT = {"answered": 0, "max_iterations": 0, "paused": 3, "denied": 1, "error": 1}
