@@ -173,8 +173,9 @@ def _agent(program: Any, name: str | None, provider: Any, store: Any, model: str
 def asked_by(checkin: Any, program: Any) -> tuple[str, str | None]:
     """Who asked for a check-in, as text (`policy `guard``, `tool `pay`'s check_in`), and where
     (`FILE:LINE` of the rule or the `check_in`, when the program holds that file)."""
-    who = (f"policy `{checkin.policy}`" if checkin.source == "policy" and checkin.policy
-           else f"tool `{checkin.tool}`'s check_in")
+    who = (f"policy `{checkin.policy}`" if checkin.policy else f"tool `{checkin.tool}`'s check_in")
+    if checkin.source == "inner":  # (a pause inside an agent-backed tool's run: it asked there)
+        who += " (in an agent-backed tool's inner run)"
     span = checkin.span
     module = next((m for m in program.ir.modules if span is not None and m.key == span.file),
                   None) if program is not None else None

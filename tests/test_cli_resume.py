@@ -158,3 +158,34 @@ def test_store_wins_over_afp_store_for_run_and_resume(env, monkeypatch, tmp_path
     monkeypatch.delenv("AFP_STORE")
     res = cli("run", spec, "-m", "please", "--script", "small")
     assert res.exit_code == 0 and (tmp_path / ".afp" / "runs.db").is_file()
+
+
+INNER_ASK = """
+agent outer { tools = [ask_inner] }
+agent inner { tools = [leaf] policies = [g] }
+policy g { before leaf { ask when args.x > 0 because "a person looks first" } }
+tool ask_inner { description = "ask" input { q: string } impl = agent(inner) }
+tool leaf { description = "leaf" input { x: integer } }
+test t1 {
+  agent = outer
+  user "go"
+  model calls ask_inner { q: "go inner" }
+  model calls leaf { x: 1 }
+  approve
+  tool leaf returns "leafed"
+  model says "inner done"
+  model says "outer done"
+}
+"""
+
+
+def test_a_pause_inside_an_inner_run_names_the_inner_policy(tmp_path):
+    """Before the fix of its first version: an inner run's policy ask (check-in source `inner`)
+    was shown as the tool's own check_in."""
+    spec = tmp_path / "c.afp"
+    spec.write_text(INNER_ASK, encoding="utf-8")
+    res = cli("run", spec, "--agent", "outer", "--script", "t1", "-m", "go", "--store",
+              tmp_path / "c.db")
+    assert res.exit_code == 3, res.output
+    assert f"  asked by policy `g` (in an agent-backed tool's inner run) at {spec}:4\n" \
+        in res.output
