@@ -180,8 +180,8 @@ test t1 {
 
 
 def test_a_pause_inside_an_inner_run_names_the_inner_policy(tmp_path):
-    """Before the fix of its first version: an inner run's policy ask (check-in source `inner`)
-    was shown as the tool's own check_in."""
+    """semantics §10 (who asked) for a pause inside an agent-backed tool's run: the inner
+    policy is named (the check-in's source is `inner`). Before: the text said nobody."""
     spec = tmp_path / "c.afp"
     spec.write_text(INNER_ASK, encoding="utf-8")
     res = cli("run", spec, "--agent", "outer", "--script", "t1", "-m", "go", "--store",
