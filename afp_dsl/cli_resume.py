@@ -67,9 +67,14 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
     agent.session.llm_calls = used
     pending = (data["state"].get("pending") or {}).get("checkin")
     if pending is None:
-        if decision is not None:
-            raise _Bad(f"run `{run_id}` is not waiting on a check-in; resume it without "
-                       f"--approve/--decline")
+        if decision is not None or by is not None or note is not None:
+            given = "/".join(f for f, v in (("--approve", approve_flag), ("--decline",
+                                                                          decline_flag),
+                                             ("--by", by is not None), ("--note", note is not None))
+                             if v)
+            raise _Bad(f"run `{run_id}` is not waiting on a check-in (it ended with an error and "
+                       f"is retried from its checkpoint); resume it without {given}: they "
+                       f"go with a decision only")
         made = None
     else:
         if decision is None:

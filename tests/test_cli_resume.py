@@ -189,3 +189,23 @@ def test_a_pause_inside_an_inner_run_names_the_inner_policy(tmp_path):
     assert res.exit_code == 3, res.output
     assert f"  asked by policy `g` (in an agent-backed tool's inner run) at {spec}:4\n" \
         in res.output
+
+
+def test_options_of_a_decision_are_refused_for_a_run_that_waits_on_none(tmp_path):
+    """A run ended by a provider failure after an iteration is retried with `afpc resume RUN`.
+    Before: `--by`/`--note` without a decision were silently dropped."""
+    spec = tmp_path / "e.afp"
+    spec.write_text('agent a { tools = [t] }\n'
+                    'tool t { description = "t" input { x: integer } impl = returns("ok") }\n'
+                    'test short {\n  user "x"\n  model calls t { x: 1 }\n}\n', encoding="utf-8")
+    db = tmp_path / "e.db"
+    ran = cli("run", spec, "-m", "go", "--script", "short", "--store", db, "--json")
+    out = json.loads(ran.output.strip().splitlines()[-1])
+    assert ran.exit_code == 1 and out["outcome"] == "error"
+    res = cli("resume", out["run_id"], "--note", "try again", "--store", db)
+    assert res.exit_code == 1
+    assert "is not waiting on a check-in" in res.output
+    assert "resume it without --note: they go with a decision only" in res.output
+    store = stores.sqlite(db)
+    assert store.checkpoint(out["run_id"]) is not None  # (kept: still resumable)
+    store.close()
