@@ -142,6 +142,16 @@ def _connect(path: str, create: bool) -> tuple[sqlite3.Connection, bool]:
                      f"with its `-wal` file to a writable folder and pass --store naming the copy")
 
 
+def _new_private_file(path: str) -> None:
+    """Create a new store's file readable and writable by its owner only (0600): it holds raw
+    checkpoints (semantics §9), and SQLite gives its `-wal` and `-shm` files the same mode. An
+    existing file keeps its mode (a store shared by a group stays shared)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:  # (an existing store, or another process made it just now)
+        pass
+
+
 def _cannot_write(exc: sqlite3.Error) -> bool:
     return any(w in str(exc).lower() for w in _CANNOT_WRITE)
 
@@ -180,6 +190,7 @@ class SqliteStore:
         try:
             if self.path != ":memory:" and create:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                _new_private_file(self.path)
             self._db, self.read_only = _connect(self.path, create)
             version = schema_version(self._db)
             if not create and version == 0:

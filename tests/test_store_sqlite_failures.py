@@ -92,3 +92,21 @@ def test_on_a_full_disk_the_readers_still_read_and_a_writer_says_the_disk_is_ful
                                     str(small_disk / "runs.db")])
     assert ran.exit_code == 1 and "Traceback" not in ran.output
     assert "free disk space" in ran.output and "reachable and intact" not in ran.output
+
+
+def test_a_new_store_file_is_private_to_its_owner(tmp_path):
+    """It holds raw checkpoints (semantics §9). Before: created with the umask's mode, usually
+    0644, so every local user could read a paused run's secrets."""
+    import os
+    import stat
+    store = stores.sqlite(tmp_path / "runs.db")
+    store.save_run("r", "a", None, "finished", "answered", "hi", {}, [])
+    for name in ("runs.db", "runs.db-wal", "runs.db-shm"):
+        if (tmp_path / name).exists():
+            assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600, name
+    store.close()
+    shared = tmp_path / "shared.db"
+    shared.touch(mode=0o660)
+    os.chmod(shared, 0o660)
+    stores.sqlite(shared).close()  # (an existing file keeps its mode)
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o660
