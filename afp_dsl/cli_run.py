@@ -127,6 +127,9 @@ def _script(program: Any, name: str | None) -> tuple[list | None, Any]:
             return script_of(d)
     from .suggest import closest
     tests = [d.name for d in program.ir.root_module.decls if isinstance(d, ir.Test)]
+    if not name.strip():  # (most likely an unset shell variable)
+        raise _Bad(f"the test name given to --script is blank; name one of the spec's tests "
+                   f"({', '.join(tests) or 'it has none'}), or leave --script out")
     close = closest(name, tests)
     raise _Bad(f"no test `{name}` in the spec; {f'did you mean `{close}`? ' if close else ''}"
                f"tests: {', '.join(tests) or 'none'}")

@@ -209,3 +209,12 @@ def test_options_of_a_decision_are_refused_for_a_run_that_waits_on_none(tmp_path
     store = stores.sqlite(db)
     assert store.checkpoint(out["run_id"]) is not None  # (kept: still resumable)
     store.close()
+
+
+def test_a_blank_script_name_says_it_is_blank(env):  # noqa: F811
+    """Before: "no test `` in the spec; tests: …"."""
+    spec, db = env
+    res = cli("run", spec, "-m", "please", "--store", db, "--script", " ")
+    assert res.exit_code == 1
+    assert "the test name given to --script is blank; name one of the spec's tests (small, big" \
+        in res.output
