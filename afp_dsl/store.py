@@ -81,8 +81,11 @@ def failed(text: str, cause: str) -> StoreError:
     elif "disk i/o error" in low:
         fix = ("the disk may be full or failing: free disk space (SQLite also writes the `-wal` "
                "and `-shm` files beside the store), then retry")
-    elif "full" in low or "readonly" in low or "permission" in low:
+    elif "full" in low:
         fix = "free disk space and check the store's file permissions"
+    elif "readonly" in low or "permission" in low:
+        fix = ("the store or its folder may not be written here: check their permissions (SQLite "
+               "also writes the `-wal` and `-shm` files beside the store), or choose another path")
     elif "unable to open database file" in low:
         fix = ("check that its folder exists and can be written (SQLite writes the store and its "
                "`-wal` and `-shm` files there), or choose another path")

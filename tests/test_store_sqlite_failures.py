@@ -110,3 +110,12 @@ def test_a_new_store_file_is_private_to_its_owner(tmp_path):
     os.chmod(shared, 0o660)
     stores.sqlite(shared).close()  # (an existing file keeps its mode)
     assert stat.S_IMODE(os.stat(shared).st_mode) == 0o660
+
+
+@pytest.mark.parametrize("cause", ["attempt to write a readonly database",
+                                   "[Errno 13] Permission denied: 'runs/new.db'"])
+def test_a_store_that_may_not_be_written_says_so_not_to_free_disk_space(cause: str) -> None:
+    """Before: "free disk space and check the store's file permissions" for a read-only store."""
+    said = str(failed("cannot open the run store `runs/new.db`", cause))
+    assert "may not be written here: check their permissions" in said
+    assert "free disk space" not in said
