@@ -125,7 +125,7 @@ class CheckIn:
     call_id: str
     args: Any
     question: str
-    source: str  # policy | tool
+    source: str  # policy | tool | inner (asked inside an agent-backed tool's run)
     policy: str | None = None
     span: Span | None = None  # the declaration that asked: the policy's rule, or the tool's check_in
 
