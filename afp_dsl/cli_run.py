@@ -195,6 +195,7 @@ def _report(result: Any, as_json: bool, program: Any = None) -> None:
     out: dict[str, Any] = {"run_id": result.run_id, "outcome": result.outcome, "answer": answer}
     if error:
         out["error"] = error
+    asked = None
     if result.checkin is not None:
         c = result.checkin
         who, at = asked_by(c, program)
@@ -202,7 +203,7 @@ def _report(result: Any, as_json: bool, program: Any = None) -> None:
                           "source": c.source, "policy": c.policy, "at": at}
         asked = f"{who} at {at}" if at else who
     try:
-        _print(out, result, as_json, asked if result.checkin is not None else None)
+        _print(out, result, as_json, asked)
     except OSError:  # standard output failed (`guarded` reports it): still say what was recorded
         click.echo(f"run {result.run_id}: {result.outcome} (recorded in the store)", err=True)
         raise
