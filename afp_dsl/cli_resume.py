@@ -62,8 +62,13 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
     provider = _provider(launch.get("provider", "mock"), launch.get("model"), replies, used,
                          retries=launch.get("retries") or 0, fallback=launch.get("fallback"),
                          stream=bool(launch.get("stream")))
-    agent = _agent(program, data.get("agent"), provider, store, launch.get("model"), stubs,
-                   data.get("spec"), launch)
+    try:
+        agent = _agent(program, data.get("agent"), provider, store, launch.get("model"), stubs,
+                       data.get("spec"), launch)
+    except CliError as exc:  # (the spec no longer declares the run's agent)
+        raise _Bad(f"run `{run_id}` was started with agent `{data.get('agent')}`, which the spec "
+                   f"`{data['spec']}` no longer declares ({exc}); put it back to resume the run "
+                   f"(it is still paused, nothing was decided)") from None
     agent.session.llm_calls = used
     pending = (data["state"].get("pending") or {}).get("checkin")
     if pending is None:

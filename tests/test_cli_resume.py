@@ -218,3 +218,16 @@ def test_a_blank_script_name_says_it_is_blank(env):  # noqa: F811
     assert res.exit_code == 1
     assert "the test name given to --script is blank; name one of the spec's tests (small, big" \
         in res.output
+
+
+def test_an_agent_renamed_since_the_pause_is_named_and_the_run_stays_paused(env):  # noqa: F811
+    """Before: only "no agent `desk`; agents: `front`", with no word of the paused run."""
+    spec, db = env
+    run_id = _paused(env)
+    spec.write_text(spec.read_text().replace("agent desk {", "agent front {"))
+    res = cli("resume", run_id, "--approve", "--store", db)
+    assert res.exit_code == 1
+    assert f"run `{run_id}` was started with agent `desk`, which the spec `{spec}` no longer " \
+           f"declares" in res.output
+    assert "it is still paused, nothing was decided" in res.output
+    _still_paused(db, run_id)
