@@ -52,7 +52,12 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
                    f"`agent.resume(checkpoint, approve(checkin))`")
     program = _spec_program(run_id, data["spec"], launch.get("spec_digest"))
     launch = {**launch, "spec_digest": spec_digest(program)}  # (a later pause compares to this)
-    replies, stubs = _script(program, launch.get("script"))
+    try:
+        replies, stubs = _script(program, launch.get("script"))
+    except CliError as exc:  # (the test block the run replays is gone from the spec)
+        raise _Bad(f"run `{run_id}` replays the script of test `{launch.get('script')}`, which "
+                   f"the spec `{data['spec']}` no longer has ({exc}); put it back to resume the "
+                   f"run (it is still paused, nothing was decided)") from None
     done = _events_so_far(store, run_id, data)  # (the run's and its inner runs')
     used = max(data["state"].get("llm_calls", 0), calls_made(done))
     if stubs is not None:

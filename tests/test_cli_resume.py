@@ -231,3 +231,15 @@ def test_an_agent_renamed_since_the_pause_is_named_and_the_run_stays_paused(env)
            f"declares" in res.output
     assert "it is still paused, nothing was decided" in res.output
     _still_paused(db, run_id)
+
+
+def test_a_script_test_renamed_since_the_pause_is_named_and_the_run_stays_paused(env):  # noqa
+    """Before: only "no test `big` in the spec; …", with no word of the paused run."""
+    spec, db = env
+    run_id = _paused(env)
+    spec.write_text(spec.read_text().replace("test big {", "test large {"))
+    res = cli("resume", run_id, "--approve", "--store", db)
+    assert res.exit_code == 1
+    assert f"run `{run_id}` replays the script of test `big`, which the spec `{spec}` no " \
+           f"longer has" in res.output
+    _still_paused(db, run_id)
