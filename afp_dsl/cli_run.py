@@ -223,6 +223,9 @@ def _print(out: dict[str, Any], result: Any, as_json: bool, asked: str | None) -
         click.echo(f"  resume with: afpc resume {result.run_id} --approve | --decline")
     elif out.get("error"):
         click.echo(terminal_safe(f"error: {out['error']}"), err=True)
+        if result.checkpoint is not None:  # (a failure after a completed iteration, §10)
+            click.echo(f"  the run kept its state: retry it with afpc resume {result.run_id}",
+                       err=True)
     else:
         echo(out["answer"] if out["answer"] is not None else "", human=True)
 

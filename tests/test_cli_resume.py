@@ -243,3 +243,20 @@ def test_a_script_test_renamed_since_the_pause_is_named_and_the_run_stays_paused
     assert f"run `{run_id}` replays the script of test `big`, which the spec `{spec}` no " \
            f"longer has" in res.output
     _still_paused(db, run_id)
+
+
+def test_an_error_run_that_kept_its_state_says_how_to_retry_it(tmp_path):
+    """semantics §10: a provider failure after a completed iteration leaves a resumable
+    checkpoint. Before: the CLI printed the error only, so nothing said it could be resumed."""
+    spec = tmp_path / "e.afp"
+    spec.write_text('agent a { tools = [t] }\n'
+                    'tool t { description = "t" input { x: integer } impl = returns("ok") }\n'
+                    'test short {\n  user "x"\n  model calls t { x: 1 }\n}\n'
+                    'test none {\n  user "x"\n}\n', encoding="utf-8")
+    db = tmp_path / "e.db"
+    res = cli("run", spec, "-m", "go", "--script", "short", "--store", db)
+    run_id = res.output.strip().splitlines()[-1].split()[1].rstrip(":")
+    assert res.exit_code == 1
+    assert f"  the run kept its state: retry it with afpc resume {run_id}\n" in res.output
+    first = cli("run", spec, "-m", "go", "--script", "none", "--store", db)
+    assert first.exit_code == 1 and "retry it with" not in first.output  # (failed at call 1)
