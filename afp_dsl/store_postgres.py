@@ -15,6 +15,7 @@ Invariants: events hold only redacted payloads; raw checkpoints live in their ow
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from typing import Any, Iterable, Iterator, Sequence
 from urllib.parse import unquote
@@ -159,6 +160,12 @@ def _psycopg() -> tuple[Any, Any]:
     try:
         import psycopg
         import psycopg_pool
+        # The pool logs what it retries ("discarding closed connection") as warnings; with no
+        # handler anywhere, Python prints them on stderr beside afpc's own one-line errors. A
+        # host that configures logging still receives them (they propagate).
+        pool_log = logging.getLogger("psycopg.pool")
+        if not any(isinstance(h, logging.NullHandler) for h in pool_log.handlers):
+            pool_log.addHandler(logging.NullHandler())
     except ImportError:
         raise StoreError("the PostgreSQL store needs psycopg 3 and psycopg-pool: "
                          "pip install 'afp-dsl[postgres]'") from None

@@ -180,3 +180,21 @@ def test_connections_the_server_dropped_are_replaced_not_failed(pg_url):
     done = agent.resume(paused.checkpoint, approve(paused.checkin, by="maya"))
     assert done.outcome == "answered"
     store.close()
+
+
+def test_the_pool_s_warnings_do_not_reach_stderr_unasked(pg_url, capfd):
+    """psycopg_pool logs what it retries as warnings; with no handler configured, Python
+    printed them on stderr ("discarding closed connection: …") beside afpc's own errors."""
+    import logging
+    stores.postgres(pg_url).close()
+    stores.postgres(pg_url).close()
+    pool_log = logging.getLogger("psycopg.pool")
+    assert sum(isinstance(h, logging.NullHandler) for h in pool_log.handlers) == 1
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers.clear()  # (as in afpc: nothing configured)
+    try:
+        pool_log.warning("discarding closed connection: <test>")
+    finally:
+        root.handlers[:] = saved
+    assert "discarding closed connection" not in capfd.readouterr().err
