@@ -160,6 +160,14 @@ def _skip_script(provider: Any, skip: int) -> None:
         provider = getattr(provider, "inner", None) or getattr(provider, "primary", None)
 
 
+def _pick_agent(program: Any, name: str | None) -> None:
+    """`CliError` when `--agent` (or its absence, in a spec with several agents) picks none."""
+    from .launch_checks import no_agent
+    from .plan import find_agent
+    if find_agent(program.analysis, name) is None:
+        raise _Bad(no_agent(program.ir, name))
+
+
 def _agent(program: Any, name: str | None, provider: Any, store: Any, model: str | None,
            stubs: Any, spec: str, launch: dict) -> Any:
     from .effects import Effects
@@ -267,6 +275,7 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
          as_json: bool) -> None:
     """Run an agent on one message; prints the answer (or the pause) and the run id."""
     program = _load(file)
+    _pick_agent(program, agent_name)  # (before the store is opened: a wrong name makes none)
     replies, stubs = _script(program, script)
     launch = {"provider": provider, "model": model, "script": script, "agent": agent_name,
               "retries": retries, "fallback": fallback, "stream": stream,

@@ -260,3 +260,18 @@ def test_an_error_run_that_kept_its_state_says_how_to_retry_it(tmp_path):
     assert f"  the run kept its state: retry it with afpc resume {run_id}\n" in res.output
     first = cli("run", spec, "-m", "go", "--script", "none", "--store", db)
     assert first.exit_code == 1 and "retry it with" not in first.output  # (failed at call 1)
+
+
+def test_a_spec_with_several_agents_needs_agent_and_nothing_is_made_without(tmp_path,
+                                                                           monkeypatch):
+    """Before: the message was right, but the default store `.afp/runs.db` was made first."""
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "two.afp"
+    spec.write_text('agent front { system = "f" }\nagent back { system = "b" }\n')
+    res = cli("run", spec, "-m", "hi")
+    assert res.exit_code == 1
+    assert "the spec has several agents; name one (`--agent NAME`" in res.output
+    assert "agents: `front`, `back`" in res.output
+    res = cli("run", spec, "-m", "hi", "--agent", "frnt")
+    assert res.exit_code == 1 and "did you mean `front`?" in res.output
+    assert not (tmp_path / ".afp").exists()
