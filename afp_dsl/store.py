@@ -297,6 +297,12 @@ def postgres(url: str, *, stamp: Stamp | None = None, max_size: int = 4) -> Any:
     if not isinstance(url, str) or not url.strip():
         raise TypeError(f"postgres() takes the server's URL as a non-empty `str`, e.g. "
                         f"\"postgresql://user@host/db\", not {_shown_type(url)}")
+    from .store_url import normalised
+    url = normalised(url)
+    if not url.startswith(("postgresql://", "postgres://")):  # (not shown: it may hold a password)
+        raise ValueError("postgres() takes the server's URL, postgresql://user[:password]@host"
+                         "[:port]/db (a libpq key=value string is not read: afp shows a URL's "
+                         "parts without its password); for a SQLite file use sqlite(path)")
     from .store_postgres import PostgresStore
     return PostgresStore(url, stamp=stamp, max_size=max_size)
 

@@ -31,7 +31,7 @@ _CONNINFO = re.compile(r"(?i)\s*(host|hostaddr|port|dbname|user|password|passfil
 
 def open_url(url: str, stamp: Stamp | None, create: bool) -> Any:
     """The store `url` names (see the module docstring)."""
-    url = _normalised(url)
+    url = normalised(url)
     _refuse_lookalikes(url)
     if url.startswith(("postgresql://", "postgres://")):
         from .store_postgres import PostgresStore
@@ -60,7 +60,7 @@ def open_url(url: str, stamp: Stamp | None, create: bool) -> Any:
     return SqliteStore(url, stamp=stamp, create=create)
 
 
-def _normalised(url: str) -> str:
+def normalised(url: str) -> str:
     """A known scheme in lower case and without SQLAlchemy's `+driver` (`SQLite:///x.db`,
     `postgresql+psycopg://…`): URL schemes are case-insensitive, and libpq reads only
     `postgresql://` and `postgres://`."""

@@ -132,3 +132,20 @@ def test_a_search_path_naming_no_schema_says_so() -> None:
     said = str(failed("cannot open the PostgreSQL run store `postgresql://h/db`",
                       "no schema has been selected to create in"))
     assert "search_path names no schema that exists: create the schema" in said
+
+
+@pytest.mark.parametrize("url", ["host=127.0.0.1 password=hunter2 dbname=afp", "runs.db"])
+def test_postgres_takes_a_url_only_and_never_repeats_what_it_was_given(url: str) -> None:
+    """Before: a libpq key=value string was accepted and became the store's `path`, password
+    and all, in every later message; `runs.db` was sent to libpq ("missing "=" after …")."""
+    with pytest.raises(ValueError, match=r"postgres\(\) takes the server's URL") as err:
+        stores.postgres(url)
+    assert url not in str(err.value)
+
+
+def test_postgres_reads_a_scheme_in_any_case_as_from_url_does() -> None:
+    pytest.importorskip("psycopg_pool")
+    port = _closed_port()
+    with pytest.raises(stores.StoreError) as err:
+        stores.postgres(f"PostgreSQL+psycopg://maya@127.0.0.1:{port}/afp")
+    assert f"`postgresql://maya@127.0.0.1:{port}/afp`" in str(err.value)
