@@ -74,8 +74,10 @@ def _execute(ctx: RunCtx, call: ToolCall, args: dict, info):
             return "fatal", (f"AFP501 tool `{call.name}` is not bound: {problem}; or bind it "
                              f"with `tools={{'{call.name}': fn}}`")
     if fn is None:
-        return "fatal", (f"AFP501 tool `{call.name}` is not bound: it has no `impl`; bind it "
-                         f"with `tools={{'{call.name}': fn}}` or stub it in the test")
+        return "fatal", (f"AFP501 tool `{call.name}` is not bound: it has no `impl`; give it "
+                         f"one (`impl = python(\"module:function\")` or `returns(...)`), bind it "
+                         f"from Python with `tools={{'{call.name}': fn}}`, or stub it in a test "
+                         f"(`tool {call.name} returns ...`, run with `--script`)")
     hargs = plain(args)  # (the arguments the `before` links handed on; a copy)
     if wants_context(fn) and isinstance(hargs, dict):  # the model cannot supply it: overwritten
         hargs[CONTEXT_PARAM] = tool_context(ctx, call.name, call.id)

@@ -245,7 +245,8 @@ def test_outer_redaction_covers_the_inner_run():
 def test_tool_without_body_names_the_fix(missing):
     agent, _ = make(SPEC, [call(missing, order_id="AB-1", count=1), "ok"])
     r = agent.run("hi")
-    assert "stub it in the test" in r.error
+    assert "stub it in a test" in r.error
+    assert "impl = python(" in r.error and "tools={'lookup': fn}" in r.error  # CLI and Python
 
 
 PAUSING = """
