@@ -20,11 +20,17 @@ from operator import itemgetter, sub
 # operators of one to three characters are each one alternative (`=[=>]?`, `\.(?:\.\.)?`). A
 # string is runs of plain characters between escapes (the same strings as `"(?:[^"\\\n\r]|\\.)*"`,
 # but a run is one quick repeat instead of one group per character).
+#
+# A regex literal: `/`, then plain characters, escapes and character classes (a `/` inside
+# `[...]` is text, as in JavaScript: `/[^/]+/`; a `[` that is never closed is one plain
+# character, so `/a[/` is the pattern `a[`, which the checker reports), `/`, then any letters
+# (a flag outside `i m s x` is AFP004 at the literal). The grammar's REGEX is the same regex.
+REGEX = r'/(?![/*])(?:[^/\\\n\r\[]|\\[^\n\r]|\[\^?\]?(?:[^\]\\\n\r]|\\[^\n\r])*\]|\[)+/[A-Za-z]*'
 _FRACTION = r'(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_])'  # (`8model`: a stray, see NUMBER)
 _TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"'
           r'|=[=>]?|\.(?:\.\.)?|[1-9][0-9]*' + _FRACTION + '|0' + _FRACTION + r'|->|-(?:0|[1-9][0-9]*)'
-          + _FRACTION + r'|<=?|>=?|!=|#[^\n\r]*|/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*'
-          r'|-?[0-9][0-9A-Za-z_.]*|[^ \t\f\r\n\ufeff])')  # (that last but one: `8model`, a stray)
+          + _FRACTION + r'|<=?|>=?|!=|#[^\n\r]*|' + REGEX
+          + r'|-?[0-9][0-9A-Za-z_.]*|[^ \t\f\r\n\ufeff])')  # (that last but one: `8model`, a stray)
 _BLANKS = " \t\f\r\n\ufeff"  # what may stand between tokens (anything else is a token or a stray)
 # One match = the blanks before a token, and the token. Matches follow each other with no gap (a
 # non-blank character always starts a token), so their lengths sum to every token's end.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .codes import diag
 from .diagnostics import Diagnostic
+from .fastlex import REGEX
 from .parser import DECL_KEYWORDS, describe
 from .source import SourceFile, Span
 from .suggest import closest
@@ -57,8 +58,7 @@ def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
                     help="a name starts with a letter or `_`; to write a number and then a word, "
                          "put a space or a line break between them")
     if ch == "/":
-        return diag("AFP001", "unexpected `/`", span, "a regex literal cannot stand here or is empty",
-                    help="regex literals look like `/pattern/i` and may only appear as values")
+        return _bad_slash(src, pos)
     hints = {"&": "write `and` instead of `&&`", "|": "write `or` instead of `||`",
              "!": "write `not` instead of `!`", "'": "strings use double quotes: `\"...\"`",
              ";": "no semicolons are needed: statements end by themselves"}
@@ -67,6 +67,27 @@ def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
                 help=hints.get(ch))
 
 
+def _bad_slash(src: SourceFile, pos: int) -> Diagnostic:
+    """A `/` that starts no regex literal here: `//` or `/*` (a comment in another language),
+    a regex not closed on its line, or one where no value can stand."""
+    text = src.text
+    after = text[pos + 1:pos + 2]
+    if after in ("/", "*"):
+        return diag("AFP001", f"unexpected `/{after}`", Span(src.name, pos, pos + 2),
+                    f"not a comment, and a regex cannot start with `{after}`",
+                    help="comments start with `#` and run to the end of the line; " + (
+                        "a regex cannot be empty" if after == "/" else "a regex writes a leading `*` as `\\*`"))
+    if _REGEX.match(text, pos) is None:
+        return diag("AFP001", "unterminated regex", Span(src.name, pos, pos + 1),
+                    "this regex is never closed",
+                    help="close it with `/` on the same line (a regex stays on one line); write a "
+                         "`/` inside it as `\\/`")
+    return diag("AFP001", "a regex cannot stand here", Span(src.name, pos, pos + 1), "unexpected regex",
+                help="a regex literal `/pattern/flags` stands after `matches`, in a redact rule's "
+                     "`patterns` and in `expect answer matches`")
+
+
+_REGEX = re.compile(REGEX)
 _GLUED = re.compile(r"-?[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -284,7 +305,7 @@ def _found(tok: lark.Token) -> str:
 
 def _expected_words(expected: set[str]) -> str:
     decl_terms = {k.upper() for k in DECL_KEYWORDS}
-    declaration = decl_terms <= expected
+    declaration = decl_terms <= expected and "NAME" not in expected  # (not where any word is a key)
     if declaration:
         expected = (expected - decl_terms - {"IMPORT"})
     words = sorted({describe(t) for t in expected if not t.startswith("__")})

@@ -35,14 +35,25 @@ def number(value: int | float) -> str:
     return json.dumps(value)
 
 
+# A character class as the lexer reads one inside a regex literal (`fastlex.REGEX`): a `/` in it
+# is text, so it is written as it stands.
+_CLASS = re.compile(r"\[\^?\]?(?:[^\]\\\n\r]|\\[^\n\r])*\]")
+
+
 def regex(r: ir.Regex) -> str:
-    """`/pattern/flags`, escaping a bare `/` and line breaks the literal cannot hold."""
+    """`/pattern/flags`, escaping a bare `/` (outside a character class) and line breaks the
+    literal cannot hold."""
     out, i, p = [], 0, r.pattern
     while i < len(p):
         c = p[i]
         if c == "\\" and i + 1 < len(p):
             out.append(p[i:i + 2])
             i += 2
+            continue
+        cls = _CLASS.match(p, i) if c == "[" else None
+        if cls is not None:
+            out.append(cls.group())
+            i = cls.end()
             continue
         out.append({"/": "\\/", "\n": "\\n", "\r": "\\r"}.get(c, c))
         i += 1

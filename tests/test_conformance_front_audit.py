@@ -1,0 +1,95 @@
+"""Conformance audit of the front end (spec/language.md §2–§6, tooling.md §3): cases the
+earlier suites did not pin, each a behaviour that was wrong before its fix.
+"""
+from __future__ import annotations
+
+import pytest
+
+import afp_dsl
+from afp_dsl.api import analyse
+from afp_dsl.fmt import format_source
+from afp_dsl.render import render
+from test_fastparse import assert_same
+
+
+def only(text: str):
+    """The one diagnostic `check` reports for `text`."""
+    diags = afp_dsl.check(text)
+    assert len(diags) == 1, [(d.code, d.message) for d in diags]
+    return diags[0]
+
+
+def column(text: str, d) -> int:
+    return d.labels[0].span.start - text.rfind("\n", 0, d.labels[0].span.start)
+
+
+def _instruction(regex: str) -> str:
+    return ("agent a { context = [i] }\n"
+            f'instruction i {{ prompt = "p" when = message matches {regex} }}\n')
+
+
+# ---------------------------------------------------------------- §2 regex literals
+@pytest.mark.parametrize("regex, pattern", [
+    ("/[^/]+/", "[^/]+"),
+    ("/https?:\\/\\/[^\\s/]+\\/[a-z]+/i", "https?:\\/\\/[^\\s/]+\\/[a-z]+"),
+    ("/[/]/", "[/]"),
+    ("/[]/]x/", "[]/]x"),  # (a `]` first in a class is text, in Python `re`)
+    ("/a[\\]/]b/", "a[\\]/]b"),
+])
+def test_a_slash_inside_a_character_class_does_not_end_the_regex(regex: str, pattern: str) -> None:
+    """Python `re` needs no escape for `/`; inside `[...]` it cannot end the literal (as in
+    JavaScript), so `/[^/]+/` is one regex, not `/[^/` and a stray `]+/`."""
+    text = _instruction(regex)
+    program, diags = analyse(text)
+    assert diags == [] and program is not None
+    when = program.modules[0].get("i").when
+    assert when.right.pattern == pattern
+    assert assert_same(text) in ("same", "gave up")
+    assert format_source(text) == text  # the formatter writes the class as it stands
+
+
+def test_a_regex_with_a_class_runs_as_written() -> None:
+    text = ("agent a { context = [i] }\n"
+            'instruction i { prompt = "p" when = message matches /^[^/]+\\/[0-9]+$/ }\n')
+    program, diags = analyse(text)
+    assert diags == []
+    import re
+    pattern = program.modules[0].get("i").when.right.pattern
+    assert re.search(pattern, "orders/42") and not re.search(pattern, "a/b/42")
+
+
+def test_an_unclosed_class_is_still_the_invalid_regex_at_the_literal() -> None:
+    text = _instruction("/a[b/")
+    d = only(text)
+    assert d.code == "AFP004" and "character set" in d.message
+    assert column(text, d) == text.splitlines()[1].index("/a[") + 1
+
+
+@pytest.mark.parametrize("regex", ["/abc", "/a\\/", "/a\\"])
+def test_an_unterminated_regex_says_so_at_its_slash(regex: str) -> None:
+    text = ("agent a { context = [i] }\n"
+            f'instruction i {{ prompt = "p" when = message matches {regex}\n}}\n')
+    d = only(text)
+    assert d.code == "AFP001" and d.message == "unterminated regex"
+    assert column(text, d) == text.splitlines()[1].index(regex) + 1
+    assert "same line" in d.help
+
+
+@pytest.mark.parametrize("comment", ["// a note", "/* a note */"])
+def test_a_comment_of_another_language_points_to_hash(comment: str) -> None:
+    text = f'agent a {{ system = "x" }} {comment}\n'
+    d = only(text)
+    assert d.code == "AFP001" and d.message == f"unexpected `{comment[:2]}`"
+    assert (d.labels[0].span.start, d.labels[0].span.end) == (text.index("/"), text.index("/") + 2)
+    assert "comments start with `#`" in d.help
+
+
+# ---------------------------------------------------------------- AFP001 wording
+def test_a_syntax_error_where_a_key_stands_does_not_offer_a_declaration() -> None:
+    """Any word can be a key there, so "a declaration (`agent`, ...)" would mislead."""
+    text = "fact f { data = { /x/: 1 } }\n"
+    d = only(text)
+    report = render([d], {"<text>": text}, "text")
+    assert d.code == "AFP001" and "declaration" not in report
+    top = only("agent a {} }\n")
+    assert "a declaration (`agent`" in render([top], {"<text>": "agent a {} }\n"}, "text")
