@@ -45,6 +45,24 @@ def _string_fault(literal: str) -> tuple[int, str]:
     return 0, ""
 
 
+def _lone_escape(literal: str) -> tuple[int, str]:
+    """(offset in `literal`, the escape) of its first `\\uD800`-`\\uDFFF` escape that is not a
+    high half followed at once by a low half; (0, "") when none is found."""
+    escapes = [(m.start(), m.group(), int(m.group(1), 16))
+               for m in re.finditer(r"\\(?:u([0-9a-fA-F]{4})|.)", literal) if m.group(1)]
+    i = 0
+    while i < len(escapes):
+        at, text, code = escapes[i]
+        if 0xD800 <= code <= 0xDBFF and i + 1 < len(escapes) and escapes[i + 1][0] == at + 6 \
+                and 0xDC00 <= escapes[i + 1][2] <= 0xDFFF:
+            i += 2
+            continue
+        if 0xD800 <= code <= 0xDFFF:
+            return at, text
+        i += 1
+    return 0, ""
+
+
 @record
 class MapV(Record):
     """A `{ key: value }` map as written (keys with their spans)."""
@@ -63,6 +81,7 @@ class CallV(Record):
     func_span: Span
 
 
+_U = "\\u"
 _SURROGATE = re.compile("[\ud800-\udfff]")  # left by an unpaired `\\uD800`-`\\uDFFF` escape
 
 
@@ -146,12 +165,17 @@ class ValueLowerer:
             self.diags.append(self._bad_string(str(tok), self.span(tok)))
             return str(tok)[1:-1]
         if _SURROGATE.search(text) is not None:  # `\ud83d` alone: no character, no UTF-8 form
-            self.diags.append(diag("AFP005", "a `\\u` escape in this string is half of a "
-                                   "surrogate pair", self.span(tok), "lone surrogate",
-                                   help="write the character itself, or both halves of its pair "
-                                        "(`\\ud83d\\ude00` is 😀)"))
+            self.diags.append(self._lone_surrogate(str(tok), self.span(tok)))
             return _SURROGATE.sub("\ufffd", text)
         return text
+
+    def _lone_surrogate(self, literal: str, span: Span) -> Diagnostic:
+        """AFP005 at the first `\\uD800`-`\\uDFFF` escape of `literal` that is not half of a pair."""
+        at, escape = _lone_escape(literal)
+        where = _new_span(Span, (span.file, span.start + at, span.start + at + 6)) if escape else span
+        return diag("AFP005", f"the escape `{escape or _U}` in this string is half of a surrogate pair",
+                    where, "lone surrogate", help="write the character itself, or both halves of its "
+                    "pair (`\\ud83d\\ude00` is 😀)")
 
     def _bad_string(self, literal: str, span: Span) -> Diagnostic:
         """AFP005 for a `"..."` literal JSON refuses, pointing at its first fault: an escape

@@ -93,3 +93,20 @@ def test_a_syntax_error_where_a_key_stands_does_not_offer_a_declaration() -> Non
     assert d.code == "AFP001" and "declaration" not in report
     top = only("agent a {} }\n")
     assert "a declaration (`agent`" in render([top], {"<text>": "agent a {} }\n"}, "text")
+
+
+# ---------------------------------------------------------------- §2 strings: JSON escapes
+@pytest.mark.parametrize("literal, lone, at", [
+    ('"\\ud83d\\ude00 \\ud83d"', "\\ud83d", 14),  # a pair, then a high half alone
+    ('"a\\ude00b"', "\\ude00", 2),                  # a low half alone
+    ('"\\\\ud83d \\udc4d"', "\\udc4d", 9),          # `\\ud83d` is a backslash and text
+    ('"\\ud83d\\ud83d\\ude00"', "\\ud83d", 1),       # two high halves: the first is alone
+])
+def test_a_lone_surrogate_escape_is_reported_at_the_escape(literal: str, lone: str, at: int) -> None:
+    """Before: the span covered the whole string, and the message named no escape."""
+    text = f"agent a {{ system = {literal} }}\n"
+    d = only(text)
+    assert d.code == "AFP005" and f"`{lone}`" in d.message
+    start = text.index(literal) + at
+    assert text[start:start + 6] == lone
+    assert (d.labels[0].span.start, d.labels[0].span.end) == (start, start + 6)
