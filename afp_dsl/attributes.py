@@ -11,6 +11,7 @@ Invariants: a converter never raises; on a bad value it reports and returns `BAD
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any, Callable
 
 from . import ir
@@ -18,11 +19,14 @@ from .codes import diag
 from .diagnostics import Diagnostic
 from .frozen import freeze
 from .literals import NUMBER_RANGE, shown_number
-from .lower_values import BAD, CallV, MapV, ValueLowerer, to_data
+from .lower_values import BAD, EXPR_CALLS, CallV, MapV, ValueLowerer, call_help, to_data
 from .record import Record, record
 from .source import Span
 from .spec_files import OutOfRange, Unreadable, json_line, json_problem, leaves_folder, parse_json
 from .suggest import closest
+
+
+_CALLS = re.compile(r"`(file|python|returns|agent)\(")  # the calls an expected value names
 
 
 @record
@@ -133,6 +137,8 @@ class Converter:
         span = getattr(value, "span", key_span)
         if span in self.v.out_of_range:  # already reported (AFP008): one diagnostic per cause
             return BAD
+        if help is None:  # (`pyhton("m:f")`: a near miss of a call this attribute takes)
+            help = (call_help(value, _CALLS.findall(want)) or "").strip() or None
         self.diags.append(diag("AFP106", f"expected {want}" + (f" for `{key}`" if key else ""), span,
                                f"expected {want}", help=help))
         return BAD
@@ -164,7 +170,8 @@ class Converter:
 
     def c_expr(self, spec: Attr, value: Any, key_span: Span) -> Any:
         if isinstance(value, (MapV, CallV, ir.Regex)):
-            return self.bad(value, key_span, "a condition such as `args.amount > 100`", spec.field)
+            return self.bad(value, key_span, "a condition such as `args.amount > 100`", spec.field,
+                            help=(call_help(value, EXPR_CALLS) or "").strip() or None)
         return self.v.clean_expr(value)
 
     # -------------------------------------------------------------- references

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
@@ -21,6 +22,7 @@ from .fastlex import Node, Token
 from .literals import NUMBER_RANGE, REGEX_FLAGS, compile_problem, multiline, number, shown_number
 from .record import Record, record
 from .source import Span
+from .suggest import closest
 
 _new_span = tuple.__new__
 
@@ -83,6 +85,16 @@ class CallV(Record):
 
 _U = "\\u"
 _SURROGATE = re.compile("[\ud800-\udfff]")  # left by an unpaired `\\uD800`-`\\uDFFF` escape
+
+
+def call_help(value: Any, names: Iterable[str]) -> str | None:
+    """"did you mean `python(...)`? " for a call `value` whose name is a near miss of one of
+    `names` (the calls that can stand where it does); None otherwise."""
+    names = tuple(names)
+    if not isinstance(value, CallV) or value.func in names:
+        return None
+    close = closest(value.func, names)
+    return f"did you mean `{close}(...)`? " if close else None
 
 
 class ValueLowerer:
@@ -267,7 +279,8 @@ class ValueLowerer:
             item = self.clean_expr(e.item)
             return e if item is e.item else attrs.evolve(e, item=item)
         what = "a map" if isinstance(e, MapV) else f"`{getattr(e, 'func', '?')}(...)`"
-        hint = ("conditions call only `returned(TOOL)` and `active(SKILL)`" if isinstance(e, CallV)
+        hint = ((call_help(e, EXPR_CALLS) or "") + "conditions call only `returned(TOOL)` and "
+                "`active(SKILL)`" if isinstance(e, CallV)
                 else "conditions compare paths with literals, lists of literals or regexes")
         self.diags.append(diag("AFP106", f"{what} cannot stand in a condition", e.span, "not allowed here",
                                help=hint))

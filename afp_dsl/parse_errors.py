@@ -422,6 +422,19 @@ def _because_without_condition(tok, expected, prev):
             "`because \"reason\"`")
 
 
+_RULES = ("allow", "deny", "ask")
+
+
+def _unknown_rule_word(tok, expected, prev):
+    """`deni when …` in a policy block: name the rule words, with the closest one."""
+    if tok.type != "NAME" or not {"ALLOW", "DENY", "ASK"} <= expected:
+        return None
+    close = closest(str(tok), _RULES)
+    return (f"`{tok}` does not start a rule", "unknown rule",
+            (f"did you mean `{close}`? " if close else "") + "a rule is `allow`, `deny` or `ask`, "
+            "then `when CONDITION`, then `because \"reason\"`")
+
+
 _MISTAKES = (_unknown_decl_kind, _missing_name, _unclosed_before_decl, _colon_for_equals, _equals_for_colon, _single_equals,
              _missing_equals, _missing_comma, _empty_status, _unknown_expectation,
-             _because_without_condition)
+             _because_without_condition, _unknown_rule_word)

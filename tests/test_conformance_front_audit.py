@@ -110,3 +110,35 @@ def test_a_lone_surrogate_escape_is_reported_at_the_escape(literal: str, lone: s
     start = text.index(literal) + at
     assert text[start:start + 6] == lone
     assert (d.labels[0].span.start, d.labels[0].span.end) == (start, start + 6)
+
+
+# ---------------------------------------------------------------- "did you mean" for every name
+@pytest.mark.parametrize("text, meant", [
+    ('tool t { description = "d" impl = pyhton("a.b:c") }\n', "python"),
+    ('tool t { description = "d" impl = return({ ok: true }) }\n', "returns"),
+    ('agent b { }\ntool t { description = "d" impl = agnet(b) }\n', "agent"),
+    ('steering s { prompt = fiel("a.md") }\n', "file"),
+    ('tool t { description = "d" input = flie("s.json") }\n', "file"),
+    ('agent a { context = [i] }\ninstruction i { prompt = "p" when = retruned(t) }\n', "returned"),
+    ('agent a { context = [i] }\ninstruction i { prompt = "p" when = actve(s) and iteration > 1 }\n',
+     "active"),
+])
+def test_a_misspelt_call_gets_a_suggestion(text: str, meant: str) -> None:
+    """Before: "expected `python(...)` …" with no help for `pyhton(...)`."""
+    d = only(text)
+    assert d.code == "AFP106" and d.help.startswith(f"did you mean `{meant}(...)`?")
+
+
+def test_a_call_nothing_like_the_expected_ones_gets_no_suggestion() -> None:
+    d = only('tool t { description = "d" impl = zzz(1) }\n')
+    assert d.code == "AFP106" and d.help is None
+
+
+@pytest.mark.parametrize("block", ["before t", "after t", "input", "output"])
+def test_a_misspelt_rule_word_gets_a_suggestion(block: str) -> None:
+    """Before: "unexpected name `deni`", with no help."""
+    text = f'tool t {{ description = "d" }}\npolicy p {{ {block} {{ deni when iteration > 1 because "r" }} }}\n'
+    d = only(text)
+    assert d.code == "AFP001" and d.message == "`deni` does not start a rule"
+    assert d.help.startswith("did you mean `deny`?")
+    assert d.labels[0].span.start == text.index("deni")
