@@ -25,11 +25,14 @@ from operator import itemgetter, sub
 # `[...]` is text, as in JavaScript: `/[^/]+/`; a `[` that is never closed is one plain
 # character, so `/a[/` is the pattern `a[`, which the checker reports), `/`, then any letters
 # (a flag outside `i m s x` is AFP004 at the literal). The grammar's REGEX is the same regex.
-REGEX = r'/(?![/*])(?:[^/\\\n\r\[]|\\[^\n\r]|\[\^?\]?(?:[^\]\\\n\r]|\\[^\n\r])*\]|\[)+/[A-Za-z]*'
+# A `/` that starts no regex is a stray that runs to the end of its line (`/[^\n\r]*`, kind `~`):
+# else the scan would retry at each `/` after it, and a line of classes (`/[a/][a/]…` never
+# closed) would cost time quadratic in its length.
+REGEX = r'/(?![/*])(?:[^/\\\n\r\[]|\\[^\n\r]|\[\^?\]?(?:[^\]\\\n\r\[]|\\[^\n\r])*\]|\[)++/[A-Za-z]*'
 _FRACTION = r'(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_])'  # (`8model`: a stray, see NUMBER)
 _TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"'
           r'|=[=>]?|\.(?:\.\.)?|[1-9][0-9]*' + _FRACTION + '|0' + _FRACTION + r'|->|-(?:0|[1-9][0-9]*)'
-          + _FRACTION + r'|<=?|>=?|!=|#[^\n\r]*|' + REGEX
+          + _FRACTION + r'|<=?|>=?|!=|#[^\n\r]*|' + REGEX + r'|/[^\n\r]*'
           + r'|-?[0-9][0-9A-Za-z_.]*|[^ \t\f\r\n\ufeff])')  # (that last but one: `8model`, a stray)
 _BLANKS = " \t\f\r\n\ufeff"  # what may stand between tokens (anything else is a token or a stray)
 # One match = the blanks before a token, and the token. Matches follow each other with no gap (a
@@ -61,12 +64,15 @@ def token_kind(text: str) -> str:
     if text.startswith('"""'):
         return "M"
     kind = _BY_TEXT.get(text) or (_BY_FIRST[ord(text[0])] if ord(text[0]) < 256 else "~")
+    if kind == "R":
+        return "R" if _REGEX.fullmatch(text) else "~"
     return "~" if kind == "N" and not _NUMBER.fullmatch(text) else kind
 
 
 _FIRST_CHAR = itemgetter(0)
 _NUMERIC = re.compile("[-0-9]")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_REGEX = re.compile(REGEX)
 
 COMP_OPS = frozenset(("==", "!=", "<=", ">=", "<", ">"))
 
@@ -236,6 +242,8 @@ def _kinds(texts: list[str]) -> tuple[dict[str, str], str]:
             raise Bail  # a number glued to a word (`8model`): Lark reports it
     if '"' in firsts:
         kinds.update((t, "M") for t in texts if t.startswith('"""'))
+    if "/" in firsts:  # (a `/` that starts no regex: the rest of its line, a stray)
+        kinds.update((t, "~") for t in texts if t[0] == "/" and not _REGEX.fullmatch(t))
     return kinds, firsts
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .codes import diag
 from .diagnostics import Diagnostic
 from .fastlex import REGEX
+from .literals import REGEX_FLAGS, compile_problem
 from .parser import DECL_KEYWORDS, describe
 from .source import SourceFile, Span
 from .suggest import closest
@@ -78,6 +79,9 @@ def _bad_slash(src: SourceFile, pos: int) -> Diagnostic:
                     help="comments start with `#` and run to the end of the line; " + (
                         "a regex cannot be empty" if after == "/" else "a regex writes a leading `*` as `\\*`"))
     if _REGEX.match(text, pos) is None:
+        unclosed = _unclosed_class(src, pos)
+        if unclosed is not None:
+            return unclosed
         return diag("AFP001", "unterminated regex", Span(src.name, pos, pos + 1),
                     "this regex is never closed",
                     help="close it with `/` on the same line (a regex stays on one line); write a "
@@ -87,7 +91,26 @@ def _bad_slash(src: SourceFile, pos: int) -> Diagnostic:
                      "`patterns` and in `expect answer matches`")
 
 
+def _unclosed_class(src: SourceFile, pos: int) -> Diagnostic | None:
+    """AFP004 for `/sk-[a-z{20,}/`: the `[` is never closed, so the class runs past the `/` meant
+    to end the regex. Read as if `/` always ended it, the pattern does not compile: that is the
+    fault to report, at that literal."""
+    m = _CLASSLESS.match(src.text, pos)
+    if m is None:
+        return None
+    text = m.group()
+    end = text.rindex("/")
+    problem = compile_problem(text[1:end], "".join(f for f in text[end + 1:] if f in REGEX_FLAGS))
+    if problem is None:
+        return None
+    return diag("AFP004", f"invalid regex: {problem}", Span(src.name, pos, m.end()), "does not compile",
+                notes=("a `/` inside a character class `[...]` is text, so a class left open runs "
+                       "past the `/` meant to end the regex",),
+                help="regexes use Python `re` syntax")
+
+
 _REGEX = re.compile(REGEX)
+_CLASSLESS = re.compile(r"/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*")  # (`/` always ends it)
 _GLUED = re.compile(r"-?[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?[A-Za-z_][A-Za-z0-9_]*")
 
 

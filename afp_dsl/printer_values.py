@@ -37,7 +37,7 @@ def number(value: int | float) -> str:
 
 # A character class as the lexer reads one inside a regex literal (`fastlex.REGEX`): a `/` in it
 # is text, so it is written as it stands.
-_CLASS = re.compile(r"\[\^?\]?(?:[^\]\\\n\r]|\\[^\n\r])*\]")
+_CLASS = re.compile(r"\[\^?\]?(?:[^\]\\\n\r\[]|\\[^\n\r])*\]")
 
 
 def regex(r: ir.Regex) -> str:

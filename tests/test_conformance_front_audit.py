@@ -142,3 +142,24 @@ def test_a_misspelt_rule_word_gets_a_suggestion(block: str) -> None:
     assert d.code == "AFP001" and d.message == "`deni` does not start a rule"
     assert d.help.startswith("did you mean `deny`?")
     assert d.labels[0].span.start == text.index("deni")
+
+
+def test_a_class_left_open_past_the_closing_slash_is_the_invalid_regex() -> None:
+    """`/sk-[a-z{20,}/]`: the class swallows the `/`; the fault is the `[` never closed (AFP004
+    at the literal, as it reads with `/` ending it), not a generic syntax error."""
+    text = "agent a { redact = [r] }\nredact r {\n  patterns = [/sk-[A-Za-z0-9{20,}/]\n}\n"
+    d = only(text)
+    assert d.code == "AFP004" and "unterminated character set" in d.message
+    start = text.index("/sk-")
+    assert (d.labels[0].span.start, d.labels[0].span.end) == (start, text.index("]\n}"))
+    assert any("inside a character class" in n for n in d.notes)
+
+
+def test_a_slash_that_starts_no_regex_is_one_stray_to_the_end_of_its_line() -> None:
+    """The scan does not restart at each `/` after a failed regex (a long line of unclosed
+    classes would otherwise cost time quadratic in its length): the rest of the line is one
+    stray token, and the fast path hands the text to Lark."""
+    from afp_dsl import fastlex
+    kinds, vals, *_ = fastlex.lex("a /[b/][c/][d/]\nz")
+    assert kinds == ["W", "~", "W", "$"] and vals[1] == "/[b/][c/][d/]"
+    assert fastlex.token_kind("/[b/][c/]") == "~" and fastlex.token_kind("/[b/]c/i") == "R"

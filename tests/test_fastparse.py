@@ -242,7 +242,8 @@ def test_checking_a_valid_spec_does_not_import_lark() -> None:
 # literal or a class): both must cut every text into the same tokens.
 _PLAIN_TOKEN = (r'([A-Za-z_][A-Za-z0-9_]*|[{}()\[\],:?*|]|"""[\s\S]*?"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"'
                 r'|#[^\n\r]*|->|=>|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![A-Za-z0-9_])'
-                r'|/(?![/*])(?:[^/\\\n\r\[]|\\[^\n\r]|\[\^?\]?(?:[^\]\\\n\r]|\\[^\n\r])*\]|\[)+/[A-Za-z]*'
+                r'|/(?![/*])(?:[^/\\\n\r\[]|\\[^\n\r]|\[\^?\]?(?:[^\]\\\n\r\[]|\\[^\n\r])*\]|\[)++/[A-Za-z]*'
+                r'|/[^\n\r]*'  # (a `/` that starts no regex: a stray, to the end of its line)
                 r'|==|!=|<=|>=|\.\.\.'
                 r'|-?[0-9][0-9A-Za-z_.]*|[^ \t\f\r\n\ufeff])')  # (a number glued to a word: one stray)
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
@@ -320,7 +321,7 @@ def _plain_kind(tok: str) -> str:
     if tok[0] in "0123456789" or (tok[0] == "-" and len(tok) > 1):
         return "N"
     if tok[0] == "/" and len(tok) > 1:
-        return "R"
+        return "R" if re.fullmatch(fastlex.REGEX, tok) else "~"
     return "~"
 
 
