@@ -163,3 +163,42 @@ def test_a_slash_that_starts_no_regex_is_one_stray_to_the_end_of_its_line() -> N
     kinds, vals, *_ = fastlex.lex("a /[b/][c/][d/]\nz")
     assert kinds == ["W", "~", "W", "$"] and vals[1] == "/[b/][c/][d/]"
     assert fastlex.token_kind("/[b/][c/]") == "~" and fastlex.token_kind("/[b/]c/i") == "R"
+
+
+# ---------------------------------------------------------------- one root cause, one diagnostic
+_TWICE = {
+    "test arguments": ('tool t { description = "d" input { a: string } }\n'
+                       'tool t { description = "e" input { b: string } }\n'
+                       'agent x { tools = [t] }\n'
+                       'test s { user "hi" model calls t { b: "1" } model says "ok" }\n'),
+    "route guard": ('tool t { description = "d" output { a: string } }\n'
+                    'tool t { description = "e" output { b: string } }\n'
+                    'skill s { description = "d" tools = [t] }\nskill s2 { description = "d" }\n'
+                    'graph g { entry s route s -> s2 on t when result.b == "x" }\n'
+                    'agent x { graph = g }\n'),
+    "policy rule": ('tool t { description = "d" input { a: string } }\n'
+                    'tool t { description = "e" input { b: integer } }\n'
+                    'policy p { before t { deny when args.b > 1 because "r" } }\n'
+                    'agent x { tools = [t] policies = [p] }\n'),
+    "expect route": ('skill s { description = "d" tools = [t] }\nskill s2 { description = "d" }\n'
+                     'skill s3 { description = "d" }\n'
+                     'graph g { entry s route s -> s2 on t }\ngraph g { entry s route s -> s3 on t }\n'
+                     'tool t { description = "d" }\n'
+                     'agent x { graph = g }\n'
+                     'test u { user "hi" model says "ok" expect route s -> s3 }\n'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TWICE))
+def test_a_name_declared_twice_is_one_diagnostic(case: str) -> None:
+    """Which of the two declarations a guard, rule or script was written against is unknown:
+    AFP103 says so, and no check reads the first one's schema or routes against it (before:
+    AFP405, AFP304, AFP308 or AFP406 as well)."""
+    errors_and_warnings = [d.code for d in afp_dsl.check(_TWICE[case]) if d.code != "AFP203"]
+    assert errors_and_warnings == ["AFP103"]
+
+
+def test_the_first_of_two_tools_still_types_its_own_check_in() -> None:
+    text = ('tool t { description = "d" input { a: string } check_in = args.b == 1 }\n'
+            'tool t { description = "e" input { b: integer } }\n')
+    assert sorted(d.code for d in afp_dsl.check(text)) == ["AFP103", "AFP304"]

@@ -44,19 +44,19 @@ def check_schemas(a: Analysis) -> Iterable[Diagnostic]:
         for which in ("input", "output"):
             schema = getattr(tool, which)
             if schema is not None and a.schema_reported(schema):
-                _mark_broken(schema)  # (its AFP301 came from the front end)
+                mark_broken(schema)  # (its AFP301 came from the front end)
                 broken = broken or which == "output"
             elif schema is not None and schema.origin != "block":
                 found = list(_check_raw(tool, which, schema))
                 if any(d.code == "AFP301" for d in found):
-                    _mark_broken(schema)
+                    mark_broken(schema)
                     broken = broken or which == "output"
                 yield from found
         if type(tool.impl) is ir.ReturnsImpl and tool.output is not None and not broken:
             yield from _returned_value(tool, tool.impl, tool.output)
 
 
-def _mark_broken(schema: Any) -> None:
+def mark_broken(schema: Any) -> None:
     broken = getattr(_SCOPE, "broken", None)
     if broken is not None:  # (outside `run_checks` no later rule reads it)
         broken[id(schema)] = schema

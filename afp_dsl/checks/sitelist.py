@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import attrs
+
 from .. import ir
 from ..analysis import Analysis
+from .schemas import mark_broken
 from .sites import STATUSES, Site
 
 
@@ -70,7 +73,7 @@ def _route_sites(analysis: Analysis) -> dict[tuple[str, int], Site]:
 
 
 def _route_site(analysis: Analysis, module: str, r: ir.Route) -> Site:
-    tool = analysis.lookup(module, r.on, ir.Tool) if r.on is not None else None
+    tool = _lookup_tool(analysis, module, r.on) if r.on is not None else None
     on = tool.name if tool is not None else None
     src = analysis.lookup(module, r.src, ir.Skill)
     if r.on is None and src is not None and r.when is not None:  # `when tool == "t"` pins `t`
@@ -113,10 +116,25 @@ def policy_sites(analysis: Analysis, module: str, p: ir.Policy) -> Iterator[Site
     for block in p.blocks:
         tool = None
         if block.tool is not None:
-            tool = analysis.lookup(module, block.tool, ir.Tool)
+            tool = _lookup_tool(analysis, module, block.tool)
         for rule in block.rules:
             what = f"`{block.moment} {block.tool}`" if block.tool else (
                 f"`{block.moment} *`" if block.any_tool else f"`{block.moment}`")
             yield Site(module, block.moment, rule.when,
                        f"the `{rule.action}` rule of policy `{p.name}` ({what})",
                        tool=tool, on=tool.name if tool else None)
+
+
+def _lookup_tool(analysis: Analysis, module: str, ref: ir.Ref) -> ir.Tool | None:
+    """The tool `ref` names; when its name is declared twice (AFP103), with copies of its
+    schemas taken as broken (as an AFP301 one is): which declaration the expression was written
+    against is unknown, so its paths are not typed (one root cause, one diagnostic)."""
+    tool = analysis.lookup(module, ref, ir.Tool)
+    r = analysis.resolve(module, ref) if tool is not None else None
+    m = analysis.modules.get(r.module) if r is not None else None
+    if m is None or sum(d.name == tool.name for d in m.decls) < 2:
+        return tool
+    untyped = {k: attrs.evolve(v) for k, v in (("input", tool.input), ("output", tool.output)) if v is not None}
+    for schema in untyped.values():
+        mark_broken(schema)
+    return attrs.evolve(tool, **untyped)

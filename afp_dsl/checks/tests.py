@@ -130,7 +130,8 @@ class _Scope:
             self._add_agent(m, a, todo)
         g = G.agent_graph(analysis, module, agent)
         self.view = G.view(analysis, g[0], g[1]) if g is not None else None
-        self.hidden = analysis.misspelt(module, agent)  # (`grahp = g`: its graph is unknown)
+        self.hidden = analysis.misspelt(module, agent) or (  # (`grahp = g`: its graph is unknown;
+            g is not None and _declared_twice(analysis, g[0], g[1].name))  # two `g`: which one is)
 
     def _add_agent(self, m: str, a: ir.Agent, todo: list) -> None:
         tools = G.agent_tools(self.analysis, m, a)
@@ -167,7 +168,7 @@ def _test(analysis: Analysis, module: str, t: ir.Test, am: str, agent: ir.Agent)
                 tool, d = _tool(analysis, module, call.tool, scope, agent, stubbing=False)
                 if d is not None:
                     yield d
-                elif tool is not None or call.tool.name in BUILTINS:
+                elif (tool is not None or call.tool.name in BUILTINS) and not _twice(analysis, module, call.tool):
                     yield from _args(call, _input_schema(tool, call.tool.name, scope))
         elif isinstance(stmt, _TOOL_STMTS):  # (a built-in can be counted, not stubbed)
             stubbing = not isinstance(stmt, ir.ExpectCalled)
@@ -285,6 +286,18 @@ def _as_written(analysis: Analysis, module: str, keys: list[tuple[str, str]]) ->
 def _did_you_mean(name: str, names: list[str]) -> str | None:
     close = closest(name, names)
     return f"did you mean `{close}`?" if close else None
+
+
+def _twice(analysis: Analysis, module: str, ref: ir.Ref) -> bool:
+    """Is the tool `ref` names declared twice (AFP103)? Which of its input schemas the script
+    meant is unknown then: its arguments are not checked (one root cause, one diagnostic)."""
+    r = analysis.resolve(module, ref)
+    return r is not None and _declared_twice(analysis, r.module, ref.name)
+
+
+def _declared_twice(analysis: Analysis, module: str, name: str) -> bool:
+    m = analysis.modules.get(module)
+    return m is not None and sum(d.name == name for d in m.decls) > 1
 
 
 def _input_schema(tool: ir.Tool | None, name: str, scope: _Scope) -> Any:
