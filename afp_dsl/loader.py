@@ -127,14 +127,14 @@ class Loader:
         src = SourceFile.of(key, text)
         parsed = parse(src)
         self.diags.extend(parsed.diagnostics)
-        module = None
+        module, diags = None, []
         if parsed.tree is not None:
             module, diags = lower_module(parsed.tree, key, text, self.file_reader(base), parsed.comments)
             self.diags.extend(diags)
         if module is None:
             self.unparsed.add(key)
             module = ir.Module(key=key, source=text, comments=parsed.comments)
-        imports = yield from self.resolve_imports(module, base)
+        imports = yield from self.resolve_imports(module, base, _bad_paths(module, diags))
         self.stack.pop()
         self.modules[key] = ir.Module(key=module.key, imports=imports, decls=module.decls,
                                       comments=module.comments, source=module.source)
@@ -148,8 +148,11 @@ class Loader:
         return read
 
     # -------------------------------------------------------------- imports
-    def resolve_imports(self, module: ir.Module, base: str | None
+    def resolve_imports(self, module: ir.Module, base: str | None, bad: frozenset[Span] = frozenset()
                         ) -> Generator[tuple[str, str, str], None, tuple[ir.Import, ...]]:
+        """The module's imports, each resolved to the key of the module it loads ("" when it
+        cannot be: a diagnostic says why). `bad`: the spans of path strings that do not decode
+        (AFP005), which name no module to look for (one root cause, one diagnostic)."""
         imports = []
         aliases: dict[str, ir.Import] = {}
         for imp in module.imports:
@@ -159,7 +162,7 @@ class Loader:
                                        secondary=(Label(aliases[imp.alias].alias_span, "first used here",
                                                         False),)))
                 continue
-            key, to_load = self.load_import(imp, base)
+            key, to_load = self.load_import(imp, base) if imp.span not in bad else (None, None)
             if to_load is not None:
                 yield to_load
             resolved = ir.Import(path=imp.path, alias=imp.alias, module=key or "", span=imp.span,
@@ -248,6 +251,13 @@ class LoadResult(Record):
     program: ir.Program | None
     diagnostics: list[Diagnostic]
     unparsed: frozenset[str]  # modules that failed to parse (later checks would only cascade)
+
+
+def _bad_paths(module: ir.Module, diags: list[Diagnostic]) -> frozenset[Span]:
+    """The spans of the module's import paths that hold an invalid string (AFP005)."""
+    faults = [d.primary.span for d in diags if d.code == "AFP005" and d.primary is not None]
+    return frozenset(imp.span for imp in module.imports if any(
+        imp.span.start <= f.start and f.end <= imp.span.end for f in faults))
 
 
 def load(path: str | os.PathLike | None = None, *, text: str | None = None,

@@ -202,3 +202,10 @@ def test_the_first_of_two_tools_still_types_its_own_check_in() -> None:
     text = ('tool t { description = "d" input { a: string } check_in = args.b == 1 }\n'
             'tool t { description = "e" input { b: integer } }\n')
     assert sorted(d.code for d in afp_dsl.check(text)) == ["AFP103", "AFP304"]
+
+
+def test_an_import_path_with_a_bad_escape_is_that_error_alone() -> None:
+    """Before: AFP005 at the escape and AFP107 "module `std\\qredact` not found" as well."""
+    text = 'import "std\\qredact" as r\nagent a { redact = [r.cards] }\n'
+    d = only(text)
+    assert d.code == "AFP005" and d.labels[0].span.start == text.index("\\q")
