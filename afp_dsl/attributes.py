@@ -135,8 +135,8 @@ class Converter:
 
     def bad(self, value: Any, key_span: Span, want: str, key: str = "", help: str | None = None) -> Any:
         span = getattr(value, "span", key_span)
-        if span in self.v.out_of_range:  # already reported (AFP008): one diagnostic per cause
-            return BAD
+        if span in self.v.out_of_range or span in self.v.bad_strings:  # already reported (AFP008,
+            return BAD  # AFP005): one diagnostic per cause
         if help is None:  # (`pyhton("m:f")`: a near miss of a call this attribute takes)
             help = (call_help(value, _CALLS.findall(want)) or "").strip() or None
         self.diags.append(diag("AFP106", f"expected {want}" + (f" for `{key}`" if key else ""), span,
@@ -233,6 +233,8 @@ class Converter:
                                    'write `file("relative/path")`'))
             return None
         rel = value.args[0].value
+        if value.args[0].span in self.v.bad_strings:  # (AFP005: the path is not what was meant)
+            return rel, None
         if not rel:  # (else it names the spec's own folder)
             self.diags.append(diag("AFP109", "`file(\"\")` names no file", value.args[0].span,
                                    "empty path",
@@ -323,6 +325,8 @@ class Converter:
         if isinstance(value, CallV) and value.func == "python":
             if len(value.args) == 1 and isinstance(value.args[0], ir.Lit) and isinstance(value.args[0].value, str):
                 target = value.args[0].value
+                if value.args[0].span in self.v.bad_strings:  # (AFP005: not the target meant)
+                    return BAD
                 if valid_target(target):
                     return ir.PythonImpl(target=target, span=value.span)
                 self.diags.append(diag("AFP106", f"`{target}` is not a `module:attribute` target",
@@ -336,7 +340,9 @@ class Converter:
             if len(value.args) != 1:
                 return self.bad(value, key_span, "`returns(value)` with one value")
             data = to_data(value.args[0], self.diags)
-            return BAD if data is BAD else ir.ReturnsImpl(value=data, span=value.span)
+            if data is BAD or self.v.holds_bad_string(value.span):  # (AFP005 said why)
+                return BAD
+            return ir.ReturnsImpl(value=data, span=value.span)
         if isinstance(value, CallV) and value.func == "agent":
             ref = self.as_ref(value.args[0]) if len(value.args) == 1 else None
             return ir.AgentImpl(agent=ref, span=value.span) if ref else self.bad(value, key_span, "`agent(NAME)`")

@@ -179,6 +179,8 @@ class SchemaLowerer:
                 # Speed: a literal's value as its `Lit` would hold it (with the same diagnostics),
                 # without building the `Lit`.
                 raw = self.v.number(val_node) if kind == "NUMBER" else self.v.string(val_node)
+                if self.v.span(val_node) in self.v.bad_strings:
+                    continue  # (AFP005: not the value meant)
                 self.constraint(key_tok, val_node, raw, True, schema)
             else:
                 value = self.v.value(val_node)
@@ -205,7 +207,7 @@ class SchemaLowerer:
         value_node = node.children[0]
         span = self.v.span(value_node)
         data = to_data(self.v.value(value_node), self.diags)
-        if data is BAD:
+        if data is BAD or self.v.holds_bad_string(span):  # (AFP005: not the value meant)
             return
         schema["default"] = data
         jsonschema, registry, schema_errors = _default_checker()

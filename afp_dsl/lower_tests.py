@@ -38,8 +38,8 @@ def _calls(lw, node):
         args: Any = FrozenMap()
         if len(c.children) > 1:
             args = to_data(lw.v.value(c.children[1]), lw.diags)
-            if args is BAD:
-                args = None  # reported (AFP106): the checks judge no arguments then
+            if args is BAD or lw.v.holds_bad_string(lw.v.span(c.children[1])):
+                args = None  # reported (AFP106, AFP005): the checks judge no arguments then
         calls.append(ir.ScriptedCall(tool=lw.ref(tool_tok), args=args, span=lw.v.span(c)))
     return ir.ModelCalls(calls=tuple(calls), span=lw.v.span(node))
 

@@ -104,6 +104,7 @@ class ValueLowerer:
         self.file = file
         self.diags = diags
         self.out_of_range: set[Span] = set()  # numbers reported as AFP008 (lowered as 0)
+        self.bad_strings: set[Span] = set()  # strings reported as AFP005 (lowered as written)
         self.surface = 0  # how many `MapV`/`CallV` were made so far (see `expr`)
         self.handlers: dict[str, Callable[[lark.Tree], Any]] = {
             "path": self.path, "list": self.list_, "map": self.map_, "call": self.call,
@@ -175,11 +176,20 @@ class ValueLowerer:
             text = json.loads(str(tok))
         except ValueError:
             self.diags.append(self._bad_string(str(tok), self.span(tok)))
+            self.bad_strings.add(self.span(tok))
+            self.surface += 1  # (a condition holding it is cleaned: `clean_expr`)
             return str(tok)[1:-1]
         if _SURROGATE.search(text) is not None:  # `\ud83d` alone: no character, no UTF-8 form
             self.diags.append(self._lone_surrogate(str(tok), self.span(tok)))
+            self.bad_strings.add(self.span(tok))
+            self.surface += 1
             return _SURROGATE.sub("\ufffd", text)
         return text
+
+    def holds_bad_string(self, span: Span) -> bool:
+        """Does `span` hold a string reported as AFP005? What it names or says is not what was
+        meant, so nothing is looked up or checked with it (one root cause, one diagnostic)."""
+        return any(span.start <= b.start and b.end <= span.end for b in self.bad_strings)
 
     def _lone_surrogate(self, literal: str, span: Span) -> Diagnostic:
         """AFP005 at the first `\\uD800`-`\\uDFFF` escape of `literal` that is not half of a pair."""
@@ -233,7 +243,7 @@ class ValueLowerer:
         for pair in node.children:
             key_tok, val = pair.children[0], pair.children[-1]
             key = self.string(key_tok) if key_tok.type in ("STRING", "MLSTRING") else str(key_tok)
-            if key in seen:  # the first value is kept, as for a repeated attribute
+            if key in seen and self.span(key_tok) not in self.bad_strings:  # the first value is kept, as for a repeated attribute
                 self.diags.append(diag("AFP106", f"key `{key}` is given twice in this map",
                                        self.span(key_tok), "given again here",
                                        help="keep one of the two values"))
@@ -267,8 +277,10 @@ class ValueLowerer:
 
     def clean_expr(self, e: Any) -> Any:
         # Speed: a node none of whose parts changed is kept as it is (an equal copy otherwise).
-        if isinstance(e, (ir.Path, ir.Lit, ir.Call, ir.Regex)):
+        if isinstance(e, (ir.Path, ir.Call, ir.Regex)):
             return e
+        if isinstance(e, ir.Lit):  # a string reported as AFP005 is not the text meant: no check
+            return ir.Invalid(span=e.span) if e.span in self.bad_strings else e  # reads it
         if isinstance(e, (ir.ListExpr, ir.And, ir.Or)):
             items = tuple(self.clean_expr(i) for i in e.items)
             return e if _same(items, e.items) else attrs.evolve(e, items=items)

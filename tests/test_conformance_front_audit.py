@@ -209,3 +209,30 @@ def test_an_import_path_with_a_bad_escape_is_that_error_alone() -> None:
     text = 'import "std\\qredact" as r\nagent a { redact = [r.cards] }\n'
     d = only(text)
     assert d.code == "AFP005" and d.labels[0].span.start == text.index("\\q")
+
+
+_BAD_ESCAPE_CASES = {
+    "file path": 'steering s { prompt = file("p\\q.md") }\n',
+    "python target": 'tool t { description = "d" impl = python("a\\q:b") }\n',
+    "choice": 'agent a { continuity = "r\\qun" }\n',
+    "status guard": ('tool t { description = "d" }\nskill s { description = "d" tools = [t] }\n'
+                     'skill s2 { description = "d" }\n'
+                     'graph g { entry s route s -> s2 on t when status == "fa\\qil" }\nagent a { graph = g }\n'),
+    "typed guard": ('tool t { description = "d" output { a: "x" | "y" } }\n'
+                    'skill s { description = "d" tools = [t] }\nskill s2 { description = "d" }\n'
+                    'graph g { entry s route s -> s2 on t when result.a == "\\q" }\nagent a { graph = g }\n'),
+    "returns": 'tool t { description = "d" output { a: "x" } impl = returns({ a: "\\q" }) }\n',
+    "map keys": 'fact f { data = { "\\q": 1, "\\q": 2 } }\n',
+    "schema default": 'tool t { description = "d" input { a: "x" | "y" = "\\q" } }\n',
+    "schema pattern": 'tool t { description = "d" input { a: string(pattern: "\\q") } }\n',
+    "script key": ('tool t { description = "d" input { a: string } }\nagent a { tools = [t] }\n'
+                   'test x { user "hi" model calls t { "\\q": "x" } model says "ok" }\n'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_ESCAPE_CASES))
+def test_a_string_with_a_bad_escape_is_that_error_alone(case: str) -> None:
+    """The string as written is not the text meant, so nothing is looked up, compared or
+    validated with it (before: AFP109, AFP106, AFP306, AFP305, AFP302, AFP004 or AFP405 too)."""
+    assert [d.code for d in afp_dsl.check(_BAD_ESCAPE_CASES[case])] == ["AFP005"] * (
+        2 if case == "map keys" else 1)
