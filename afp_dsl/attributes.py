@@ -340,7 +340,7 @@ class Converter:
             if len(value.args) != 1:
                 return self.bad(value, key_span, "`returns(value)` with one value")
             data = to_data(value.args[0], self.diags)
-            if data is BAD or self.v.holds_bad_string(value.span):  # (AFP005 said why)
+            if data is BAD or self.v.holds_fault(value.span):  # (AFP005 said why)
                 return BAD
             return ir.ReturnsImpl(value=data, span=value.span)
         if isinstance(value, CallV) and value.func == "agent":

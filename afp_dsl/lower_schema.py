@@ -207,7 +207,7 @@ class SchemaLowerer:
         value_node = node.children[0]
         span = self.v.span(value_node)
         data = to_data(self.v.value(value_node), self.diags)
-        if data is BAD or self.v.holds_bad_string(span):  # (AFP005: not the value meant)
+        if data is BAD or self.v.holds_fault(span):  # (AFP005: not the value meant)
             return
         schema["default"] = data
         jsonschema, registry, schema_errors = _default_checker()

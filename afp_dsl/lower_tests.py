@@ -38,7 +38,7 @@ def _calls(lw, node):
         args: Any = FrozenMap()
         if len(c.children) > 1:
             args = to_data(lw.v.value(c.children[1]), lw.diags)
-            if args is BAD or lw.v.holds_bad_string(lw.v.span(c.children[1])):
+            if args is BAD or lw.v.holds_fault(lw.v.span(c.children[1])):
                 args = None  # reported (AFP106, AFP005): the checks judge no arguments then
         calls.append(ir.ScriptedCall(tool=lw.ref(tool_tok), args=args, span=lw.v.span(c)))
     return ir.ModelCalls(calls=tuple(calls), span=lw.v.span(node))

@@ -162,6 +162,7 @@ class ValueLowerer:
             self.diags.append(diag("AFP008", f"the number {shown_number(str(tok))} is too large to represent",
                                    self.span(tok), "out of range", help=NUMBER_RANGE))
             self.out_of_range.add(self.span(tok))
+            self.surface += 1  # (a condition holding it is cleaned: `clean_expr`)
             return 0
         return value
 
@@ -186,10 +187,12 @@ class ValueLowerer:
             return _SURROGATE.sub("\ufffd", text)
         return text
 
-    def holds_bad_string(self, span: Span) -> bool:
-        """Does `span` hold a string reported as AFP005? What it names or says is not what was
-        meant, so nothing is looked up or checked with it (one root cause, one diagnostic)."""
-        return any(span.start <= b.start and b.end <= span.end for b in self.bad_strings)
+    def holds_fault(self, span: Span) -> bool:
+        """Does `span` hold a string reported as AFP005 or a number reported as AFP008? What it
+        says is not what was meant, so nothing is looked up or checked with it (one root cause,
+        one diagnostic)."""
+        return any(span.start <= b.start and b.end <= span.end
+                   for faults in (self.bad_strings, self.out_of_range) for b in faults)
 
     def _lone_surrogate(self, literal: str, span: Span) -> Diagnostic:
         """AFP005 at the first `\\uD800`-`\\uDFFF` escape of `literal` that is not half of a pair."""
@@ -279,8 +282,8 @@ class ValueLowerer:
         # Speed: a node none of whose parts changed is kept as it is (an equal copy otherwise).
         if isinstance(e, (ir.Path, ir.Call, ir.Regex)):
             return e
-        if isinstance(e, ir.Lit):  # a string reported as AFP005 is not the text meant: no check
-            return ir.Invalid(span=e.span) if e.span in self.bad_strings else e  # reads it
+        if isinstance(e, ir.Lit):  # a string or number reported as AFP005/AFP008 is not the value
+            return ir.Invalid(span=e.span) if self.holds_fault(e.span) else e  # meant: no check reads it
         if isinstance(e, (ir.ListExpr, ir.And, ir.Or)):
             items = tuple(self.clean_expr(i) for i in e.items)
             return e if _same(items, e.items) else attrs.evolve(e, items=items)

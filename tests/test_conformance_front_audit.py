@@ -236,3 +236,14 @@ def test_a_string_with_a_bad_escape_is_that_error_alone(case: str) -> None:
     validated with it (before: AFP109, AFP106, AFP306, AFP305, AFP302, AFP004 or AFP405 too)."""
     assert [d.code for d in afp_dsl.check(_BAD_ESCAPE_CASES[case])] == ["AFP005"] * (
         2 if case == "map keys" else 1)
+
+
+@pytest.mark.parametrize("text", [
+    'agent a { context = [i] }\ninstruction i { prompt = "p" when = iteration == -1e999 }\n',
+    'agent a { context = [i] }\ninstruction i { prompt = "p" when = iteration in [1e999] }\n',
+    'tool t { description = "d" input { a: integer(min: 1) = 1e999 } }\n',
+])
+def test_a_number_out_of_range_is_that_error_alone(text: str) -> None:
+    """Before: lowered as 0, it also made the guard unsatisfiable (AFP208) or the default
+    invalid (AFP302)."""
+    assert [d.code for d in afp_dsl.check(text)] == ["AFP008"]
