@@ -172,6 +172,9 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
     operator_key = _operator_as_key(src, tok, prev, e)
     if operator_key is not None:
         return operator_key
+    typo = _operator_typo(src, tok, prev)
+    if typo is not None:
+        return typo
     block_key = _unknown_block_key(src, tok, expected, prev, e) or _misplaced_word(src, tok, expected, prev, e)
     if block_key is not None:
         return block_key
@@ -206,6 +209,32 @@ def _keyword_as_key(src: SourceFile, tok: lark.Token, e: UnexpectedToken) -> Dia
 
 
 _OPERATORS = frozenset(("and", "or", "in", "not", "matches", "mentions"))
+# Comparison operators of other languages, as the lexer cuts them (`===` is `==` then `=`), and
+# the operator meant.
+_OPERATOR_TYPOS = {("==", "="): ("===", "=="), ("!=", "="): ("!==", "!="), ("<", ">"): ("<>", "!="),
+                   ("=", "<"): ("=<", "<="), ("=>", None): ("=>", ">=")}
+
+
+def _operator_typo(src: SourceFile, tok: lark.Token, prev: lark.Token | None) -> Diagnostic | None:
+    """`===`, `!==`, `<>`, `=<`, `=>` in a condition: name the operator meant (`=<` is not `==`)."""
+    if tok.start_pos is None:
+        return None
+    after = src.text[tok.end_pos:tok.end_pos + 1] if tok.end_pos is not None else ""
+    glued = prev is not None and prev.end_pos == tok.start_pos
+    key = ((str(prev), str(tok)) if glued and prev.type == "COMP_OP" else
+           (str(tok), after) if str(tok) == "=" else (str(tok), None))
+    if key not in _OPERATOR_TYPOS or (str(tok) == "=>" and not _in_condition(src, tok.start_pos)):
+        return None
+    written, meant = _OPERATOR_TYPOS[key]
+    start = prev.start_pos if key[0] == str(prev) and glued and prev.type == "COMP_OP" else tok.start_pos
+    return diag("AFP001", f"`{written}` is not an operator", Span(src.name, start, start + len(written)),
+                f"did you mean `{meant}`?", help="comparisons are `==`, `!=`, `<`, `<=`, `>` and `>=`")
+
+
+def _in_condition(src: SourceFile, pos: int) -> bool:
+    """Is `pos` after a `when` on its line (a condition, not a route's arrow)?"""
+    line_start = max(src.text.rfind("\n", 0, pos), src.text.rfind("\r", 0, pos)) + 1
+    return re.search(r"\bwhen\b", src.text[line_start:pos]) is not None
 
 
 def _operator_as_key(src: SourceFile, tok: lark.Token, prev: lark.Token | None,

@@ -247,3 +247,22 @@ def test_a_number_out_of_range_is_that_error_alone(text: str) -> None:
     """Before: lowered as 0, it also made the guard unsatisfiable (AFP208) or the default
     invalid (AFP302)."""
     assert [d.code for d in afp_dsl.check(text)] == ["AFP008"]
+
+
+@pytest.mark.parametrize("written, meant", [
+    ("===", "=="), ("!==", "!="), ("<>", "!="), ("=<", "<="), ("=>", ">="),
+])
+def test_a_comparison_operator_of_another_language_names_the_one_meant(written: str, meant: str) -> None:
+    """Before: "unexpected `=`" (or, for `=<`, "did you mean `==`?")."""
+    text = f'agent a {{ context = [i] }}\ninstruction i {{ prompt = "p" when = iteration {written} 1 }}\n'
+    d = only(text)
+    assert d.code == "AFP001" and d.message == f"`{written}` is not an operator"
+    assert d.labels[0].message == f"did you mean `{meant}`?"
+    start = text.index(f" {written} ") + 1
+    assert (d.labels[0].span.start, d.labels[0].span.end) == (start, start + len(written))
+
+
+def test_a_fat_arrow_in_a_route_still_says_routes_use_the_thin_one() -> None:
+    d = only('skill s { description = "d" }\nskill t { description = "d" }\n'
+             'graph g { entry s route s => t when iteration > 1 }\nagent a { graph = g }\n')
+    assert d.message == "routes use `->`, not `=>`"
