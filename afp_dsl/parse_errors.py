@@ -1,9 +1,11 @@
 """Lark's syntax errors → one diagnostic that says what is wrong and names the fix.
 
 Role:       `parser.parse`'s error path (imported only there): turns lark's `UnexpectedInput`
-            into AFP001/AFP002 at the offending word, recognising the common mistakes (a missing
-            `=` or `,`, `:` for `=`, a misspelt keyword or statement, a route clause out of
-            order, an unclosed block or string) before falling back to "expected one of …".
+            into AFP001/AFP002 at the offending word (a character no token starts with:
+            `parse_chars`), recognising the common mistakes (a missing `=` or `,`, `:` for `=`,
+            a misspelt keyword, statement or rule word, a route clause out of order, an
+            operator of another language, an unclosed block) before falling back to
+            "expected one of …".
 Emits:      AFP001 syntax-error, AFP002 unterminated-string, AFP104 unknown-attribute (a key the
             grammar cannot take: `answer = 1`, `inptu { ... }`).
 Invariants: never raises; one diagnostic per error; reads only the error, the source text and
@@ -16,15 +18,14 @@ from typing import TYPE_CHECKING
 
 from .codes import diag
 from .diagnostics import Diagnostic
-from .fastlex import REGEX
-from .literals import REGEX_FLAGS, compile_problem
+from .parse_chars import bad_character, unclosed_triple
 from .parser import DECL_KEYWORDS, describe
 from .source import SourceFile, Span
 from .suggest import closest
 
 if TYPE_CHECKING:
     import lark
-    from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+    from lark.exceptions import UnexpectedInput, UnexpectedToken
 
     from .parser import _Collector
 
@@ -32,127 +33,12 @@ if TYPE_CHECKING:
 def syntax_diagnostic(src: SourceFile, e: UnexpectedInput, col: _Collector) -> Diagnostic:
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
     if isinstance(e, UnexpectedCharacters):
-        return _bad_character(src, e)
+        return bad_character(src, e)
     if isinstance(e, UnexpectedToken):
         return _unexpected_token(src, e, col)
     if isinstance(e, UnexpectedEOF):  # pragma: no cover - LALR reports EOF as a token
         return diag("AFP001", "unexpected end of file", Span(src.name, len(src.text), len(src.text)))
     return diag("AFP001", "syntax error", Span(src.name, 0, 0))  # pragma: no cover
-
-
-def _bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
-    pos = e.pos_in_stream
-    text = src.text
-    ch = text[pos] if pos < len(text) else ""
-    span = Span(src.name, pos, pos + 1)
-    if ch == '"' and _empty_string_before(e, pos):
-        pos -= 2  # the lexer took `""` as an empty string before the third quote
-    if text.startswith('"""', pos):
-        return _unclosed_triple(src, pos)
-    if ch == '"':
-        return _bad_string(src, pos)
-    glued = _GLUED.match(text, pos)
-    if glued:  # (NUMBER refuses a letter right after it)
-        word = glued.group()
-        return diag("AFP001", f"`{word[:40]}` is neither a number nor a name",
-                    Span(src.name, pos, glued.end()), "a number runs into a word",
-                    help="a name starts with a letter or `_`; to write a number and then a word, "
-                         "put a space or a line break between them")
-    if ch == "/":
-        return _bad_slash(src, pos)
-    hints = {"&": "write `and` instead of `&&`", "|": "write `or` instead of `||`",
-             "!": "write `not` instead of `!`", "'": "strings use double quotes: `\"...\"`",
-             ";": "no semicolons are needed: statements end by themselves"}
-    shown = repr(ch)[1:-1] if ch and not ch.isprintable() else ch
-    return diag("AFP001", f"unexpected character `{shown}`", span, "not valid here",
-                help=hints.get(ch))
-
-
-def _bad_slash(src: SourceFile, pos: int) -> Diagnostic:
-    """A `/` that starts no regex literal here: `//` or `/*` (a comment in another language),
-    a regex not closed on its line, or one where no value can stand."""
-    text = src.text
-    after = text[pos + 1:pos + 2]
-    if after in ("/", "*"):
-        return diag("AFP001", f"unexpected `/{after}`", Span(src.name, pos, pos + 2),
-                    f"not a comment, and a regex cannot start with `{after}`",
-                    help="comments start with `#` and run to the end of the line; " + (
-                        "a regex cannot be empty" if after == "/" else "a regex writes a leading `*` as `\\*`"))
-    if _REGEX.match(text, pos) is None:
-        unclosed = _unclosed_class(src, pos)
-        if unclosed is not None:
-            return unclosed
-        return diag("AFP001", "unterminated regex", Span(src.name, pos, pos + 1),
-                    "this regex is never closed",
-                    help="close it with `/` on the same line (a regex stays on one line); write a "
-                         "`/` inside it as `\\/`")
-    return diag("AFP001", "a regex cannot stand here", Span(src.name, pos, pos + 1), "unexpected regex",
-                help="a regex literal `/pattern/flags` stands after `matches`, in a redact rule's "
-                     "`patterns` and in `expect answer matches`")
-
-
-def _unclosed_class(src: SourceFile, pos: int) -> Diagnostic | None:
-    """AFP004 for `/sk-[a-z{20,}/`: the `[` is never closed, so the class runs past the `/` meant
-    to end the regex. Read as if `/` always ended it, the pattern does not compile: that is the
-    fault to report, at that literal."""
-    m = _CLASSLESS.match(src.text, pos)
-    if m is None:
-        return None
-    text = m.group()
-    end = text.rindex("/")
-    problem = compile_problem(text[1:end], "".join(f for f in text[end + 1:] if f in REGEX_FLAGS))
-    if problem is None:
-        return None
-    return diag("AFP004", f"invalid regex: {problem}", Span(src.name, pos, m.end()), "does not compile",
-                notes=("a `/` inside a character class `[...]` is text, so a class left open runs "
-                       "past the `/` meant to end the regex",),
-                help="regexes use Python `re` syntax")
-
-
-_REGEX = re.compile(REGEX)
-_CLASSLESS = re.compile(r"/(?![/*])(?:[^/\\\n\r]|\\[^\n\r])+/[A-Za-z]*")  # (`/` always ends it)
-_GLUED = re.compile(r"-?[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _unclosed_triple(src: SourceFile, pos: int) -> Diagnostic:
-    return diag("AFP002", "unterminated triple-quoted string", Span(src.name, pos, pos + 3),
-                "this string is never closed", help='close it with `"""`')
-
-
-def _empty_string_before(e: UnexpectedCharacters, pos: int) -> bool:
-    """Whether the token just before `pos` is an empty string `""`, so a triple quote opens
-    there; not when it is a closed triple-quoted string (its closing quotes followed by a
-    fourth `"`, which is a string of its own)."""
-    last = (getattr(e, "token_history", None) or [None])[-1]
-    return last is not None and last.type == "STRING" and str(last) == '""' and last.end_pos == pos
-
-
-def _bad_string(src: SourceFile, pos: int) -> Diagnostic:
-    line_end = len(src.text)
-    for stop in ("\n", "\r"):
-        i = src.text.find(stop, pos)
-        if i != -1:
-            line_end = min(line_end, i)
-    seg = src.text[pos:line_end]
-    if len(seg) > 1 and _closes(seg):
-        return diag("AFP005", "invalid string literal", Span(src.name, pos, line_end),
-                    "bad escape or control character",
-                    help="strings use JSON escapes; write a backslash as `\\\\`")
-    return diag("AFP002", "unterminated string", Span(src.name, pos, pos + 1),
-                "this string is never closed",
-                help='close it with `"` on the same line, or use `"""` for text over several lines')
-
-
-def _closes(seg: str) -> bool:
-    i = 1
-    while i < len(seg):
-        if seg[i] == "\\":
-            i += 2
-            continue
-        if seg[i] == '"':
-            return True
-        i += 1
-    return False
 
 
 def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> Diagnostic:
@@ -163,7 +49,7 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
     start = tok.start_pos if tok.start_pos is not None else len(src.text)
     span = Span(src.name, start, tok.end_pos if tok.end_pos is not None else start)
     if tok.type == "STRING" and str(tok) == '""' and src.text.startswith('"', span.end):
-        return _unclosed_triple(src, start)  # a closed `"""` would have lexed as one string
+        return unclosed_triple(src, start)  # a closed `"""` would have lexed as one string
     found = _found(tok)
     keyword_key = _keyword_as_key(src, tok, e)
     if keyword_key is not None:
