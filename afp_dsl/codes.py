@@ -179,7 +179,8 @@ _ALL = [
        "`exclusive_min: 1, exclusive_max: 2` on an integer, leaves none: no call or result could\n"
        "ever be valid). Every `$ref` must resolve within the schema\n"
        "itself (`#/$defs/NAME`, an `$anchor`, or a sub-schema's `$id`): nothing is fetched, so a\n"
-       "dangling or remote reference would leave the tool's arguments uncheckable at run time.\n\n"
+       "dangling or remote reference would leave the tool's arguments uncheckable at run time.\n"
+       "A warning: a `format` that is a near miss of one JSON Schema defines (`\"emial\"`).\n\n"
        "Fix: correct the schema; copy a referenced schema under `$defs`."),
     _c("AFP302", "default-violates-schema", E, "a default value does not satisfy its own schema",
        "Example: `days: integer(min: 1) = 0`. Also the value of `impl = returns(VALUE)`, which\n"

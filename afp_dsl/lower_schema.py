@@ -19,6 +19,7 @@ import attrs
 
 from . import ir
 from .codes import diag
+from .diagnostics import Severity
 from .fastlex import Lowered
 from .frozen import adopt, thaw
 from .literals import MAX_NAME, compile_problem
@@ -198,6 +199,13 @@ class SchemaLowerer:
         problem = _constraint_problem(key, raw, is_lit, schema)
         if problem is None:
             add_constraint(schema, key, raw)
+            meant = format_near_miss(key, raw)
+            if meant is not None:
+                self.diags.append(diag("AFP301", f"`{raw}` is not a format of JSON Schema 2020-12",
+                                       self.v.span(val_node), "unknown format", severity=Severity.WARNING,
+                                       notes=("a format is shown to the model as written; one JSON Schema "
+                                              "does not define means nothing to it",),
+                                       help=f'did you mean `"{meant}"`?'))
             return
         code, message, label, at_value, help_ = problem  # Speed: spans only for a diagnostic
         span = self.v.span(val_node) if at_value else self.v.span(key_tok)
@@ -256,9 +264,29 @@ def union_schema(values: list) -> dict:
 
 def constraint_fits(key: str, raw: Any, schema: dict) -> bool:
     """Whether constraint `key` with the literal value `raw` goes into `schema` without a
-    diagnostic (a known constraint, not given yet, fitting the type, a value of the right kind)."""
+    diagnostic (a known constraint, not given yet, fitting the type, a value of the right kind,
+    not a misspelt format)."""
     spec = CONSTRAINTS.get(key)
-    return spec is not None and spec[0] not in schema and _constraint_problem(key, raw, True, schema) is None
+    return (spec is not None and spec[0] not in schema and _constraint_problem(key, raw, True, schema) is None
+            and format_near_miss(key, raw) is None)
+
+
+# The formats JSON Schema 2020-12 defines (its format-annotation vocabulary).
+FORMATS = ("date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
+           "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template",
+           "json-pointer", "relative-json-pointer", "regex")
+
+
+def format_near_miss(key: str, raw: Any) -> str | None:
+    """The format meant by `format: raw` when `raw` is a near miss of one JSON Schema defines
+    (`"emial"`, `"datetime"`, `"url"`); None for a defined one or a format of the host's own."""
+    if key != "format" or not isinstance(raw, str) or raw in FORMATS:
+        return None
+    if raw.lower() == "url":
+        return "uri"
+    import difflib  # (stricter than `closest`: `phone` or `timestamp` may be the host's own)
+    found = difflib.get_close_matches(raw, FORMATS, n=1, cutoff=0.75)
+    return found[0] if found else None
 
 
 def add_constraint(schema: dict, key: str, raw: Any) -> None:

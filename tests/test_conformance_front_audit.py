@@ -266,3 +266,22 @@ def test_a_fat_arrow_in_a_route_still_says_routes_use_the_thin_one() -> None:
     d = only('skill s { description = "d" }\nskill t { description = "d" }\n'
              'graph g { entry s route s => t when iteration > 1 }\nagent a { graph = g }\n')
     assert d.message == "routes use `->`, not `=>`"
+
+
+# ---------------------------------------------------------------- §5.2 constraints
+@pytest.mark.parametrize("written, meant", [
+    ("emial", "email"), ("datetime", "date-time"), ("url", "uri"), ("uuid4", "uuid"),
+])
+def test_a_misspelt_format_is_a_warning_naming_the_one_meant(written: str, meant: str) -> None:
+    """Before: taken silently (a format is an annotation, so nothing ever flagged the typo)."""
+    text = f'tool t {{ description = "d" input {{ a: string(format: "{written}") }} }}\n'
+    d = only(text)
+    assert (d.code, d.severity.value) == ("AFP301", "warning") and f'`"{meant}"`' in d.help
+    assert d.labels[0].span.start == text.index(f'"{written}"')
+    program, _ = analyse(text)  # (the format is kept as written)
+    assert program.modules[0].get("t").input.json["properties"]["a"]["format"] == written
+
+
+@pytest.mark.parametrize("fmt", ["email", "date-time", "phone", "timestamp", "int32"])
+def test_a_defined_or_host_format_is_clean(fmt: str) -> None:
+    assert afp_dsl.check(f'tool t {{ description = "d" input {{ a: string(format: "{fmt}") }} }}\n') == []
