@@ -285,3 +285,10 @@ def test_a_misspelt_format_is_a_warning_naming_the_one_meant(written: str, meant
 @pytest.mark.parametrize("fmt", ["email", "date-time", "phone", "timestamp", "int32"])
 def test_a_defined_or_host_format_is_clean(fmt: str) -> None:
     assert afp_dsl.check(f'tool t {{ description = "d" input {{ a: string(format: "{fmt}") }} }}\n') == []
+
+
+# ---------------------------------------------------------------- §3 references
+@pytest.mark.parametrize("ref", ["r.cards.x", "t[0]"])
+def test_a_reference_of_the_wrong_shape_says_what_a_reference_is(ref: str) -> None:
+    d = only(f'import "std/redact" as r\nagent a {{ redact = [{ref}] }}\n')
+    assert d.code == "AFP106" and "`alias.name`" in d.help
