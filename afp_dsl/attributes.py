@@ -139,8 +139,8 @@ class Converter:
             return BAD  # AFP005): one diagnostic per cause
         if help is None:  # (`pyhton("m:f")`: a near miss of a call this attribute takes)
             help = (call_help(value, _CALLS.findall(want)) or "").strip() or None
-        if help is None and "name" in want and isinstance(value, ir.Path):  # (`r.cards.x`, `t[0]`)
-            help = "a reference is `name`, or `alias.name` for a declaration of an imported module"
+        if help is None and "name" in want and isinstance(value, ir.Path) and self.as_ref(value) is None:
+            help = "a reference is `name`, or `alias.name` for a declaration of an imported module"  # (`r.a.b`)
         self.diags.append(diag("AFP106", f"expected {want}" + (f" for `{key}`" if key else ""), span,
                                f"expected {want}", help=help))
         return BAD
