@@ -360,6 +360,15 @@ def _because_without_condition(tok, expected, prev):
             "`because \"reason\"`")
 
 
+def _when_equals(tok, expected, prev):
+    """`entry s when = …`, `deny when = …`: there `when` is a clause, not an attribute key."""
+    if tok.type != "EQUAL" or prev is None or prev.type != "WHEN":
+        return None
+    return ("`when` here takes the condition without `=`", "remove this `=`",
+            "write `when CONDITION` in entries, routes and rules; only a fact's or an "
+            "instruction's `when` is an attribute (`when = CONDITION`)")
+
+
 _RULES = ("allow", "deny", "ask")
 
 
@@ -375,4 +384,4 @@ def _unknown_rule_word(tok, expected, prev):
 
 _MISTAKES = (_unknown_decl_kind, _missing_name, _unclosed_before_decl, _colon_for_equals, _equals_for_colon, _single_equals,
              _missing_equals, _missing_comma, _empty_status, _unknown_expectation,
-             _because_without_condition, _unknown_rule_word)
+             _because_without_condition, _unknown_rule_word, _when_equals)

@@ -292,3 +292,14 @@ def test_a_defined_or_host_format_is_clean(fmt: str) -> None:
 def test_a_reference_of_the_wrong_shape_says_what_a_reference_is(ref: str) -> None:
     d = only(f'import "std/redact" as r\nagent a {{ redact = [{ref}] }}\n')
     assert d.code == "AFP106" and "`alias.name`" in d.help
+
+
+@pytest.mark.parametrize("text", [
+    'skill s { description = "d" }\ngraph g { entry s when = iteration > 1 }\nagent a { graph = g }\n',
+    'policy p { input { deny when = iteration > 1 because "r" } }\n',
+])
+def test_when_written_as_an_attribute_in_a_clause_says_to_drop_the_equals(text: str) -> None:
+    """Before: "unexpected `=`"."""
+    d = only(text)
+    assert d.code == "AFP001" and "without `=`" in d.message
+    assert text[d.labels[0].span.start] == "="
