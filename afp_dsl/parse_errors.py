@@ -360,6 +360,15 @@ def _because_without_condition(tok, expected, prev):
             "`because \"reason\"`")
 
 
+def _dot_index(tok, expected, prev):
+    """`result.items.0`: a list is indexed with brackets."""
+    if tok.type != "NUMBER" or not str(tok).isdigit() or prev is None or str(prev) != "." \
+            or prev.end_pos != tok.start_pos:
+        return None
+    return (f"a path is indexed with `[{tok}]`, not `.{tok}`", "not a field name",
+            f"write `[{tok}]` after the path to read item {tok} of a list")
+
+
 def _when_equals(tok, expected, prev):
     """`entry s when = …`, `deny when = …`: there `when` is a clause, not an attribute key."""
     if tok.type != "EQUAL" or prev is None or prev.type != "WHEN":
@@ -384,4 +393,5 @@ def _unknown_rule_word(tok, expected, prev):
 
 _MISTAKES = (_unknown_decl_kind, _missing_name, _unclosed_before_decl, _colon_for_equals, _equals_for_colon, _single_equals,
              _missing_equals, _missing_comma, _empty_status, _unknown_expectation,
-             _because_without_condition, _unknown_rule_word, _when_equals)
+             _because_without_condition, _unknown_rule_word, _when_equals,
+             _dot_index)
