@@ -303,3 +303,14 @@ def test_when_written_as_an_attribute_in_a_clause_says_to_drop_the_equals(text: 
     d = only(text)
     assert d.code == "AFP001" and "without `=`" in d.message
     assert text[d.labels[0].span.start] == "="
+
+
+@pytest.mark.parametrize("guard, meant", [('tool == "lokup"', "lookup"), ('skill == "triag"', "triage"),
+                                          ('tool in ["lokup"]', "lookup")])
+def test_a_misspelt_tool_or_skill_name_in_a_guard_gets_a_suggestion(guard: str, meant: str) -> None:
+    """Before: AFP208 with the generic "fix the contradiction" help."""
+    text = ('tool lookup { description = "d" }\nskill triage { description = "d" tools = [lookup] }\n'
+            f'skill s2 {{ description = "d" }}\ngraph g {{ entry triage route triage -> s2 when {guard} }}\n'
+            'agent a { graph = g }\n')
+    d = only(text)
+    assert d.code == "AFP208" and d.help.startswith(f'did you mean `"{meant}"`?')

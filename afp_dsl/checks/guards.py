@@ -20,8 +20,10 @@ from ..analysis import Analysis
 from ..codes import diag
 from ..diagnostics import Diagnostic
 from ..printer_values import print_expr
+from ..suggest import closest
 from . import sitelist
 from . import sites as S
+from .exprs import walk
 from .impossible import self_impossible
 from .solver import Atom, Facts, Verdict
 
@@ -51,8 +53,29 @@ def unsatisfiable(site: S.Site, code: str = "AFP208", what: str | None = None) -
     what = what or f"the condition of {site.owner}"
     notes = describe_reasons(verdict)
     return diag(code, f"{what} can never hold", site.expr.span, "never true", notes=notes,
-                help=_not_a_condition(site.expr) or
+                help=_not_a_condition(site.expr) or _misspelt_name(site) or
                 "fix the contradiction, or remove the condition's dead branch")
+
+
+def _misspelt_name(site: S.Site) -> str | None:
+    """"did you mean" for `tool == "lokup"` / `skill == "triag"` in a route: a name close to one
+    of those the route can see (its tool, the tools its source skill hears, its source skill)."""
+    known = {"tool": (site.on,) if site.on else site.hears,
+             "skill": (site.skill,) if site.place == "route" and site.skill else ()}
+    for node in walk(site.expr):
+        if type(node) is not ir.Compare or node.op not in ("==", "in"):
+            continue
+        path, other = (node.left, node.right) if type(node.left) is ir.Path else (node.right, node.left)
+        if type(path) is not ir.Path or path.segments or not known.get(path.root):
+            continue
+        items = other.items if type(other) is ir.ListExpr else (other,)
+        for lit in items:
+            if type(lit) is ir.Lit and isinstance(lit.value, str) and lit.value not in known[path.root]:
+                close = closest(lit.value, known[path.root])
+                if close:
+                    shown = ", ".join(f"`{n}`" for n in known[path.root])
+                    return f'did you mean `"{close}"`? `{path.root}` here is one of {shown}'
+    return None
 
 
 def _not_a_condition(expr: ir.Expr) -> str | None:
