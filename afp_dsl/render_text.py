@@ -2,7 +2,8 @@
 
 Role:       `render` dispatches here only when there is something to draw (a clean check never
             imports this module); `render_machine` takes its positions and cleaning from here.
-Invariants: pure; never raises for any diagnostic: spans past the text are clamped and a file
+Invariants: pure; never raises for any diagnostic: spans past the text are clamped, a line wider
+            than `WIDTH` columns is drawn cut around the span, and a file
             without text is drawn without its excerpt. Lines and columns are 1-based; columns
             count code points (`col16`: UTF-16 code units, for SARIF); ends are exclusive.
 """
@@ -18,6 +19,8 @@ from .render import _name, _severity, summary_line
 from .source import SourceFile, Span
 
 TAB = 4  # a tab is drawn as this many spaces, in the excerpt and under it
+WIDTH = 200  # a source line wider than this many columns is drawn cut around the span
+LEAD = 60  # columns drawn before the span's start in a cut line
 
 
 def text_report(diags: list[Diagnostic], files: Mapping[str, SourceFile], color: bool) -> str:
@@ -187,14 +190,35 @@ def _excerpt(d: Diagnostic, locs: list, rows: list[int], files: Mapping[str, Sou
             out.append(_source_row(sf, prev + 1, w, paint))
         elif prev is not None and n - prev > 2:
             out.append(paint("gutter", "..."))
-        out.append(_source_row(sf, n, w, paint))
         here = sorted(((lab, loc) for lab, loc in locs if loc.line == n),
                       key=lambda p: (p[1].col, not (p[0].primary or p[0] is prim)))
+        focus = next((loc for lab, loc in here if lab.primary or lab is prim), here[0][1] if here else None)
+        window = _window(sf.line_text(n), focus.col - 1 if focus is not None else 0)
+        out.append(_source_row(sf, n, w, paint, window))
         for lab, loc in here:
             out.extend(_underline(sf, lab, loc, lab.primary or lab is prim, w, paint,
-                                  _severity(d).value))
+                                  _severity(d).value, window))
         prev = n
     return out
+
+
+def _window(line: str, at: int) -> tuple[int, int]:
+    """The part of `line` drawn (code points `lo` to `hi`): all of it when it fits in `WIDTH`
+    terminal columns, else `WIDTH` columns around `at` (a minified spec's one line is not
+    printed whole for each diagnostic on it); `…` stands for what is left out."""
+    widths = _draw(line)[1]
+    if sum(widths) <= WIDTH:
+        return 0, len(line)
+    at = max(0, min(at, len(line)))
+    lo, room = at, LEAD
+    while lo > 0 and widths[lo - 1] <= room:
+        lo -= 1
+        room -= widths[lo]
+    hi, room = lo, WIDTH - 2  # (two columns for the `…` on either side)
+    while hi < len(line) and widths[hi] <= room:
+        room -= widths[hi]
+        hi += 1
+    return lo, max(hi, min(at + 1, len(line)))
 
 
 def _draw(line: str) -> tuple[str, list[int]]:
@@ -202,19 +226,23 @@ def _draw(line: str) -> tuple[str, list[int]]:
     return "".join(g for g, _ in glyphs), [wd for _, wd in glyphs]
 
 
-def _source_row(sf: SourceFile, n: int, w: int, paint: _Paint) -> str:
-    drawn, _ = _draw(sf.line_text(n))
+def _source_row(sf: SourceFile, n: int, w: int, paint: _Paint, window: tuple[int, int] | None = None) -> str:
+    line = sf.line_text(n)
+    lo, hi = window or _window(line, 0)
+    drawn, _ = _draw(line[lo:hi])
+    drawn = ("…" if lo > 0 else "") + drawn + ("…" if hi < len(line) else "")
     return (paint("gutter", f"{n:>{w}} |") + " " + drawn).rstrip()
 
 
 def _underline(sf: SourceFile, lab: Label, loc: _Loc, primary: bool, w: int, paint: _Paint,
-               sev: str) -> list[str]:
+               sev: str, window: tuple[int, int] | None = None) -> list[str]:
     line = sf.line_text(loc.line)
+    lo, hi = window or (0, len(line))
     _, widths = _draw(line)
-    s = min(loc.col - 1, len(line))
+    s = max(lo, min(loc.col - 1, len(line), hi))
     e = loc.end_col - 1 if loc.end_line == loc.line else len(line)
-    e = max(s, min(e, len(line)))
-    pad = sum(widths[:s])
+    e = max(s, min(e, hi))
+    pad = sum(widths[lo:s]) + (1 if lo > 0 else 0)  # (after the `…` that stands for the cut)
     under = max(1, sum(widths[s:e]))
     mark = "^" if primary else "-"
     msg = _clean(lab.message)

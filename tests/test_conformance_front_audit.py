@@ -314,3 +314,27 @@ def test_a_misspelt_tool_or_skill_name_in_a_guard_gets_a_suggestion(guard: str, 
             'agent a { graph = g }\n')
     d = only(text)
     assert d.code == "AFP208" and d.help.startswith(f'did you mean `"{meant}"`?')
+
+
+# ---------------------------------------------------------------- tooling §3: the text format
+@pytest.mark.parametrize("before", ["x" * 5000, "日" * 3000, "x" * 10])
+def test_a_very_long_line_is_drawn_cut_around_the_caret(before: str) -> None:
+    """Before: the whole line was printed for each diagnostic on it (a minified spec of one
+    16 MiB line: 16 MiB of output per diagnostic), with the caret thousands of columns right."""
+    text = f'agent a {{ system = "{before}" sytem = "y" }}\n'
+    d = only(text)
+    report = render([d], {"<text>": text}, "text").splitlines()
+    row = next(r for r in report if r.startswith("1 |"))
+    carets = next(r for r in report if "^" in r)
+    assert all(len(r) < 260 for r in report)
+    import unicodedata
+    def width(s: str) -> int:
+        return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in s)
+    # the caret stands under the `s` of `sytem`, counted in terminal columns
+    at = carets.index("^")
+    cols, i = 0, 0
+    while cols < at:
+        cols += width(row[i])
+        i += 1
+    assert row[i:i + 5] == "sytem"
+    assert (len(text) > 300) == ("…" in row)
