@@ -49,7 +49,24 @@ def bad_character(src: SourceFile, e: UnexpectedCharacters) -> Diagnostic:
              ";": "no semicolons are needed: statements end by themselves"}
     shown = repr(ch)[1:-1] if ch and not ch.isprintable() else ch
     return diag("AFP001", f"unexpected character `{shown}`", span, "not valid here",
-                help=hints.get(ch))
+                help=hints.get(ch) or _unicode_hint(ch))
+
+
+def _unicode_hint(ch: str) -> str | None:
+    """Help for a character beyond ASCII outside strings and comments."""
+    if not ch or ch.isascii():
+        return None
+    if ch in "\u201c\u201d\u201e\u2018\u2019":
+        return 'strings use straight double quotes: `"..."`'
+    import unicodedata
+    plain = unicodedata.normalize("NFKC", ch)
+    if plain != ch and plain.isascii() and plain.strip() and plain.isprintable():  # (`＝`, `（`)
+        return f"write the plain `{plain}`"
+    if ch.isalnum() or ch == "\u00b7":
+        return "names use ASCII letters, digits and `_` only (they are also what the model sees)"
+    if ch.isspace() or not ch.isprintable():
+        return "an invisible or non-breaking space: replace it with a plain space"
+    return None
 
 
 def _bad_slash(src: SourceFile, pos: int) -> Diagnostic:

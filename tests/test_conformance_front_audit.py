@@ -338,3 +338,17 @@ def test_a_very_long_line_is_drawn_cut_around_the_caret(before: str) -> None:
         i += 1
     assert row[i:i + 5] == "sytem"
     assert (len(text) > 300) == ("…" in row)
+
+
+# ---------------------------------------------------------------- §2 stray characters
+@pytest.mark.parametrize("text, hint", [
+    ("agent caf\u00e9 { }\n", "ASCII letters"),
+    ("agent a {\u00a0}\n", "plain space"),
+    ("agent a\u200b { }\n", "plain space"),
+    ('agent a { system \uff1d "x" }\n', "plain `=`"),
+    ('agent a { system = \u201cx\u201d }\n', "straight double quotes"),
+])
+def test_a_stray_character_beyond_ascii_says_what_to_write(text: str, hint: str) -> None:
+    """Before: "unexpected character" with no help."""
+    d = only(text)
+    assert d.code == "AFP001" and hint in d.help
