@@ -352,3 +352,28 @@ def test_a_stray_character_beyond_ascii_says_what_to_write(text: str, hint: str)
     """Before: "unexpected character" with no help."""
     d = only(text)
     assert d.code == "AFP001" and hint in d.help
+
+
+@pytest.mark.parametrize("text", [
+    'tool lookup { description = "d" }\nagent a { tools = [lookup] context = [i] }\n'
+    'instruction i { prompt = "p" when = last.tool == "lokup" }\n',
+    'tool lookup { description = "d" }\nagent a { tools = [lookup] policies = [p] }\n'
+    'policy p { before * { deny when tool == "lokup" because "r" } }\n',
+])
+def test_a_tool_name_no_tool_has_is_a_type_mismatch_with_a_suggestion(text: str) -> None:
+    """`tool`/`last.tool` is always the name of a declared tool (a host binds only those) or a
+    built-in. Before: taken silently, so the instruction or rule never applied."""
+    d = only(text)
+    assert d.code == "AFP305" and d.help == 'did you mean `"lookup"`?'
+
+
+def test_tool_names_are_not_judged_when_an_import_failed() -> None:
+    text = ('import "./nowhere.afp" as n\nagent a { context = [i] }\n'
+            'instruction i { prompt = "p" when = last.tool == "from_there" }\n')
+    assert [d.code for d in afp_dsl.check(text)] == ["AFP107"]
+
+
+def test_a_built_in_or_imported_tool_name_is_fine() -> None:
+    text = ('agent a { context = [i] }\n'
+            'instruction i { prompt = "p" when = last.tool in ["read_skill", "skip_step"] }\n')
+    assert afp_dsl.check(text) == []

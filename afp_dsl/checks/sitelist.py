@@ -24,6 +24,18 @@ def sites(analysis: Analysis) -> tuple[Site, ...]:
     return analysis.memo("sites", lambda: tuple(_sites(analysis)))
 
 
+def tool_names(analysis: Analysis) -> tuple[str, ...]:
+    """Every tool name a run of the program can see: its tools' (the host binds only
+    declared ones) and the built-ins'; what `tool` and `last.tool` can be. () when an import
+    failed (AFP107, AFP108): the names are not all known then."""
+    def make() -> tuple[str, ...]:
+        if any(not imp.module for m in analysis.modules.values() for imp in m.imports):
+            return ()
+        return tuple(sorted({d.name for _, d in analysis.decls() if type(d) is ir.Tool}
+                            | {"read_skill", "skip_step"}))
+    return analysis.memo("tool-names", make)
+
+
 def _sites(analysis: Analysis) -> Iterator[Site]:
     # Speed: declarations told apart by exact type (the IR classes have no subclasses); most are
     # tools and skills, which the first two tests settle
@@ -38,7 +50,8 @@ def _sites(analysis: Analysis) -> Iterator[Site]:
         elif t is ir.Graph:
             yield from _graph_sites(analysis, module, decl)
         elif (t is ir.Fact or t is ir.Instruction) and decl.when is not None:
-            yield Site(module, "context", decl.when, f"{ir.kind_of(decl)} `{decl.name}`")
+            yield Site(module, "context", decl.when, f"{ir.kind_of(decl)} `{decl.name}`",
+                       names=tool_names(analysis))
         elif t is ir.Policy:
             yield from policy_sites(analysis, module, decl)
 
@@ -84,7 +97,8 @@ def _route_site(analysis: Analysis, module: str, r: ir.Route) -> Site:
     if tool is None and len(hears) == 1 and len(src.tools) == 1:  # (the one tool it hears)
         tool = analysis.lookup(analysis.resolve(module, r.src).module, src.tools[0], ir.Tool)
     return Site(module, "route", r.when, f"route `{r.src} -> {r.dst}`", tool=tool, on=on,
-                statuses=statuses, skill=src.name if src else None, hears=hears)
+                statuses=statuses, skill=src.name if src else None, hears=hears,
+                names=tool_names(analysis))
 
 
 def _heard(analysis: Analysis, module: str, src: ir.Skill) -> tuple[str, ...]:
@@ -122,7 +136,7 @@ def policy_sites(analysis: Analysis, module: str, p: ir.Policy) -> Iterator[Site
                 f"`{block.moment} *`" if block.any_tool else f"`{block.moment}`")
             yield Site(module, block.moment, rule.when,
                        f"the `{rule.action}` rule of policy `{p.name}` ({what})",
-                       tool=tool, on=tool.name if tool else None)
+                       tool=tool, on=tool.name if tool else None, names=tool_names(analysis))
 
 
 def _lookup_tool(analysis: Analysis, module: str, ref: ir.Ref) -> ir.Tool | None:

@@ -53,12 +53,12 @@ class Site:
     global caches keyed by identity cost a key, a lookup and an identity test per question."""
 
     __slots__ = ("module", "place", "expr", "owner", "tool", "on", "statuses", "skill",
-                 "hears", "_known", "_args", "_result", "_never")
+                 "hears", "names", "_known", "_args", "_result", "_never")
 
     def __init__(self, module: str, place: str, expr: ir.Expr, owner: str,
                  tool: ir.Tool | None = None, on: str | None = None,
                  statuses: tuple[str, ...] = (), skill: str | None = None,
-                 hears: tuple[str, ...] = ()):
+                 hears: tuple[str, ...] = (), names: tuple[str, ...] = ()):
         self.module = module
         self.place = place
         self.expr = expr
@@ -68,6 +68,7 @@ class Site:
         self.statuses = statuses  # a route's `status` set
         self.skill = skill  # a route's source skill
         self.hears = hears  # a route without `on`: the tools of its source skill (() unknown)
+        self.names = names  # every tool name a run can see: the program's tools and built-ins
         self._known: dict[Key, tuple[Atom, ...]] = {}  # facts by key
         self._args = self._result = _UNSET  # schema views by root, once settled
         self._never: Any = _UNSET  # `never()`, once settled
@@ -89,7 +90,7 @@ class Site:
 
     def _replace(self, **changes: Any) -> "Site":
         """A copy with `changes` (nothing settled about this site carries over)."""
-        return Site(**{**dict(zip(_SITE_FIELDS, self._fields())), **changes})
+        return Site(**{**dict(zip(_SITE_FIELDS, self._fields())), "names": self.names, **changes})
 
     def never(self) -> Any:
         """`solver.refute` of the condition with this site's facts: its `Verdict` when it can
@@ -289,6 +290,8 @@ def _place_facts(site: Site, key: Key) -> Iterator[Atom]:
         elif site.hears:
             yield Atom("eq", key, values=site.hears, level="edge",
                        text=f"the route hears only the tools of `{site.skill}`: {_or(site.hears)}")
+        elif site.names:  # (`before *`: any tool, but only a tool the program declares)
+            yield Atom("eq", key, values=site.names, level="schema", text=_names_text("tool"))
     elif root == "skill" and not segs:
         yield _type(key, {"string", "null"}, "`skill` is a skill name or null")
         if site.place == "route" and site.skill is not None:
@@ -300,6 +303,9 @@ def _place_facts(site: Site, key: Key) -> Iterator[Atom]:
                        text=_vocab_text("last.status") + " (or null)")
         else:
             yield _type(key, {"string", "null"}, "`last.tool` is a tool name or null")
+            if site.names:
+                yield Atom("eq", key, values=site.names + (None,), level="schema",
+                           text=_names_text("last.tool") + ", or null")
 
 
 def clear_cache() -> None:
@@ -308,6 +314,11 @@ def clear_cache() -> None:
 
 def _type(key: Key, types: set, text: str) -> Atom:
     return Atom("type", key, types=frozenset(types), level="schema", text=text)
+
+
+def _names_text(name: str) -> str:
+    return (f"`{name}` is the name of a tool the program declares, or of a built-in "
+            "(`read_skill`, `skip_step`)")
 
 
 def _vocab_text(name: str) -> str:
