@@ -377,3 +377,11 @@ def test_a_built_in_or_imported_tool_name_is_fine() -> None:
     text = ('agent a { context = [i] }\n'
             'instruction i { prompt = "p" when = last.tool in ["read_skill", "skip_step"] }\n')
     assert afp_dsl.check(text) == []
+
+
+def test_a_skill_name_no_skill_has_is_a_type_mismatch_with_a_suggestion() -> None:
+    text = ('skill triage { description = "d" }\ngraph g { entry triage }\n'
+            'instruction i { prompt = "p" when = skill == "triag" or skill == null }\n'
+            'agent a { graph = g context = [i] }\n')
+    d = only(text)
+    assert d.code == "AFP305" and d.help == 'did you mean `"triage"`?'

@@ -36,6 +36,16 @@ def tool_names(analysis: Analysis) -> tuple[str, ...]:
     return analysis.memo("tool-names", make)
 
 
+def skill_names(analysis: Analysis) -> tuple[str, ...]:
+    """Every skill name of the program: what `skill` can be (or null). () when an import
+    failed, as for `tool_names`."""
+    def make() -> tuple[str, ...]:
+        if not tool_names(analysis):
+            return ()
+        return tuple(sorted({d.name for _, d in analysis.decls() if type(d) is ir.Skill}))
+    return analysis.memo("skill-names", make)
+
+
 def _sites(analysis: Analysis) -> Iterator[Site]:
     # Speed: declarations told apart by exact type (the IR classes have no subclasses); most are
     # tools and skills, which the first two tests settle
@@ -51,7 +61,7 @@ def _sites(analysis: Analysis) -> Iterator[Site]:
             yield from _graph_sites(analysis, module, decl)
         elif (t is ir.Fact or t is ir.Instruction) and decl.when is not None:
             yield Site(module, "context", decl.when, f"{ir.kind_of(decl)} `{decl.name}`",
-                       names=tool_names(analysis))
+                       names=tool_names(analysis), skills=skill_names(analysis))
         elif t is ir.Policy:
             yield from policy_sites(analysis, module, decl)
 
@@ -136,7 +146,8 @@ def policy_sites(analysis: Analysis, module: str, p: ir.Policy) -> Iterator[Site
                 f"`{block.moment} *`" if block.any_tool else f"`{block.moment}`")
             yield Site(module, block.moment, rule.when,
                        f"the `{rule.action}` rule of policy `{p.name}` ({what})",
-                       tool=tool, on=tool.name if tool else None, names=tool_names(analysis))
+                       tool=tool, on=tool.name if tool else None, names=tool_names(analysis),
+                       skills=skill_names(analysis))
 
 
 def _lookup_tool(analysis: Analysis, module: str, ref: ir.Ref) -> ir.Tool | None:

@@ -53,12 +53,13 @@ class Site:
     global caches keyed by identity cost a key, a lookup and an identity test per question."""
 
     __slots__ = ("module", "place", "expr", "owner", "tool", "on", "statuses", "skill",
-                 "hears", "names", "_known", "_args", "_result", "_never")
+                 "hears", "names", "skills", "_known", "_args", "_result", "_never")
 
     def __init__(self, module: str, place: str, expr: ir.Expr, owner: str,
                  tool: ir.Tool | None = None, on: str | None = None,
                  statuses: tuple[str, ...] = (), skill: str | None = None,
-                 hears: tuple[str, ...] = (), names: tuple[str, ...] = ()):
+                 hears: tuple[str, ...] = (), names: tuple[str, ...] = (),
+                 skills: tuple[str, ...] = ()):
         self.module = module
         self.place = place
         self.expr = expr
@@ -69,6 +70,7 @@ class Site:
         self.skill = skill  # a route's source skill
         self.hears = hears  # a route without `on`: the tools of its source skill (() unknown)
         self.names = names  # every tool name a run can see: the program's tools and built-ins
+        self.skills = skills  # every skill name the program declares (() unknown)
         self._known: dict[Key, tuple[Atom, ...]] = {}  # facts by key
         self._args = self._result = _UNSET  # schema views by root, once settled
         self._never: Any = _UNSET  # `never()`, once settled
@@ -90,7 +92,8 @@ class Site:
 
     def _replace(self, **changes: Any) -> "Site":
         """A copy with `changes` (nothing settled about this site carries over)."""
-        return Site(**{**dict(zip(_SITE_FIELDS, self._fields())), "names": self.names, **changes})
+        return Site(**{**dict(zip(_SITE_FIELDS, self._fields())), "names": self.names,
+                       "skills": self.skills, **changes})
 
     def never(self) -> Any:
         """`solver.refute` of the condition with this site's facts: its `Verdict` when it can
@@ -297,6 +300,9 @@ def _place_facts(site: Site, key: Key) -> Iterator[Atom]:
         if site.place == "route" and site.skill is not None:
             yield Atom("eq", key, values=(site.skill,), level="edge",
                        text=f"the route is only evaluated while `{site.skill}` is current")
+        elif site.skills:
+            yield Atom("eq", key, values=site.skills + (None,), level="schema",
+                       text="`skill` is the name of a skill the program declares, or null")
     elif root == "last" and segs in (("tool",), ("status",)):
         if segs == ("status",):
             yield Atom("eq", key, values=STATUSES + (None,), level="schema",
