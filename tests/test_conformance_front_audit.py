@@ -385,3 +385,12 @@ def test_a_skill_name_no_skill_has_is_a_type_mismatch_with_a_suggestion() -> Non
             'agent a { graph = g context = [i] }\n')
     d = only(text)
     assert d.code == "AFP305" and d.help == 'did you mean `"triage"`?'
+
+
+def test_a_scripted_value_close_to_a_declared_one_gets_a_suggestion() -> None:
+    """Before: "fix the arguments" with no suggestion. The value given is not echoed."""
+    text = ('tool t { description = "d" input { unit: "celsius" | "fahrenheit" } }\nagent a { tools = [t] }\n'
+            'test x { user "hi" model calls t { unit: "celcius" } model says "ok" }\n')
+    d = only(text)
+    assert d.code == "AFP405" and d.help == 'did you mean `"celsius"` for `unit`?'
+    assert "celcius" not in render([d], {"<text>": text}, "short")

@@ -13,6 +13,7 @@ Invariants: argument validation is local (a `referencing.Registry` with nothing 
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Iterator
 
 from .. import ir
@@ -315,23 +316,24 @@ def _input_schema(tool: ir.Tool | None, name: str, scope: _Scope) -> Any:
 def _args(call: ir.ScriptedCall, schema: Any) -> Iterator[Diagnostic]:
     if schema is None or call.args is None:  # (None: arguments the front end rejected, AFP106)
         return
-    problems, misspelt = validate(schema, thaw(call.args))
+    problems, misspelt, values = validate(schema, thaw(call.args))
     if problems:
         from ..argcheck import did_you_mean_fields
         yield diag("AFP405", f"the arguments of `{call.tool}` do not match its input schema",
                    call.span, "invalid arguments", notes=tuple(problems[:5]) + (
                        (f"… and {len(problems) - 5} more",) if len(problems) > 5 else ()),
-                   help=did_you_mean_fields(misspelt)
-                   or "fix the arguments, unless the test means to send invalid ones")
+                   help=did_you_mean_fields(misspelt) or (
+                       "did you mean " + ", ".join(f"`{v}` for `{p}`" for p, v in values) + "?" if values
+                       else "fix the arguments, unless the test means to send invalid ones"))
 
 
-def validate(schema: Any, instance: Any) -> tuple[list[str], list[tuple[str, str]]]:
+def validate(schema: Any, instance: Any) -> tuple[list[str], list[tuple[str, str]], list[tuple[str, str]]]:
     """`path: what was expected` lines, validating locally, never echoing a value (a test's
-    arguments may hold a secret; semantics §9), and the fields given that are close to a
-    declared one missing (`argcheck.misspelt_fields`); nothing when valid or the schema is
-    unusable."""
+    arguments may hold a secret; semantics §9), the fields given that are close to a
+    declared one missing (`argcheck.misspelt_fields`), and the `enum` values meant by string
+    values close to one (`_misspelt_values`); nothing when valid or the schema is unusable."""
     if surely_valid(schema, instance):
-        return [], []  # the usual case, decided without importing jsonschema (see schema_quick)
+        return [], [], []  # the usual case, decided without importing jsonschema (see schema_quick)
     import jsonschema  # slow to import: only for arguments that may be invalid
     import referencing
     import referencing.exceptions
@@ -342,9 +344,24 @@ def validate(schema: Any, instance: Any) -> tuple[list[str], list[tuple[str, str
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
         from ..argcheck import describe_error, misspelt_fields
         lines = (line for e in errors for line in describe_error(e, schema, instance))
-        return list(dict.fromkeys(lines)), misspelt_fields(errors)
+        return list(dict.fromkeys(lines)), misspelt_fields(errors), _misspelt_values(errors)
     except (jsonschema.SchemaError, referencing.exceptions.Unresolvable, RecursionError):
-        return [], []
+        return [], [], []
+
+
+def _misspelt_values(errors) -> list[tuple[str, str]]:
+    """(path, meant) for a string argument that is a near miss of one of its field's `enum`
+    values (`"refundz"` for `"refunds"`): the value given is never echoed (it may be a
+    secret), only the declared one named."""
+    from ..argcheck import _path
+    out = []
+    for e in errors:
+        values = e.schema.get("enum") if e.validator == "enum" and isinstance(e.schema, dict) else None
+        if isinstance(e.instance, str) and isinstance(values, list):
+            close = closest(e.instance, [v for v in values if isinstance(v, str)])
+            if close is not None:
+                out.append((_path(list(e.absolute_path)), json.dumps(close, ensure_ascii=False)))
+    return out
 
 
 def _edge(analysis: Analysis, module: str, stmt: ir.ExpectRoute, scope: _Scope,
