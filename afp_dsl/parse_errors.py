@@ -369,6 +369,22 @@ def _dot_index(tok, expected, prev):
             f"write `[{tok}]` after the path to read item {tok} of a list")
 
 
+def _schema_field(tok, expected, prev):
+    """In a schema block (where `...` can stand): a quoted field name, or a default written
+    after the description."""
+    if "__ANON_0" not in expected or "STRING" in expected:  # (`__ANON_0`: the `...` terminal)
+        return None
+    if tok.type in ("STRING", "MLSTRING") and (prev is None or prev.type in ("LBRACE", "_COMMA")):
+        return ("a field name is a name, not a string", "expected a field name",
+                "write `name: type`; for a property whose name is no identifier (`first-name`), "
+                "give the schema as a raw JSON Schema map: "
+                '`input = { type: "object", properties: { "first-name": { type: "string" } } }`')
+    if tok.type == "EQUAL" and prev is not None and prev.type in ("STRING", "MLSTRING"):
+        return ("the default comes before the description", "default after the description",
+                'write `name: type = default "description"`')
+    return None
+
+
 def _when_equals(tok, expected, prev):
     """`entry s when = …`, `deny when = …`: there `when` is a clause, not an attribute key."""
     if tok.type != "EQUAL" or prev is None or prev.type != "WHEN":
@@ -394,4 +410,4 @@ def _unknown_rule_word(tok, expected, prev):
 _MISTAKES = (_unknown_decl_kind, _missing_name, _unclosed_before_decl, _colon_for_equals, _equals_for_colon, _single_equals,
              _missing_equals, _missing_comma, _empty_status, _unknown_expectation,
              _because_without_condition, _unknown_rule_word, _when_equals,
-             _dot_index)
+             _dot_index, _schema_field)

@@ -394,3 +394,14 @@ def test_a_scripted_value_close_to_a_declared_one_gets_a_suggestion() -> None:
     d = only(text)
     assert d.code == "AFP405" and d.help == 'did you mean `"celsius"` for `unit`?'
     assert "celcius" not in render([d], {"<text>": text}, "short")
+
+
+@pytest.mark.parametrize("block, message", [
+    ('{ "first-name": string }', "a field name is a name, not a string"),
+    ('{ a: string, "and": integer }', "a field name is a name, not a string"),
+    ('{ a: string "the a" = "x" }', "the default comes before the description"),
+])
+def test_a_schema_field_written_out_of_shape_says_how_to_write_it(block: str, message: str) -> None:
+    """Before: "unexpected string" / "unexpected `=`"."""
+    d = only(f'tool t {{ description = "d" input {block} }}\n')
+    assert d.code == "AFP001" and d.message == message
