@@ -157,9 +157,16 @@ def _lookup_tool(analysis: Analysis, module: str, ref: ir.Ref) -> ir.Tool | None
     tool = analysis.lookup(module, ref, ir.Tool)
     r = analysis.resolve(module, ref) if tool is not None else None
     m = analysis.modules.get(r.module) if r is not None else None
-    if m is None or sum(d.name == tool.name for d in m.decls) < 2:
+    if m is None or tool.name not in analysis.memo(("declared twice", r.module),
+                                                   lambda: _twice(m)):
         return tool
     untyped = {k: attrs.evolve(v) for k, v in (("input", tool.input), ("output", tool.output)) if v is not None}
     for schema in untyped.values():
         mark_broken(schema)
     return attrs.evolve(tool, **untyped)
+
+
+def _twice(module: ir.Module) -> frozenset[str]:
+    """The names `module` declares more than once (counted once per module, not per site)."""
+    seen: set[str] = set()
+    return frozenset(d.name for d in module.decls if d.name in seen or seen.add(d.name))
