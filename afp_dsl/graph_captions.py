@@ -3,8 +3,9 @@
 Role:       the text of the edges `graph_export` draws (Mermaid, DOT, JSON) and the HTML
             report's graph; split from `graph_export` along that seam.
 Invariants: pure and deterministic; a guard reads `=`, `≠`, `≥`, `≤`, `in [a, b]`, `AND`, `OR`,
-            `NOT`, strings unquoted, numbers as `json.dumps` writes them; every Mermaid caption
-            is entity-escaped (`#`, `|`, `"`, `<`, `>`, `%`) and quoted when it holds a bracket, `@`, `~`.
+            `NOT`, strings unquoted (an empty or blank one quoted, `""`: it would vanish),
+            numbers as `json.dumps` writes them; every Mermaid caption is entity-escaped (`#`,
+            `|`, `"`, `<`, `>`, `%`) and quoted when it holds a bracket, `@`, `~`.
 """
 from __future__ import annotations
 
@@ -89,9 +90,10 @@ def readable_condition(text: str) -> str:
             val = val.upper()
         elif kind == "S":
             try:
-                val = json.loads(val)
+                text_val = json.loads(val)
             except ValueError:
-                pass
+                text_val = val
+            val = text_val if isinstance(text_val, str) and text_val.strip() else val
         out.append(val)
         at = end
     return "".join(out) + text[at:]
@@ -107,8 +109,8 @@ def _operand(e: Any) -> str:
     if t is ir.Path:
         return e.root + "".join([f"[{s}]" if isinstance(s, int) else f".{s}" for s in e.segments])
     if t is ir.Lit:  # Speed: a plain int or finite float as `json.dumps` writes it (its repr)
-        v = e.value
-        return v if isinstance(v, str) else repr(v) if type(v) is int or (
+        v = e.value  # (a string unquoted, but an empty or blank one quoted: it would vanish)
+        return (v if v.strip() else json.dumps(v)) if isinstance(v, str) else repr(v) if type(v) is int or (
             type(v) is float and math.isfinite(v)) else json.dumps(v)
     if t is ir.ListExpr:
         return "[" + ", ".join(_operand(i) for i in e.items) + "]"

@@ -269,7 +269,10 @@ def _refusal_note(evidence: Mapping) -> str:
 
 # ---------------------------------------------------------------- DOT and JSON
 def _dot_str(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT quoted string: `\\` and `"` escaped, a newline as `\\n`; a NUL, which Graphviz
+    cannot read inside a string (it rejects the whole file), as `␀` (U+2400)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") \
+        .replace("\x00", "\u2400") + '"'
 
 
 @attrs.frozen

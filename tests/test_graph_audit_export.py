@@ -1,0 +1,75 @@
+"""Audit of the graph export against tooling.md §4: DOT that Graphviz reads, captions that keep
+every value of a guard.
+
+* A label is used verbatim, but a NUL in it made `to_dot` write a file Graphviz rejects whole
+  ("syntax error … scanning a quoted string"): it is written `␀` (U+2400).
+* Strings are written unquoted in captions, so `result.note == ""` read `result.note = ` (the
+  value vanished): an empty or blank string is written `""`, in captions and refusal notes.
+The Graphviz syntax check runs only where the `dot` program is installed.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from afp_dsl import graph_export as gx
+from afp_dsl.api import analyse
+from afp_dsl.graph_captions import readable_condition
+
+SPEC = '''agent z { graph = g }
+tool t { description = "t" output { note: string, n: number } }
+skill a { description = "a" tools = [t] }
+skill b { description = "b" }
+graph g {
+  entry a ENTRY
+  route a -> b on t ROUTE
+  route b -> a
+}
+'''
+
+LABELS = ['"x\\u0000y"', '"a\\\\b"', '"say \\"hi\\""', '"line\\nbreak"', '"cr\\rhere"',
+          '"<b>x</b> | {y}"', '"\\\\N \\\\G \\\\l"', '"émoji 🚀"', '"end"', '"x\\\\"']
+
+
+def _program(entry: str = "", route: str = ""):
+    program, diags = analyse(SPEC.replace("ENTRY", entry).replace("ROUTE", route))
+    assert program is not None and not [d for d in diags if d.severity.name == "ERROR"], diags
+    return program
+
+
+def test_a_nul_in_a_label_is_no_nul_in_the_dot_file() -> None:
+    dot = gx.to_dot(_program(route='"x\\u0000y"'))
+    assert "\x00" not in dot
+    assert '[label="x\u2400y"]' in dot
+    # JSON and Mermaid keep the label as written (JSON escapes it; Mermaid's parser reads it)
+    edge = json.loads(gx.to_json(_program(route='"x\\u0000y"')))["edges"][1]
+    assert edge["caption"] == "x\x00y"
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_graphviz_reads_every_label(label: str) -> None:
+    dot_program = shutil.which("dot")
+    if dot_program is None:
+        pytest.skip("Graphviz (`dot`) is not installed")
+    text = gx.to_dot(_program(entry=f"when message mentions [\"x\"] {label}", route=label))
+    proc = subprocess.run([dot_program, "-Tcanon"], input=text.encode("utf-8"),
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr.decode("utf-8", "replace")
+
+
+def test_an_empty_string_in_a_guard_is_written_quoted() -> None:
+    program = _program(route='when result.note == "" or result.note == " "')
+    mermaid = gx.to_mermaid(program)
+    assert '|on t when result.note = #quot;#quot; OR result.note = #quot; #quot;|' in mermaid
+    edge = json.loads(gx.to_json(program))["edges"][1]
+    assert edge["caption"] == 'on t when result.note = "" OR result.note = " "'
+    assert '[label="on t when result.note = \\"\\" OR' in gx.to_dot(program)
+    # other strings stay unquoted
+    assert "|on t when result.note = x|" in gx.to_mermaid(_program(route='when result.note == "x"'))
+
+
+def test_a_refusal_note_keeps_an_empty_string_quoted() -> None:
+    assert readable_condition('result.note == "" and message == "a"') == 'result.note = "" AND message = a'
