@@ -127,7 +127,9 @@ _ALL = [
        "reported as `model-edge-only` instead.\n\n"
        "Fix: add an entry or a route into the skill, or remove it."),
     _c("AFP203", "model-edge-only", W, "a skill can only be entered when the model picks it",
-       "The only edges into the skill are bare routes, which fire only through `read_skill`.\n\n"
+       "The only edges into the skill are bare routes, which fire only through `read_skill`.\n"
+       "A note gives a witness path from an entry (`a path in: entry a → b on t → c (bare\n"
+       "route: when the model picks it)`).\n\n"
        "Fix: add a deterministic route if the skill must be reached by itself."),
     _c("AFP204", "dead-entry", W, "an entry can never be where a run starts",
        "Entries are tried in order and the first unconditional one always fires, so a conditional\n"
@@ -142,7 +144,9 @@ _ALL = [
     _c("AFP206", "self-loop", W, "a route goes from a skill to itself",
        "A self-loop never moves the cursor; it only resets the skill's steps.\n\nFix: remove the route."),
     _c("AFP207", "no-way-out", W, "a cycle of skills has no edge leaving it and no way to answer",
-       "Once the cursor enters the cycle it can never leave it, and no skill in it can end a run.\n\n"
+       "Once the cursor enters the cycle it can never leave it, and no skill in it can end a run.\n"
+       "A note gives a witness path from an entry into the cycle (`the cursor gets in by: entry\n"
+       "a → b on t`).\n\n"
        "Fix: add a route out of the cycle."),
     _c("AFP208", "guard-unsatisfiable", E, "a guard can never hold",
        "Every disjunct of the guard is provably contradictory (crossed bounds, two different\n"

@@ -1,6 +1,7 @@
 """Skill-graph checks: entries, reachability, dead ends, self-loops, route tools, agent cycles.
 
-Role:       checks layer; one `GraphView` per graph (`reach.explain_reach` gives the witness path).
+Role:       checks layer; one `GraphView` per graph (`reach.explain_reach` gives the witness path
+            for `--explain-reach`; `way_in` the short ones in AFP203 and AFP207 notes).
 Emits:      AFP201 no-entry, AFP202 unreachable-skill, AFP203 model-edge-only, AFP204 dead-entry,
             AFP206 self-loop, AFP207 no-way-out, AFP209 route-tool-not-in-skill,
             AFP211 step-tool-not-in-skill, AFP212 skill-in-two-places, AFP213 agent-tool-cycle
@@ -30,6 +31,7 @@ from . import sites as S
 from .exprs import has_unknown_operand
 from .routes import silent_routes
 from .solver import refute
+from .way_in import WayIn, into_cycle, text as way_in_text
 
 
 def check_graph(analysis: Analysis) -> Iterable[Diagnostic]:
@@ -71,11 +73,13 @@ def _reachability(v: GraphView) -> Iterator[Diagnostic]:
                    f"`{v.graph.name}`", v.nodes[root].ref.span, "no entry or route reaches it",
                    notes=notes, help=f"add an entry or a route into `{v.name(root)}`, or remove it")
     model_only = [k for k in v.nodes if k in anyway and k not in det]
+    ways = (WayIn(v, det), WayIn(v, anyway))
     for root, behind in _region_roots(v, model_only, deterministic_only=True, reached=anyway):
-        yield _model_only(v, root, behind, anyway)
+        yield _model_only(v, root, behind, anyway, ways)
 
 
-def _model_only(v: GraphView, root: NodeKey, behind: list[NodeKey], anyway) -> Diagnostic:
+def _model_only(v: GraphView, root: NodeKey, behind: list[NodeKey], anyway,
+                ways: tuple[WayIn, WayIn]) -> Diagnostic:
     bare = [e for e in v.routes if e.dst == root and not e.deterministic and e.src in anyway]
     first = bare[0] if bare else None
     sources = skill_names(v, list(dict.fromkeys(e.src for e in bare)))
@@ -84,6 +88,10 @@ def _model_only(v: GraphView, root: NodeKey, behind: list[NodeKey], anyway) -> D
     if behind:
         notes.append(f"{skill_names(v, behind)} {'is' if len(behind) == 1 else 'are'} reached only "
                      "through it")
+    way_in = (ways[0].hops(first.src, first) or ways[1].hops(first.src, first)) if first \
+        else ways[1].hops(root)
+    if way_in:
+        notes.append(f"a path in: {way_in_text(v, way_in)}")
     span = first.route.span if first else v.nodes[root].ref.span
     return diag("AFP203", f"skill `{v.name(root)}` can only be entered when the model picks it",
                 span, "a bare route", notes=notes,
@@ -218,6 +226,9 @@ def _no_way_out(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
     out = v.out_edges()
     anyway = v.reach(deterministic_only=False)
     comps = G.sccs(list(v.nodes), lambda k: [e.dst for e in out[k]])
+    silent: frozenset[int] | None = None  # (these three settled at the first closed cycle)
+    ways: tuple[WayIn, WayIn] = ()  # type: ignore[assignment]
+    order: dict[NodeKey, int] = {}
     for comp in comps:
         if len(comp) < 2 or not all(k in anyway for k in comp):
             continue
@@ -226,16 +237,21 @@ def _no_way_out(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
             continue
         if not all(v.nodes[k].skill.tools for k in comp):
             continue
-        silent = silent_routes(analysis, v)  # (asked only here: it needs the pairs of routes)
+        if silent is None:
+            silent = silent_routes(analysis, v)  # (asked only here: it needs the pairs of routes)
+            ways = (WayIn(v, v.reach(True, silent)), WayIn(v, anyway))
+            order = {k: i for i, k in enumerate(v.nodes)}
         if all(any(e.deterministic and e.index not in silent and e.dst != k for e in out[k])
                for k in comp):
-            order = {k: i for i, k in enumerate(v.nodes)}
             comp = sorted(comp, key=order.get)
             first = v.nodes[comp[0]]
+            way_in = into_cycle(comp, ways)
             yield diag("AFP207", f"skills {skill_names(v, comp, 10)} form a cycle with no way out",
                        first.ref.span, "the cycle starts here",
                        notes=("no route leaves the cycle, every skill in it has tools and a "
                               "route onward inside it, so none is a tool-free answering step",
+                              *((f"the cursor gets in by: {way_in_text(v, way_in)}",)
+                                if way_in else ()),
                               "the model can still answer at any time; check that it should "
                               "not hand over to a closing skill"),
                        help="add a route from the cycle to a skill that answers")
