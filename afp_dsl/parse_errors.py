@@ -3,8 +3,8 @@
 Role:       `parser.parse`'s error path (imported only there): turns lark's `UnexpectedInput`
             into AFP001/AFP002 at the offending word: a character no token starts with is
             `parse_chars`' to explain, a token the parser did not expect is first tried as a
-            reserved word or operator written as a key, an unknown block key or a misplaced
-            word, then as one of `parse_mistakes`' common mistakes, before falling back to
+            reserved word or operator written as a key, a route's `on` or `status` given two
+            values (`on t, u`), an unknown block key or a misplaced word, then as one of `parse_mistakes`' common mistakes, before falling back to
             "expected one of …".
 Emits:      AFP001 syntax-error, AFP002 unterminated-string, AFP104 unknown-attribute (a key the
             grammar cannot take: `answer = 1`, `inptu { ... }`).
@@ -13,6 +13,7 @@ Invariants: never raises; one diagnostic per error; reads only the error, the so
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .codes import diag
@@ -61,6 +62,9 @@ def _unexpected_token(src: SourceFile, e: UnexpectedToken, col: _Collector) -> D
     typo = operator_typo(src, tok, prev)
     if typo is not None:
         return typo
+    clause_list = _route_clause_list(src, tok, expected, prev, e)
+    if clause_list is not None:
+        return clause_list
     block_key = _unknown_block_key(src, tok, expected, prev, e) or _misplaced_word(src, tok, expected, prev, e)
     if block_key is not None:
         return block_key
@@ -109,6 +113,37 @@ def _operator_as_key(src: SourceFile, tok: lark.Token, prev: lark.Token | None,
         return None
     from .attributes import unknown_attribute  # (the error path only)
     return unknown_attribute(kind, str(prev), Span(src.name, prev.start_pos, prev.end_pos))
+
+
+# `on t, u` / `on t or u` / `status success, failure` at the end of a route: a `,` ends the
+# statement (graph statements may be separated by commas) and `or` is no clause, so the next
+# name is read as an attribute key and the parser stops at what follows it.
+_N = r"[A-Za-z_][A-Za-z0-9_.]*"
+_CLAUSE_JOIN = re.compile(rf"(?<![.\w])(on|status)\s+({_N})\s*(,|\bor\b|\band\b)\s*({_N})?\s*$")
+
+
+def _route_clause_list(src: SourceFile, tok: lark.Token, expected: set[str],
+                       prev: lark.Token | None, e: UnexpectedToken) -> Diagnostic | None:
+    """A route's `on` or `status` given several values joined by `,`, `or` or `and`: one tool
+    per route, and several statuses as a list."""
+    if "EQUAL" not in expected or prev is None or tok.start_pos is None \
+            or _enclosing_kind(e) != "graph":
+        return None
+    m = _CLAUSE_JOIN.search(src.text[max(0, tok.start_pos - 400):tok.start_pos])
+    if m is None or (m.group(4) is None) != (m.group(3) in ("or", "and")) \
+            or (m.group(4) is None and tok.type != "NAME"):
+        return None  # (`on t or` then the next name: the parser stops at that name)
+    clause, first, join = m.group(1), m.group(2), m.group(3)
+    other, other_end = (m.group(4), prev.end_pos) if m.group(4) else (str(tok), tok.end_pos)
+    base = max(0, tok.start_pos - 400)
+    span = Span(src.name, base + m.start(3), other_end if other_end is not None else tok.start_pos)
+    written = f"{first}{join if join == ',' else ' ' + join} {other}"
+    if clause == "on":
+        return diag("AFP001", f"a route waits for one tool: `on {written}` names two", span,
+                    "a second tool", help=f"write one route per tool (`on {first}` and `on "
+                    f"{other}`), or leave `on` out to hear every tool of the source skill")
+    return diag("AFP001", f"several statuses are written as a list, not `status {written}`", span,
+                "a second status", help=f"write `status [{first}, {other}]`")
 
 
 def _unknown_block_key(src: SourceFile, tok: lark.Token, expected: set[str],

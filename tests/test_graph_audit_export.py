@@ -73,3 +73,47 @@ def test_an_empty_string_in_a_guard_is_written_quoted() -> None:
 
 def test_a_refusal_note_keeps_an_empty_string_quoted() -> None:
     assert readable_condition('result.note == "" and message == "a"') == 'result.note = "" AND message = a'
+
+
+# ---------------------------------------------------------------- route clauses (language.md §5.4)
+ROUTE_SPEC = '''tool t { description = "t" }
+tool u { description = "u" }
+skill a { description = "a" tools = [t, u] }
+skill b { description = "b" }
+graph g {
+  entry a
+  ROUTE
+  route b -> a
+}
+'''
+
+
+@pytest.mark.parametrize("route, message, help", [
+    ("route a -> b on t, u", "a route waits for one tool: `on t, u` names two",
+     "write one route per tool (`on t` and `on u`)"),
+    ("route a -> b on t or u", "a route waits for one tool: `on t or u` names two",
+     "write one route per tool (`on t` and `on u`)"),
+    ("route a -> b on t status success, failure",
+     "several statuses are written as a list, not `status success, failure`",
+     "write `status [success, failure]`"),
+    ("route a -> b status success or failure",
+     "several statuses are written as a list, not `status success or failure`",
+     "write `status [success, failure]`"),
+])
+def test_two_tools_or_statuses_in_one_clause_say_so(route: str, message: str, help: str) -> None:
+    """`on t, u` was "expected `=` after the attribute name, found name `route`" on the next
+    line: the `,` ends a graph statement, so `u` was read as an attribute key."""
+    import afp_dsl
+    text = ROUTE_SPEC.replace("ROUTE", route)
+    (d,) = afp_dsl.check(text)
+    assert (d.code, d.message) == ("AFP001", message), d
+    assert help in (d.help or ""), d.help
+    start = text.index(route)  # the label is on the route, not on the next statement
+    assert start < d.labels[0].span.start < d.labels[0].span.end <= start + len(route)
+
+
+@pytest.mark.parametrize("route", ["route a -> b on t,", "route a -> b on t, route b -> b",
+                                   "route a -> b on t status [success, failure]"])
+def test_commas_between_graph_statements_stay_valid(route: str) -> None:
+    import afp_dsl
+    assert not [d for d in afp_dsl.check(ROUTE_SPEC.replace("ROUTE", route)) if d.code == "AFP001"]
