@@ -153,7 +153,8 @@ _ALL = [
        "literals, a value outside an enum).\n\nFix: correct the guard."),
     _c("AFP209", "route-tool-not-in-skill", E, "a route waits for a tool its source skill cannot call",
        "An `on TOOL` route fires when TOOL returns while the source is current; the tool must be\n"
-       "one of the source skill's tools or a baseline tool. A route without `on` hears only the\n"
+       "one of the source skill's tools, a baseline tool, or a tool of a persistent base (an\n"
+       "unconditional entry, active every iteration). A route without `on` hears only the\n"
        "source skill's own tools: out of a skill with no tools it never fires (a warning; the\n"
        "model can still move the cursor along it with `read_skill`).\n\nFix: add the tool to the skill."),
     _c("AFP210", "overlapping-guards", W, "two routes on one trigger can both hold",

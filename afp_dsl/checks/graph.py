@@ -300,6 +300,9 @@ def _route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
         skill = v.nodes[e.src].skill
         if tool in v.own_tools(analysis, e.src):
             continue
+        bases = v.base_tools(analysis)  # (a persistent base's tools are offered every iteration)
+        if bases is None or tool in bases:
+            continue
         if G.has_unresolved(analysis, e.src[0], skill.tools) or any(
                 G.has_unresolved(analysis, m, a.tools) for m, a in agents):
             continue  # a misspelt tool name is the root cause, reported as AFP101

@@ -88,6 +88,20 @@ class GraphView:
             found = self._own[key] = tool_keys(analysis, key[0], self.nodes[key].skill.tools)
         return found
 
+    def base_tools(self, analysis: Analysis) -> set[NodeKey] | None:
+        """The tools of the graph's persistent bases (its unconditional entries): active every
+        iteration, so offered whatever the cursor, like baseline tools (read-only; once per
+        view). None when a base's `tools` name something unresolved (then unknown)."""
+        if ("bases",) not in self._own:
+            found: set[NodeKey] | None = set()
+            for e in self.entries:
+                if e.entry.when is None and found is not None:
+                    skill = self.nodes[e.dst].skill
+                    found = None if has_unresolved(analysis, e.dst[0], skill.tools) \
+                        else found | self.own_tools(analysis, e.dst)
+            self._own[("bases",)] = found
+        return self._own[("bases",)]
+
     def name(self, key: NodeKey) -> str:
         return self.nodes[key].name
 
@@ -229,8 +243,9 @@ def dead_routes(analysis: Analysis, v: GraphView) -> frozenset[int]:
     """The deterministic routes (by index) proved never to fire. Either a route has no `on` and
     its source skill has no tools (such a route hears only the results of the source's own tools,
     never a baseline tool's or a built-in's), or its `on` tool is neither a tool of the source
-    skill nor a baseline tool of any agent using the graph (AFP209 as an error). A misspelt tool
-    name, and for `on` a graph no agent uses, decide nothing."""
+    skill nor a baseline tool of any agent using the graph nor a tool of a persistent base (an
+    unconditional entry: active every iteration) of the graph (AFP209 as an error). A misspelt
+    tool name, and for `on` a graph no agent uses, decide nothing."""
     module, graph = v.module, v.graph
     baseline: list[set[NodeKey] | None] = []  # Speed: the agents' baseline, resolved once
 
@@ -255,6 +270,9 @@ def dead_routes(analysis: Analysis, v: GraphView) -> frozenset[int]:
             continue
         tool = (r.module, r.decl.name)
         if tool in v.own_tools(analysis, e.src) or has_unresolved(analysis, e.src[0], skill.tools):
+            continue
+        bases = v.base_tools(analysis)  # (a persistent base's tool is offered whatever the cursor)
+        if bases is None or tool in bases:
             continue
         known = base()
         if known is not None and tool not in known:

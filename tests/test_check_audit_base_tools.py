@@ -1,0 +1,65 @@
+"""AFP209 is an error only when provable (language.md §7): a route `on p` where `p` is a tool of
+a persistent base — an unconditional entry, active every iteration beside the cursor
+(semantics §4), so its tools are offered whatever skill is current — fires when `p` returns
+while the route's source is current. It was an error ("which `a` cannot call") although the
+route fires at run time (the scripted test below passes); now such a tool counts as a baseline
+tool does."""
+from __future__ import annotations
+
+import afp_dsl
+from afp_dsl import ir
+from afp_dsl.api import Program, analyse
+from afp_dsl.testing import run_test
+
+SPEC = '''agent z { graph = g }
+tool p { description = "p" }
+tool t { description = "t" }
+tool q { description = "q" }
+skill base { description = "base" tools = [p] }
+skill a { description = "a" tools = [t] }
+skill b { description = "b" }
+skill c { description = "c" tools = [q] }
+graph g {
+  SCOPE
+  entry a when message mentions "go"
+  entry base
+  route a -> b on p
+  route b -> c on t
+}
+test hop {
+  user "go"
+  model calls p {}
+  tool p returns "ok"
+  model says "done"
+  expect route a -> b
+  expect cursor b
+}
+'''
+
+
+def _codes(spec: str) -> list[tuple[str, str]]:
+    return [(d.code, d.severity.name) for d in afp_dsl.check(spec)]
+
+
+def test_a_route_on_a_persistent_base_tool_is_not_afp209() -> None:
+    for scope in ("", "scope_tools = true"):
+        spec = SPEC.replace("SCOPE", scope)
+        found = [c for c in _codes(spec) if c[0] == "AFP209"]
+        # `b -> c on t`: `t` is a tool of `a`, a conditional entry: not a base, still reported
+        assert found == [("AFP209", "ERROR")], found
+        (d,) = [d for d in afp_dsl.check(spec) if d.code == "AFP209"]
+        assert "route `b -> c` waits for `t`" in d.message
+
+
+def test_the_route_fires_at_run_time() -> None:
+    program, diags = analyse(SPEC.replace("SCOPE", "scope_tools = true")
+                             .replace("  route b -> c on t\n", ""))
+    assert program is not None and not [d for d in diags if d.is_error], diags
+    test = next(d for d in program.root_module.decls if isinstance(d, ir.Test))
+    result = run_test(Program(program), test, "spec.afp")
+    assert result.passed, result
+
+
+def test_a_misspelt_base_tool_decides_nothing() -> None:
+    spec = SPEC.replace("SCOPE", "").replace("tools = [p]", "tools = [pp]")
+    assert [c for c, _ in _codes(spec) if c in ("AFP101", "AFP209")] == ["AFP101"]
