@@ -117,3 +117,15 @@ def test_two_tools_or_statuses_in_one_clause_say_so(route: str, message: str, he
 def test_commas_between_graph_statements_stay_valid(route: str) -> None:
     import afp_dsl
     assert not [d for d in afp_dsl.check(ROUTE_SPEC.replace("ROUTE", route)) if d.code == "AFP001"]
+
+
+def test_mermaid_parses_the_audited_captions() -> None:
+    """The labels above and quoted empty strings, through Mermaid's own parser (skipped, as in
+    test_mermaid, where node or tests/js/node_modules is missing)."""
+    from test_mermaid import parse_all
+    diagrams = [gx.to_mermaid(_program(entry=f"when message mentions [\"x\"] {label}", route=label))
+                for label in LABELS]
+    diagrams.append(gx.to_mermaid(_program(route='when result.note == "" or result.note == " "')))
+    results = parse_all(diagrams)
+    bad = [(d, r["error"]) for d, r in zip(diagrams, results) if not r["ok"]]
+    assert not bad, bad[0]
