@@ -63,3 +63,31 @@ def test_the_route_fires_at_run_time() -> None:
 def test_a_misspelt_base_tool_decides_nothing() -> None:
     spec = SPEC.replace("SCOPE", "").replace("tools = [p]", "tools = [pp]")
     assert [c for c, _ in _codes(spec) if c in ("AFP101", "AFP209")] == ["AFP101"]
+
+
+OTHER = '''agent z { graph = g }
+tool t { description = "t" }
+tool u { description = "u" }
+skill a { description = "a" tools = [u] }
+skill b { description = "b" tools = [t] }
+graph g {
+  SCOPE
+  entry a
+  route a -> b on t
+}
+'''
+
+
+def test_a_tool_offered_through_another_skill_is_not_said_never_to_return() -> None:
+    """With `tool_scope = "always"` (the default) `t`, a tool of `b`, is offered while `a` is
+    current, so the route can fire: AFP209 keeps its severity but no longer says `a` "cannot
+    call" it; a note names the skill that has it. Under `scope_tools = true` it cannot."""
+    (d,) = [d for d in afp_dsl.check(OTHER.replace("SCOPE", "")) if d.code == "AFP209"]
+    assert d.message == "route `a -> b` waits for `t`, which is not a tool of `a`", d.message
+    assert d.labels[0].message == "not a tool of `a`"
+    assert any(n.startswith("`t` is a tool of `b`: with `tool_scope = \"always\"`") and
+               "the route fires if the model calls it there" in n for n in d.notes), d.notes
+    (d,) = [d for d in afp_dsl.check(OTHER.replace("SCOPE", "scope_tools = true"))
+            if d.code == "AFP209"]
+    assert d.message == "route `a -> b` waits for `t`, which `a` cannot call", d.message
+    assert not any("is a tool of `b`" in n for n in d.notes), d.notes

@@ -279,6 +279,7 @@ def _route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
     agents = G.agents_of_graph(analysis, v.module, v.graph)
     baselines = [(a, G.tool_keys(analysis, m, a.tools)) for m, a in agents]
     deaf: dict[NodeKey, list[RouteEdge]] = {}  # no `on`, and the source skill has no tools to hear
+    owners: dict[NodeKey, NodeKey] | None = None  # (built at the first AFP209 `on` route)
     if any(analysis.misspelt(m, a) for m, a in agents):
         return  # an agent's misspelt attribute (`tols`) hides its baseline tools (AFP104)
     for e in v.routes:
@@ -309,13 +310,34 @@ def _route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
         lacking = [a.name for a, base in baselines if tool not in base]
         if baselines and not lacking:
             continue
-        yield _route_tool(v, e, skill, lacking, baselines)
+        if owners is None:
+            owners = _tool_owners(analysis, v)
+        offered = owners.get(tool) if not v.graph.scope_tools and (
+            not agents or any(a.tool_scope != "active" for _, a in agents)) else None
+        yield _route_tool(v, e, skill, lacking, baselines, offered)
 
 
-def _route_tool(v: GraphView, e: RouteEdge, skill: ir.Skill, lacking, baselines) -> Diagnostic:
+def _tool_owners(analysis: Analysis, v: GraphView) -> dict[NodeKey, NodeKey]:
+    """Each tool of the graph's skills → the first skill (in node order) that has it."""
+    owners: dict[NodeKey, NodeKey] = {}
+    for k in v.nodes:
+        for tool in v.own_tools(analysis, k):
+            owners.setdefault(tool, k)
+    return owners
+
+
+def _route_tool(v: GraphView, e: RouteEdge, skill: ir.Skill, lacking, baselines,
+                offered: NodeKey | None) -> Diagnostic:
+    """AFP209 for an `on` tool outside the source skill; `offered`: a skill of the graph that
+    has it, when `tool_scope = "always"` offers it while the source is current all the same."""
     on = e.route.on
     msg = f"route `{e.route.src} -> {e.route.dst}` waits for `{on}`, which `{skill.name}` cannot call"
     sev, notes = None, [f"`{on}` is not one of the tools of `{skill.name}`"]
+    label = "never returns while the source skill is current"
+    if offered is not None:  # (not dead: the route is outside the rule, not proved never to fire)
+        msg = f"route `{e.route.src} -> {e.route.dst}` waits for `{on}`, which is not a tool of " \
+              f"`{skill.name}`"
+        label = f"not a tool of `{skill.name}`"
     if not baselines:
         sev = Severity.WARNING
         notes.append(f"no agent uses graph `{v.graph.name}`, so baseline tools were not considered")
@@ -325,7 +347,12 @@ def _route_tool(v: GraphView, e: RouteEdge, skill: ir.Skill, lacking, baselines)
                      + ", ".join(f"`{n}`" for n in lacking))
     else:
         notes.append("nor a baseline tool of " + ", ".join(f"`{n}`" for n in lacking))
-    return diag("AFP209", msg, on.span, "never returns while the source skill is current",
+    if offered is not None:
+        notes.append(f"`{on}` is a tool of `{v.name(offered)}`: with `tool_scope = \"always\"` (the "
+                     f"default) the model is offered it while `{skill.name}` is current too, and "
+                     "the route fires if the model calls it there; a route is meant to wait for "
+                     "its source skill's own tools")
+    return diag("AFP209", msg, on.span, label,
                 notes=notes, help=f"add `{on}` to the `tools` of `{skill.name}`", severity=sev)
 
 
