@@ -129,3 +129,21 @@ def test_mermaid_parses_the_audited_captions() -> None:
     results = parse_all(diagrams)
     bad = [(d, r["error"]) for d, r in zip(diagrams, results) if not r["ok"]]
     assert not bad, bad[0]
+
+
+def test_graphviz_reads_the_dot_of_every_example() -> None:
+    """tooling §4: `dot` output is Graphviz; every example's graph (and the stress spec), with
+    and without a run overlay, through `dot -Tcanon` where Graphviz is installed."""
+    dot_program = shutil.which("dot")
+    if dot_program is None:
+        pytest.skip("Graphviz (`dot`) is not installed")
+    from test_graph_export import CASES
+    for _, spec, graph in CASES:
+        program, _ = analyse(spec)
+        first = json.loads(gx.to_json(program, graph))["nodes"][0]["skill"]
+        for text in (gx.to_dot(program, graph),
+                     gx.to_dot(program, graph, visited=[first], taken=[(None, first)],
+                               refused={(first, first): 'x "y" \\ <z>'})):
+            proc = subprocess.run([dot_program, "-Tcanon"], input=text.encode("utf-8"),
+                                  capture_output=True, timeout=60)
+            assert proc.returncode == 0 and not proc.stderr, (spec, proc.stderr[-500:])
