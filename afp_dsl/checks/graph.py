@@ -152,8 +152,18 @@ def _dead_entries(v: GraphView) -> Iterator[Diagnostic]:
     if first is None:
         return
     yield from _stranded_bases(v, first)
+    bases: dict[NodeKey, G.EntryEdge] = {}
     for e in v.entries:
-        if e.index > first.index and e.entry.when is not None:
+        if e.entry.when is None:
+            if e.dst in bases:  # (the same persistent base again: it adds nothing)
+                yield diag("AFP204", f"entry `{v.name(e.dst)}` repeats an earlier entry",
+                           e.entry.span, "already an entry",
+                           secondary=(Label(bases[e.dst].entry.span, "the same entry", False),),
+                           notes=(f"`{v.name(e.dst)}` is already an unconditional entry, active "
+                                  "every iteration; a second one changes nothing",),
+                           help="remove it")
+            bases.setdefault(e.dst, e)
+        elif e.index > first.index:
             yield diag("AFP204", f"entry `{v.name(e.dst)}` can never start a run", e.entry.span,
                        "after an unconditional entry",
                        secondary=(Label(first.entry.span, "this entry always fires first", False),),
@@ -169,9 +179,12 @@ def _stranded_bases(v: GraphView, first: G.EntryEdge) -> Iterator[Diagnostic]:
     reachable), so its routes fire only after such a pick. A bare route into it is no way in:
     it only allows a pick too."""
     into = {e.dst for e in v.routes if e.src != e.dst and e.deterministic}
+    told = set()  # (the same entry again is AFP204 "repeats", once)
     for e in v.entries:
-        if e.index <= first.index or e.entry.when is not None or e.dst in into or e.dst == first.dst:
+        if e.index <= first.index or e.entry.when is not None or e.dst in into or e.dst == first.dst \
+                or e.dst in told:
             continue
+        told.add(e.dst)
         out = [r for r in v.routes if r.src == e.dst and r.deterministic]
         if out:
             yield diag("AFP204", f"the routes out of entry `{v.name(e.dst)}` fire only after the "
