@@ -153,10 +153,11 @@ _ALL = [
        "literals, a value outside an enum).\n\nFix: correct the guard."),
     _c("AFP209", "route-tool-not-in-skill", E, "a route waits for a tool its source skill cannot call",
        "An `on TOOL` route fires when TOOL returns while the source is current; the tool must be\n"
-       "one of the source skill's tools, a baseline tool, or a tool of a persistent base (an\n"
-       "unconditional entry, active every iteration). A route without `on` hears only the\n"
-       "source skill's own tools: out of a skill with no tools it never fires (a warning; the\n"
-       "model can still move the cursor along it with `read_skill`).\n\nFix: add the tool to the skill."),
+       "one of the source skill's tools, a baseline tool, an open skill's tool, or a tool of a\n"
+       "persistent base (an unconditional entry, active every iteration). A route without `on`\n"
+       "hears only the source skill's own tools: out of a skill with no tools it never fires (a\n"
+       "warning; the model can still move the cursor along it with `read_skill`).\n\n"
+       "Fix: add the tool to the skill."),
     _c("AFP210", "overlapping-guards", W, "two routes on one trigger can both hold",
        "Declaration order decides which fires.\n\nFix: make the guards disjoint."),
     _c("AFP211", "step-tool-not-in-skill", E, "a step names a tool the skill does not have",

@@ -91,3 +91,39 @@ def test_a_tool_offered_through_another_skill_is_not_said_never_to_return() -> N
             if d.code == "AFP209"]
     assert d.message == "route `a -> b` waits for `t`, which `a` cannot call", d.message
     assert not any("is a tool of `b`" in n for n in d.notes), d.notes
+
+
+OPEN = '''agent z { graph = g skills = [o] tool_scope = "active" }
+tool p { description = "p" }
+tool t { description = "t" }
+skill o { description = "open" tools = [p] }
+skill a { description = "a" tools = [t] }
+skill b { description = "b" }
+graph g {
+  entry a
+  route a -> b on p
+}
+test hop {
+  user "go"
+  model calls read_skill { id: "o" }
+  model calls p {}
+  tool p returns "ok"
+  model says "done"
+  expect route a -> b
+  expect cursor b
+}
+'''
+
+
+def test_a_route_on_an_open_skills_tool_is_not_afp209() -> None:
+    """An open skill (`skills`) is loaded by `read_skill` from any skill and stays active, so
+    its tool `p` can return while `a` is current, even with `tool_scope = "active"`: the route
+    fires (the test passes), so AFP209 "`a` cannot call `p`" was a false error."""
+    assert [d.code for d in afp_dsl.check(OPEN)] == []
+    program, _ = analyse(OPEN)
+    test = next(d for d in program.root_module.decls if isinstance(d, ir.Test))
+    assert run_test(Program(program), test, "spec.afp").passed
+    # without the open skill, `p` is offered nowhere: still an error
+    closed = OPEN.replace(" skills = [o]", "").replace('  model calls read_skill { id: "o" }\n', "")
+    found = [(d.code, d.severity.name) for d in afp_dsl.check(closed) if d.code != "AFP404"]
+    assert ("AFP209", "ERROR") in found, found

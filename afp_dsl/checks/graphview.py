@@ -243,18 +243,18 @@ def dead_routes(analysis: Analysis, v: GraphView) -> frozenset[int]:
     """The deterministic routes (by index) proved never to fire. Either a route has no `on` and
     its source skill has no tools (such a route hears only the results of the source's own tools,
     never a baseline tool's or a built-in's), or its `on` tool is neither a tool of the source
-    skill nor a baseline tool of any agent using the graph nor a tool of a persistent base (an
-    unconditional entry: active every iteration) of the graph (AFP209 as an error). A misspelt
-    tool name, and for `on` a graph no agent uses, decide nothing."""
+    skill nor a tool any agent using the graph can call from anywhere (a baseline tool, or a
+    tool of one of its open skills) nor a tool of a persistent base (an unconditional entry:
+    active every iteration) of the graph (AFP209 as an error). A misspelt tool name, and for
+    `on` a graph no agent uses, decide nothing."""
     module, graph = v.module, v.graph
     baseline: list[set[NodeKey] | None] = []  # Speed: the agents' baseline, resolved once
 
     def base() -> set[NodeKey] | None:
         if not baseline:
             agents = agents_of_graph(analysis, module, graph)
-            known = agents and not any(has_unresolved(analysis, m, a.tools) for m, a in agents)
-            baseline.append(set().union(*(tool_keys(analysis, m, a.tools) for m, a in agents))
-                            if known else None)
+            each = [anytime_tools(analysis, m, a) for m, a in agents]
+            baseline.append(set().union(*each) if agents and None not in each else None)
         return baseline[0]
     dead = set()
     for e in v.routes:
@@ -318,6 +318,23 @@ def agent_graph(analysis: Analysis, module: str, agent: ir.Agent) -> tuple[str, 
     if r is None or not isinstance(r.decl, ir.Graph):
         return None
     return r.module, r.decl
+
+
+def anytime_tools(analysis: Analysis, module: str, agent: ir.Agent) -> set[NodeKey] | None:
+    """The tools the agent can call whatever skill is current: its baseline tools and the tools
+    of its open skills (`skills`: `read_skill` loads one from anywhere, and it stays active).
+    None when one of those names something unresolved (AFP101: then unknown)."""
+    if has_unresolved(analysis, module, agent.tools):
+        return None
+    tools = tool_keys(analysis, module, agent.tools)
+    for ref in agent.skills:
+        r = analysis.resolve(module, ref)
+        if r is None or not isinstance(r.decl, ir.Skill):
+            continue
+        if has_unresolved(analysis, r.module, r.decl.tools):
+            return None
+        tools |= tool_keys(analysis, r.module, r.decl.tools)
+    return tools
 
 
 def agent_tools(analysis: Analysis, module: str, agent: ir.Agent) -> set[NodeKey]:

@@ -1,8 +1,9 @@
 """AFP209 route-tool-not-in-skill: routes waiting for a tool their source skill cannot hear.
 
 Role:       checks layer, split from `graph` (its caller, per graph view): an `on TOOL` route
-            whose tool is neither the source skill's, nor a baseline tool of the agents using
-            the graph, nor a persistent base's (an unconditional entry's, offered every
+            whose tool is neither the source skill's, nor one the agents using the graph can
+            call from anywhere (a baseline tool, an open skill's tool: `read_skill` loads it
+            from any skill), nor a persistent base's (an unconditional entry's, offered every
             iteration); a route without `on` out of a skill with no tools.
 Emits:      AFP209 route-tool-not-in-skill (an error when no agent using the graph has the
             tool; a warning when some do, when no agent uses the graph, and for a route without
@@ -26,7 +27,8 @@ from .graphview import GraphView, NodeKey, RouteEdge
 
 def route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
     agents = G.agents_of_graph(analysis, v.module, v.graph)
-    baselines = [(a, G.tool_keys(analysis, m, a.tools)) for m, a in agents]
+    # what each agent can call from anywhere: baseline tools and its open skills' tools
+    baselines = [(a, G.anytime_tools(analysis, m, a)) for m, a in agents]
     deaf: dict[NodeKey, list[RouteEdge]] = {}  # no `on`, and the source skill has no tools to hear
     owners: dict[NodeKey, NodeKey] | None = None  # (built at the first AFP209 `on` route)
     if any(analysis.misspelt(m, a) for m, a in agents):
@@ -54,7 +56,7 @@ def route_tools(analysis: Analysis, v: GraphView) -> Iterator[Diagnostic]:
         if bases is None or tool in bases:
             continue
         if G.has_unresolved(analysis, e.src[0], skill.tools) or any(
-                G.has_unresolved(analysis, m, a.tools) for m, a in agents):
+                base is None for _, base in baselines):
             continue  # a misspelt tool name is the root cause, reported as AFP101
         lacking = [a.name for a, base in baselines if tool not in base]
         if baselines and not lacking:
@@ -89,13 +91,15 @@ def _route_tool(v: GraphView, e: RouteEdge, skill: ir.Skill, lacking, baselines,
         label = f"not a tool of `{skill.name}`"
     if not baselines:
         sev = Severity.WARNING
-        notes.append(f"no agent uses graph `{v.graph.name}`, so baseline tools were not considered")
+        notes.append(f"no agent uses graph `{v.graph.name}`, so baseline tools and open skills' "
+                     "tools were not considered")
     elif len(lacking) < len(baselines):
         sev = Severity.WARNING
-        notes.append("it is a baseline tool of some agents using the graph, but not of "
-                     + ", ".join(f"`{n}`" for n in lacking))
+        notes.append("some agents using the graph can call it from anywhere (a baseline tool or "
+                     "an open skill's), but not " + ", ".join(f"`{n}`" for n in lacking))
     else:
-        notes.append("nor a baseline tool of " + ", ".join(f"`{n}`" for n in lacking))
+        notes.append("nor a baseline tool or an open skill's tool of "
+                     + ", ".join(f"`{n}`" for n in lacking))
     if offered is not None:
         notes.append(f"`{on}` is a tool of `{v.name(offered)}`: with `tool_scope = \"always\"` (the "
                      f"default) the model is offered it while `{skill.name}` is current too, and "
