@@ -127,3 +127,14 @@ def test_a_route_on_an_open_skills_tool_is_not_afp209() -> None:
     closed = OPEN.replace(" skills = [o]", "").replace('  model calls read_skill { id: "o" }\n', "")
     found = [(d.code, d.severity.name) for d in afp_dsl.check(closed) if d.code != "AFP404"]
     assert ("AFP209", "ERROR") in found, found
+
+
+def test_a_route_on_another_skills_tool_under_always_is_not_said_never_to_fire() -> None:
+    """`--explain-reach` called the route "never fires" although, with every skill's tools
+    offered, it fires when the model calls the tool while its source is current."""
+    from afp_dsl.analysis import Analysis
+    from afp_dsl.checks.reach import reach_report
+    for scope, dead in (("", False), ("scope_tools = true", True)):
+        program, _ = analyse(OTHER.replace("SCOPE", scope))
+        report = reach_report(Analysis(program), "b")
+        assert ("never fires" in report) is dead, report

@@ -245,8 +245,10 @@ def dead_routes(analysis: Analysis, v: GraphView) -> frozenset[int]:
     never a baseline tool's or a built-in's), or its `on` tool is neither a tool of the source
     skill nor a tool any agent using the graph can call from anywhere (a baseline tool, or a
     tool of one of its open skills) nor a tool of a persistent base (an unconditional entry:
-    active every iteration) of the graph (AFP209 as an error). A misspelt tool name, and for
-    `on` a graph no agent uses, decide nothing."""
+    active every iteration) of the graph (AFP209 as an error), nor, with `tool_scope =
+    "always"` (every skill's tools offered every iteration), a tool of a skill of the graph (that
+    route is still AFP209, but it can fire). A misspelt tool name, and for `on` a graph no agent
+    uses, decide nothing."""
     module, graph = v.module, v.graph
     baseline: list[set[NodeKey] | None] = []  # Speed: the agents' baseline, resolved once
 
@@ -256,6 +258,17 @@ def dead_routes(analysis: Analysis, v: GraphView) -> frozenset[int]:
             each = [anytime_tools(analysis, m, a) for m, a in agents]
             baseline.append(set().union(*each) if agents and None not in each else None)
         return baseline[0]
+    everyone: list[set[NodeKey]] = []  # Speed: the tools offered anyway, gathered once
+
+    def offered_anyway(tool: NodeKey) -> bool:
+        """Is `tool` a tool of a skill of the graph, offered while any skill is current
+        (`tool_scope = "always"` for some agent using the graph, and no `scope_tools`)?"""
+        if not everyone:
+            always = not graph.scope_tools and any(
+                a.tool_scope != "active" for _, a in agents_of_graph(analysis, module, graph))
+            everyone.append(set().union(*(v.own_tools(analysis, k) for k in v.nodes))
+                            if always else set())
+        return tool in everyone[0]
     dead = set()
     for e in v.routes:
         if not e.deterministic:
@@ -275,7 +288,7 @@ def dead_routes(analysis: Analysis, v: GraphView) -> frozenset[int]:
         if bases is None or tool in bases:
             continue
         known = base()
-        if known is not None and tool not in known:
+        if known is not None and tool not in known and not offered_anyway(tool):
             dead.add(e.index)
     return frozenset(dead)
 
