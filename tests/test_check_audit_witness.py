@@ -96,3 +96,19 @@ def test_a_path_of_eight_hops_is_shown_whole() -> None:
     (way,) = [x for x in notes if x.startswith("a path in: ")]
     assert way.startswith("a path in: entry s0 → s1 on t0 → s2 on t1 … → s5 on t4 → s6 on t5 "
                           "→ s7 on t6 → leaf"), way
+
+
+def test_an_overlap_witness_is_a_round_number_where_one_fits() -> None:
+    """AFP210's example result read `result.n = 6.666666666666667` for `> 5` and `< 10`."""
+    spec = '''agent z { graph = g }
+tool t { description = "t" output { n: number } }
+skill a { description = "a" tools = [t] }
+skill b { description = "b" }
+skill c { description = "c" }
+graph g {
+  entry a
+  route a -> b on t when result.n > 5
+  route a -> c on t when result.n < 10
+}'''
+    (notes,) = _notes(spec, "AFP210")
+    assert "both hold when `t` returns, for example with result.n = 6" in notes, notes

@@ -59,10 +59,20 @@ def number_candidates(lo, hi, excluded: list, integer: bool) -> list:
         return [start + i for i in range(n + 2)]
     if lo is not None and hi is not None:
         span = hi[0] - lo[0]
-        return [lo[0], hi[0]] + [lo[0] + span * k / (n + 1) for k in range(1, n + 1)]
+        return [lo[0], hi[0]] + _round_inside(lo[0], hi[0]) + \
+            [lo[0] + span * k / (n + 1) for k in range(1, n + 1)]
     base = lo[0] if lo is not None else (hi[0] if hi is not None else 0)
     step = 1 if lo is not None or hi is None else -1
     return [base] + [base + step * k for k in range(1, n + 1)]
+
+
+def _round_inside(lo: float, hi: float) -> list:
+    """Whole numbers strictly inside (lo, hi), near each end, then the midpoint: a witness
+    reads `result.n = 6` rather than `6.666666666666667` where a round value fits."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo <= 0:
+        return []
+    out = [i for i in (math.floor(lo) + 1, math.ceil(hi) - 1) if lo < i < hi]
+    return list(dict.fromkeys(out)) + [(lo + hi) / 2]
 
 
 def string_candidates(lo, hi, atoms: tuple[Atom, ...]) -> list:
