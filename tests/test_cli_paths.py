@@ -213,3 +213,21 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path, monk
     assert res.exit_code == 2, res.output
     assert "which this command reads, and writing there would destroy it" in res.stderr
     assert Path(victim).read_bytes() == before
+
+
+@pytest.mark.parametrize("args", [("check",), ("test",), ("graph",), ("compile",), ("fmt",),
+                                  ("fmt", "--check"), ("run", "-m", "hi")])
+def test_a_spec_path_that_names_no_file_exits_1_not_2(tmp_path, args):
+    """docs/cli.md's common rules: a spec path that names no file is reported as a spec with
+    errors (exit 1); exit 2 is a usage error such as a missing argument. The page once listed "a
+    missing file" among the usage errors (exit 2), which no command did."""
+    res = cli(*args[:1], tmp_path / "nope.afp", *args[1:])
+    assert res.exit_code == 1, (args, res.exit_code, res.output)
+    assert cli(args[0]).exit_code == 2  # no path at all: a usage error
+
+
+def test_the_common_rules_say_a_missing_spec_path_exits_1():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
+    rules = " ".join(page.split("Common rules:", 1)[1].split("## ", 1)[0].split())
+    assert "a missing file" not in rules
+    assert "a spec path that names no file is not a usage error: it exits 1" in rules.lower()
