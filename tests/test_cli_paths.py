@@ -231,3 +231,7 @@ def test_the_common_rules_say_a_missing_spec_path_exits_1():
     rules = " ".join(page.split("Common rules:", 1)[1].split("## ", 1)[0].split())
     assert "a missing file" not in rules
     assert "a spec path that names no file is not a usage error: it exits 1" in rules.lower()
+    graph = " ".join((Path(__file__).resolve().parent.parent / "docs" / "graph.md")
+                     .read_text(encoding="utf-8").split("## ", 1)[0].split())
+    assert "a missing file" not in graph  # (graph.md listed it among its usage errors, exit 2)
+    assert "a FILE that does not exist is one, `AFP109` file-not-found" in graph
