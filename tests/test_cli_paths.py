@@ -235,3 +235,22 @@ def test_the_common_rules_say_a_missing_spec_path_exits_1():
                      .read_text(encoding="utf-8").split("## ", 1)[0].split())
     assert "a missing file" not in graph  # (graph.md listed it among its usage errors, exit 2)
     assert "a FILE that does not exist is one, `AFP109` file-not-found" in graph
+
+
+def test_graph_exit_codes_are_the_ones_the_pages_give(tmp_path):
+    """No graph at all is 1; several graphs and no `--graph` is a usage error, 2 (a choice the
+    caller must make, as an unknown `--graph`). docs/cli.md's table said "1 ... no single graph"
+    and docs/graph.md "1 ... it declares no graph or several"."""
+    none = tmp_path / "none.afp"
+    none.write_text(GOOD, encoding="utf-8")
+    two = tmp_path / "two.afp"
+    two.write_text('skill s { description = "s" }\ngraph g1 { entry s }\ngraph g2 { entry s }\n'
+                   'agent a { graph = g1 }\n', encoding="utf-8")
+    assert cli("graph", none).exit_code == 1
+    assert cli("graph", two).exit_code == 2
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    table = next(line for line in (docs / "cli.md").read_text(encoding="utf-8").splitlines()
+                 if line.startswith("| [`afpc graph FILE`]"))
+    assert "no single graph" not in table and "several graphs and no `--graph`" in table
+    page = " ".join((docs / "graph.md").read_text(encoding="utf-8").split("## ", 1)[0].split())
+    assert "no graph or several" not in page and "several graphs and no `--graph`" in page
