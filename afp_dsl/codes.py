@@ -140,7 +140,8 @@ _ALL = [
        "When two deterministic edges from one skill can hold for one tool result, the first in\n"
        "declaration order wins. A route that repeats an earlier one (same target, trigger and\n"
        "guard) never fires, for the same reason.\n\n"
-       "Fix: make the guards disjoint, or accept the order explicitly; delete a repeated route."),
+       "Fix: make the guards disjoint (until then the route declared first wins); delete a\n"
+       "repeated route."),
     _c("AFP206", "self-loop", W, "a route goes from a skill to itself",
        "A self-loop never moves the cursor; it only resets the skill's steps.\n\nFix: remove the route."),
     _c("AFP207", "no-way-out", W, "a cycle of skills has no edge leaving it and no way to answer",

@@ -35,7 +35,8 @@ finds it. `afpc explain AFP101` (or `afpc explain unknown-name`) prints the sect
 one code; SARIF reports link each rule here (`docs/diagnostics.md#afp101`). Severities are the
 defaults: `error` fails `afpc check` (exit 1), `warning` fails it only with `--strict`. Codes of
 the run-time phase (`5xx`) are reported by `afpc run` and the Python API, not by `afpc check`.
-How the checks work, and how to silence a warning, is in [checks.md](checks.md).
+How the checks work is in [checks.md](checks.md), and what to do about a warning (no switch
+silences one) in [its Warnings section](checks.md#warnings).
 """
 
 

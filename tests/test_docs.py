@@ -265,3 +265,18 @@ def test_trace_why_sample_is_an_excerpt_of_what_why_prints(tmp_path, monkeypatch
             continue
         assert line in printed[at:], f"not printed (in this order) by `afpc why`: {line!r}"
         at = printed.index(line, at) + 1
+
+
+def test_the_way_to_deal_with_a_warning_is_written_where_the_pages_point():
+    """docs/diagnostics.md sent readers to checks.md for "how to silence a warning", a section
+    that did not exist (there is no switch), and AFP205's fix said to "accept the order
+    explicitly", which no syntax does. The pointer now lands on checks.md's Warnings section,
+    which says what a warning does and how it goes away."""
+    from afp_dsl import codes
+    diagnostics = (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    assert "(checks.md#warnings)" in diagnostics and "how to silence" not in diagnostics
+    assert "warnings" in anchors(ROOT / "docs" / "checks.md")
+    checks = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
+    section = checks.split("\n## Warnings\n", 1)[1].split("\n## ", 1)[0]
+    assert "--strict" in section and "no comment, attribute or option" in section
+    assert not [c.id for c in codes.REGISTRY.values() if "explicitly" in c.explanation]

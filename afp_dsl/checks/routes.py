@@ -363,7 +363,7 @@ def _ambiguous(a: G.RouteEdge, b: G.RouteEdge, trigger: str, verdict: Verdict) -
         notes.append("not analysed: " + "; ".join(verdict.notes))
     return diag("AFP205", f"routes {_title(a)} and {_title(b)} can fire on the same result",
                 b.route.span, "competes with an earlier route", secondary=_earlier(a),
-                notes=notes, help="make the conditions disjoint, or accept the order explicitly")
+                notes=notes, help="make the conditions disjoint")
 
 
 def _example(verdict: Verdict, exprs: list) -> str:
