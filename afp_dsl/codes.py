@@ -259,7 +259,9 @@ _ALL = [
     _c("AFP405", "test-args-invalid", W, "a scripted tool call's arguments violate the input schema",
        "The test still runs; this warns in case the invalid call is not deliberate. The notes\n"
        "say what the schema expected where (`seats: expected a number >= 1`), as the model is\n"
-       "told at run time, never the values: a test's arguments may hold a secret."),
+       "told at run time, never the values: a test's arguments may hold a secret.\n\n"
+       "Fix: correct the scripted arguments; a test that sends invalid ones on purpose (to see\n"
+       "how the agent copes) keeps the warning, which fails `afpc check` only with `--strict`."),
     _c("AFP406", "test-unknown-edge", E, "`expect route` names an edge that does not exist",
        "Also `expect cursor` naming a skill outside the agent's graph: the cursor\n"
        "moves only to the graph's skills, never to an open skill.\n\n"

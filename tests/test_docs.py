@@ -280,3 +280,11 @@ def test_the_way_to_deal_with_a_warning_is_written_where_the_pages_point():
     section = checks.split("\n## Warnings\n", 1)[1].split("\n## ", 1)[0]
     assert "--strict" in section and "no comment, attribute or option" in section
     assert not [c.id for c in codes.REGISTRY.values() if "explicitly" in c.explanation]
+
+
+def test_every_check_time_code_says_how_to_fix_it():
+    """`afpc explain` ends each code with its fix; AFP405 test-args-invalid had none."""
+    from afp_dsl import codes
+    missing = [c.id for c in codes.REGISTRY.values() if "\nFix: " not in c.explanation
+               and not c.explanation.startswith("Fix: ")]
+    assert not missing, missing
