@@ -288,3 +288,13 @@ def test_every_check_time_code_says_how_to_fix_it():
     missing = [c.id for c in codes.REGISTRY.values() if "\nFix: " not in c.explanation
                and not c.explanation.startswith("Fix: ")]
     assert not missing, missing
+
+
+def test_the_afp_store_variable_names_every_command_that_takes_a_store():
+    """docs/cli.md's AFP_STORE row named `run`, `resume`, `why` and `trace`, not `graph --run`,
+    which reads it too (its `--store` defaults to it)."""
+    row = next(line for line in (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `AFP_STORE` |"))
+    takes = sorted({cmd.split()[0] for cmd, opt in _afpc_options() if opt == "--store"})
+    missing = [c for c in takes if f"`{c}`" not in row and f"`{c} " not in row]
+    assert not missing, f"the AFP_STORE row of docs/cli.md does not name {missing}"
