@@ -298,3 +298,18 @@ def test_the_afp_store_variable_names_every_command_that_takes_a_store():
     takes = sorted({cmd.split()[0] for cmd, opt in _afpc_options() if opt == "--store"})
     missing = [c for c in takes if f"`{c}`" not in row and f"`{c} " not in row]
     assert not missing, f"the AFP_STORE row of docs/cli.md does not name {missing}"
+
+
+def test_every_environment_variable_afp_reads_is_in_the_cli_table():
+    """The variables the package reads by name (`ALLOW_ENV` of std/tools' `http_get` was
+    missing from docs/cli.md's table) each have a row."""
+    import afp_dsl.stdtools
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = page.split("## Environment variables", 1)[1].split("\n## ", 1)[0]
+    names = set(re.findall(r'environ(?:\.get)?[\[(]"([A-Z][A-Z0-9_]+)"',
+                           "\n".join(p.read_text(encoding="utf-8")
+                                     for p in (ROOT / "afp_dsl").glob("*.py"))))
+    names |= {afp_dsl.stdtools.ALLOW_ENV}
+    names -= {"XDG_CACHE_HOME"}  # (where lark's cache goes: the usual meaning)
+    missing = sorted(n for n in names if f"`{n}`" not in table)
+    assert not missing, f"docs/cli.md's environment table lacks {missing}"
