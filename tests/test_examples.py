@@ -94,6 +94,18 @@ def test_examples_cover_the_constructs():
     assert max(users) >= 2, "no test holds a conversation (two `user` lines)"
 
 
+
+def test_travel_desk_routes_on_an_imported_tool_both_ways():
+    """`on alias.tool` names an imported tool (docs/language.md §4); the `tool` root reads its
+    bare name. The example's comment said `on TOOL` took only a bare name, so both its routes
+    used the `tool` root; its test `rebook_a_confirmed_flight` now takes the `on` route."""
+    spec = EXAMPLES / "travel_desk" / "travel_desk.afp"
+    graph = afp_dsl.load(spec).ir.root_module.get("trips")
+    ons = {str(r.dst): str(r.on) for r in graph.routes if r.on}
+    assert ons == {"rebooking": "common.find_booking"}
+    text = spec.read_text(encoding="utf-8")
+    assert 'when tool == "find_booking"' in text and "takes a bare name" not in text
+
 def test_support_schema_refuses_what_its_host_code_rejects():
     """`acme.orders:refund` raises on an amount <= 0; the schema refuses it first (status
     `invalid`, the model fixes its call) instead of letting a `failure` route to escalation."""
