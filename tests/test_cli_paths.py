@@ -254,3 +254,18 @@ def test_graph_exit_codes_are_the_ones_the_pages_give(tmp_path):
     assert "no single graph" not in table and "several graphs and no `--graph`" in table
     page = " ".join((docs / "graph.md").read_text(encoding="utf-8").split("## ", 1)[0].split())
     assert "no graph or several" not in page and "several graphs and no `--graph`" in page
+
+
+def test_python_dash_m_afp_dsl_is_afpc(tmp_path):
+    """`python -m afp_dsl` (the command line where the scripts folder is not on PATH) failed:
+    the package had no `__main__`. It now behaves as `afpc`, its name included."""
+    spec = tmp_path / "bad.afp"
+    spec.write_text(BAD, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "AFPC_OUTPUT_FORMAT"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    run = subprocess.run([sys.executable, "-m", "afp_dsl", "check", "--format", "short", str(spec)],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 1 and "error[AFP101]" in run.stdout, run.stdout + run.stderr
+    usage = subprocess.run([sys.executable, "-m", "afp_dsl", "check"], capture_output=True,
+                           text=True, env=env, timeout=120)
+    assert usage.returncode == 2 and usage.stderr.startswith("Usage: afpc check"), usage.stderr
