@@ -70,10 +70,12 @@ def _split(toks: list[Tok]) -> list[tuple[list[Tok], bool]]:
 def _levelled(lines: list[tuple[list[Tok], bool]]) -> list[Line]:
     """Each line with its indentation level: one more than the line that opened the innermost
     bracket still open; a line starting with closing brackets stands at the level of the line
-    that opened the last of them; a continuation line one more than the statement's."""
+    that opened the last of them; a continuation line one more than the statement's, and so
+    do the comment-only lines just above it (they stand inside the continued statement)."""
     stack: list[int] = []  # the level of the line that opened each open bracket
     out: list[Line] = []
     code: list[Tok] = []  # the last line that holds more than a comment
+    comments: list[int] = []  # the comment-only lines since that line (indexes into `out`)
     for toks, blank in lines:
         level = stack[-1] + 1 if stack else 0
         lead = 0
@@ -82,8 +84,12 @@ def _levelled(lines: list[tuple[list[Tok], bool]]) -> list[Line]:
             lead += 1
         if not lead and code and _continues(code, toks):
             level += 1
+            for i in comments:  # (comments inside a continued statement stand with its lines)
+                out[i] = out[i]._replace(level=level)
         if toks[0].kind != "#":
-            code = toks
+            code, comments = toks, []
+        else:
+            comments.append(len(out))
         for t in toks[lead:]:
             if t.kind in OPENERS:
                 stack.append(level)

@@ -134,6 +134,24 @@ def test_comments_are_kept_verbatim_and_indented() -> None:
         "agent a {  # the agent", "  # about the model", '  model = "m"  # why', "  # last", "}", "# end")
 
 
+
+def test_a_comment_inside_a_continued_statement_stands_with_its_continuation_lines() -> None:
+    """A comment between a statement's lines was pulled out to the statement's level, left of
+    the line it annotates (`    # big ones` above `      because`); it now takes the level of
+    the continuation line below it. A comment before the next statement, or before a closing
+    bracket, keeps the level it had."""
+    messy = block("policy p {", "before t {", "deny when args.amount > 500", "  # big ones",
+                  "because \"x\"", "ask when args.amount > 100 and", "# not for Maya",
+                  "# nor for Bo", "args.amount < 200", "because \"y\"", "# the next rule",
+                  "allow when iteration < 2", "# before the closer", "}", "}",
+                  "graph g {", "route s -> s2", "# only on success", "on t status success", "}")
+    assert format_source(messy) == block(
+        "policy p {", "  before t {", "    deny when args.amount > 500", "      # big ones",
+        '      because "x"', "    ask when args.amount > 100 and", "      # not for Maya",
+        "      # nor for Bo", "      args.amount < 200", '      because "y"', "    # the next rule",
+        "    allow when iteration < 2", "    # before the closer", "  }", "}",
+        "graph g {", "  route s -> s2", "    # only on success", "    on t status success", "}")
+
 def test_equals_align_in_runs_of_attribute_lines() -> None:
     messy = block("agent a {", "model = \"m\"", "max_iterations = 8", "# a comment ends a run",
                   "graph = g", "context=[x]", "", "policies = []", "}")
