@@ -29,6 +29,10 @@ _TIGHT_AFTER = frozenset(("(", "[", "."))
 # under a condition, `on t` under `route a -> b`.
 _CONTINUING_WORDS = frozenset(("because", "when", "and", "or", "on", "status", "note", "by", "matches",
                                "mentions", "in"))
+# Literals (strings, texts, numbers, regexes) start no statement: one that starts a line, not as
+# the next item of a list or map (after `,`), goes on the statement above (a route's label, a
+# step's note, a field's description, `model says` / `expect called t` with their values below).
+_LITERALS = frozenset(("S", "M", "N", "R"))
 _OPERATORS = frozenset(("=", "->", "=>", "==", "!=", "<", "<=", ">", ">=", "|", "."))
 # Keywords that, ending a line, are continued by the next one.
 _OPEN_ENDS = frozenset(("and", "or", "not", "when", "because", "matches", "mentions", "in",
@@ -108,7 +112,8 @@ def _continues(prev: list[Tok], toks: list[Tok]) -> bool:
     last = _last_code(prev)
     if last is None or last.kind in OPENERS:
         return False
-    starts = first.kind in _OPERATORS or (first.kind == "K" and first.text in _CONTINUING_WORDS)
+    starts = first.kind in _OPERATORS or (first.kind == "K" and first.text in _CONTINUING_WORDS) \
+        or (first.kind in _LITERALS and last.kind != ",")
     return starts or last.kind in _OPERATORS or (last.kind == "K" and last.text in _OPEN_ENDS)
 
 

@@ -69,6 +69,21 @@ def test_continuation_lines_are_indented_once() -> None:
         "    ask when", "      x > 2", "  }", "}")
 
 
+
+def test_a_literal_that_starts_a_line_continues_the_statement_above() -> None:
+    """A route's label, a step's note or a field's description written on the line below stood
+    at the statement's level, as if it began a statement of its own; no statement starts with a
+    literal, so it is a continuation line. The next item of a list or map (after a `,`) is not."""
+    messy = block("graph g {", "route s -> s2 on t", '"label"', "}",
+                  "skill s {", "steps {", "t", '"note"', "}", "}",
+                  "test x {", "model says", '"hi"', "expect called t", "1", "}",
+                  "redact r { keys = [", '"a",', '"b"', "] }")
+    assert format_source(messy) == block(
+        "graph g {", "  route s -> s2 on t", '    "label"', "}",
+        "skill s {", "  steps {", "    t", '      "note"', "  }", "}",
+        "test x {", "  model says", '    "hi"', "  expect called t", "    1", "}",
+        "redact r { keys = [", '  "a",', '  "b"', "] }")
+
 def test_keywords_as_attribute_or_field_names_start_no_continuation() -> None:
     messy = block("instruction i {", "prompt = \"p\"", "when = message matches /x/", "}",
                   "tool t {", "output {", "a: number", "note?: string", "status: string", "}", "}")
