@@ -102,16 +102,31 @@ def find_graph(program: Any, name: str | None = None) -> tuple[Analysis, str, ir
         hits = [(m, g) for m, g in found if _display(a, m, g) == name]
         hits = hits or [(m, g) for m, g in found if g.name == name]
     else:
-        root = [(m, g) for m, g in found if m == a.program.root]
-        hits = root if root else found
+        hits = _default_graphs(a, found)
     if len(hits) == 1:
         return a, hits[0][0], hits[0][1]
-    names = ", ".join(f"`{_display(a, m, g)}`" for m, g in found) or "none"
     if name is not None and not hits:
         raise GraphChoiceError(no_graph_named(name, [_display(a, m, g) for m, g in found]))
     if not hits:
         raise GraphChoiceError("the program declares no graph")
+    names = ", ".join(f"`{_display(a, m, g)}`" for m, g in hits)
     raise GraphChoiceError(f"the program declares several graphs ({names}); choose one")
+
+
+def _default_graphs(a: Analysis, found: list[tuple[str, ir.Graph]]) -> list[tuple[str, ir.Graph]]:
+    """The graphs drawn when none is named: the root module's; else those its agents use (a
+    graph imported from another module); else those of the modules it imports, the standard
+    library's aside (its graphs are self-test scaffolding: `import "std/tools"` in a spec without
+    a graph must not draw `tools_desk`)."""
+    root = [(m, g) for m, g in found if m == a.program.root]
+    if root:
+        return root
+    used: list[tuple[str, ir.Graph]] = []
+    for agent in a.root_decls(ir.Agent):
+        hit = a.resolve(a.program.root, agent.graph) if agent.graph is not None else None
+        if hit is not None and isinstance(hit.decl, ir.Graph) and (hit.module, hit.decl) not in used:
+            used.append((hit.module, hit.decl))
+    return used or [(m, g) for m, g in found if not m.startswith("std/")]
 
 
 def diagram(program: Any, graph: str | None = None, scrub: Scrub | None = None) -> Diagram:

@@ -324,3 +324,24 @@ def test_when_no_entry_fires_every_refused_entry_is_drawn_refused(tmp_path: Path
     assert [e["refused"] for e in edges] == ["message mentions alpha (actual gamma)",
                                              "message mentions beta (actual gamma)"]
     assert _graph(spec, db, "dot").count('style=dashed, color="#d93025"') == 2
+
+
+def test_a_spec_without_a_graph_does_not_draw_the_standard_library_s(tmp_path: Path) -> None:
+    """`afpc graph` of a spec with no graph of its own that imports `std/tools` drew
+    `tools_desk`, the module's self-test graph, as if it were the spec's; it is "no graph" now.
+    A graph the root's agents use from an imported module is still the one drawn."""
+    spec = tmp_path / "s.afp"
+    spec.write_text('import "std/tools" as std_tools\n'
+                    'agent a { system = "s" tools = [std_tools.calculate] }\n')
+    program, diags = analyse(spec)
+    assert program is not None, diags
+    with pytest.raises(gx.GraphChoiceError, match="declares no graph"):
+        gx.to_mermaid(program)
+    assert "n_tools_workbench" in gx.to_mermaid(program, graph="std_tools.tools_desk")
+    (tmp_path / "lib.afp").write_text('skill s { description = "s" }\ngraph g { entry s }\n'
+                                      'skill t { description = "t" }\ngraph h { entry t }\n')
+    (tmp_path / "m.afp").write_text('import "./lib.afp" as lib\nimport "std/tools" as std_tools\n'
+                                    'agent a { graph = lib.h }\n')
+    program, diags = analyse(tmp_path / "m.afp")
+    assert program is not None, diags
+    assert 'n_t["t"]' in gx.to_mermaid(program) and 'n_s["s"]' not in gx.to_mermaid(program)
