@@ -101,6 +101,8 @@ def _read(path: str) -> str:
             reason = e.strerror or str(e)
         else:
             reason = _undecodable(data, MAX_BYTES)
+    if reason == "no such file" and os.path.islink(path):  # (as `afpc check` names it)
+        reason = f"it is a symbolic link to `{os.readlink(path)}`, which does not exist"
     if reason is not None:
         raise _Skipped(f"afpc: error: cannot read {path}: {reason}; it was not formatted")
     return data.decode("utf-8")
