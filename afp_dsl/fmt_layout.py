@@ -77,6 +77,7 @@ def _levelled(lines: list[tuple[list[Tok], bool]]) -> list[Line]:
     that opened the last of them; a continuation line one more than the statement's, and so
     do the comment-only lines just above it (they stand inside the continued statement)."""
     stack: list[int] = []  # the level of the line that opened each open bracket
+    heads: list[Tok] = []  # and that line's first token
     out: list[Line] = []
     code: list[Tok] = []  # the last line that holds more than a comment
     comments: list[int] = []  # the comment-only lines since that line (indexes into `out`)
@@ -85,8 +86,10 @@ def _levelled(lines: list[tuple[list[Tok], bool]]) -> list[Line]:
         lead = 0
         while lead < len(toks) and toks[lead].kind in CLOSERS and stack:
             level = stack.pop()
+            heads.pop()
             lead += 1
-        if not lead and code and _continues(code, toks):
+        in_test = bool(heads) and heads[-1].kind == "K" and heads[-1].text == "test"
+        if not lead and code and (_continues(code, toks) or in_test and _next_call(code, toks)):
             level += 1
             for i in comments:  # (comments inside a continued statement stand with its lines)
                 out[i] = out[i]._replace(level=level)
@@ -97,10 +100,21 @@ def _levelled(lines: list[tuple[list[Tok], bool]]) -> list[Line]:
         for t in toks[lead:]:
             if t.kind in OPENERS:
                 stack.append(level)
+                heads.append(toks[0])
             elif t.kind in CLOSERS and stack:
                 stack.pop()
+                heads.pop()
         out.append(Line(toks, blank, level))
     return out
+
+
+def _next_call(prev: list[Tok], toks: list[Tok]) -> bool:
+    """Whether `toks`, a line of a `test` body, is the next call of `model calls A { … },` on
+    the line `prev`: a name after a line ending in `,` (a step's or attribute's `,` is followed
+    by no name in a test body; an attribute's name by `=`)."""
+    last = _last_code(prev)
+    return last is not None and last.kind == "," and toks[0].kind == "W" \
+        and (len(toks) == 1 or toks[1].kind != "=")
 
 
 def _continues(prev: list[Tok], toks: list[Tok]) -> bool:

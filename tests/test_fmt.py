@@ -84,6 +84,17 @@ def test_a_literal_that_starts_a_line_continues_the_statement_above() -> None:
         "test x {", "  model says", '    "hi"', "  expect called t", "    1", "}",
         "redact r { keys = [", '  "a",', '  "b"', "] }")
 
+
+def test_the_next_scripted_call_on_its_own_line_continues_model_calls() -> None:
+    """`model calls A { … },` then `B { … }` on the next line: B stood at the statement level,
+    read as a statement of its own. In a `test` body a name after a line ending in `,` is the
+    next call; a step list (`t1,` then `t2`) and the attributes are laid out as before."""
+    messy = block("test x {", "agent = a,", "model calls a { id: 1 },", "b { id: 2 },", "c",
+                  'model says "ok"', "}", "skill s {", "steps {", "t1,", "t2", "}", "}")
+    assert format_source(messy) == block(
+        "test x {", "  agent = a,", "  model calls a { id: 1 },", "    b { id: 2 },", "    c",
+        '  model says "ok"', "}", "skill s {", "  steps {", "    t1,", "    t2", "  }", "}")
+
 def test_keywords_as_attribute_or_field_names_start_no_continuation() -> None:
     messy = block("instruction i {", "prompt = \"p\"", "when = message matches /x/", "}",
                   "tool t {", "output {", "a: number", "note?: string", "status: string", "}", "}")
