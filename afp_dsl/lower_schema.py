@@ -25,6 +25,7 @@ from .frozen import adopt, thaw
 from .literals import MAX_NAME, compile_problem
 from .lower_values import BAD, ValueLowerer, to_data
 from .schema_bounds import crossed
+from .schema_enum import enum_left
 from .source import Span
 from .suggest import closest
 
@@ -350,6 +351,9 @@ def _constraint_problem(key: str, raw: Any, is_lit: bool, schema: dict) -> tuple
         message = (f"`{key}: {_shown(raw)}` contradicts `{_KEY_OF[other]}: "
                    f"{_shown(schema[other])}`: no value can satisfy this field")
         return "AFP301", message, "leaves no value", True, "correct one of the two bounds"
+    if "enum" in schema and not enum_left(schema, keyword, raw):  # (`"a" | "b"(min_length: 2)`)
+        return ("AFP301", f"no literal of the union satisfies `{key}: {_shown(raw)}`: no value can "
+                "satisfy this field", "leaves no value", True, "correct the constraint or the literals")
     return None
 
 

@@ -19,6 +19,7 @@ from afp_dsl.frozen import FrozenMap, freeze
 from afp_dsl.lower import RESERVED
 from afp_dsl.lower_schema import CONSTRAINTS, json_type
 from afp_dsl.schema_bounds import crossed
+from afp_dsl.schema_enum import enum_left
 from afp_dsl.lower_tests import OUTCOMES
 from afp_dsl.resources import stdlib_names
 from afp_dsl.trace import KINDS
@@ -163,8 +164,9 @@ def _constrain(draw, schema: dict) -> list[str]:
         if _applicable(schema) else []
     for k in keys:
         value = draw(_constraint_value(k))
-        if crossed(CONSTRAINTS[k][0], value, schema, schema.get("type") == "integer") is None:
-            schema[CONSTRAINTS[k][0]] = value  # (bounds that leave no value are AFP301)
+        if crossed(CONSTRAINTS[k][0], value, schema, schema.get("type") == "integer") is None and (
+                "enum" not in schema or enum_left(schema, CONSTRAINTS[k][0], value)):
+            schema[CONSTRAINTS[k][0]] = value  # (bounds or literals that leave no value are AFP301)
     return keys
 
 

@@ -1,0 +1,52 @@
+"""Conformance audit of schema, expression, policy, redaction and test-script checks
+(language.md §5.2, §5.6–§5.8, §6, §7; codes AFP3xx, AFP4xx). Each test failed before its fix."""
+from __future__ import annotations
+
+import pytest
+
+import afp_dsl
+
+
+def _found(spec: str) -> list[tuple[str, str, str]]:
+    return [(d.code, d.severity.value, d.message) for d in afp_dsl.check(spec)]
+
+
+def _tool(fields: str) -> str:
+    return f'tool v {{\n  description = "d"\n  input {{ {fields} }}\n}}\n'
+
+
+# ---------------------------------------------------------------- §5.2 constraints on literal unions
+@pytest.mark.parametrize("fields, key", [
+    ('c: 1 | 2 (min: 5)', 'min: 5'),
+    ('c: 1 | 2 (exclusive_max: 1)', 'exclusive_max: 1'),
+    ('b: "x" | "y" (pattern: "^z")', 'pattern: "^z"'),
+    ('b: "x" | "yy" (min_length: 3)', 'min_length: 3'),
+    ('b: "ab" | "c" (min_length: 2, pattern: "c")', 'pattern: "c"'),
+    ('b?: "long" (max_length: 2)', 'max_length: 2'),
+])
+def test_a_constraint_no_literal_of_the_union_satisfies_is_afp301(fields, key):
+    """language §5.2: a constraint that does not fit is a diagnostic, as `min > max` is (AFP301,
+    "no value can satisfy this field"). Before: `1 | 2 (min: 5)` was compiled to a schema that
+    refuses every value, with no diagnostic."""
+    assert _found(_tool(fields)) == [
+        ("AFP301", "error", f"no literal of the union satisfies `{key}`: no value can satisfy this field")]
+
+
+def test_the_error_points_at_the_constraint_value_and_the_default_is_not_reported_again():
+    spec = _tool('u: "a" | "b" (min_length: 2) = "a"')
+    diags = afp_dsl.check(spec)
+    assert [d.code for d in diags] == ["AFP301"]  # (the default is judged without the constraint)
+    span = diags[0].primary.span
+    assert (spec[span.start:span.end], diags[0].primary.message) == ("2", "leaves no value")
+
+
+@pytest.mark.parametrize("fields", [
+    '"a" | 1 (min_length: 2)',  # the number passes a string constraint (JSON Schema applies it to strings)
+    '"a" | "bb" (min_length: 2)',  # one literal left
+    '1 | 2 | 3 (exclusive_min: 1, max: 2)',  # 2 is left
+    '"ok" | "no" (pattern: "^o")',
+    '"a" | "b" (format: "email")',  # `format` is an annotation
+    '"a" | "b" (min_length: 1)',
+])
+def test_a_constraint_some_literal_satisfies_is_accepted(fields):
+    assert _found(_tool(f"u: {fields}")) == []
