@@ -50,3 +50,27 @@ def test_the_error_points_at_the_constraint_value_and_the_default_is_not_reporte
 ])
 def test_a_constraint_some_literal_satisfies_is_accepted(fields):
     assert _found(_tool(f"u: {fields}")) == []
+
+
+# ---------------------------------------------------------------- §6 paths under `last`
+_FACT = ('agent a {{\n  system = "x"\n  tools = [t]\n  context = [f]\n}}\n'
+         'tool t {{ description = "d"  impl = returns("x") }}\n'
+         'fact f {{ data = "x"  when = {cond} }}\n')
+
+
+@pytest.mark.parametrize("cond, shown, seg", [
+    ('last.tool.name == "t"', "last.tool", "name"),
+    ('last.status.code == 1', "last.status", "code"),
+    ('last.tool[0] == "t"', "last.tool", "[0]"),
+])
+def test_a_field_of_last_tool_or_last_status_is_afp304(cond, shown, seg):
+    """language §6: `last.tool` and `last.status` are names (or null); a field of one is always
+    null, as `tool.x` is (AFP304). Before: `last.tool.name == "t"` was accepted."""
+    assert _found(_FACT.format(cond=cond)) == [
+        ("AFP304", "error", f"`{shown}` is a string; it has no field `{seg}`")]
+
+
+@pytest.mark.parametrize("cond", ['last.result.x == 1', 'last.result[0] == 1', 'last.tool == "t"',
+                                  'last.status == "success"', 'last.tool == null'])
+def test_last_result_paths_and_last_itself_stay_accepted(cond):
+    assert _found(_FACT.format(cond=cond)) == []

@@ -193,6 +193,10 @@ def _path(site: S.Site, p: ir.Path) -> Diagnostic | None:
         if p.segments[0] not in ("tool", "status", "result"):
             return _no_field(p, 0, "`last` has the fields `tool`, `status` and `result`",
                              ("tool", "status", "result"))
+        if p.segments[0] != "result" and len(p.segments) > 1:  # (a name, or null: no fields)
+            return diag("AFP304", f"`last.{p.segments[0]}` is a string; it has no field "
+                        f"`{_seg(p.segments[1])}`", p.span, "always null",
+                        help=f"compare `last.{p.segments[0]}` itself")
         return None
     if p.root not in ("args", "result"):
         return None
