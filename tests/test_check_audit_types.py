@@ -74,3 +74,24 @@ def test_a_field_of_last_tool_or_last_status_is_afp304(cond, shown, seg):
                                   'last.status == "success"', 'last.tool == null'])
 def test_last_result_paths_and_last_itself_stay_accepted(cond):
     assert _found(_FACT.format(cond=cond)) == []
+
+
+# ---------------------------------------------------------------- §6 `skill` in a tool's `check_in`
+_CHECK_IN = ('agent a {{\n  system = "x"\n  tools = [t]\n  skills = [lookup]\n}}\n'
+             'skill lookup {{ description = "d" }}\n'
+             'tool t {{\n  description = "d"\n  input {{ n: integer }}\n  check_in = {cond}\n'
+             '  impl = returns("x")\n}}\n')
+
+
+def test_a_skill_name_no_skill_has_in_check_in_is_afp305_as_in_a_policy():
+    """language §6: `skill` is a root of `check_in`, the current skill's name or null; naming a
+    skill the program does not declare can never be true (AFP305, as in a policy `before` rule or
+    a fact's `when`). Before: `check_in = skill == "lookpu"` was accepted."""
+    diags = afp_dsl.check(_CHECK_IN.format(cond='skill == "lookpu"'))
+    assert [(d.code, d.message, d.help) for d in diags] == [
+        ("AFP305", '`skill` can never be `"lookpu"`', 'did you mean `"lookup"`?')]
+
+
+@pytest.mark.parametrize("cond", ['skill == "lookup"', 'skill == null', 'skill != "nope"'])
+def test_a_skill_name_the_program_has_in_check_in_is_accepted(cond):
+    assert _found(_CHECK_IN.format(cond=cond)) == []

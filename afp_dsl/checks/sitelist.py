@@ -54,7 +54,8 @@ def _sites(analysis: Analysis) -> Iterator[Site]:
         if t is ir.Tool:
             if decl.check_in is not None:
                 yield Site(module, "check_in", decl.check_in,
-                           f"the `check_in` of tool `{decl.name}`", tool=decl, on=decl.name)
+                           f"the `check_in` of tool `{decl.name}`", tool=decl, on=decl.name,
+                           skills=skill_names(analysis))
         elif t is ir.Skill:
             continue
         elif t is ir.Graph:
