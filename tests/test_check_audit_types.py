@@ -95,3 +95,13 @@ def test_a_skill_name_no_skill_has_in_check_in_is_afp305_as_in_a_policy():
 @pytest.mark.parametrize("cond", ['skill == "lookup"', 'skill == null', 'skill != "nope"'])
 def test_a_skill_name_the_program_has_in_check_in_is_accepted(cond):
     assert _found(_CHECK_IN.format(cond=cond)) == []
+
+
+def test_a_union_no_literal_satisfies_is_one_diagnostic_for_its_paths_and_scripts():
+    """One root cause, one diagnostic: the schema is not the one meant, so a policy path and a
+    scripted call against it are not judged again (no AFP305, no AFP405)."""
+    spec = ('agent a { system = "x"  tools = [t]  policies = [g] }\n'
+            'tool t { description = "d"  input { q: 1 | 2 (min: 5) }  impl = returns("x") }\n'
+            'policy g { before t { deny when args.q == 7 because "x" } }\n'
+            'test s {\n  user "h"\n  model calls t { q: 7 }\n  model says "d"\n}\n')
+    assert [d.code for d in afp_dsl.check(spec)] == ["AFP301"]
