@@ -105,3 +105,16 @@ def test_a_union_no_literal_satisfies_is_one_diagnostic_for_its_paths_and_script
             'policy g { before t { deny when args.q == 7 because "x" } }\n'
             'test s {\n  user "h"\n  model calls t { q: 7 }\n  model says "d"\n}\n')
     assert [d.code for d in afp_dsl.check(spec)] == ["AFP301"]
+
+
+# ---------------------------------------------------------------- §5.8 `agent =`
+def test_a_test_in_a_module_with_no_agent_of_its_own_is_told_the_imported_one(tmp_path):
+    """language §5.8: `agent =` is required unless the module has exactly one agent; a module
+    that only imports agents gets AFP111 with the name to write. Before: the help only said
+    "declare an agent to test"."""
+    (tmp_path / "lib.afp").write_text('agent desk { system = "x" }\n', encoding="utf-8")
+    (tmp_path / "t.afp").write_text('import "lib.afp" as lib\ntest s {\n  user "h"\n  model says "d"\n}\n',
+                                    encoding="utf-8")
+    diags = afp_dsl.check(tmp_path / "t.afp")
+    assert [(d.code, d.help) for d in diags] == [
+        ("AFP111", "add `agent = lib.desk` to the test, or declare an agent to test")]

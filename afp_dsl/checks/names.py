@@ -54,7 +54,7 @@ def check_names(a: Analysis) -> Iterable[Diagnostic]:
                             unknown.setdefault(_unknown_key(a, key, ref), []).append((d, ref))
                         elif d is not None:
                             yield d
-        yield from _ambiguous_agents(m)
+        yield from _ambiguous_agents(a, m)
     for found in unknown.values():
         yield also_named(found[0][0], [ref for _, ref in found[1:]])
     yield from check_offered(a)
@@ -237,7 +237,7 @@ def _did_you_mean(name: str, candidates: list[str], prefix: str = "") -> str | N
     return f"did you mean `{prefix}{close}`?" if close else None
 
 
-def _ambiguous_agents(m: ir.Module) -> Iterator[Diagnostic]:
+def _ambiguous_agents(a: Analysis, m: ir.Module) -> Iterator[Diagnostic]:
     agents = [d for d in m.decls if isinstance(d, ir.Agent)]
     if len(agents) == 1:
         return
@@ -246,4 +246,14 @@ def _ambiguous_agents(m: ir.Module) -> Iterator[Diagnostic]:
             msg = ("this test names no agent and the module declares none" if not agents else
                    f"this test names no agent and the module declares {len(agents)}")
             yield diag("AFP111", msg, t.span, "which agent?",
-                       help="add `agent = NAME` to the test" if agents else "declare an agent to test")
+                       help="add `agent = NAME` to the test" if agents else _imported_agent(a, m))
+
+
+def _imported_agent(a: Analysis, m: ir.Module) -> str:
+    """The help for a module with no agent of its own: an imported one by its alias, if any."""
+    for alias, key in a.aliases.get(m.key, {}).items():
+        found = next((d.name for d in a.modules[key].decls if isinstance(d, ir.Agent)), None) \
+            if key in a.modules else None
+        if found is not None:
+            return f"add `agent = {alias}.{found}` to the test, or declare an agent to test"
+    return "declare an agent to test"
