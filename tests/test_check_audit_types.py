@@ -118,3 +118,42 @@ def test_a_test_in_a_module_with_no_agent_of_its_own_is_told_the_imported_one(tm
     diags = afp_dsl.check(tmp_path / "t.afp")
     assert [(d.code, d.help) for d in diags] == [
         ("AFP111", "add `agent = lib.desk` to the test, or declare an agent to test")]
+
+
+# ---------------------------------------------------------------- §5.2 / §7 raw defaults behind `$ref`
+def _raw(schema: str) -> str:
+    return f'tool v {{\n  description = "d"\n  input = {schema}\n}}\n'
+
+
+@pytest.mark.parametrize("schema, what", [
+    ('{ type: "object", "$defs": { n: { type: "integer" } }, '
+     'properties: { a: { "$ref": "#/$defs/n", default: "x" } } }', "expected integer"),
+    ('{ type: "object", "$defs": { s: { type: "string", pattern: "^a" } }, '
+     'properties: { a: { "$ref": "#/$defs/s", default: "b" } } }', "expected a string matching /^a/"),
+    ('{ type: "object", "$defs": { n: { "$anchor": "int", type: "integer" } }, '
+     'properties: { a: { "$ref": "#int", default: "x" } } }', "expected integer"),
+    ('{ type: "object", properties: { c: { "$ref": "#", default: { c: { c: 5 } } } } }',
+     "`c.c`: expected object"),
+])
+def test_a_default_beside_a_ref_is_judged_by_the_schema_it_refers_to(schema, what):
+    """language §7: defaults valid against their own schema. In JSON Schema 2020-12 a `$ref`
+    applies beside its siblings, so `{"$ref": "#/$defs/n", "default": "x"}` has a default its
+    schema refuses (AFP302). Before: the sub-schema was validated alone, its `$ref` could not be
+    resolved, and the default was not judged."""
+    assert _found(_raw(schema)) == [
+        ("AFP302", "error", "the default at `/properties/"
+         f"{'c' if 'c:' in schema else 'a'}` in the `input` schema of tool `v` does not satisfy "
+         f"its schema: {what}")]
+
+
+@pytest.mark.parametrize("schema", [
+    '{ type: "object", "$defs": { n: { type: "integer" } }, properties: { a: { "$ref": "#/$defs/n", default: 3 } } }',
+    '{ type: "object", "$defs": { a: { "$ref": "#/$defs/b" }, b: { "$ref": "#/$defs/a" } }, '
+    'properties: { x: { "$ref": "#/$defs/a", default: 1 } } }',
+    # a nested `$id` moves the base `#/...` is read from: not judged
+    '{ type: "object", "$defs": { n: { "$id": "https://e.x/n", "$defs": { i: { type: "string" } }, '
+    'type: "object", properties: { p: { "$ref": "#/$defs/i", default: "s" } } }, i: { type: "integer" } }, '
+    'properties: { a: { "$ref": "https://e.x/n" } } }',
+])
+def test_a_default_its_referred_schema_accepts_or_cannot_be_told_is_not_reported(schema):
+    assert _found(_raw(schema)) == []

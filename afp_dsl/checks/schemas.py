@@ -322,15 +322,25 @@ def _escape(part: str) -> str:
 
 def _defaults(doc: Any, tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnostic]:
     """AFP302 for each sub-schema's `default` that the sub-schema refuses (the schema as a whole
-    passed the metaschema, so each sub-schema did: `subschemas` walks only where it looked)."""
-    for node, pointer in subschemas(doc):
-        if "default" not in node:
-            continue
+    passed the metaschema, so each sub-schema did: `subschemas` walks only where it looked).
+    A sub-schema's `$ref` is resolved in the whole document (`{"$ref": "#/$defs/n", "default":
+    "x"}` is judged by `n`), unless a nested `$id` moves the base a reference is read from."""
+    found = [(node, pointer) for node, pointer in subschemas(doc) if "default" in node]
+    if not found:
+        return
+    jsonschema, registry, unresolvable = _jsonschema()
+    nested_id = any("$id" in node for node, pointer in subschemas(doc) if pointer)
+    try:
+        whole = None if nested_id else jsonschema.Draft202012Validator(doc, registry=registry)
+    except Exception:  # noqa: BLE001 - (the metaschema passed it; a check never raises)
+        whole = None
+    for node, pointer in found:
         sub = {k: v for k, v in node.items() if k != "default"}
-        jsonschema, registry, unresolvable = _jsonschema()
         try:
-            errors = [] if not _patterns_runnable(sub, node["default"]) else list(
-                jsonschema.Draft202012Validator(sub, registry=registry).iter_errors(node["default"]))
+            validator = whole.evolve(schema=sub) if whole is not None else \
+                jsonschema.Draft202012Validator(sub, registry=registry)
+            errors = [] if not _patterns_runnable(doc if whole else sub, node["default"]) else list(
+                validator.iter_errors(node["default"]))
         except (unresolvable, jsonschema.SchemaError, RecursionError):
             errors = []
         if errors:
