@@ -157,3 +157,22 @@ def test_a_default_beside_a_ref_is_judged_by_the_schema_it_refers_to(schema, wha
 ])
 def test_a_default_its_referred_schema_accepts_or_cannot_be_told_is_not_reported(schema):
     assert _found(_raw(schema)) == []
+
+
+# ---------------------------------------------------------------- §6 roots: "did you mean"
+_POLICY = ('agent a {{\n  system = "x"\n  tools = [t]\n  policies = [g]\n}}\n'
+           'tool t {{ description = "d"  input {{ n: integer }}  output {{ ok: boolean }}  impl = returns({{ok: true}}) }}\n'
+           'policy g {{ {block} }}\n')
+
+
+@pytest.mark.parametrize("block, root, meant", [
+    ('output { deny when answer matches /x/ because "r" }', "answer", "text"),
+    ('after t { deny when response.ok == true because "r" }', "response", "result"),
+    ('before t { deny when params.n == 1 because "r" }', "params", "args"),
+])
+def test_another_frameworks_word_for_a_root_is_told_the_root_meant(block, root, meant):
+    """language §6: a root not allowed in its place is AFP303 naming the roots allowed there.
+    Before: `answer` in an `output` rule (the answer is `text`) got no "did you mean"."""
+    diags = afp_dsl.check(_POLICY.format(block=block))
+    assert [(d.code, d.help) for d in diags] == [("AFP303", f"did you mean `{meant}`?")]
+    assert root in diags[0].message and f"`{meant}`" in diags[0].notes[0]

@@ -158,11 +158,18 @@ def _unknown_root(site: S.Site, root: str, span) -> Diagnostic:
     allowed = [r for r in S.ROOTS[site.place] if r not in ("returned", "active")]
     shown = ", ".join(f"`{r}`" for r in allowed)
     calls = " and the calls `returned(tool)`, `active(skill)`" if site.place == "context" else ""
-    close = closest(root, allowed)
+    close = closest(root, allowed) or next((r for r in _MEANT.get(root, ()) if r in allowed), None)
     return diag("AFP303", f"`{root}` cannot be used in {S.PLACE_NAMES[site.place]}", span,
                 f"not available in {site.owner}",
                 notes=(f"allowed here: {shown}{calls}",),
                 help=f"did you mean `{close}`?" if close else None)
+
+
+# Roots of other frameworks' words for what a place offers (`answer` is `text` in `output`).
+_MEANT = {"answer": ("text",), "response": ("text", "result"), "reply": ("text",),
+          "output": ("text", "result"), "arguments": ("args",), "params": ("args",),
+          "input": ("args", "message"), "prompt": ("message",), "user": ("message",),
+          "query": ("message",), "step": ("iteration",), "turn": ("iteration",)}
 
 
 def _call_arg(analysis: Analysis, module: str, call: ir.Call) -> Diagnostic | None:
