@@ -9,9 +9,24 @@ Every name is imported on first use, so `afpc check` does not pay for the interp
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .source import Span
+
+if TYPE_CHECKING:  # what type checkers read; at run time each name is imported on first use
+    from . import providers, stores
+    from .api import Program, check, load, load_ir
+    from .diagnostics import CompileError, Diagnostic, Label, Severity
+    from .effects import Effects
+    from .envelopes import absent, coverage, described
+    from .fmt import format_source
+    from .graph_export import to_dot, to_json, to_mermaid
+    from .policy_host import Rewrite, rewrite
+    from .results import (AgentNotFound, CheckIn, Checkpoint, Conversation, Decision,
+                          ResumeDecisionError, RunResult, approve, decline)
+    from .runner import Agent
+    from .serde import IRFormatError
+    from .state import CheckpointError
 
 __version__ = "0.1.0"
 

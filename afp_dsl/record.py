@@ -13,7 +13,7 @@ Invariants: attrs' own methods, to the letter: a record equals a record of the s
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform
 
 import attrs
 
@@ -56,7 +56,13 @@ class Record:
             seen.discard(id(self))
 
 
-record = attrs.frozen(eq=False, repr=False)
+if TYPE_CHECKING:  # what type checkers read: a frozen attrs class whose fields are its arguments
+    _C = TypeVar("_C")
+
+    @dataclass_transform(frozen_default=True, field_specifiers=(attrs.field,))
+    def record(cls: type[_C]) -> type[_C]: ...
+else:
+    record = attrs.frozen(eq=False, repr=False)
 _REPRING = threading.local()  # the records whose repr is being built, per thread
 
 _NAMES: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
