@@ -87,3 +87,7 @@ class CompileError(Exception):
         summary = f"{where}{first.code} {first.message}" if first else "compile error"
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         super().__init__(summary + more)
+
+    def __reduce__(self) -> tuple[type[CompileError], tuple[list[Diagnostic]]]:
+        # (pickled as what it was made from, so it crosses a process pool; `args` is the summary)
+        return (self.__class__, (self.diagnostics,))
