@@ -4,7 +4,7 @@ Role:       plain result types of the run API (split from `runner`, which builds
             runs); `approve`/`decline` make the `Decision` a paused run is resumed with;
             `run_of` reads what `resume` was given.
 Invariants: frozen (a `Conversation` excepted: it gathers its runs); a `Checkpoint`'s raw
-            `data` never shows in its repr, nor in an error (a wrong argument is named by its
+            `data`, and a `Conversation`'s raw history, never show in a repr, nor in an error (a wrong argument is named by its
             type, never by its text).
 """
 from __future__ import annotations
@@ -188,6 +188,11 @@ class Conversation:
     # a run of it is going (set and cleared by the agent, under its lock): one message at a time,
     # as each run starts from the history the one before left
     busy: bool = attrs.field(default=False, init=False, repr=False, eq=False)
+
+    def __repr__(self) -> str:
+        # (never the history: it holds the raw messages and tool results, unredacted)
+        return (f"Conversation(id={self.id!r}, agent={self.agent.name!r}, runs={self.runs!r}, "
+                f"cursor={self.cursor!r}, history=<{len(self.history)} messages>)")
 
     def run(self, message: str) -> RunResult:
         """The next run of this conversation, seeing the history of the earlier ones."""

@@ -101,6 +101,9 @@ class Agent(ResumePrep):
         """The agent's name in the spec."""
         return self.plan.name
 
+    def __repr__(self) -> str:
+        return f"<afp Agent {self.plan.name} of {self.session.program.root}>"
+
     # ------------------------------------------------------------ runs
     def conversation(self) -> Conversation:
         """A new conversation: runs (`.run`, `.arun`) that share history, and with `continuity =
@@ -128,11 +131,12 @@ class Agent(ResumePrep):
             core = await drive_async(run_core(ctx), self._progress(ctx, saves))
             return self._complete(ctx, core, conversation, saves)
 
-    def resume(self, checkpoint: Checkpoint | str, decision: Decision | None = None) -> RunResult:
-        """Continue a paused run (`checkpoint`: its `Checkpoint` or run id) with `decision`
-        (`approve(checkin)` or `decline(checkin)`), or an `error` run with no decision. Anything
-        but one decision for the check-in the run waits on raises `ResumeDecisionError`, and the
-        tool does not run."""
+    def resume(self, checkpoint: Checkpoint | str | Mapping[str, Any],
+               decision: Decision | None = None) -> RunResult:
+        """Continue a paused run (`checkpoint`: its `Checkpoint`, run id, or its `data` kept as
+        JSON) with `decision` (`approve(checkin)` or `decline(checkin)`), or an `error` run with
+        no decision. Anything but one decision for the check-in the run waits on raises
+        `ResumeDecisionError`, and the tool does not run."""
         ctx, resume, claimed, held = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=held)  # the earlier events the store holds already
@@ -140,7 +144,7 @@ class Agent(ResumePrep):
             core = drive_sync(run_core(ctx, resume), self._progress(ctx, saves))
             return self._complete(ctx, core, conv, saves)
 
-    async def aresume(self, checkpoint: Checkpoint | str,
+    async def aresume(self, checkpoint: Checkpoint | str | Mapping[str, Any],
                       decision: Decision | None = None) -> RunResult:
         """`resume`, awaiting async host tools and providers."""
         ctx, resume, claimed, held = self._prepare_resume(checkpoint, decision)

@@ -165,6 +165,9 @@ class Trace:
     def __len__(self) -> int:
         return len(self._events)
 
+    def __repr__(self) -> str:
+        return f"<Trace {self.run_id}: {len(self._events)} events>"
+
     def __getitem__(self, i: int) -> Event:
         return self._events[i]
 

@@ -5,6 +5,7 @@ Each test here failed before the fix it pins (the embedding-API audit).
 from __future__ import annotations
 
 import ast
+import pickle
 import os
 import subprocess
 import sys
@@ -77,3 +78,71 @@ def test_a_host_script_is_type_checked_against_the_real_signatures(tmp_path):
     assert any('Revealed type is "int"' in x for x in lines), out
     errors = [x for x in lines if ": error:" in x]
     assert len(errors) == 1 and '"run" of "Agent" has incompatible type "int"' in errors[0], out
+
+
+def test_resume_is_typed_to_take_a_checkpoint_kept_as_json(tmp_path):
+    """`agent.resume` takes the `Checkpoint`, the run id or its `data` as a dict (embedding.md);
+    the hint said `Checkpoint | str`, so a host resuming from JSON failed type checking."""
+    out = _mypy(f"""
+        import json
+        from typing import Any
+        import afp_dsl as afp
+        agent = afp.load({str(SPEC)!r}).agent()
+        kept: dict[str, Any] = json.loads("{{}}")
+        agent.resume(kept, afp.approve("ci-1"))
+        """, tmp_path)
+    assert ": error:" not in out, out
+
+
+# ---------------------------------------------------------------- what a host logs or ships
+SECRET_SPEC = '''
+agent a {
+  system     = "x"
+  tools      = [pay]
+  redact     = [sec]
+  continuity = "conversation"
+}
+tool pay {
+  description = "pay"
+  input { card_number: string, amount: number }
+}
+redact sec { keys = ["card_number", "token"] }
+'''
+CARD, TOKEN = "4111111111111111", "tok-SECRET-123"
+
+
+def test_a_conversation_s_repr_never_shows_its_raw_history():
+    """semantics §9: raw values live only in memory, for the model. Before: `repr(chat)` (what a
+    log line or a debugger prints) was the attrs repr, the whole history: the card number the
+    model sent and the token the tool returned, both under redacted keys."""
+    agent = afp.load(SECRET_SPEC).agent(
+        provider=afp.providers.mock([[("pay", {"card_number": CARD, "amount": 3})], "done"]),
+        tools={"pay": lambda card_number, amount: {"token": TOKEN}})
+    chat = agent.conversation()
+    result = chat.run("pay please")
+    assert result.outcome == "answered"
+    assert CARD in repr(chat.history) and TOKEN in repr(chat.history)  # (the live memory)
+    shown = repr(chat)
+    assert CARD not in shown and TOKEN not in shown
+    assert chat.id in shown and result.run_id in shown and "4 messages" in shown
+
+
+def test_public_objects_have_a_readable_repr():
+    """An `Agent` and a `Trace` say what they are, not `<... object at 0x7f...>` (whose address
+    differs from run to run)."""
+    agent = afp.load('agent a { system = "x" }\n').agent(provider=afp.providers.mock(["hi"]))
+    result = agent.run("hello")
+    assert repr(agent) == "<afp Agent a of <text>>"
+    assert repr(result.trace) == f"<Trace {result.run_id}: {len(result.trace)} events>"
+    assert " at 0x" not in repr(result)
+
+
+def test_a_compile_error_survives_pickling():
+    """A `CompileError` raised in a worker process (multiprocessing, a process pool) is pickled
+    back to the parent. Before: unpickling called `CompileError(<summary text>)`, which read the
+    text as diagnostics and raised `AttributeError: 'str' object has no attribute 'is_error'`."""
+    with pytest.raises(afp.CompileError) as caught:
+        afp.load('agent a { tools = [lookup_ordr] }')
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert type(again) is afp.CompileError
+    assert again.diagnostics == caught.value.diagnostics and str(again) == str(caught.value)
