@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # (imported lazily at run time: `afpc check` never loads the 
     from pathlib import Path
 
     from .effects import Effects
-    from .providers.base import Provider
+    from .providers.base import Provider, SupportsComplete
     from .runner import Agent
     from .runtime import Stubs
     from .store import Store
@@ -41,7 +41,8 @@ class Program:
         self.analysis = Analysis(program)
         self.warnings = list(warnings or [])
 
-    def agent(self, name: str | None = None, *, provider: Provider | None = None,
+    def agent(self, name: str | None = None, *,
+              provider: Provider | SupportsComplete | None = None,
               tools: Mapping[str, Callable[..., Any]] | None = None, store: Store | None = None,
               effects: Effects | None = None, model: str | None = None,
               stubs: Stubs | None = None, spec: str | None = None) -> Agent:

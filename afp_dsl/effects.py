@@ -11,9 +11,12 @@ from __future__ import annotations
 import itertools
 import uuid
 from datetime import datetime, timezone
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import attrs
+
+if TYPE_CHECKING:
+    from .providers.base import Provider, SupportsComplete
 
 
 class ClockError(ValueError):
@@ -62,7 +65,7 @@ class Effects:
     `provider` may be None: the runner then uses the mock provider's demo mode.
     """
 
-    provider: Any = None
+    provider: Provider | SupportsComplete | None = None
     tools: Mapping[str, Callable[..., Any]] = attrs.field(factory=dict)
     run_ids: Callable[[], str] = attrs.field(factory=lambda: counter_ids("run"))
     conversation_ids: Callable[[], str] = attrs.field(factory=lambda: counter_ids("conv"))
@@ -70,8 +73,8 @@ class Effects:
     wall: Callable[[], Any] | None = None  # what host tools read as "now"; None: the logical clock
 
     @classmethod
-    def live(cls, provider: Any = None, tools: Mapping[str, Callable[..., Any]] | None = None
-             ) -> "Effects":
+    def live(cls, provider: Provider | SupportsComplete | None = None,
+             tools: Mapping[str, Callable[..., Any]] | None = None) -> "Effects":
         """Effects for real use: unique run ids (uuid) so several processes share one store, and
         the real time for host tools that ask for it (trace times stay logical)."""
         return cls(provider=provider, tools=dict(tools or {}), run_ids=_uuid_ids,
@@ -90,6 +93,6 @@ class Effects:
         """A run's clock counting from `start`, from `clock_factory`."""
         return self.clock_factory(start)
 
-    def with_provider(self, provider: Any) -> "Effects":
+    def with_provider(self, provider: Provider | SupportsComplete | None) -> "Effects":
         """These effects with another model provider."""
         return attrs.evolve(self, provider=provider)

@@ -15,18 +15,21 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Union
 
 import attrs
 
 from . import ir
 from .analysis import Analysis
-from .api import gc_paused
+from .api import Program, gc_paused
 from .checks import graphview as G
 from .graph_captions import (  # noqa: F401 - re-exported: the captions are part of the API
     entry_caption, guard_caption, mermaid_caption, mermaid_escape, readable_condition, route_caption,
 )
 from .source import SourceFile, Span
+
+# what the graph functions draw: what `afp.load` returns, or its IR or analysis
+Drawable = Union[Program, ir.Program, Analysis]
 
 _NOT_ID = re.compile(r"[^A-Za-z0-9_]")  # what a node id cannot hold
 Scrub = Callable[[str], str]
@@ -166,7 +169,7 @@ def _declaration_order(a: Analysis) -> dict[tuple[str, str], tuple[int, int]]:
             for j, d in enumerate(m.decls) if isinstance(d, ir.Skill)}
 
 
-def to_mermaid(program: Any, graph: str | None = None, *, visited: Iterable[str] = (),
+def to_mermaid(program: Drawable, graph: str | None = None, *, visited: Iterable[str] = (),
                taken: Iterable[tuple[str | None, str]] = (),
                refused: Mapping[tuple[str | None, str], str] | None = None,
                scrub: Scrub | None = None) -> str:
@@ -313,7 +316,7 @@ def marks(d: Diagram, visited: Iterable[str] | None, taken: Iterable[tuple] | No
                  tuple(k in took for k in keys), tuple(notes.get(k) for k in keys))
 
 
-def to_dot(program: Any, graph: str | None = None, *, visited: Iterable[str] | None = None,
+def to_dot(program: Drawable, graph: str | None = None, *, visited: Iterable[str] | None = None,
            taken: Iterable[tuple] | None = None, refused: Mapping[tuple, str] | None = None,
            scrub: Scrub | None = None) -> str:
     """Graphviz DOT text of a graph (bare routes dashed); with a run (`run_overlay`'s sets),
@@ -350,7 +353,7 @@ def _dot_edge_attrs(e: Edge, m: Marks | None, i: int) -> str:
     return f" [{', '.join(out)}]" if out else ""
 
 
-def to_json(program: Any, graph: str | None = None, *, visited: Iterable[str] | None = None,
+def to_json(program: Drawable, graph: str | None = None, *, visited: Iterable[str] | None = None,
             taken: Iterable[tuple] | None = None, refused: Mapping[tuple, str] | None = None,
             scrub: Scrub | None = None) -> str:
     """Nodes and edges with captions and source spans, as indented JSON; with a run, every

@@ -18,6 +18,7 @@ from .source import Span
 from .trace import Event, Trace
 
 if TYPE_CHECKING:
+    from .api import Program
     from .runner import Agent
 
 
@@ -160,7 +161,7 @@ class RunResult:
     checkpoint: Checkpoint | None = None
     error: str | None = None
     inner: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
-    program: Any = attrs.field(default=None, repr=False, eq=False)
+    program: Program | None = attrs.field(default=None, repr=False, eq=False)
 
     @property
     def paused(self) -> bool:
@@ -168,12 +169,14 @@ class RunResult:
         afp.approve(result.checkin))` (or `decline`)."""
         return self.outcome == "paused"
 
-    def why(self, event: str | int | Event | None = None, **kw: Any) -> str:
+    def why(self, event: str | int | Event | None = None, *, skill: str | None = None,
+            iteration: int | None = None, edge: str | None = None, format: str = "text") -> str:
         """The explanation tree as text: of the answer, or of `event` (its id, seq number or the
         `Event`); `skill=`, `iteration=`, `edge="a->b"` and `format="json"` ask the other
         questions of `afpc why`. A wrong argument is a `TypeError` or `ValueError`."""
         from .why import explain
-        return explain(self.trace, event, inner=self.inner, program=self.program, **kw)
+        return explain(self.trace, event, inner=self.inner, program=self.program, skill=skill,
+                       iteration=iteration, edge=edge, format=format)
 
 
 @attrs.define

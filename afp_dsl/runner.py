@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import attrs
 
@@ -39,6 +39,10 @@ from .state import RunState
 from .store import Store, check_new_run, memory, save
 from .toolcall_execute import resolve_python
 from .trace import Trace
+
+if TYPE_CHECKING:
+    from .api import Program
+    from .providers.base import Provider, SupportsComplete
 
 
 @attrs.define
@@ -71,7 +75,8 @@ def _policy_host(impl: ir.PythonImpl) -> Callable[[dict], Any]:
 class Agent(ResumePrep):
     """One agent of a loaded program, ready to run (tooling.md §6)."""
 
-    def __init__(self, program: Any, name: str | None = None, *, provider: Any = None,
+    def __init__(self, program: Program | ir.Program, name: str | None = None, *,
+                 provider: Provider | SupportsComplete | None = None,
                  tools: Mapping[str, Callable[..., Any]] | None = None,
                  store: Store | None = None,
                  effects: Effects | None = None,

@@ -31,6 +31,7 @@ from .trace import Event, Trace
 
 if TYPE_CHECKING:
     from .store_memory import MemoryStore
+    from .store_postgres import PostgresStore
     from .store_sqlite import SqliteStore
 
 DEFAULT_PATH = ".afp/runs.db"
@@ -292,7 +293,7 @@ def sqlite(path: str | os.PathLike = DEFAULT_PATH, *, stamp: Stamp | None = None
     return SqliteStore(path, stamp=stamp, create=create)
 
 
-def postgres(url: str, *, stamp: Stamp | None = None, max_size: int = 4) -> Any:
+def postgres(url: str, *, stamp: Stamp | None = None, max_size: int = 4) -> PostgresStore:
     """A PostgreSQL store (psycopg 3 with a connection pool of up to `max_size` connections)."""
     if not isinstance(url, str) or not url.strip():
         raise TypeError(f"postgres() takes the server's URL as a non-empty `str`, e.g. "
@@ -308,7 +309,7 @@ def postgres(url: str, *, stamp: Stamp | None = None, max_size: int = 4) -> Any:
 
 
 def from_url(url: str | os.PathLike | None = None, *, stamp: Stamp | None = None,
-             create: bool = True) -> Any:
+             create: bool = True) -> Store:
     """`--store` / `AFP_STORE`: `postgresql://…` or `postgres://…`, `sqlite:///path`, `memory:`,
     a plain path, or nothing for `.afp/runs.db`. `create=False` (readers: `afpc trace`, `why`)
     opens only a store that exists and holds runs; anything else is a `StoreError` naming it."""

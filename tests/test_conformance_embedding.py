@@ -146,3 +146,32 @@ def test_a_compile_error_survives_pickling():
     again = pickle.loads(pickle.dumps(caught.value))
     assert type(again) is afp.CompileError
     assert again.diagnostics == caught.value.diagnostics and str(again) == str(caught.value)
+
+
+def test_the_types_a_host_meets_are_concrete(tmp_path):
+    """Where the type is plain, it is written: a provider of the host's own (any object with
+    `complete`, as documented) is accepted by `program.agent` and `Effects`, a wrong one is not;
+    the graph functions take a `Program`; `stores.from_url` gives a `Store`; `why`'s questions
+    are keywords a checker knows. Before: `Effects(provider=5)`, `to_mermaid("x.afp")` and
+    `result.why(skil="a")` passed, and a duck-typed provider was an error for `program.agent`."""
+    out = _mypy(f"""
+        import afp_dsl as afp
+        from afp_dsl.providers import Reply, Request
+        class Mine:
+            def complete(self, request: Request) -> Reply:
+                return Reply(text="hi")
+        program = afp.load({str(SPEC)!r})
+        agent = program.agent(provider=Mine())
+        effects = afp.Effects(provider=Mine())
+        reveal_type(afp.stores.from_url("memory:"))
+        result = agent.run("hi")
+        afp.Effects(provider=5)
+        afp.to_mermaid("x.afp")
+        result.why(skil="triage")
+        """, tmp_path)
+    assert 'Revealed type is "afp_dsl.store.Store"' in out, out
+    errors = [x.split(": error: ")[1] for x in out.splitlines() if ": error:" in x]
+    assert len(errors) == 3, out
+    assert '"Effects" has incompatible type "int"' in errors[0]
+    assert '"to_mermaid" has incompatible type "str"' in errors[1]
+    assert 'Unexpected keyword argument "skil"' in errors[2]

@@ -15,8 +15,8 @@ from ._errors import (AuthenticationError, BadRequestError, BadToolArgumentsErro
                       ReplyTooLargeError, ServerError, ServerUnreachableError)
 from ._http import ProviderEvent
 from .anthropic import anthropic
-from .base import (Message, Provider, ProviderError, Reply, Request, ToolCall, ToolSpec,
-                   Usage)
+from .base import (Message, Provider, ProviderError, Reply, Request, SupportsComplete, ToolCall,
+                   ToolSpec, Usage)
 from .mock import MockProvider, mock
 from .ollama import ollama
 from .openai import openai
@@ -26,7 +26,8 @@ __all__ = ["AuthenticationError", "BadRequestError", "BadToolArgumentsError", "C
            "EmptyReplyError", "MalformedReplyError", "Message", "MissingKeyError", "MockProvider",
            "ModelNotFoundError", "Provider", "ProviderError", "ProviderEvent", "ProviderFailure",
            "ProviderTimeoutError", "QuotaExceededError", "RateLimitedError", "Reply",
-           "ReplyTooLargeError", "Request", "ServerError", "ServerUnreachableError", "ToolCall",
+           "ReplyTooLargeError", "Request", "ServerError", "ServerUnreachableError",
+           "SupportsComplete", "ToolCall",
            "ToolSpec", "Usage", "anthropic", "by_name", "mock", "ollama", "openai",
            "with_circuit_breaker", "with_fallback", "with_retry"]
 

@@ -9,7 +9,7 @@ Invariants: requests and replies are frozen data; tool-call arguments are JSON o
 from __future__ import annotations
 
 import inspect
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 import attrs
 
@@ -140,6 +140,14 @@ class Provider:
 
     async def acomplete(self, request: Request) -> Reply:
         return self.complete(request)
+
+
+class SupportsComplete(Protocol):
+    """A provider of the host's own, `Provider` subclass or not: any object with
+    `complete(request)` (and optionally `async def acomplete`), as `program.agent(provider=...)`
+    and `Effects(provider=...)` take it."""
+
+    def complete(self, request: Request) -> Reply: ...
 
 
 def checked_reply(reply: Any) -> Reply:
