@@ -5,6 +5,7 @@ Each test here failed before the fix it pins (the embedding-API audit).
 from __future__ import annotations
 
 import ast
+import asyncio
 import pickle
 import os
 import subprocess
@@ -175,3 +176,30 @@ def test_the_types_a_host_meets_are_concrete(tmp_path):
     assert '"Effects" has incompatible type "int"' in errors[0]
     assert '"to_mermaid" has incompatible type "str"' in errors[1]
     assert 'Unexpected keyword argument "skil"' in errors[2]
+
+
+# ---------------------------------------------------------------- sync and async
+def test_a_provider_with_acomplete_only_runs_under_run_as_an_async_tool_does():
+    """`Provider` says: implement `complete`, `acomplete` defaults to it. A subclass that wrote
+    only `async def acomplete` ended every `run()` with `AFP502 ...: NotImplementedError`, naming
+    no fix; it is awaited in a loop of its own, as an async host tool is under `run()`."""
+    from afp_dsl.providers import Provider, Reply
+
+    class AsyncOnly(Provider):
+        async def acomplete(self, request):
+            return Reply(text="async hi")
+
+    class Neither(Provider):
+        pass
+
+    program = afp.load('agent a { system = "x" }\n')
+    assert program.agent(provider=AsyncOnly()).run("go").answer == "async hi"
+    assert asyncio.run(program.agent(provider=AsyncOnly()).arun("go")).answer == "async hi"
+
+    async def inside_a_loop():
+        return program.agent(provider=AsyncOnly()).run("go")
+
+    stuck = asyncio.run(inside_a_loop())
+    assert stuck.outcome == "error" and "await agent.arun(" in stuck.error
+    empty = program.agent(provider=Neither()).run("go")
+    assert empty.outcome == "error" and "implements neither `complete(request)`" in empty.error

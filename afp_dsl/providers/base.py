@@ -8,6 +8,7 @@ Invariants: requests and replies are frozen data; tool-call arguments are JSON o
 """
 from __future__ import annotations
 
+import asyncio
 import inspect
 from typing import Any, Mapping, Protocol, Sequence
 
@@ -131,12 +132,27 @@ class Reply:
 
 
 class Provider:
-    """Base class: implement `complete`; `acomplete` defaults to it."""
+    """Base class: implement `complete`; `acomplete` defaults to it. A subclass that implements
+    only `async def acomplete` runs under `arun`, and under `run` too, outside a running event
+    loop (as an async host tool does)."""
 
     name = "provider"
 
-    def complete(self, request: Request) -> Reply:  # pragma: no cover - interface
-        raise NotImplementedError
+    def complete(self, request: Request) -> Reply:
+        """The model's reply to `request`: by default, `acomplete`'s, awaited in a loop of its
+        own; a `ProviderError` naming the fix when neither is implemented, or when `run()` was
+        called inside a running event loop (which cannot await it)."""
+        if type(self).acomplete is Provider.acomplete:
+            raise ProviderError(f"the provider `{type(self).__name__}` implements neither "
+                                f"`complete(request)` nor `async def acomplete(request)`")
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.acomplete(request))
+        raise ProviderError(f"the provider `{type(self).__name__}` is async only (`acomplete`), "
+                            f"and the run was started with `run()` inside a running event loop, "
+                            f"which cannot await it; use `await agent.arun(...)` (or `await "
+                            f"agent.aresume(...)`) in async code, or implement `complete`")
 
     async def acomplete(self, request: Request) -> Reply:
         return self.complete(request)
