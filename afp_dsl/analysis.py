@@ -49,6 +49,10 @@ class Analysis:
         self._attribute_errors = _holders(program, attribute_errors)
         self._schema_errors = tuple(schema_errors)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # (pickled without `memo`: derived facts, recomputed on demand, some of them closures)
+        return {**self.__dict__, "_memo": {}}
+
     def schema_reported(self, schema: ir.Schema) -> bool:
         """True when the front end reported a problem inside `schema` (AFP301: an unknown type
         or constraint, bounds that leave no value): the schema lowered without it is not the

@@ -18,6 +18,7 @@ from .source import Span
 from .trace import Event, Trace
 
 if TYPE_CHECKING:
+    from . import ir
     from .api import Program
     from .runner import Agent
 
@@ -151,7 +152,8 @@ class RunResult:
     """What a run (or resume) hands back: its `outcome` (`answered`, `paused`,
     `max_iterations`, `denied`, `error`), `answer`, `run_id` and `trace`; `checkin` and
     `checkpoint` when paused (`checkpoint` also after a resumable `error`), `error` the message
-    of an `error` run."""
+    of an `error` run; `inner` the kept inner runs of agent-backed tools, `program` the
+    `afp.Program` that ran (what the agent was made from)."""
 
     outcome: str
     answer: str | None
@@ -161,7 +163,7 @@ class RunResult:
     checkpoint: Checkpoint | None = None
     error: str | None = None
     inner: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
-    program: Program | None = attrs.field(default=None, repr=False, eq=False)
+    program: Program | ir.Program | None = attrs.field(default=None, repr=False, eq=False)
 
     @property
     def paused(self) -> bool:

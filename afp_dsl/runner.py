@@ -83,6 +83,7 @@ class Agent(ResumePrep):
                  model: str | None = None, stubs: Stubs | None = None,
                  spec: str | None = None):
         prog, analysis = _unwrap(program)
+        self._program = program  # what a result names as the program that ran (`afp.Program`)
         check_agent_args(prog, provider, tools, store, effects, stubs, spec)
         check_model(model)
         found = find_agent(analysis, name)
@@ -329,7 +330,7 @@ class Agent(ResumePrep):
         self._save_inner(st.run_id)
         inner = {k: v.of_run(st.run_id) for k, v in self.session.inner.items()}
         return RunResult(core.outcome, core.answer, st.run_id, ctx.rec.trace, checkin, checkpoint,
-                         core.error, inner, self.session.program)
+                         core.error, inner, self._program)
 
     def _save_inner(self, run_id: str) -> None:
         """Inner runs of agent-backed tools go to the store too, under `<run>/<call id>`."""

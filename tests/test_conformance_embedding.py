@@ -203,3 +203,39 @@ def test_a_provider_with_acomplete_only_runs_under_run_as_an_async_tool_does():
     assert stuck.outcome == "error" and "await agent.arun(" in stuck.error
     empty = program.agent(provider=Neither()).run("go")
     assert empty.outcome == "error" and "implements neither `complete(request)`" in empty.error
+
+
+# ---------------------------------------------------------------- results a host keeps
+def _paused_refund():
+    program = afp.load(SPEC)
+    agent = program.agent(
+        provider=afp.providers.mock([[("lookup_order", {"order_id": "CD-7"})],
+                                     [("issue_refund", {"order_id": "CD-7", "amount": 240})],
+                                     "done"]),
+        tools={"issue_refund": lambda order_id, amount: "ok",
+               "lookup_order": lambda order_id: {"status": "found", "amount": 240}})
+    return program, agent, agent.run("order CD-7 charged twice")
+
+
+def test_a_result_names_the_program_that_ran_as_afp_program():
+    """embedding.md: `program` is the `Program` that ran (what `afp.load` returned). Before, it
+    was the internal IR (`afp_dsl.ir.Program`), not an `afp.Program`."""
+    program, _, result = _paused_refund()
+    assert result.program is program and isinstance(result.program, afp.Program)
+    assert afp.to_mermaid(result.program) == afp.to_mermaid(program)
+
+
+def test_a_program_and_its_results_pickle_after_a_run():
+    """A run fills the analysis's memo with compiled policy conditions (closures). Before, a
+    `Program` that had run, and so every result naming it, failed to pickle (`Can't pickle
+    local object '_compare.<locals>.compare_field'`): no result could cross to another process."""
+    program, agent, result = _paused_refund()
+    assert result.paused
+    again = pickle.loads(pickle.dumps(result))
+    assert again.why() == result.why() and again.checkin == result.checkin
+    done = agent.resume(pickle.loads(pickle.dumps(result.checkpoint)),
+                        afp.approve(pickle.loads(pickle.dumps(result.checkin)), by="maya"))
+    assert done.outcome == "answered" and done.answer == "done"
+    copy = pickle.loads(pickle.dumps(program))
+    assert copy.agent(provider=afp.providers.mock(["hi"])).run("hello").answer == "hi"
+    assert pickle.loads(pickle.dumps(done)).why() == done.why()
