@@ -125,7 +125,7 @@ class CheckIn:
     run_id: str
     tool: str
     call_id: str
-    args: Any
+    args: Mapping[str, Any]
     question: str
     source: str  # policy | tool | inner (asked inside an agent-backed tool's run)
     policy: str | None = None
