@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 import attrs
 
@@ -37,6 +37,13 @@ class LogicalClock:
 
     def peek(self) -> int:
         return self._t
+
+
+class Clock(Protocol):
+    """What `Effects(clock_factory=...)` makes: any object whose `now()` counts up from the
+    start it was made with (an int per event, or a `datetime` host tools read as the time)."""
+
+    def now(self) -> int | datetime: ...
 
 
 def wall_clock() -> datetime:
@@ -69,7 +76,7 @@ class Effects:
     tools: Mapping[str, Callable[..., Any]] = attrs.field(factory=dict)
     run_ids: Callable[[], str] = attrs.field(factory=lambda: counter_ids("run"))
     conversation_ids: Callable[[], str] = attrs.field(factory=lambda: counter_ids("conv"))
-    clock_factory: Callable[[int], LogicalClock] = LogicalClock
+    clock_factory: Callable[[int], Clock] = LogicalClock
     wall: Callable[[], Any] | None = None  # what host tools read as "now"; None: the logical clock
 
     @classmethod
@@ -89,7 +96,7 @@ class Effects:
         store, then never give two conversations one id)."""
         return self.conversation_ids()
 
-    def clock(self, start: int = 0) -> LogicalClock:
+    def clock(self, start: int = 0) -> Clock:
         """A run's clock counting from `start`, from `clock_factory`."""
         return self.clock_factory(start)
 

@@ -239,3 +239,20 @@ def test_a_program_and_its_results_pickle_after_a_run():
     copy = pickle.loads(pickle.dumps(program))
     assert copy.agent(provider=afp.providers.mock(["hi"])).run("hello").answer == "hi"
     assert pickle.loads(pickle.dumps(done)).why() == done.why()
+
+
+def test_a_clock_of_the_host_s_own_type_checks(tmp_path):
+    """embedding.md: "a class whose `now()` counts up from `start` in steps of your own works
+    too". Before, `clock_factory` was typed `Callable[[int], LogicalClock]`, so such a class was
+    a type error."""
+    out = _mypy("""
+        import afp_dsl as afp
+        class Tens:
+            def __init__(self, start: int) -> None:
+                self.t = start
+            def now(self) -> int:
+                self.t += 10
+                return self.t
+        afp.Effects(clock_factory=Tens)
+        """, tmp_path)
+    assert ": error:" not in out, out
