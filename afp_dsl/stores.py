@@ -12,6 +12,19 @@ from .store import (DEFAULT_MAX_RUNS, DEFAULT_PATH, MemoryStore, RunDropped, Sql
                     StoreDamaged, StoreError, from_url, memory, postgres, sqlite)
 from .store_postgres import PostgresStore
 
+
+def _documented(*classes: type) -> None:
+    """The stores' methods say what they do (`help()`, editors) in the words of `Store`, the
+    interface they implement without subclassing it."""
+    for cls in classes:
+        for name, method in vars(Store).items():
+            own = vars(cls).get(name)
+            if callable(method) and callable(own) and not own.__doc__:
+                own.__doc__ = method.__doc__
+
+
+_documented(MemoryStore, SqliteStore, PostgresStore)
+
 __all__ = ["DEFAULT_MAX_RUNS", "DEFAULT_PATH", "MemoryStore", "PostgresStore", "RunDropped",
            "SqliteStore", "Store", "StoreDamaged", "StoreError", "from_url", "memory", "postgres",
            "sqlite"]

@@ -5,6 +5,7 @@ Each test here failed before the fix it pins (the embedding-API audit).
 from __future__ import annotations
 
 import ast
+import inspect
 import asyncio
 import pickle
 import os
@@ -256,3 +257,22 @@ def test_a_clock_of_the_host_s_own_type_checks(tmp_path):
         afp.Effects(clock_factory=Tens)
         """, tmp_path)
     assert ": error:" not in out, out
+
+
+# ---------------------------------------------------------------- documented (tooling.md §6)
+def test_the_public_providers_and_stores_say_what_they_do():
+    """`help(afp.stores.SqliteStore)` and `help(afp.providers.MockProvider)` document every
+    method. Before, the stores' methods (documented only on the `Store` interface, which they do
+    not subclass), `MockProvider.complete`/`.remaining` and `Provider.acomplete` had none."""
+    undocumented = []
+    for module in (afp.providers, afp.stores):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if not inspect.isclass(obj):
+                continue
+            for attr, value in vars(obj).items():
+                if attr.startswith("_") or not (inspect.isfunction(value) or isinstance(value, property)):
+                    continue
+                if not (inspect.getdoc(getattr(obj, attr)) or "").strip():
+                    undocumented.append(f"{module.__name__}.{name}.{attr}")
+    assert undocumented == []

@@ -155,6 +155,7 @@ class Provider:
                             f"agent.aresume(...)`) in async code, or implement `complete`")
 
     async def acomplete(self, request: Request) -> Reply:
+        """The reply under `arun`: by default `complete`'s."""
         return self.complete(request)
 
 
@@ -163,7 +164,9 @@ class SupportsComplete(Protocol):
     `complete(request)` (and optionally `async def acomplete`), as `program.agent(provider=...)`
     and `Effects(provider=...)` take it."""
 
-    def complete(self, request: Request) -> Reply: ...
+    def complete(self, request: Request) -> Reply:
+        """The model's reply to `request` (a `Reply`), at once."""
+        ...
 
 
 def checked_reply(reply: Any) -> Reply:

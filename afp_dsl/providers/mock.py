@@ -89,9 +89,12 @@ class MockProvider(Provider):
 
     @property
     def remaining(self) -> int:
+        """How many scripted replies are left (0 in demo mode, with no script)."""
         return 0 if self.script is None else max(0, len(self.script) - self.calls)
 
     def complete(self, request: Request) -> Reply:
+        """The next scripted reply (or, with no script, the demo mode's); past the end of the
+        script, a `ProviderError` naming the LLM call that found none."""
         self.calls += 1
         if self.script is None:
             return _demo(request, self.calls)
