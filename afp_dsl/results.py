@@ -147,7 +147,7 @@ class Checkpoint:
         return f"Checkpoint(run_id={self.run_id!r}, checkin={self.checkin!r})"
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class RunResult:
     """What a run (or resume) hands back: its `outcome` (`answered`, `paused`,
     `max_iterations`, `denied`, `error`), `answer`, `run_id` and `trace`; `checkin` and
@@ -164,6 +164,22 @@ class RunResult:
     error: str | None = None
     inner: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
     program: Program | ir.Program | None = attrs.field(default=None, repr=False, eq=False)
+
+    def __repr__(self) -> str:
+        # the answer as the trace recorded it (redacted, semantics §9), not the raw one the host
+        # holds in `answer`: a repr goes to logs
+        return (f"RunResult(outcome={self.outcome!r}, answer={self._recorded_answer()!r}, "
+                f"run_id={self.run_id!r}, trace={self.trace!r}, checkin={self.checkin!r}, "
+                f"checkpoint={self.checkpoint!r}, error={self.error!r})")
+
+    def _recorded_answer(self) -> str | None:
+        if self.answer is None:
+            return None
+        for event in reversed(self.trace.tail(2)):
+            if event.kind == "run.finished" and isinstance(event.payload, Mapping):
+                answer = event.payload.get("answer")
+                return answer if isinstance(answer, str) else None
+        return "[not shown]"
 
     @property
     def paused(self) -> bool:

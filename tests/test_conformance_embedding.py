@@ -276,3 +276,14 @@ def test_the_public_providers_and_stores_say_what_they_do():
                 if not (inspect.getdoc(getattr(obj, attr)) or "").strip():
                     undocumented.append(f"{module.__name__}.{name}.{attr}")
     assert undocumented == []
+
+
+def test_a_result_s_repr_shows_the_answer_as_recorded_not_the_raw_one():
+    """The host holds the raw answer in `result.answer`; `repr(result)` (a log line) showed it
+    too, secret and all, where the trace, the store and `afpc run` hold it redacted."""
+    program = afp.load('agent a {\n  system = "x"\n  redact = [keys]\n}\n'
+                       'redact keys { patterns = [/sk-[A-Za-z0-9]{20,}/] }\n')
+    key = "sk-ABCDEFGHIJKLMNOPQRSTUVWX"
+    result = program.agent(provider=afp.providers.mock([f"your key is {key}"])).run("my key?")
+    assert result.answer == f"your key is {key}"
+    assert key not in repr(result) and "answer='your key is [REDACTED]'" in repr(result)
