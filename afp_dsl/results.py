@@ -42,7 +42,7 @@ class Decision:
     note: str | None = None
 
 
-def _decision(fn: str, checkin: CheckIn | str, by: str | None, note: str | None,
+def _decision(fn: str, checkin: CheckIn | str | None, by: str | None, note: str | None,
               approved: bool) -> Decision:
     """The decision, or a `TypeError` naming what to pass: a decision names the check-in it
     answers (semantics §10), so `None` or another object is not read as an id."""
@@ -60,13 +60,17 @@ def _decision(fn: str, checkin: CheckIn | str, by: str | None, note: str | None,
     return Decision(checkin, approved, by, note)
 
 
-def approve(checkin: CheckIn | str, by: str | None = None, note: str | None = None) -> Decision:
+def approve(checkin: CheckIn | str | None, by: str | None = None,
+            note: str | None = None) -> Decision:
     """A person's approval of `checkin` (a `CheckIn` or its id), for `agent.resume`: the chain
-    continues after the link that asked, then the tool runs. `by` and `note` are text."""
+    continues after the link that asked, then the tool runs. `by` and `note` are text. (None,
+    what `result.checkin` is unless `result.paused`, is typed so that `approve(result.checkin)`
+    type-checks under `if result.paused:`; at run time it is a `TypeError`.)"""
     return _decision("approve", checkin, by, note, True)
 
 
-def decline(checkin: CheckIn | str, by: str | None = None, note: str | None = None) -> Decision:
+def decline(checkin: CheckIn | str | None, by: str | None = None,
+            note: str | None = None) -> Decision:
     """A person's refusal of `checkin` (a `CheckIn` or its id), for `agent.resume`: the tool
     does not run, and the model reads that a person declined, with the `note`."""
     return _decision("decline", checkin, by, note, False)

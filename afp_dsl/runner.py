@@ -137,12 +137,15 @@ class Agent(ResumePrep):
             core = await drive_async(run_core(ctx), self._progress(ctx, saves))
             return self._complete(ctx, core, conversation, saves)
 
-    def resume(self, checkpoint: Checkpoint | str | Mapping[str, Any],
+    def resume(self, checkpoint: Checkpoint | str | Mapping[str, Any] | None,
                decision: Decision | None = None) -> RunResult:
         """Continue a paused run (`checkpoint`: its `Checkpoint`, run id, or its `data` kept as
         JSON) with `decision` (`approve(checkin)` or `decline(checkin)`), or an `error` run with
         no decision. Anything but one decision for the check-in the run waits on raises
-        `ResumeDecisionError`, and the tool does not run."""
+        `ResumeDecisionError`, and the tool does not run. (`checkpoint` None, what
+        `result.checkpoint` is when the run cannot be resumed, is typed so that
+        `agent.resume(result.checkpoint, ...)` type-checks under `if result.paused:`; at run
+        time it is a `TypeError`.)"""
         ctx, resume, claimed, held = self._prepare_resume(checkpoint, decision)
         conv = self._conversation_of(ctx.state.run_id)
         saves = _Saves(new=False, n=held)  # the earlier events the store holds already
@@ -150,7 +153,7 @@ class Agent(ResumePrep):
             core = drive_sync(run_core(ctx, resume), self._progress(ctx, saves))
             return self._complete(ctx, core, conv, saves)
 
-    async def aresume(self, checkpoint: Checkpoint | str | Mapping[str, Any],
+    async def aresume(self, checkpoint: Checkpoint | str | Mapping[str, Any] | None,
                       decision: Decision | None = None) -> RunResult:
         """`resume`, awaiting async host tools and providers."""
         ctx, resume, claimed, held = self._prepare_resume(checkpoint, decision)

@@ -287,3 +287,42 @@ def test_a_result_s_repr_shows_the_answer_as_recorded_not_the_raw_one():
     result = program.agent(provider=afp.providers.mock([f"your key is {key}"])).run("my key?")
     assert result.answer == f"your key is {key}"
     assert key not in repr(result) and "answer='your key is [REDACTED]'" in repr(result)
+
+
+def test_the_specs_own_embedding_example_type_checks(tmp_path):
+    """tooling.md §6's code block, as written, under `mypy --strict`. Before: `result.checkpoint`
+    and `result.checkin` are optional (None unless paused) and `resume`/`approve` did not take
+    None, so `if result.paused: agent.resume(result.checkpoint, afp.approve(result.checkin,
+    by="maya"))` was two type errors (None stays a `TypeError` at run time)."""
+    out = _mypy(f"""
+        import afp_dsl as afp
+
+        def lookup(order_id: str) -> dict[str, object]:
+            return {{"status": "found", "amount": 20}}
+
+        program = afp.load({str(SPEC)!r})               # raises afp.CompileError(diagnostics) on errors
+        diagnostics = afp.check({str(SPEC)!r})          # never raises for bad input
+        agent = program.agent("support",
+                              provider=afp.providers.mock(),
+                              tools={{"lookup_order": lookup}},
+                              store=afp.stores.sqlite("runs.db"))
+        result = agent.run("I was charged twice for AB-12")
+        result.outcome, result.answer, result.run_id, result.trace
+        print(result.why())
+        if result.paused:
+            result = agent.resume(result.checkpoint, afp.approve(result.checkin, by="maya"))
+        print(afp.to_mermaid(program, graph="desk"))
+
+        async def main() -> None:
+            await agent.arun("hello")
+        """, tmp_path)
+    assert ": error:" not in out, out
+
+
+def test_none_from_an_unpaused_result_is_still_refused_naming_the_fix():
+    agent = afp.load('agent a { system = "x" }\n').agent(provider=afp.providers.mock(["hi"]))
+    result = agent.run("hi")
+    with pytest.raises(TypeError, match="result.checkin` is None unless `result.paused"):
+        afp.approve(result.checkin)
+    with pytest.raises(TypeError, match="not None"):
+        agent.resume(result.checkpoint, afp.approve("ci-1"))
