@@ -308,11 +308,18 @@ def _graph(analysis: Analysis, agent: ir.Agent, module: str) -> GraphInfo | None
 
 
 def find_agent(analysis: Analysis, name: str | None) -> tuple[ir.Agent, str] | None:
-    """The agent called `name` in the root module (or the only agent when `name` is None)."""
+    """The agent called `name` in the root module (or the only agent when `name` is None); else
+    an imported module's, by its name or as the root module writes a reference to it
+    (`alias.name`)."""
     root = analysis.program.root
     agents = [d for d in analysis.program.root_module.decls if isinstance(d, ir.Agent)]
     if name is None:
         return (agents[0], root) if len(agents) == 1 else None
+    alias, dot, bare = name.partition(".")
+    module = analysis.aliases.get(root, {}).get(alias) if dot else None
+    if module is not None:
+        hit = analysis.symbols.get(module, {}).get(bare)
+        return (hit, module) if isinstance(hit, ir.Agent) else None
     for a in agents:
         if a.name == name:
             return a, root

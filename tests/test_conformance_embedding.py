@@ -326,3 +326,18 @@ def test_none_from_an_unpaused_result_is_still_refused_naming_the_fix():
         afp.approve(result.checkin)
     with pytest.raises(TypeError, match="not None"):
         agent.resume(result.checkpoint, afp.approve("ci-1"))
+
+
+def test_an_imported_agent_is_named_as_the_spec_refers_to_it(tmp_path):
+    """language.md §3: a reference is `name` or `alias.name`. `program.agent("helper")` found an
+    imported module's agent, but `program.agent("lib.helper")`, the way the spec writes it, was
+    `AgentNotFound`."""
+    (tmp_path / "lib.afp").write_text('agent helper {\n  system = "h"\n}\n', encoding="utf-8")
+    (tmp_path / "root.afp").write_text('import "./lib.afp" as lib\nagent main {\n  system = "m"\n}\n',
+                                       encoding="utf-8")
+    program = afp.load(tmp_path / "root.afp")
+    assert program.agent("lib.helper").name == program.agent("helper").name == "helper"
+    assert program.agent("lib.helper", provider=afp.providers.mock(["hi"])).run("x").answer == "hi"
+    for wrong in ("lib.main", "other.helper", "lib.nope"):
+        with pytest.raises(afp.AgentNotFound):
+            program.agent(wrong)
