@@ -12,12 +12,12 @@ Invariants: envelopes are frozen; `absent` is an answer, not an error (status `a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
 import attrs
 
-from .frozen import JSON_LIKE, MAX_DEPTH, freeze, host_data
+from .frozen import JSON_LIKE, MAX_DEPTH, a_type, freeze, host_data
 from .frozen import plain as _plain
 
 STATUSES = ("success", "failure", "denied", "invalid", "partial", "pending", "absent")
@@ -122,10 +122,14 @@ def absent(reason: str, *, searched: str | Sequence[str] | None = None) -> Absen
         raise TypeError(f"`searched` must be a string or a list of strings, not a "
                         f"`{type(searched).__name__}`, whose order changes from run to run "
                         f"(pass `sorted(...)`)")
+    elif isinstance(searched, (bytes, bytearray)) or not isinstance(searched, Iterable):
+        raise TypeError(f"`searched` must be a string or a list of strings, not "
+                        f"{a_type(searched)}")
     else:
         places = tuple(searched)
-    if not all(isinstance(p, str) for p in places):
-        raise TypeError("`searched` must be a string or a list of strings")
+    wrong = [a_type(p) for p in places if not isinstance(p, str)]
+    if wrong:
+        raise TypeError(f"`searched` must be a string or a list of strings; it holds {wrong[0]}")
     return Absent(reason, places)
 
 

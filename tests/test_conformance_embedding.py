@@ -341,3 +341,16 @@ def test_an_imported_agent_is_named_as_the_spec_refers_to_it(tmp_path):
     for wrong in ("lib.main", "other.helper", "lib.nope"):
         with pytest.raises(afp.AgentNotFound):
             program.agent(wrong)
+
+
+# ---------------------------------------------------------------- result envelopes (§7.6)
+@pytest.mark.parametrize("searched, said", [
+    (5, "not an `int`"), (b"orders", "not a `bytes`"), ([None], "it holds a `NoneType`"),
+    (["orders", 3], "it holds an `int`"),
+])
+def test_absent_names_what_searched_was_given(searched, said):
+    """Before: `absent("r", searched=5)` raised Python's own `'int' object is not iterable`,
+    and `searched=b"orders"` a message that did not say it was bytes."""
+    with pytest.raises(TypeError, match="`searched` must be a string or a list of strings") as e:
+        afp.absent("nothing", searched=searched)
+    assert said in str(e.value)
