@@ -4,8 +4,9 @@ Role:       plain result types of the run API (split from `runner`, which builds
             runs); `approve`/`decline` make the `Decision` a paused run is resumed with;
             `run_of` reads what `resume` was given.
 Invariants: frozen (a `Conversation` excepted: it gathers its runs); a `Checkpoint`'s raw
-            `data`, and a `Conversation`'s raw history, never show in a repr, nor in an error (a wrong argument is named by its
-            type, never by its text).
+            `data`, a `Conversation`'s raw history and a `RunResult`'s raw answer never show
+            in a repr, nor in an error (a wrong argument is named by its type, never by its
+            text).
 """
 from __future__ import annotations
 
