@@ -150,13 +150,29 @@ def test_a_default_beside_a_ref_is_judged_by_the_schema_it_refers_to(schema, wha
     '{ type: "object", "$defs": { n: { type: "integer" } }, properties: { a: { "$ref": "#/$defs/n", default: 3 } } }',
     '{ type: "object", "$defs": { a: { "$ref": "#/$defs/b" }, b: { "$ref": "#/$defs/a" } }, '
     'properties: { x: { "$ref": "#/$defs/a", default: 1 } } }',
-    # a nested `$id` moves the base `#/...` is read from: not judged
+    # a nested `$id` moves the base `#/...` is read from: `i` is its own `string`
     '{ type: "object", "$defs": { n: { "$id": "https://e.x/n", "$defs": { i: { type: "string" } }, '
     'type: "object", properties: { p: { "$ref": "#/$defs/i", default: "s" } } }, i: { type: "integer" } }, '
     'properties: { a: { "$ref": "https://e.x/n" } } }',
 ])
 def test_a_default_its_referred_schema_accepts_or_cannot_be_told_is_not_reported(schema):
     assert _found(_raw(schema)) == []
+
+
+@pytest.mark.parametrize("inner, default, what", [
+    ("string", "5", "expected string"),   # the scope's own `i`, not the root's integer one
+    ("integer", '"s"', "expected integer"),
+])
+def test_a_default_under_a_nested_id_is_judged_from_that_base(inner, default, what):
+    """language §7 with JSON Schema 2020-12's base URIs: under a nested `$id`, `#/$defs/i` is
+    read from that resource, as the run's validator reads it. Before: with any nested `$id` the
+    sub-schema was validated alone, its `$ref` could not be resolved, and no default was judged."""
+    schema = ('{ type: "object", "$defs": { n: { "$id": "https://e.x/n", "$defs": { i: { type: "'
+              + inner + '" } }, type: "object", properties: { "p q/r": { "$ref": "#/$defs/i", default: '
+              + default + ' } } }, i: { type: "boolean" } }, properties: { a: { "$ref": "https://e.x/n" } } }')
+    assert _found(_raw(schema)) == [
+        ("AFP302", "error", "the default at `/$defs/n/properties/p q~1r` in the `input` schema of tool `v` "
+         f"does not satisfy its schema: {what}")]
 
 
 # ---------------------------------------------------------------- §6 roots: "did you mean"

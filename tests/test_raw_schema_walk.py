@@ -1,5 +1,5 @@
 """Raw JSON Schema maps: the checks read defaults and bounds only where 2020-12 has a schema
-(`checks.schemas.subschemas`). What sits under a keyword the validator does not know is data, an
+(`checks.schema_walk.subschemas`). What sits under a keyword the validator does not know is data, an
 annotation it ignores: it never crashes a check, draws no AFP302 or AFP301, and the run treats
 it as the validator does. Found by `bench/fuzz.py mutate` (tests/corpus/mutate-e49387278eda.afp)."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import afp_dsl
-from afp_dsl.checks.schemas import subschemas
+from afp_dsl.checks.schema_walk import subschemas
 
 
 def _spec(output: str) -> str:

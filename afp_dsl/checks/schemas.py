@@ -7,13 +7,12 @@ Role:       checks layer; schema blocks are valid by construction (`lower_schema
 Emits:      AFP301 invalid-schema (also for a `$ref` that does not resolve within the schema, and
             for bounds that leave no value), AFP309 unknown-schema-keyword (warning),
             AFP302 default-violates-schema (also for the value of `impl = returns(...)` against
-            the tool's `output` schema).
+            the tool's `output` schema, both from `schema_defaults`).
 Invariants: never fetches anything: validators use an empty local `referencing.Registry`, so a
             remote `$ref` does not resolve (the run would fail to validate with it).
 """
 from __future__ import annotations
 
-import functools
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
@@ -21,21 +20,13 @@ from typing import Any, Iterable, Iterator
 from .. import ir
 from ..analysis import Analysis
 from ..codes import diag
-from ..diagnostics import Diagnostic, Label
-from ..frozen import is_mapping, thaw
+from ..diagnostics import Diagnostic
+from ..frozen import thaw
 from ..schema_bounds import empty
-from .regex_risk import runnable
+from .schema_defaults import defaults, returned_value
+from .schema_walk import escape, jsonschema_parts, span_at, subschemas
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-
-
-@functools.cache
-def _jsonschema() -> tuple:
-    """jsonschema (slow to import) is needed only for schemas written as raw JSON Schema."""
-    import jsonschema
-    import referencing
-    import referencing.exceptions
-    return jsonschema, referencing.Registry(), referencing.exceptions.Unresolvable
 
 
 def check_schemas(a: Analysis) -> Iterable[Diagnostic]:
@@ -53,42 +44,13 @@ def check_schemas(a: Analysis) -> Iterable[Diagnostic]:
                     broken = broken or which == "output"
                 yield from found
         if type(tool.impl) is ir.ReturnsImpl and tool.output is not None and not broken:
-            yield from _returned_value(tool, tool.impl, tool.output)
+            yield from returned_value(tool, tool.impl, tool.output)
 
 
 def mark_broken(schema: Any) -> None:
     broken = getattr(_SCOPE, "broken", None)
     if broken is not None:  # (outside `run_checks` no later rule reads it)
         broken[id(schema)] = schema
-
-
-def _returned_value(tool: ir.Tool, impl: ir.ReturnsImpl, schema: ir.Schema) -> Iterator[Diagnostic]:
-    """AFP302 when the value `returns(...)` always answers fails the tool's own `output` schema
-    (one of the two is wrong: every call of the tool would answer a result its schema refuses)."""
-    from ..evaluate import parse_result  # (JSON text is the data guards read: judged parsed)
-    doc, value = thaw(schema.json), parse_result(thaw(impl.value))
-    errors = _violations(doc, value)
-    if errors:  # (worded without the value, which may be a secret: semantics §9)
-        from ..argcheck import describe_error, did_you_mean_fields, misspelt_fields
-        best = _jsonschema()[0].exceptions.best_match(errors)
-        what = "; ".join(describe_error(best, doc, value, "result"))
-        yield diag("AFP302", f"the value tool `{tool.name}` returns does not satisfy its `output` "
-                   f"schema: {what}", impl.span, "not a valid result",
-                   help=did_you_mean_fields(misspelt_fields(errors, "result"))
-                   or "change the value or the `output` schema",
-                   secondary=(Label(schema.span, "the `output` schema", False),))
-
-
-def _violations(doc: Any, value: Any) -> list:
-    """The jsonschema errors of `value` against `doc`; none when it is valid or cannot be
-    judged (a schema that does not resolve, or a pattern not safe to run on the value)."""
-    if not isinstance(doc, dict) or not _patterns_runnable(doc, value):
-        return []
-    jsonschema, registry, unresolvable = _jsonschema()
-    try:
-        return list(jsonschema.Draft202012Validator(doc, registry=registry).iter_errors(value))
-    except (unresolvable, jsonschema.SchemaError, RecursionError):
-        return []
 
 
 def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnostic]:
@@ -104,13 +66,13 @@ def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnos
         yield diag("AFP301", f"{where} declares `$schema` {declared!r}; only JSON Schema 2020-12 is supported",
                    schema.span, "another draft", help=f'remove `$schema` or set it to "{DRAFT}"')
         return
-    jsonschema, _, _ = _jsonschema()
+    jsonschema, _, _ = jsonschema_parts()
     try:
         jsonschema.Draft202012Validator.check_schema(doc)
     except jsonschema.SchemaError as e:
-        path = "".join(f"/{_escape(str(p))}" for p in e.absolute_path)
+        path = "".join(f"/{escape(str(p))}" for p in e.absolute_path)
         yield diag("AFP301", f"{where} is not valid JSON Schema 2020-12: {_meta_problem(e)}",
-                   _span_at(schema, path), f"invalid at `{path}`" if path else "invalid schema")
+                   span_at(schema, path), f"invalid at `{path}`" if path else "invalid schema")
         return
     except RecursionError:
         yield diag("AFP301", f"{where} is nested too deeply", schema.span, "too deep")
@@ -122,7 +84,7 @@ def _check_raw(tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnos
     yield from _no_keyword(doc, where, schema)
     yield from _misspelt_keywords(doc, where, schema)
     yield from _empty_bounds(doc, where, schema)
-    yield from _defaults(doc, tool, which, schema)
+    yield from defaults(doc, tool, which, schema)
 
 
 def _empty_bounds(doc: Any, where: str, schema: ir.Schema) -> Iterator[Diagnostic]:
@@ -132,7 +94,7 @@ def _empty_bounds(doc: Any, where: str, schema: ir.Schema) -> Iterator[Diagnosti
         if pair is not None:
             lo, hi = pair
             yield diag("AFP301", f"{where} has bounds that leave no value at `{pointer or '/'}`: "
-                       f"`{lo}: {node[lo]}` and `{hi}: {node[hi]}`", _span_at(schema, f"{pointer}/{hi}"),
+                       f"`{lo}: {node[lo]}` and `{hi}: {node[hi]}`", span_at(schema, f"{pointer}/{hi}"),
                        "leaves no value",
                        help="correct one of the two bounds")
 
@@ -187,30 +149,8 @@ def _misspelt_keywords(doc: Any, where: str, schema: ir.Schema) -> Iterator[Diag
             seen.add(key)
             yield diag("AFP309", f"{where} has the key `{key}` (at `{pointer or '/'}`), which is not a "
                        f"JSON Schema keyword: the validator ignores it",
-                       _span_at(schema, f"{pointer}/{_escape(key)}"),
+                       span_at(schema, f"{pointer}/{escape(key)}"),
                        "a key the validator ignores", help=f"did you mean `{meant}`?")
-
-
-# The keywords of JSON Schema 2020-12 whose value is a schema, a map of names to schemas, or a
-# list of schemas (with `definitions`, `additionalItems` and the list form of `items` of the drafts
-# before it, which validators still read). Anything under another keyword is data (an annotation
-# the validator ignores), not a schema: its `default` is no default and its bounds bound nothing.
-_ONE_SCHEMA = frozenset(("additionalProperties", "items", "contains", "not", "if", "then", "else",
-                         "propertyNames", "unevaluatedItems", "unevaluatedProperties",
-                         "contentSchema", "additionalItems"))
-_NAMED_SCHEMAS = frozenset(("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"))
-_LISTED_SCHEMAS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
-
-
-def _span_at(schema: ir.Schema, pointer: str):
-    """Where the entry at `pointer` (or the nearest enclosing one) is written in a raw map
-    schema; the whole schema for a file (its text is not the spec's)."""
-    spans = dict(schema.pointers)
-    while pointer:
-        if pointer in spans:
-            return spans[pointer]
-        pointer = pointer.rpartition("/")[0]
-    return schema.span
 
 
 def _meta_problem(e: Any) -> str:
@@ -226,27 +166,6 @@ def _meta_problem(e: Any) -> str:
     return e.message
 
 
-def subschemas(doc: Any) -> Iterator[tuple[dict, str]]:
-    """(schema object, its JSON pointer) for `doc` and every schema in it, by the keywords of
-    2020-12 (`_ONE_SCHEMA`...), depth first; a boolean schema has nothing to read."""
-    stack: list[tuple[Any, str]] = [(doc, "")]
-    while stack:  # (no recursion: a schema may be nested deeper than Python's stack)
-        node, pointer = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        yield node, pointer
-        children = []
-        for key, value in node.items():
-            at = f"{pointer}/{_escape(str(key))}"
-            if key in _ONE_SCHEMA:
-                children += [(v, f"{at}/{i}") for i, v in enumerate(value)] if isinstance(value, list) else [(value, at)]
-            elif key in _NAMED_SCHEMAS and isinstance(value, dict):
-                children += [(v, f"{at}/{_escape(str(k))}") for k, v in value.items()]
-            elif key in _LISTED_SCHEMAS and isinstance(value, list):
-                children += [(v, f"{at}/{i}") for i, v in enumerate(value)]
-        stack.extend(reversed(children))
-
-
 # ---------------------------------------------------------------- $ref resolution
 def _dangling_refs(doc: dict, where: str, schema: ir.Schema) -> Iterator[Diagnostic]:
     """AFP301 for each distinct `$ref` / `$dynamicRef` that does not resolve within the schema,
@@ -259,12 +178,12 @@ def _dangling_refs(doc: dict, where: str, schema: ir.Schema) -> Iterator[Diagnos
         at = f" (at `{pointer or '/'}`)"
         if local:
             yield diag("AFP301", f"{where} has a `$ref` that points nowhere: `{ref}`{at}",
-                       _span_at(schema, f"{pointer}/$ref"),
+                       span_at(schema, f"{pointer}/$ref"),
                        "unresolvable `$ref`", help="point it at a definition the schema declares "
                        "(such as `#/$defs/NAME`), or declare one")
         else:
             yield diag("AFP301", f"{where} has a `$ref` to `{ref}`, which is not part of the "
-                       f"schema{at}", _span_at(schema, f"{pointer}/$ref"), "unresolvable `$ref`",
+                       f"schema{at}", span_at(schema, f"{pointer}/$ref"), "unresolvable `$ref`",
                        notes=("schemas must be self-contained: a `$ref` is resolved within the "
                               "schema only, and nothing is fetched",),
                        help="copy the referenced schema under `$defs` and use `#/$defs/NAME`")
@@ -310,76 +229,10 @@ def _pointers(doc: Any) -> dict[int, str]:
         node, pointer = stack.pop()
         if isinstance(node, dict):
             out[id(node)] = pointer
-            stack.extend((v, f"{pointer}/{_escape(str(k))}") for k, v in node.items())
+            stack.extend((v, f"{pointer}/{escape(str(k))}") for k, v in node.items())
         elif isinstance(node, list):
             stack.extend((v, f"{pointer}/{i}") for i, v in enumerate(node))
     return out
-
-
-def _escape(part: str) -> str:
-    return part.replace("~", "~0").replace("/", "~1")
-
-
-def _defaults(doc: Any, tool: ir.Tool, which: str, schema: ir.Schema) -> Iterator[Diagnostic]:
-    """AFP302 for each sub-schema's `default` that the sub-schema refuses (the schema as a whole
-    passed the metaschema, so each sub-schema did: `subschemas` walks only where it looked).
-    A sub-schema's `$ref` is resolved in the whole document (`{"$ref": "#/$defs/n", "default":
-    "x"}` is judged by `n`), unless a nested `$id` moves the base a reference is read from."""
-    found = [(node, pointer) for node, pointer in subschemas(doc) if "default" in node]
-    if not found:
-        return
-    jsonschema, registry, unresolvable = _jsonschema()
-    nested_id = any("$id" in node for node, pointer in subschemas(doc) if pointer)
-    try:
-        whole = None if nested_id else jsonschema.Draft202012Validator(doc, registry=registry)
-    except Exception:  # noqa: BLE001 - (the metaschema passed it; a check never raises)
-        whole = None
-    for node, pointer in found:
-        sub = {k: v for k, v in node.items() if k != "default"}
-        try:
-            validator = whole.evolve(schema=sub) if whole is not None else \
-                jsonschema.Draft202012Validator(sub, registry=registry)
-            errors = [] if not _patterns_runnable(doc if whole else sub, node["default"]) else list(
-                validator.iter_errors(node["default"]))
-        except (unresolvable, jsonschema.SchemaError, RecursionError):
-            errors = []
-        if errors:
-            best = jsonschema.exceptions.best_match(errors)
-            from ..argcheck import describe_default, did_you_mean_fields, misspelt_fields
-            what = describe_default(best, sub, node["default"])  # (worded as the model is told)
-            yield diag("AFP302", f"the default at `{pointer or '/'}` in the `{which}` schema of tool "
-                       f"`{tool.name}` does not satisfy its schema: {what}",
-                       _span_at(schema, f"{pointer}/default"),
-                       "invalid default", help=did_you_mean_fields(misspelt_fields(errors, "default")))
-
-
-def _patterns_runnable(schema: Any, value: Any) -> bool:
-    """Whether validating `value` may run every `pattern`/`patternProperties` regex of `schema`
-    on its longest string (`regex_risk.runnable`); if not, the default is not validated."""
-    longest = max(_strings(value), key=len, default="")
-    return all(runnable(p, "", longest) for p in _patterns(schema))
-
-
-def _patterns(schema: Any) -> list[str]:
-    """Every regex the validator may run: each sub-schema's `pattern` and `patternProperties`
-    names (not what sits under a keyword it does not know: it runs none of that)."""
-    out: list[str] = []
-    for node, _ in subschemas(schema):
-        if isinstance(node.get("pattern"), str):
-            out.append(node["pattern"])
-        if isinstance(node.get("patternProperties"), dict):
-            out += [k for k in node["patternProperties"] if isinstance(k, str)]
-    return out
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if is_mapping(value):
-        return list(value) + [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, (list, tuple)):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 # ---------------------------------------------------------------- the AFP301 schemas of this check
