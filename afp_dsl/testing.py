@@ -272,10 +272,13 @@ def _recorded_answer(result: Any, raw: Any) -> Any:
 
 def _ran(payload: dict, after: set) -> bool:
     """An execution as `expect called` counts it: the tool's body or stub ran; for a built-in
-    (`read_skill`, `skip_step`, which have no body), the call was accepted — a success, or an
-    accepted call an `after` link then denied (what it did stands; `after` hears only those)."""
-    if payload.get("tool") in ("read_skill", "skip_step"):
-        return payload.get("status") == "success" or payload.get("call_id") in after
+    (`read_skill`, `skip_step`, which have no body), the call was accepted — a success, or a
+    pick an `after` link then denied (the pick stands; `after` hears only accepted calls). A
+    skip an `after` link denied did nothing (semantics §5: a denial never advances)."""
+    tool = payload.get("tool")
+    if tool in ("read_skill", "skip_step"):
+        return payload.get("status") == "success" or (
+            tool == "read_skill" and payload.get("call_id") in after)
     return bool(payload.get("executed"))
 
 

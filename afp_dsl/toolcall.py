@@ -96,8 +96,8 @@ def dispatch(ctx: RunCtx, call: ToolCall, cause: str, resume: dict | None = None
 def _builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcome:
     """A built-in's call (`read_skill`, `skip_step`) through the pipeline of semantics §7: the
     `before` policies (a `before *` block sees every call; a block may name a built-in), the
-    built-in itself (its arguments, the gate, the step bookkeeping), then, when it succeeded,
-    the `after` policies.
+    built-in itself (its arguments, the gate), then, when it succeeded, the `after` policies;
+    a skip is applied only once they passed it (semantics §5: denials never advance).
     It cannot pause: nothing runs that a person must approve, so an `ask` on it is a denial
     (semantics §8, an ask no pause can carry)."""
     chain = pol.chain(ctx, "before", call, args, called, can_pause=False)
@@ -105,9 +105,12 @@ def _builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcom
         return CallOutcome("denied", pol.reason(chain))
     used = chain.value[0] if chain.value else args  # (as the links handed them on)
     out = bi.builtin(ctx, call, used, called)
-    # (`after` follows a call that did its work, as an execution: a refused pick, invalid
-    # arguments or a held skip did nothing for an `after` rule to judge)
-    return _after(ctx, call, used, out, called) if out.status == "success" else out
+    if out.status != "success":  # (a refused pick, invalid arguments: nothing for `after`)
+        return out
+    out = _after(ctx, call, used, out, called)
+    if call.name == sk.SKIP_STEP and out.status == "success":  # (a denied skip moves nothing)
+        bi.commit_skip(ctx, used, called)
+    return out
 
 
 def _unknown(ctx: RunCtx, call: ToolCall) -> CallOutcome:

@@ -3,9 +3,11 @@
 Role:       the tool pipeline's stage for built-ins (`toolcall.dispatch` hands them here when
             the agent has them: `read_skill` with any skill, `skip_step` with a procedure);
             split from `toolcall`.
-Emits:      tool.args_invalid, skill.rejected, step.skipped.
+Emits:      tool.args_invalid, skill.rejected, step.skipped (`commit_skip`, once the `after`
+            links passed the skip).
 Invariants: a pick the gate refuses never moves the cursor or opens a skill; a skip needs a
-            non-empty reason and a running procedure; arguments are never echoed.
+            non-empty reason and a running procedure, and a skip an `after` link denies moves
+            nothing and records no `step.skipped`; arguments are never echoed.
 """
 from __future__ import annotations
 
@@ -68,6 +70,8 @@ def _invalid_args(ctx: RunCtx, call: ToolCall, args: Any, schema: dict,
 
 
 def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
+    """The skip checked, and its text, but not applied: `commit_skip` applies it once the
+    `after` links have passed it (semantics §5: a denial never advances)."""
     running = sk.procedures(ctx.plan, ctx.active_order, ctx.state.steps)
     if not running:
         return CallOutcome("invalid", sk.NO_PROCEDURE)
@@ -81,24 +85,31 @@ def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutco
     skill, k = proc
     if not isinstance(reason, str) or not reason.strip():
         return CallOutcome("invalid", sk.needs_reason(k))
-    policy = skill.decl.on_skip
-    if policy != "hold":
-        ctx.state.steps[skill.name] = k + 1
-    ctx.emit("step.skipped", {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool,
-                              "reason": reason, "policy": policy},
-             source=skill.steps[k].span, caused_by=(called,))
-    last = k + 1 >= len(skill.steps) and policy != "hold"
+    last = k + 1 >= len(skill.steps) and skill.decl.on_skip != "hold"
     return CallOutcome("success", sk.skip_text(skill, k, reason,
                                                _skipped(ctx, skill.name, k) if last else 1))
 
 
+def commit_skip(ctx: RunCtx, args: dict, called: str) -> None:
+    """Apply a skip `_skip_step` accepted and the `after` links passed: move the pointer (with
+    `on_skip = "advance"`) and record `step.skipped`."""
+    running = sk.procedures(ctx.plan, ctx.active_order, ctx.state.steps)
+    skill, k = sk.skip_target(running, args.get("skill"))  # (checked by `_skip_step`)
+    policy = skill.decl.on_skip
+    if policy != "hold":
+        ctx.state.steps[skill.name] = k + 1
+    ctx.emit("step.skipped", {"skill": skill.name, "step": k + 1, "tool": skill.steps[k].tool,
+                              "reason": args["reason"], "policy": policy},
+             source=skill.steps[k].span, caused_by=(called,))
+
+
 def _skipped(ctx: RunCtx, skill: str, k: int) -> int:
-    """How many of the `k + 1` steps of `skill`'s procedure were skipped, this one included:
-    its last `k` step events before this skip (one per step: an advance, or a skip that moved
+    """How many of the `k + 1` steps of `skill`'s procedure were skipped, the one being skipped
+    now included: its last `k` step events (one per step: an advance, or a skip that moved
     on) tell, read back from the trace."""
-    seen = skipped = 0
+    seen, skipped = 0, 1
     for e in reversed(ctx.rec.trace.events):
-        if seen >= k + 1:
+        if seen >= k:
             break
         p = e.payload
         if e.kind in ("step.advanced", "step.skipped") and p.get("skill") == skill \

@@ -204,7 +204,8 @@ policy pol {
 
 def test_an_accepted_built_in_call_an_after_link_denied_still_counts(tmp_path) -> None:
     """`expect called` counts a built-in's accepted calls; an `after` deny replaces what the
-    model reads while the pick or skip stands (before: such a call counted 0)."""
+    model reads while the pick stands (before: such a call counted 0). A skip an `after` link
+    denies is not applied (semantics §5: denials never advance), so it is not counted."""
     f = tmp_path / "b.afp"
     f.write_text(BUILTINS + textwrap.dedent("""
     test after_denied {
@@ -213,8 +214,9 @@ def test_an_accepted_built_in_call_an_after_link_denied_still_counts(tmp_path) -
       model calls skip_step { reason: "not needed" }
       model calls read_skill { id: "q" }
       model says "done"
+      model says "done, step 1 not run"
       expect called read_skill 2
-      expect called skip_step 1
+      expect called skip_step 0
     }
     """))
     (r,), problems = run_files([f])
