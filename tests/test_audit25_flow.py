@@ -53,3 +53,13 @@ def test_the_last_skip_counts_the_steps_skipped_before_it():
     assert tool_texts(prov.requests[2])[-1] == (
         "Step 2 skipped: b. That was the last step — the 'proc' procedure is complete "
         "(2 step(s) skipped).")
+
+
+def test_after_a_denied_skip_the_next_step_tool_of_the_same_reply_does_not_run():
+    """The pointer did not move, so the next step's tool is still not the current one."""
+    agent, prov = make(DENIED_SKIP % "", [[("skip_step", {"reason": "meh"}), ("two", {})],
+                                          "x", "y"])
+    r = agent.run("hi")
+    assert [(p["tool"], p["status"], p["executed"]) for p in payloads(r, "tool.returned")] == [
+        ("skip_step", "denied", False), ("two", "invalid", False)]
+    assert payloads(r, "step.advanced") == []
