@@ -118,7 +118,7 @@ def compose(plan: Plan, state: RunState, red: Any = None) -> Composition:
     procs = sk.procedures(plan, [n for n, _, _ in _proc_order(state, active)], state.steps)
     for skill, k in procs:
         pieces.append(Piece("step", skill.name, skill.steps[k].span, "step",
-                            f"{sk.banner(skill, k)} Run `{skill.steps[k].tool}` next."))
+                            sk.banner(skill, k)))  # (the banner alone, semantics §2)
     pieces = [p for p in pieces if p.text.strip()]  # (blanks only: empty too)
     system = "\n\n".join(p.text for p in pieces)
     offered = _tools(plan, state, names, procs)

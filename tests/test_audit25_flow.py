@@ -63,3 +63,23 @@ def test_after_a_denied_skip_the_next_step_tool_of_the_same_reply_does_not_run()
     assert [(p["tool"], p["status"], p["executed"]) for p in payloads(r, "tool.returned")] == [
         ("skip_step", "denied", False), ("two", "invalid", False)]
     assert payloads(r, "step.advanced") == []
+
+
+# ---------------------------------------------------------------- §2: the system prompt's pieces
+BANNER = """
+agent g { system = "SYSTEM" graph = m context = [tone] }
+steering tone { prompt = "TONE" }
+tool one { description = "first tool" impl = returns("1") }
+tool two { description = "second tool" impl = returns("2") }
+skill proc { description = "P" body = "BODY" tools = [one, two] steps { one "do one"  two } }
+graph m { entry proc }
+"""
+
+
+def test_the_system_prompt_ends_with_the_current_step_banner_alone():
+    """semantics §2: system, context, skill bodies, "then the current step banner if any" —
+    the banner of §5, `[Step k of n — note]`, joined by a blank line."""
+    agent, prov = make(BANNER, [call("one"), "done", "stop"])
+    agent.run("hi")
+    assert prov.requests[0].system == "SYSTEM\n\nTONE\n\nBODY\n\n[Step 1 of 2 — do one]"
+    assert prov.requests[1].system == "SYSTEM\n\nTONE\n\nBODY\n\n[Step 2 of 2]"

@@ -265,7 +265,7 @@ def test_a_step_without_a_note_reads_without_a_dangling_separator():
                     ["Step 2 of 'p' has not run (tool: `s2`). Finish the remaining steps, or say "
                      "why you are stopping."]]
     assert [t.description for t in prov.requests[1].tools if t.name == "s1"] == ["[Step 1 of 2] first"]
-    assert prov.requests[2].system.endswith("[Step 2 of 2] Run `s2` next.")
+    assert prov.requests[2].system.endswith("\n\n[Step 2 of 2]")
     assert [p["action"] for p in payloads(r, "steps.unfinished")] == ["nudged", "accepted"]
     from afp_dsl.prompts import is_prompt  # (the demo mock tells the loop's nudge from a person)
     assert is_prompt(seen[2][0])
