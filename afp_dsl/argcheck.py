@@ -110,7 +110,12 @@ def describe_error(e, root: Any, value: Any, whole: str = "arguments") -> list[s
         return _refused_fields(e, root, value, whole)
     if v == "items" and val is False:
         return [f"{path}: expected at most {_count(len(e.schema.get('prefixItems') or []), 'item')}"]
-    return [f"{path}: {_expected(v, val)}"]
+    if "propertyNames" in e.relative_schema_path:  # (about a field's name: never named)
+        return [f"{path}: field names: {_expected(v, val)}"]
+    special = _SPECIAL.get(v)
+    if special is not None:  # (never no line: an error with none would let the call through)
+        return special(e, root, value, whole) or [f"{path}: does not satisfy `{v}`"]
+    return [f"{path}: {_expected(v, val, e.schema)}"]
 
 
 def describe_default(e, root: Any, value: Any) -> str:
@@ -211,6 +216,10 @@ _EXPECT = {
     "minItems": lambda v: f"expected at least {_count(v, 'item')}",
     "maxItems": lambda v: f"expected at most {_count(v, 'item')}",
     "format": lambda v: f"expected format `{v}`",
+    "multipleOf": lambda v: f"expected a multiple of {v}",
+    "uniqueItems": lambda v: "expected items that are all different",
+    "minProperties": lambda v: f"expected at least {_count(v, 'field')}",
+    "maxProperties": lambda v: f"expected at most {_count(v, 'field')}",
 }
 
 
@@ -219,9 +228,110 @@ def _count(n: Any, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _expected(v: str, val: Any) -> str:
+def _expected(v: str, val: Any, schema: Any = None) -> str:
     f = _EXPECT.get(v)
-    return f(val) if f else f"does not satisfy `{v}`"
+    if f is not None:
+        return f(val)
+    if v in ("contains", "minContains", "maxContains"):
+        return _contains(v, val, schema)
+    return f"does not satisfy `{v}`"
+
+
+def _contains(v: str, val: Any, schema: Any) -> str:
+    """What `contains` (with `minContains`, `maxContains`) expected: how many matching items."""
+    least = schema.get("minContains", 1) if isinstance(schema, dict) else 1
+    if v == "maxContains":
+        return f"expected at most {_count(val, 'item')} matching its `contains` schema"
+    return f"expected at least {_count(least, 'item')} matching its `contains` schema"
+
+
+def _type_words(schema: Any) -> str | None:
+    """A branch of `anyOf`/`oneOf` or a `not` in a few words (its type, constant or choices),
+    or None when it says more than that."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if isinstance(schema.get("enum"), list):
+        return "one of " + ", ".join(json.dumps(x) for x in schema["enum"])
+    kind = schema.get("type")
+    if isinstance(kind, list) and all(isinstance(k, str) for k in kind) and kind:
+        return " or ".join(kind)
+    return kind if isinstance(kind, str) else None
+
+
+def _alternatives(e, root: Any, value: Any, whole: str) -> list[str]:
+    """`anyOf`/`oneOf`: the problems of the one alternative of the value's type, if there is
+    exactly one; else the alternatives in a few words (`expected string or integer`)."""
+    path, branches = _path(e.absolute_path, whole), e.validator_value
+    if not e.context:  # (`oneOf` matched by more than one alternative)
+        return [f"{path}: expected exactly one alternative of `oneOf` to match; more than one did"]
+    by_branch: dict[Any, list] = {}
+    for c in e.context:
+        by_branch.setdefault(c.relative_schema_path[0], []).append(c)
+    typed = [errs for errs in by_branch.values() if not any(
+        c.validator == "type" and len(c.relative_schema_path) == 2 for c in errs)]
+    if len(typed) == 1:
+        return [line for c in typed[0] for line in describe_error(c, root, value, whole)]
+    words = [_type_words(b) for b in branches] if isinstance(branches, list) else [None]
+    if all(words):
+        return [f"{path}: expected {' or '.join(dict.fromkeys(words))}"]
+    return [f"{path}: expected a value matching one of the {len(branches)} alternatives of "
+            f"`{e.validator}`"]
+
+
+def _negated(e, root: Any, value: Any, whole: str) -> list[str]:
+    words = _type_words(e.validator_value)
+    what = f"anything but {words}" if words else "a value its `not` schema refuses"
+    return [f"{_path(e.absolute_path, whole)}: expected {what}"]
+
+
+def _dependent(e, root: Any, value: Any, whole: str) -> list[str]:
+    """`dependentRequired`: each missing field, and the field present that requires it."""
+    have, base = e.instance if isinstance(e.instance, dict) else {}, list(e.absolute_path)
+    deps = e.validator_value if isinstance(e.validator_value, dict) else {}
+    return [f"{_path(base + [m], whole)}: required when `{k}` is present"
+            for k, needs in deps.items() if k in have for m in needs if m not in have]
+
+
+def _unevaluated(e, root: Any, value: Any, whole: str) -> list[str]:
+    """`unevaluatedProperties`/`unevaluatedItems`: the fields its schema names nowhere (not
+    following `$ref`), else the object's or list's path; never the values."""
+    path, obj = _path(e.absolute_path, whole), e.instance
+    named = _named_fields(e.schema) if e.validator == "unevaluatedProperties" else None
+    if named is not None and e.validator_value is False and isinstance(obj, dict):
+        extra = [k for k in obj if k not in named]
+        if extra:
+            return [f"{_path(list(e.absolute_path) + [k], whole)}: not an allowed field"
+                    for k in extra]
+    if e.validator == "unevaluatedItems":
+        return [f"{path}: holds more items than its schema allows"]
+    return [f"{path}: holds a field that its schema does not allow"]
+
+
+def _named_fields(schema: Any, depth: int = 0) -> set | None:
+    """The fields `schema` and its in-place subschemas (`allOf`, `anyOf`, `oneOf`, `if`,
+    `then`, `else`, `dependentSchemas`) name in `properties`; None when a `patternProperties`
+    or a `$ref` may evaluate others (the wording then names the object, not its fields)."""
+    if not isinstance(schema, dict):
+        return set()
+    if depth > 20 or schema.get("patternProperties") or "$ref" in schema or "$dynamicRef" in schema:
+        return None
+    out = set(schema.get("properties") or ())
+    subs = [*(schema.get("allOf") or ()), *(schema.get("anyOf") or ()),
+            *(schema.get("oneOf") or ()), *(schema.get(k) for k in ("if", "then", "else")),
+            *(schema.get("dependentSchemas") or {}).values()]
+    for sub in subs:
+        more = _named_fields(sub, depth + 1)
+        if more is None:
+            return None
+        out |= more
+    return out
+
+
+_SPECIAL = {"anyOf": _alternatives, "oneOf": _alternatives, "not": _negated,
+            "dependentRequired": _dependent, "unevaluatedProperties": _unevaluated,
+            "unevaluatedItems": _unevaluated}
 
 
 # ---------------------------------------------------------------- the plain check

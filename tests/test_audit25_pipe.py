@@ -1,0 +1,54 @@
+"""Audit 25, the tool pipeline (semantics §7, §8, §10): argument problems, policy ordering, resume."""
+from __future__ import annotations
+
+import pytest
+from interp_support import call, make, payloads, tool_texts
+
+RAW = """
+agent g { tools = [t] }
+tool t { description = "t"
+  input = { type: "object", properties: {
+    m: { type: "integer", multipleOf: 5 },
+    u: { type: "array", uniqueItems: true },
+    o: { type: "object", minProperties: 2 },
+    d: { type: "object", dependentRequired: { a: ["b"] } },
+    one: { oneOf: [{ type: "string" }, { type: "integer" }] },
+    two: { oneOf: [{ type: "number" }, { type: "integer" }] },
+    any: { anyOf: [{ type: "string", minLength: 3 }, { type: "integer" }] },
+    n: { not: { type: "string" } },
+    c: { type: "array", contains: { type: "integer" }, minContains: 2 },
+    pn: { type: "object", propertyNames: { pattern: "^[a-z]+$" } },
+    ue: { type: "object", properties: { a: {} }, unevaluatedProperties: false } } }
+}
+"""
+
+BAD = {"m": 7, "u": [1, 1], "o": {"a": 1}, "d": {"a": "sekrit-1"}, "one": 1.5, "two": 3,
+       "any": "ab", "n": "sekrit-2", "c": [1, "sekrit-3"], "pn": {"A1": 1},
+       "ue": {"a": 1, "zz": "sekrit-4"}}
+
+
+@pytest.mark.parametrize("field, line", [
+    ("m", "m: expected a multiple of 5"),
+    ("u", "u: expected items that are all different"),
+    ("o", "o: expected at least 2 fields"),
+    ("d", "d.b: required when `a` is present"),
+    ("one", "one: expected string or integer"),
+    ("two", "two: expected exactly one alternative of `oneOf` to match; more than one did"),
+    ("any", "any: expected at least 3 characters"),
+    ("n", "n: expected anything but string"),
+    ("c", "c: expected at least 2 items matching its `contains` schema"),
+    ("pn", "pn: field names: expected a string matching /^[a-z]+$/"),
+    ("ue", "ue.zz: not an allowed field"),
+])
+def test_every_keyword_says_what_was_expected(field, line):
+    """§7.3: each problem reads `path: what was expected`, for the whole of JSON Schema 2020-12
+    (multipleOf, uniqueItems, anyOf/oneOf, not, contains, dependentRequired, ... read `does not
+    satisfy `multipleOf``, which says nothing the model can act on); never the values."""
+    ran: list = []
+    agent, prov = make(RAW, [call("t", **{field: BAD[field]}), "ok"],
+                       tools={"t": lambda **kw: ran.append(kw) or "x"})
+    r = agent.run("hi")
+    text = tool_texts(prov.requests[1])[0]
+    assert ran == [] and payloads(r, "tool.returned")[0]["status"] == "invalid"
+    assert f"- {line}\n" in text, text
+    assert "sekrit" not in text and "does not satisfy" not in text
