@@ -166,6 +166,10 @@ class ResumePrep:
             raise ResumeDecisionError(
                 f"resume needs a decision, `approve(checkin)` or `decline(checkin)`, for check-in "
                 f"`{checkin['id']}`; got {type(decision).__name__}")
+        malformed = _malformed(decision)
+        if malformed is not None:  # (`Decision(id, "no")` must not read as an approval)
+            raise ResumeDecisionError(f"the decision for check-in `{checkin['id']}` is not one "
+                                      f"`approve`/`decline` makes: {malformed}; nothing was run")
         if decision.checkin != checkin["id"]:
             raise ResumeDecisionError(
                 f"the decision answers check-in `{decision.checkin}`, but run `{run_id}` waits on "
@@ -193,3 +197,15 @@ class ResumePrep:
                                       f"decision applies once")
         return {"decision": "approve" if decision.approved else "decline", "by": decision.by,
                 "note": decision.note}
+
+
+def _malformed(decision: Decision) -> str | None:
+    """What is wrong with a `Decision` built by hand (its `approved` must be a bool, `by` and
+    `note` text or None), or None."""
+    if type(decision.approved) is not bool:
+        return f"`approved` is {type(decision.approved).__name__}, not True or False"
+    for key in ("by", "note"):
+        value = getattr(decision, key)
+        if value is not None and not isinstance(value, str):
+            return f"`{key}` is {type(value).__name__}, not text or None"
+    return None

@@ -52,3 +52,26 @@ def test_every_keyword_says_what_was_expected(field, line):
     assert ran == [] and payloads(r, "tool.returned")[0]["status"] == "invalid"
     assert f"- {line}\n" in text, text
     assert "sekrit" not in text and "does not satisfy" not in text
+
+
+CHECKED = """
+agent g { tools = [t] }
+tool t { description = "t" check_in = true }
+"""
+
+
+@pytest.mark.parametrize("fields", [{"approved": "no"}, {"approved": 1},
+                                    {"approved": True, "by": 5}, {"approved": False, "note": ["x"]}])
+def test_a_hand_built_decision_that_is_not_one_raises_and_nothing_runs(fields):
+    """§10: anything that is not a decision raises `ResumeDecisionError` and the tool never runs;
+    `Decision(id, "no")` (public) approved, since "no" is truthy. The check-in stays open for a
+    real decision."""
+    import afp_dsl as afp
+    ran: list = []
+    agent, prov = make(CHECKED, [call("t"), "ok"], tools={"t": lambda **kw: ran.append(1) or "x"})
+    r = agent.run("hi")
+    with pytest.raises(afp.ResumeDecisionError, match="is not one `approve`/`decline` makes"):
+        agent.resume(r.checkpoint, afp.Decision(r.checkin.id, **fields))
+    assert ran == []
+    r2 = agent.resume(r.checkpoint, afp.approve(r.checkin))
+    assert r2.outcome == "answered" and ran == [1]
