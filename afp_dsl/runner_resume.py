@@ -13,6 +13,7 @@ Contract:   the class using it provides `store`, `plan`, `session`, `_redactor()
 """
 from __future__ import annotations
 
+import json
 import weakref
 from typing import Any
 
@@ -59,6 +60,17 @@ def _seq_of(data: Any) -> Any:
     """Where a checkpoint was taken: the number of events its run had recorded."""
     state = data.get("state") if isinstance(data, dict) else None
     return state.get("seq") if isinstance(state, dict) else None
+
+
+def _pending_of(data: Any) -> Any:
+    """The calls a checkpoint waits on and its check-in (the arguments a resume goes on with,
+    the link it continues after), as JSON reads them: what a resume runs."""
+    state = data.get("state") if isinstance(data, dict) else None
+    pending = state.get("pending") if isinstance(state, dict) else None
+    try:  # (as text: a NaN a policy's ask paused on is equal to itself there)
+        return json.dumps(pending, sort_keys=True)
+    except (TypeError, ValueError):  # (not JSON: damaged, never equal to the store's)
+        return None if pending is None else object()
 
 
 def _why_no_checkpoint(store: Store, run_id: str) -> str:
@@ -111,6 +123,11 @@ class ResumePrep:
                 f"this checkpoint of run `{run_id}` is out of date: the run went on after it was "
                 f"taken; resume with the run id (`resume(\"{run_id}\")`) to continue from where "
                 f"it is now")
+        if _pending_of(given) != _pending_of(stored):  # (§10: exactly the call shown)
+            raise ResumeDecisionError(
+                f"the checkpoint's call changed since it was taken: the call run `{run_id}` "
+                f"waits on (its arguments, or what its check-in goes on with) is not the one "
+                f"its store holds; nothing was run")
         return _unspent(run_id, given, handle)  # (resumed meanwhile through another store?)
 
     def _prepare_resume(self, checkpoint: Any,

@@ -75,3 +75,47 @@ def test_a_hand_built_decision_that_is_not_one_raises_and_nothing_runs(fields):
     assert ran == []
     r2 = agent.resume(r.checkpoint, afp.approve(r.checkin))
     assert r2.outcome == "answered" and ran == [1]
+
+
+REWRITING = """
+agent g { tools = [t] policies = [h, q, r] }
+tool t { description = "t" input { n: integer } }
+policy h { impl = python("audit25_pipe_host:to_seven") }
+policy q { before t { ask when args.n == 7 because "seven?" } }
+policy r { before t { deny when args.n > 100 because "too many" } }
+"""
+
+
+def _host_module(tmp_path, monkeypatch):
+    (tmp_path / "audit25_pipe_host.py").write_text(
+        "import afp_dsl\n"
+        "def to_seven(ctx):\n"
+        "    if ctx['moment'] == 'before':\n"
+        "        return afp_dsl.rewrite({**ctx['args'], 'n': 7}, 'n is seven')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+@pytest.mark.parametrize("change", [
+    lambda ci: ci.update(args={"n": 99999}),  # what the check-in goes on with (shown: n = 7)
+    lambda ci: ci.update(link=5),  # continue after a later link: `r` would never run
+    lambda ci: ci.update(source="tool"),  # skip the rest of the chain and validation
+])
+def test_a_checkpoint_whose_check_in_changed_raises_and_nothing_runs(tmp_path, monkeypatch, change):
+    """§10 "once, for exactly the call shown": the person approved `n = 7` (the arguments after
+    the rewrite, in the check-in); a checkpoint whose check-in was changed to go on with other
+    arguments, or after another link, ran the changed call (only the model's arguments were
+    fingerprinted). The real checkpoint can still be decided once."""
+    import copy
+    import afp_dsl as afp
+    _host_module(tmp_path, monkeypatch)
+    ran: list = []
+    agent, prov = make(REWRITING, [call("t", n=1), "ok"], tools={"t": lambda **kw: ran.append(kw) or "x"})
+    r = agent.run("hi")
+    assert r.paused and r.checkin.args == {"n": 7}
+    data = copy.deepcopy(r.checkpoint.data)
+    change(data["state"]["pending"]["checkin"])
+    with pytest.raises(afp.ResumeDecisionError, match="call changed"):
+        agent.resume(data, afp.approve(r.checkin))
+    assert ran == []
+    r2 = agent.resume(r.checkpoint, afp.approve(r.checkin))
+    assert r2.outcome == "answered" and ran == [{"n": 7}]
