@@ -36,10 +36,12 @@ def builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcome
 
 def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
     plan = ctx.plan
-    spec = sk.read_skill_spec(plan, ctx.state.cursor)
-    bad = _invalid_args(ctx, call, args, spec.schema, called)
-    if bad is not None:
-        return bad
+    if not (type(args) is dict and type(args.get("id")) is str and args["id"] in plan.skills):
+        # (the plain pick above is what its schema accepts: an object whose `id` names a skill)
+        bad = _invalid_args(ctx, call, args, sk.read_skill_spec(plan, ctx.state.cursor).schema,
+                            called)
+        if bad is not None:
+            return bad
     wanted = args["id"]
     g = sk.gate(plan, ctx.state.cursor, wanted)
     if not g.accepted:
@@ -60,13 +62,28 @@ def _invalid_args(ctx: RunCtx, call: ToolCall, args: Any, schema: dict,
                   called: str) -> CallOutcome | None:
     """A built-in's arguments checked against the schema it is offered with, as any tool's are:
     `tool.args_invalid` and the standard text when they do not fit, else None."""
-    from jsonschema import Draft202012Validator
-    problems = arg_problems(Draft202012Validator(schema), args)
+    problems = arg_problems(_validator(schema), args)
     if not problems:
         return None
     ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id, "problems": problems},
              caused_by=(called,))
     return CallOutcome("invalid", invalid_text(call.name, problems))
+
+
+def _validator(schema: dict) -> Any:
+    """A built-in's validator, cached per schema object (`skip_step`'s is a constant unless
+    several procedures run; a `read_skill` pick is checked this way only when it is not plain).
+    Keyed by identity; the entry keeps its schema alive. Bounded."""
+    hit = _VALIDATORS.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        from jsonschema import Draft202012Validator
+        if len(_VALIDATORS) >= 256:
+            _VALIDATORS.clear()
+        hit = _VALIDATORS[id(schema)] = (schema, Draft202012Validator(schema))
+    return hit[1]
+
+
+_VALIDATORS: dict[int, tuple[dict, Any]] = {}
 
 
 def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:

@@ -119,3 +119,35 @@ def test_a_checkpoint_whose_check_in_changed_raises_and_nothing_runs(tmp_path, m
     assert ran == []
     r2 = agent.resume(r.checkpoint, afp.approve(r.checkin))
     assert r2.outcome == "answered" and ran == [{"n": 7}]
+
+
+SKILLED = """
+agent g { skills = [a, b] tools = [t] }
+skill a { description = "a" body = "A" }
+skill b { description = "b" body = "B" }
+tool t { description = "t" }
+"""
+
+
+def test_a_plain_pick_is_accepted_without_building_a_validator(monkeypatch):
+    """§7.3 "a cached validator per tool": every `read_skill` call built the menu's description
+    and a fresh JSON Schema validator, then ran it (about 0.4 ms a pick); a pick whose `id` names
+    a skill is what that schema accepts, so only other picks are checked in full."""
+    from afp_dsl import toolcall_builtins as bi
+
+    def boom(*a, **kw):
+        raise AssertionError("validated a plain pick")
+    monkeypatch.setattr(bi, "arg_problems", boom)
+    agent, prov = make(SKILLED, [call("read_skill", id="a", extra=1), "ok"])
+    r = agent.run("hi")
+    assert payloads(r, "tool.returned")[0]["status"] == "success"
+
+
+@pytest.mark.parametrize("args, line", [({"id": "zz"}, '- id: expected one of "a", "b"'),
+                                        ({"id": 3}, "- id: expected string"),
+                                        ({}, "- id: required but missing")])
+def test_a_pick_that_is_not_plain_is_still_explained(args, line):
+    agent, prov = make(SKILLED, [[("read_skill", args)], "ok"])
+    r = agent.run("hi")
+    assert line in tool_texts(prov.requests[1])[0]
+    assert payloads(r, "tool.returned")[0]["status"] == "invalid"
