@@ -34,6 +34,22 @@ def builtin(ctx: RunCtx, call: ToolCall, args: dict, called: str) -> CallOutcome
     return _skip_step(ctx, call, args, called)
 
 
+def _validator(schema: dict) -> Any:
+    """A built-in's validator, cached per schema object (`skip_step`'s is a constant unless
+    several procedures run; a `read_skill` pick is checked this way only when it is not plain).
+    Keyed by identity; the entry keeps its schema alive. Bounded."""
+    hit = _VALIDATORS.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        from jsonschema import Draft202012Validator
+        if len(_VALIDATORS) >= 256:
+            _VALIDATORS.clear()
+        hit = _VALIDATORS[id(schema)] = (schema, Draft202012Validator(schema))
+    return hit[1]
+
+
+_VALIDATORS: dict[int, tuple[dict, Any]] = {}
+
+
 def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
     plan = ctx.plan
     if not (type(args) is dict and type(args.get("id")) is str and args["id"] in plan.skills):
@@ -68,22 +84,6 @@ def _invalid_args(ctx: RunCtx, call: ToolCall, args: Any, schema: dict,
     ctx.emit("tool.args_invalid", {"tool": call.name, "call_id": call.id, "problems": problems},
              caused_by=(called,))
     return CallOutcome("invalid", invalid_text(call.name, problems))
-
-
-def _validator(schema: dict) -> Any:
-    """A built-in's validator, cached per schema object (`skip_step`'s is a constant unless
-    several procedures run; a `read_skill` pick is checked this way only when it is not plain).
-    Keyed by identity; the entry keeps its schema alive. Bounded."""
-    hit = _VALIDATORS.get(id(schema))
-    if hit is None or hit[0] is not schema:
-        from jsonschema import Draft202012Validator
-        if len(_VALIDATORS) >= 256:
-            _VALIDATORS.clear()
-        hit = _VALIDATORS[id(schema)] = (schema, Draft202012Validator(schema))
-    return hit[1]
-
-
-_VALIDATORS: dict[int, tuple[dict, Any]] = {}
 
 
 def _skip_step(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutcome:
