@@ -151,3 +151,51 @@ def test_a_pick_that_is_not_plain_is_still_explained(args, line):
     r = agent.run("hi")
     assert line in tool_texts(prov.requests[1])[0]
     assert payloads(r, "tool.returned")[0]["status"] == "invalid"
+
+
+ORDER = """
+agent g { tools = [t, ci, f] policies = [p] }
+tool t { description = "t" input { n: integer } }
+tool ci { description = "ci" input { n: integer } check_in = true }
+tool f { description = "f" }
+policy p {
+  before t { deny when tool == "t" because "t is off" }
+  after f { deny when status == "failure" because "failures stay private" }
+}
+"""
+
+
+def _ordered(script):
+    ran: list = []
+
+    def boom(**kw):
+        raise RuntimeError("disk on fire")
+    agent, prov = make(ORDER, [script, "ok"],
+                       tools={"t": lambda **kw: ran.append(kw), "ci": lambda **kw: ran.append(kw),
+                              "f": boom})
+    r = agent.run("hi")
+    return r, tool_texts(prov.requests[1])[0], ran
+
+
+def test_a_before_deny_wins_over_invalid_arguments():
+    """§7: policies `before` (stage 2) come before argument validation (stage 3)."""
+    r, text, ran = _ordered(call("t", n="many"))
+    assert text == "t is off" and ran == [] and not payloads(r, "tool.args_invalid")
+    assert payloads(r, "tool.returned")[0]["status"] == "denied"
+
+
+def test_invalid_arguments_win_over_the_tools_check_in():
+    """§7: validation (stage 3) comes before `check_in` (stage 4): no pause for a bad call."""
+    r, text, ran = _ordered(call("ci", n="many"))
+    assert r.outcome == "answered" and text.startswith("Invalid arguments for tool `ci`")
+    assert payloads(r, "tool.returned")[0]["status"] == "invalid"
+
+
+def test_an_after_deny_on_a_failure_replaces_what_the_model_reads_and_keeps_the_error():
+    """§7.8: `after` runs for a call that raised too; its deny replaces what the model reads,
+    while the record keeps the real result."""
+    r, text, ran = _ordered(call("f"))
+    (ret,) = payloads(r, "tool.returned")
+    assert text == "failures stay private"
+    assert ret["result"] == {"error": "disk on fire"} and ret["executed"] is True
+    assert ret["status"] == "denied" and ret["read"] == "failures stay private"
