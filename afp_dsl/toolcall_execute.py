@@ -99,11 +99,15 @@ def resolve_python(target: str) -> tuple[Any, str | None]:
     mod_name, _, attr = target.partition(":")
     try:
         obj = importlib.import_module(mod_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
     except Exception as exc:
         return None, (f"`python(\"{target}\")` cannot be imported ({type(exc).__name__}: {exc}); "
                       f"make `{mod_name}` importable (install it, or add its folder to PYTHONPATH)")
+    try:
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:  # (the module imported: the name is what is wrong)
+        return None, (f"`python(\"{target}\")` cannot be imported: module `{mod_name}` has no "
+                      f"`{attr}` ({type(exc).__name__}: {exc}); check the name after the `:`")
     if not callable(obj):
         return None, f"`python(\"{target}\")` is not callable; point it at a function"
     _PY_CACHE[target] = obj

@@ -199,3 +199,15 @@ def test_an_after_deny_on_a_failure_replaces_what_the_model_reads_and_keeps_the_
     assert text == "failures stay private"
     assert ret["result"] == {"error": "disk on fire"} and ret["executed"] is True
     assert ret["status"] == "denied" and ret["read"] == "failures stay private"
+
+
+def test_a_binding_to_a_missing_attribute_names_the_attribute_not_the_module(tmp_path, monkeypatch):
+    """§7.5: a `python("m:f")` whose module imports but has no `f` told the user to make `m`
+    importable (install it, or fix PYTHONPATH), which it already is."""
+    (tmp_path / "audit25_pipe_tools.py").write_text("def there(**kw):\n    return 'x'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = 'agent g { tools = [t] }\ntool t { description = "t" impl = python("audit25_pipe_tools:gone") }'
+    agent, prov = make(spec, [call("t"), "ok"])
+    r = agent.run("hi")
+    assert r.outcome == "error"
+    assert "module `audit25_pipe_tools` has no `gone`" in r.error and "PYTHONPATH" not in r.error
