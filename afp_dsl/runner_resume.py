@@ -217,8 +217,11 @@ class ResumePrep:
 
 
 def _malformed(decision: Decision) -> str | None:
-    """What is wrong with a `Decision` built by hand (its `approved` must be a bool, `by` and
-    `note` text or None), or None."""
+    """What is wrong with a `Decision` built by hand (its `checkin` must be the id, `approved` a
+    bool, `by` and `note` text or None), or None."""
+    if not isinstance(decision.checkin, str):
+        return (f"`checkin` is {type(decision.checkin).__name__}, not the check-in's id (make "
+                f"the decision with `approve(checkin)` or `decline(checkin)`)")
     if type(decision.approved) is not bool:
         return f"`approved` is {type(decision.approved).__name__}, not True or False"
     for key in ("by", "note"):

@@ -60,7 +60,7 @@ tool t { description = "t" check_in = true }
 """
 
 
-@pytest.mark.parametrize("fields", [{"approved": "no"}, {"approved": 1},
+@pytest.mark.parametrize("fields", [{"approved": "no"}, {"approved": 1}, {"approved": True, "checkin": 0},
                                     {"approved": True, "by": 5}, {"approved": False, "note": ["x"]}])
 def test_a_hand_built_decision_that_is_not_one_raises_and_nothing_runs(fields):
     """§10: anything that is not a decision raises `ResumeDecisionError` and the tool never runs;
@@ -71,7 +71,7 @@ def test_a_hand_built_decision_that_is_not_one_raises_and_nothing_runs(fields):
     agent, prov = make(CHECKED, [call("t"), "ok"], tools={"t": lambda **kw: ran.append(1) or "x"})
     r = agent.run("hi")
     with pytest.raises(afp.ResumeDecisionError, match="is not one `approve`/`decline` makes"):
-        agent.resume(r.checkpoint, afp.Decision(r.checkin.id, **fields))
+        agent.resume(r.checkpoint, afp.Decision(**{"checkin": r.checkin.id, **fields}))
     assert ran == []
     r2 = agent.resume(r.checkpoint, afp.approve(r.checkin))
     assert r2.outcome == "answered" and ran == [1]
