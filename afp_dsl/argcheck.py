@@ -34,9 +34,10 @@ def arg_problems(validator, args: Any) -> list[str]:
     from referencing.exceptions import Unresolvable  # (loaded with jsonschema, which built `validator`)
     try:
         with quiet():
-            errors = sorted(validator.iter_errors(args), key=lambda e: (_order(e.absolute_path),
-                                                                       e.validator or ""))  # (None:
-        # a `false` schema, which used to end the run when it sorted beside a named keyword)
+            schema = validator.schema
+            errors = sorted(validator.iter_errors(args), key=lambda e: (
+                _order(e.absolute_path, schema), e.validator or ""))  # (None: a `false` schema,
+        # which used to end the run when it sorted beside a named keyword)
     except Unresolvable as exc:
         return [f"arguments: cannot be checked: the tool's input schema has a `$ref` that does not "
                 f"resolve{_ref_of(exc)}; the tool's declaration must be fixed, not the arguments"]
@@ -48,9 +49,29 @@ def arg_problems(validator, args: Any) -> list[str]:
     return list(out)[:MAX_PROBLEMS]
 
 
-def _order(path) -> list[tuple[int, Any]]:
-    """A sort key for a path: item indices as numbers (`l[2]` before `l[10]`), names as text."""
-    return [(0, p) if isinstance(p, int) else (1, str(p)) for p in path]
+def _order(path, schema: Any = None) -> list[tuple[int, int, str]]:
+    """A sort key for a path: item indices as numbers (`l[2]` before `l[10]`), fields in the
+    order the schema declares them (`properties`; as the model was shown them), others by name."""
+    key: list[tuple[int, int, str]] = []
+    for p in path:
+        if isinstance(p, int):
+            key.append((0, p, ""))
+            schema = _item_schema(schema, p)
+            continue
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        names = list(props) if isinstance(props, dict) else []
+        key.append((1, names.index(p), "") if p in names else (2, 0, str(p)))
+        schema = props.get(p) if p in names else None
+    return key
+
+
+def _item_schema(schema: Any, index: int) -> Any:
+    if not isinstance(schema, dict):
+        return None
+    prefix = schema.get("prefixItems")
+    if isinstance(prefix, list) and index < len(prefix):
+        return prefix[index]
+    return schema.get("items")
 
 
 def _ref_of(exc: Exception) -> str:

@@ -211,3 +211,14 @@ def test_a_binding_to_a_missing_attribute_names_the_attribute_not_the_module(tmp
     r = agent.run("hi")
     assert r.outcome == "error"
     assert "module `audit25_pipe_tools` has no `gone`" in r.error and "PYTHONPATH" not in r.error
+
+
+def test_problems_come_in_the_order_the_schema_declares_its_fields():
+    """§7.3: problems were sorted as text, so `f10` came before `f2` and the list read in no
+    order the model was shown; now the schema's order, then undeclared fields by name."""
+    fields = "\n".join(f"  f{i}: integer" for i in (3, 10, 2, 1))
+    spec = f'agent g {{ tools = [t] }}\ntool t {{ description = "t" input {{\n{fields}\n  ...\n}} }}'
+    agent, prov = make(spec, [call("t", f1="x", f2="x", f10="x", f3="x"), "ok"],
+                       tools={"t": lambda **kw: "x"})
+    (bad,) = payloads(agent.run("hi"), "tool.args_invalid")
+    assert bad["problems"] == [f"f{i}: expected integer" for i in (3, 10, 2, 1)]

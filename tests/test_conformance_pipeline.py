@@ -87,8 +87,8 @@ def test_counts_of_one_read_in_the_singular():
     agent, prov = make(spec, [call("t", s="", m="ab", l=["a", "b"], k=[]), "ok"],
                        tools={"t": lambda **kw: "x"})
     (bad,) = payloads(agent.run("hi"), "tool.args_invalid")
-    assert bad["problems"] == ["k: expected at least 2 items", "l: expected at most 1 item",
-                               "m: expected at most 1 character", "s: expected at least 1 character"]
+    assert bad["problems"] == ["s: expected at least 1 character", "m: expected at most 1 character",
+                               "l: expected at most 1 item", "k: expected at least 2 items"]
 
 
 def test_at_most_ten_problems():
