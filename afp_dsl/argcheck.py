@@ -282,8 +282,9 @@ def _type_words(schema: Any) -> str | None:
 
 
 def _alternatives(e, root: Any, value: Any, whole: str) -> list[str]:
-    """`anyOf`/`oneOf`: the problems of the one alternative of the value's type, if there is
-    exactly one; else the alternatives in a few words (`expected string or integer`)."""
+    """`anyOf`/`oneOf`: the problems of the alternatives of the value's type (of each, joined
+    by `or`, when there are several); when none is, the alternatives in a few words
+    (`expected string or integer`)."""
     path, branches = _path(e.absolute_path, whole), e.validator_value
     if not e.context:  # (`oneOf` matched by more than one alternative)
         return [f"{path}: expected exactly one alternative of `oneOf` to match; more than one did"]
@@ -294,6 +295,15 @@ def _alternatives(e, root: Any, value: Any, whole: str) -> list[str]:
         c.validator == "type" and len(c.relative_schema_path) == 2 for c in errs)]
     if len(typed) == 1:
         return [line for c in typed[0] for line in describe_error(c, root, value, whole)]
+    if typed:  # (several alternatives of the value's type: what each of them expected)
+        each = [[line for c in errs for line in describe_error(c, root, value, whole)]
+                for errs in typed]
+        head = f"{path}: "
+        if all(line.startswith(head) for lines in each for line in lines):
+            each = [[line[len(head):] for line in lines] for lines in each]
+        else:
+            head = ""
+        return [head + " or ".join(dict.fromkeys("; ".join(lines) for lines in each))]
     words = [_type_words(b) for b in branches] if isinstance(branches, list) else [None]
     if all(words):
         return [f"{path}: expected {' or '.join(dict.fromkeys(words))}"]

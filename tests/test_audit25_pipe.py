@@ -15,6 +15,7 @@ tool t { description = "t"
     one: { oneOf: [{ type: "string" }, { type: "integer" }] },
     two: { oneOf: [{ type: "number" }, { type: "integer" }] },
     any: { anyOf: [{ type: "string", minLength: 3 }, { type: "integer" }] },
+    both: { anyOf: [{ type: "string", minLength: 5 }, { type: "string", pattern: "^x" }] },
     n: { not: { type: "string" } },
     c: { type: "array", contains: { type: "integer" }, minContains: 2 },
     pn: { type: "object", propertyNames: { pattern: "^[a-z]+$" } },
@@ -23,7 +24,7 @@ tool t { description = "t"
 """
 
 BAD = {"m": 7, "u": [1, 1], "o": {"a": 1}, "d": {"a": "sekrit-1"}, "one": 1.5, "two": 3,
-       "any": "ab", "n": "sekrit-2", "c": [1, "sekrit-3"], "pn": {"A1": 1},
+       "any": "ab", "both": "ab", "n": "sekrit-2", "c": [1, "sekrit-3"], "pn": {"A1": 1},
        "ue": {"a": 1, "zz": "sekrit-4"}}
 
 
@@ -35,6 +36,7 @@ BAD = {"m": 7, "u": [1, 1], "o": {"a": 1}, "d": {"a": "sekrit-1"}, "one": 1.5, "
     ("one", "one: expected string or integer"),
     ("two", "two: expected exactly one alternative of `oneOf` to match; more than one did"),
     ("any", "any: expected at least 3 characters"),
+    ("both", "both: expected at least 5 characters or expected a string matching /^x/"),
     ("n", "n: expected anything but string"),
     ("c", "c: expected at least 2 items matching its `contains` schema"),
     ("pn", "pn: field names: expected a string matching /^[a-z]+$/"),
