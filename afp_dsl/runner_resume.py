@@ -13,7 +13,6 @@ Contract:   the class using it provides `store`, `plan`, `session`, `_redactor()
 """
 from __future__ import annotations
 
-import json
 import weakref
 from typing import Any
 
@@ -24,7 +23,7 @@ from .results import Checkpoint, Decision, ResumeDecisionError, run_of
 from .resume_count import calls_made, inner_events
 from .runtime import RunCtx
 from .state import RunState, check_checkpoint
-from .store import Store
+from .store import Store, encode
 from .toolcall import call_fingerprint
 from .trace import Trace
 
@@ -64,13 +63,14 @@ def _seq_of(data: Any) -> Any:
 
 def _pending_of(data: Any) -> Any:
     """The calls a checkpoint waits on and its check-in (the arguments a resume goes on with,
-    the link it continues after), as JSON reads them: what a resume runs."""
+    the link it continues after), as the store writes them (`store.encode`): what a resume
+    runs. (As text: a NaN a policy's ask paused on is equal to itself there.)"""
     state = data.get("state") if isinstance(data, dict) else None
     pending = state.get("pending") if isinstance(state, dict) else None
-    try:  # (as text: a NaN a policy's ask paused on is equal to itself there)
-        return json.dumps(pending, sort_keys=True)
-    except (TypeError, ValueError):  # (not JSON: damaged, never equal to the store's)
-        return None if pending is None else object()
+    try:
+        return encode(pending)
+    except (TypeError, ValueError, RecursionError):  # (damaged: never equal to the store's)
+        return object()
 
 
 def _why_no_checkpoint(store: Store, run_id: str) -> str:
