@@ -9,6 +9,7 @@ Invariants: every pattern's matches are found even where they overlap another's;
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,7 @@ from .regex_budget import too_costly
 from .regex_quiet import compile_quietly, parse_quietly
 
 DEFAULT_PLACEHOLDER = "[REDACTED]"
+_PLAIN_JSON = re.compile(r'[^"\\\x00-\x1f\x7f-\U0010ffff]*\Z').match  # JSON writes it as it is
 _NON_DIGITS = re.compile(r"\D")
 
 
@@ -91,6 +93,15 @@ class Memory:
         return found
 
     def add(self, text: str, rules: tuple[int, ...]) -> None:
+        """Remember `text`, and the forms it takes inside JSON text (`"` and `\\` escaped,
+        non-ASCII as `\\uXXXX` or not): a tool result written as `json.dumps(...)` holds
+        those, and its copy of a secret is the same string (semantics §9)."""
+        self._add(text, rules)
+        if not _PLAIN_JSON(text):
+            for form in (json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]):
+                self._add(form, rules)  # (a form equal to one added adds nothing)
+
+    def _add(self, text: str, rules: tuple[int, ...]) -> None:
         old = self.values.get(text, ())
         merged = old + tuple(r for r in rules if r not in old)
         if merged != old:

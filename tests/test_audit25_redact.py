@@ -1,9 +1,13 @@
 """Audit 25, redaction (semantics §9, language §5.6, std/redact): canaries and card shapes."""
 from __future__ import annotations
 
+import json
+
 import pytest
+from interp_support import call, make, payloads
 from test_examples import _rule
 
+from afp_dsl import export, ir, report_html
 from afp_dsl.redaction import Redactor
 
 # ---------------------------------------------------------------- std/redact cards
@@ -37,3 +41,41 @@ def test_std_cards_finds_cards_with_no_break_spaces_or_glued_to_letters(text, wa
 @pytest.mark.parametrize("text", CARDS_KEPT)
 def test_std_cards_still_leaves_other_numbers_alone(text):
     assert Redactor([_rule("cards")]).scrub_text(text) == text
+
+
+# ---------------------------------------------------------------- copies inside JSON text
+ESCAPED = 'PW"q\\z\u00e9-1'  # a quote, a backslash and a non-ASCII letter: JSON escapes all three
+ESC_SPEC = """
+agent g { tools = [login, echo] redact = [secrets] }
+tool login { description = "login" input { password: string } }
+tool echo { description = "echo" }
+redact secrets { keys = ["password"] }
+"""
+
+
+def _json_forms(secret: str) -> set[str]:
+    return {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+
+
+def test_a_remembered_secret_copied_into_json_text_is_scrubbed_in_its_escaped_form():
+    """semantics §9: a later occurrence of a remembered string anywhere is scrubbed; a tool
+    result written as JSON text holds the copy escaped (`\\"`, `\\\\`, `\\u00e9`)."""
+    echo = json.dumps({"copy": ESCAPED}) + " and " + json.dumps(ESCAPED, ensure_ascii=False)
+    agent, prov = make(ESC_SPEC, [call("login", password=ESCAPED), call("echo"), "done"],
+                       tools={"login": lambda password: "ok", "echo": lambda: echo})
+    r = agent.run("hi")
+    assert r.outcome == "answered"
+    assert echo in [m.content for m in prov.requests[-1].messages]  # the model read it raw
+    returned = [p["result"] for p in payloads(r, "tool.returned") if p["tool"] == "echo"]
+    assert returned == ['{"copy": "[REDACTED]"} and "[REDACTED]"']
+    blob = r.trace.to_json() + export.to_jsonl(r.trace) + report_html.report(r.trace) + r.why()
+    for form in _json_forms(ESCAPED) | {json.dumps(json.dumps(ESCAPED))[3:-3]}:
+        assert form not in blob, form
+
+
+def test_the_escaped_forms_are_remembered_only_when_json_changes_the_text():
+    red = Redactor([ir.Redact(name="k", keys=("password",))])
+    red.scrub({"password": "plain-1234"})
+    assert [v for v, _ in red.memory_state()["values"]] == ["plain-1234"]
+    red.scrub({"password": ESCAPED})
+    assert red.scrub_text("x " + json.dumps(ESCAPED) + " y") == 'x "[REDACTED]" y'
