@@ -247,7 +247,9 @@ def _answer(case: _Case, st: ir.ExpectAnswer) -> None:
         if not ok:
             case.fail(st, "answer does not match", _quoted(case, str(rx)), _show(case, answer))
     elif st.equals is not None and answer != st.equals:
-        case.fail(st, "answer differs", _quoted(case, repr(st.equals)), _show(case, answer))
+        # (scrubbed, then quoted: `repr` doubles a backslash, so a secret holding one would
+        # no longer be found in the quoted text)
+        case.fail(st, "answer differs", repr(_quoted(case, st.equals)), _show(case, answer))
 
 
 def _quoted(case: _Case, text: str) -> str:

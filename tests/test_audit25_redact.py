@@ -79,3 +79,34 @@ def test_the_escaped_forms_are_remembered_only_when_json_changes_the_text():
     assert [v for v, _ in red.memory_state()["values"]] == ["plain-1234"]
     red.scrub({"password": ESCAPED})
     assert red.scrub_text("x " + json.dumps(ESCAPED) + " y") == 'x "[REDACTED]" y'
+
+
+# ---------------------------------------------------------------- `afpc test` quoting
+BACKSLASH_TEST = r'''
+agent g { tools = [login] redact = [sec] }
+tool login { description = "login" input { password: string } }
+redact sec { keys = ["password"] }
+test t {
+  user "log me in"
+  model calls login { password: "it's\\\"q-TEST1" }
+  tool login returns "ok"
+  model says "in"
+  expect answer == "it's\\\"q-TEST1"
+}
+'''
+
+
+def test_afpc_test_never_quotes_an_expected_answer_holding_a_secret_with_quotes(tmp_path):
+    """semantics §9: no CLI output holds the raw value. The expected answer was scrubbed after
+    `repr` had escaped it (`'it\\'s\\\\"q…'`), so the remembered secret was no longer found."""
+    from click.testing import CliRunner
+
+    from afp_dsl.cli import main
+    spec = tmp_path / "t.afp"
+    spec.write_text(BACKSLASH_TEST, encoding="utf-8")
+    junit = tmp_path / "junit.xml"
+    res = CliRunner().invoke(main, ["test", str(spec), "--junit", str(junit)])
+    assert res.exit_code == 1 and "answer differs" in res.output, res.output
+    assert "expected: '[REDACTED]'" in res.output
+    for text in (res.output, junit.read_text(encoding="utf-8")):
+        assert "TEST1" not in text
