@@ -2,8 +2,8 @@
 
 Role:       `sent(red, system, history, tools)` gives the system text, messages and tool specs of
             one request; with a model-side redactor (semantics §9, `model = true`) every text the
-            model reads is scrubbed: the system prompt, each message and tool call's arguments
-            (a tool result's JSON text by its keys too),
+            model reads is scrubbed: the system prompt (a fact's JSON data by its keys too), each
+            message and tool call's arguments (a tool result's JSON text by its keys too),
             each tool's description and the `description`s of its schema. Split from `interp`.
 Invariants: the run's own history, plan and trace are never changed (copies are scrubbed); the
             schema's keywords are kept, as the model must fill them in (the plan validates
@@ -28,7 +28,16 @@ def sent(red: Any, system: str, history: Sequence[Message], tools: tuple) -> tup
                         tuple(attrs.evolve(c, arguments=red.scrub(dict(c.arguments)))
                               for c in m.tool_calls), m.tool_call_id, m.name, m.is_error)
                 for m in history]
-    return red.scrub_text(system), messages, tuple(_tool(red, t) for t in tools)
+    return _system(red, system), messages, tuple(_tool(red, t) for t in tools)
+
+
+def _system(red: Any, system: str) -> str:
+    """The system prompt scrubbed; a `fact`'s map data (its own piece, as one line of JSON
+    between blank lines) by its keys too, so a value too short to be remembered (`pin: "12"`,
+    a number) is still the placeholder."""
+    if red.has_key_rules and "{" in system:
+        system = "\n\n".join(red.scrub_json_keys(p) for p in system.split("\n\n"))
+    return red.scrub_text(system)
 
 
 def _keyed(red: Any, m: Message) -> str:

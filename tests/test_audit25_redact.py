@@ -110,3 +110,28 @@ def test_afpc_test_never_quotes_an_expected_answer_holding_a_secret_with_quotes(
     assert "expected: '[REDACTED]'" in res.output
     for text in (res.output, junit.read_text(encoding="utf-8")):
         assert "TEST1" not in text
+
+
+# ---------------------------------------------------------------- model = true
+FACT_SPEC = """
+agent g { system = "Be brief." context = [creds, tone] tools = [t] redact = [sec] }
+tool t { description = "t" }
+steering tone { prompt = "Answer kindly." }
+fact creds { data = { pin: "12", Password: "pw-FACT-1", user: "maya", nested: [{ PIN: 7 }] } }
+redact sec { keys = ["pin", "password"] %s }
+"""
+
+
+def test_model_true_scrubs_short_and_numeric_fact_values_under_keys_from_the_system_prompt():
+    """semantics §9: a rule selects every value under a matching key; with `model = true` it
+    also scrubs what is sent to the model. A fact's values shorter than 4 characters (or
+    numbers) are not remembered, so scrubbing the system prompt's text missed them."""
+    agent, prov = make(FACT_SPEC % "model = true", [call("t"), "done"], tools={"t": lambda: "ok"})
+    assert agent.run("hi").outcome == "answered"
+    for request in prov.requests:
+        assert request.system == ('Be brief.\n\n{"Password": "[REDACTED]", "nested": [{"PIN": '
+                                  '"[REDACTED]"}], "pin": "[REDACTED]", "user": "maya"}\n\n'
+                                  'Answer kindly.')
+    agent, prov = make(FACT_SPEC % "", ["done"])
+    assert agent.run("hi").outcome == "answered"
+    assert '"pin": "12"' in prov.requests[0].system  # records-only rules leave the model's view
