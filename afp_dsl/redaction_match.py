@@ -93,12 +93,14 @@ class Memory:
         return found
 
     def add(self, text: str, rules: tuple[int, ...]) -> None:
-        """Remember `text`, and the forms it takes inside JSON text (`"` and `\\` escaped,
-        non-ASCII as `\\uXXXX` or not): a tool result written as `json.dumps(...)` holds
-        those, and its copy of a secret is the same string (semantics §9)."""
+        """Remember `text`, and the forms it takes quoted inside JSON text (`"` and `\\`
+        escaped, non-ASCII as `\\uXXXX` or not) and inside a Python `repr` (an exception's
+        message, a host's `f"{args}"`): a tool result written as `json.dumps(...)` holds its
+        copy of a secret so, and that copy is the same string (semantics §9)."""
         self._add(text, rules)
-        if not _PLAIN_JSON(text):
-            for form in (json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]):
+        if not _PLAIN_JSON(text):  # (else every form is `text` itself)
+            for form in (json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1],
+                         repr(text)[1:-1]):
                 self._add(form, rules)  # (a form equal to one added adds nothing)
 
     def _add(self, text: str, rules: tuple[int, ...]) -> None:
