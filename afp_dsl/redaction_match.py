@@ -97,18 +97,21 @@ class Memory:
         escaped, non-ASCII as `\\uXXXX` or not) and inside a Python `repr` (an exception's
         message, a host's `f"{args}"`): a tool result written as `json.dumps(...)` holds its
         copy of a secret so, and that copy is the same string (semantics §9)."""
-        self._add(text, rules)
+        if not self._add(text, rules):
+            return  # (known already, with these rules: so are its forms)
         if not _PLAIN_JSON(text):  # (else every form is `text` itself)
             for form in (json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1],
                          repr(text)[1:-1]):
                 self._add(form, rules)  # (a form equal to one added adds nothing)
 
-    def _add(self, text: str, rules: tuple[int, ...]) -> None:
+    def _add(self, text: str, rules: tuple[int, ...]) -> bool:
         old = self.values.get(text, ())
         merged = old + tuple(r for r in rules if r not in old)
-        if merged != old:
-            self.values[text] = merged
-            self.version += 1
+        if merged == old:
+            return False
+        self.values[text] = merged
+        self.version += 1
+        return True
 
     def state(self) -> dict:
         """The remembered secrets as JSON data (for a resume checkpoint only)."""
