@@ -22,14 +22,32 @@ from .state import RunState
 from .trace import Event, Trace
 
 
-def inner_message(schema: Any, args: dict) -> str:
-    """The single string argument when the input has exactly one string field, else JSON."""
+def inner_message(schema: Any, args: dict) -> tuple[str, str | None]:
+    """(the single string argument when the input has exactly one string field, else JSON;
+    the name of that field, or None)."""
     props = schema.get("properties", {}) if isinstance(schema, dict) else {}
     if len(props) == 1:
         (name, prop), = props.items()
         if isinstance(prop, dict) and prop.get("type") == "string" and isinstance(args.get(name), str):
-            return args[name]
-    return json.dumps(args, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+            return args[name], name
+    return json.dumps(args, separators=(",", ":"), ensure_ascii=False, sort_keys=True), None
+
+
+def _keyed_message(red: Redactor, message: str, field: str | None) -> tuple[str, str | None]:
+    """(the inner run's message, what its `run.started` records instead, or None): values of
+    the arguments under redacted keys are redacted whatever their length (one too short to be
+    remembered would otherwise be recorded raw), the single argument as the placeholder, the
+    arguments' JSON by its keys; a `model = true` rule hides them from the inner model too."""
+    if not red.has_key_rules:
+        return message, None
+    view = red.for_model()
+    if field is None:
+        recorded = red.scrub_json_keys(message)
+        hidden = view.scrub_json_keys(message) if view is not None else message
+        return hidden, (None if recorded == message else recorded)
+    recorded = red.key_placeholder((field,))
+    hidden = view.key_placeholder((field,)) if view is not None and recorded else None
+    return (message if hidden is None else hidden), recorded
 
 
 def _plan(ctx: RunCtx, info) -> Any:
@@ -54,12 +72,13 @@ def run_inner(ctx: RunCtx, call, args: dict, info):
     if plan is None:
         return "fatal", f"AFP501 tool `{call.name}` names an agent that does not exist"
     run_id = f"{ctx.state.run_id}/{call.id}"
-    state = RunState(run_id, plan.name, inner_message(info.schema, args))
     red = _redactor(ctx, plan)
+    message, recorded = _keyed_message(red, *inner_message(info.schema, args))
+    state = RunState(run_id, plan.name, message)
     trace = Trace(run_id)
     inner = RunCtx(ctx.session, plan, state, Recorder(trace, red, clock=_clock(ctx, 0),
                                                         names=record_names(plan)), red,
-                   red.for_model(), parent=ctx)
+                   red.for_model(), parent=ctx, started_message=recorded)
     core = yield from run_core(inner)
     return _result(ctx, call, info, core, trace, red)
 

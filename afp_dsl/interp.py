@@ -37,7 +37,9 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
     st = ctx.state
     if resume is None:
         st.start_event = ctx.emit("run.started", {
-            "agent": ctx.plan.name, "message": st.message, "run_id": st.run_id,
+            "agent": ctx.plan.name,
+            "message": st.message if ctx.started_message is None else ctx.started_message,
+            "run_id": st.run_id,
             "conversation": st.conversation, "model": _run_model(ctx),
             "provider": getattr(ctx.session.provider, "name", None)},
             source=ctx.plan.agent.span)

@@ -393,6 +393,7 @@ class RunCtx:
     comp: Any = None  # Composition of the current iteration
     active_order: list[str] = attrs.field(factory=list)
     parent: Any = None  # outer RunCtx for inner agents
+    started_message: str | None = None  # what `run.started` records of the message, if not it
 
     def emit(self, kind: str, payload: Any, *, source: Span | None = None,
              caused_by: tuple[str, ...] | list[str] = (), clip: bool = False) -> str:

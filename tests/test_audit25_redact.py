@@ -152,3 +152,34 @@ def test_a_remembered_secret_quoted_by_repr_in_a_host_tools_error_is_scrubbed():
     assert returned["status"] == "failure"
     assert returned["result"] == {"error": "rejected {'password': '[REDACTED]'}"}
     assert "REPR1" not in r.trace.to_json()
+
+
+# ---------------------------------------------------------------- agents as tools
+INNER_PIN = """
+agent outer { tools = [helper] redact = [sec] }
+agent inner { tools = [] }
+tool helper { description = "inner" input { %s } impl = agent(inner) }
+redact sec { keys = ["pin"] %s }
+"""
+
+
+@pytest.mark.parametrize("fields,args,recorded", [
+    ("pin: string", {"pin": "12"}, "[REDACTED]"),
+    ("pin: string, q: string", {"pin": "12", "q": "go"}, '{"pin":"[REDACTED]","q":"go"}')])
+@pytest.mark.parametrize("model", [False, True])
+def test_an_inner_runs_message_made_of_a_redacted_argument_is_recorded_redacted(
+        fields, args, recorded, model):
+    """semantics §9 and language §5.2: the outer rules cover the inner run, whose user message
+    is the tool's arguments. A value under a redacted key too short to be remembered (`"12"`)
+    was recorded raw in the inner `run.started` (and sent to the inner model under
+    `model = true`)."""
+    agent, prov = make(INNER_PIN % (fields, "model = true" if model else ""),
+                       [call("helper", **args), "inner answer", "outer done"], name="outer")
+    r = agent.run("hi")
+    assert r.outcome == "answered"
+    (runs,) = r.inner.values()
+    (trace,) = runs.runs.values()
+    assert [e.payload["message"] for e in trace if e.kind == "run.started"] == [recorded]
+    inner_saw = prov.requests[1].messages[0].content
+    assert inner_saw == (recorded if model else inner_saw)
+    assert ("12" in inner_saw) is not model
