@@ -14,6 +14,8 @@ import math
 import re
 from typing import Any
 
+import attrs
+
 from . import ir
 
 _OPS = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
@@ -48,6 +50,15 @@ def route_caption(r: ir.Route) -> str | None:
     if r.when is not None:
         parts.append(f"when {guard_caption(r.when)}")
     return " ".join(parts) or None
+
+
+def guarded_caption(stmt: ir.Entry | ir.Route, guard: Any) -> str | None:
+    """The statement's caption with its guard as `guard` rewrites it (a run's redaction hides
+    what the guard compares a secret with); an explicit label as it is."""
+    if stmt.when is None or stmt.label is not None:
+        return entry_caption(stmt) if isinstance(stmt, ir.Entry) else route_caption(stmt)
+    hidden = attrs.evolve(stmt, when=guard(stmt.when))
+    return entry_caption(hidden) if isinstance(stmt, ir.Entry) else route_caption(hidden)
 
 
 def guard_caption(e: Any) -> str:

@@ -24,7 +24,8 @@ from .analysis import Analysis
 from .api import Program, gc_paused
 from .checks import graphview as G
 from .graph_captions import (  # noqa: F401 - re-exported: the captions are part of the API
-    entry_caption, guard_caption, mermaid_caption, mermaid_escape, readable_condition, route_caption,
+    entry_caption, guard_caption, guarded_caption, mermaid_caption, mermaid_escape,
+    readable_condition, route_caption,
 )
 from .source import SourceFile, Span
 
@@ -138,8 +139,10 @@ def diagram(program: Any, graph: str | None = None, scrub: Scrub | None = None) 
         d = _diagram(program, graph)
     if scrub is None:
         return d
+    guard = getattr(scrub, "guard", None)  # (a run's: hides what a guard compares a secret with)
+    edges = [e._replace(caption=guarded_caption(e.stmt, guard)) if guard else e for e in d.edges]
     return attrs.evolve(d, edges=tuple(e._replace(caption=scrub(e.caption)) if e.caption else e
-                                       for e in d.edges))
+                                       for e in edges))
 
 
 def _diagram(program: Any, graph: str | None = None) -> Diagram:
@@ -383,7 +386,8 @@ def _edge_json(files, e: Edge, scrub: Scrub | None = None) -> dict:
         out["on"] = str(s.on) if s.on is not None else None
         out["status"] = [x.name for x in s.status]
     from .evaluate import render_expr
-    out["when"] = scrub(render_expr(s.when)) if s.when is not None else None
+    guard = getattr(scrub, "guard", None) or (lambda when: when)
+    out["when"] = scrub(render_expr(guard(s.when))) if s.when is not None else None
     out["span"] = _span(files, s.span)
     return out
 

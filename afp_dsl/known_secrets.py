@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from . import ir
 from .analysis import Analysis
+from .evidence_keys import hide_guard
 from .frozen import thaw
 from .plan import Plan, find_agent, plan_of
 from .redaction import Redactor
@@ -88,7 +89,20 @@ def run_scrubber(program: Any, events: list) -> Callable[[str], str]:
         for stmt in g.entries + g.routes:
             for key, value in _compared(stmt.when):
                 learn(every, {key: value})
-    return _keeping_names(red.scrub_text, analysis)
+    scrub = _keeping_names(red.scrub_text, analysis)
+    return _RunScrub(scrub, lambda when: hide_guard(every, when))
+
+
+class _RunScrub:
+    """A stored run's caption scrubber (`run_scrubber`): called on a text; its `guard` rewrites
+    a guard before it is captioned, so a literal compared with a redacted key is the placeholder
+    whatever its length (one under 4 characters is not remembered, so not found in text)."""
+
+    def __init__(self, scrub: Callable[[str], str], guard: Callable[[Any], Any]):
+        self._scrub, self.guard = scrub, guard
+
+    def __call__(self, text: str) -> str:
+        return self._scrub(text)
 
 
 def _keeping_names(scrub: Callable[[str], str], analysis: Analysis) -> Callable[[str], str]:

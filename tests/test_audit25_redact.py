@@ -183,3 +183,47 @@ def test_an_inner_runs_message_made_of_a_redacted_argument_is_recorded_redacted(
     inner_saw = prov.requests[1].messages[0].content
     assert inner_saw == (recorded if model else inner_saw)
     assert ("12" in inner_saw) is not model
+
+
+# ---------------------------------------------------------------- guards comparing a short secret
+GUARD_SPEC = """
+agent g { graph = flow redact = [sec] }
+tool t { description = "t" }
+skill a { description = "A." tools = [t] }
+skill b { description = "B." }
+graph flow { entry a  route a -> b on t when result.pin == "Q7" or result.pin in ["Z9", "Q8"] }
+redact sec { keys = ["pin"] }
+"""
+
+
+def test_a_guard_comparing_a_short_secret_does_not_tell_it_in_evidence_or_drawings(tmp_path):
+    """semantics §9: a value under a redacted key is redacted whatever its length. The evidence
+    hid the actual `Q7`, but `result.pin == "Q7"` that held told it in the condition's text, and
+    the run's graph (`afpc graph --run`, the HTML report) drew the taken edge's caption with it."""
+    from click.testing import CliRunner
+
+    from afp_dsl import load
+    from afp_dsl.cli import main
+    from afp_dsl.store import sqlite
+    spec = tmp_path / "g.afp"
+    spec.write_text(GUARD_SPEC, encoding="utf-8")
+    program = load(str(spec))
+    db = tmp_path / "s.db"
+    from afp_dsl import providers
+    agent = program.agent(provider=providers.mock([call("t"), "done"]), store=sqlite(db),
+                          tools={"t": lambda: {"pin": "Q7"}})
+    r = agent.run("hi")
+    (route,) = payloads(r, "route.evaluated")
+    assert route["fired"] is True
+    assert [c["text"] for c in route["conditions"]] == [
+        "on t", 'result.pin == "[REDACTED]"', 'result.pin in "[REDACTED]"']
+    agent.store.close()
+    texts = [r.trace.to_json(), r.why(), report_html.report(r.trace, program=program)]
+    for fmt in ("mermaid", "json"):
+        res = CliRunner().invoke(main, ["graph", str(spec), "--run", r.run_id, "--store", str(db),
+                                        "--format", fmt])
+        assert res.exit_code == 0, res.output
+        texts.append(res.output)
+    assert "[REDACTED]" in texts[-2]
+    for text in texts:
+        assert "Q7" not in text and "Z9" not in text
