@@ -46,7 +46,7 @@ def test_std_cards_still_leaves_other_numbers_alone(text):
 def test_std_cards_stays_linear_on_long_runs_of_grouped_or_glued_digits():
     import time
     redactor = Redactor([_rule("cards")])
-    for unit in ("4111\u00a0", "12\u202f4111\u202f", "a1", "x4111111111111111", "DE89\u00a0"):
+    for unit in ("4111\u00a0", "12\u202f4111\u202f", "a1", "x411111111111111", "DE89\u00a0"):
         start = time.perf_counter()
         redactor.scrub_text(unit * (200_000 // len(unit)))
         assert time.perf_counter() - start < 0.5, unit
