@@ -236,3 +236,57 @@ def test_a_guard_comparing_a_short_secret_does_not_tell_it_in_evidence_or_drawin
     assert "[REDACTED]" in texts[-2]
     for text in texts:
         assert "Q7" not in text and "Z9" not in text
+
+
+# ---------------------------------------------------------------- the whole canary, escaped
+CANARY = 'S\u00e9"c\\r\'et-9\u00a0Z'  # quotes, a backslash, non-ASCII, a no-break space
+CANARY_SPEC = """
+agent outer { tools = [helper, pay, echo] redact = [sec] policies = [pol] }
+agent inner { tools = [ifetch] redact = [own] }
+tool ifetch { description = "ifetch" }
+tool echo { description = "echo" }
+tool pay { description = "pay" input { amount: number, Token: string } }
+tool helper { description = "inner" input { q: string } impl = agent(inner) }
+policy pol { before pay { ask when args.amount > 1 because "big" } }
+redact sec { keys = ["token"] }
+redact own { keys = ["inner_key"] placeholder = "<I>" }
+"""
+
+
+def test_a_secret_full_of_escapes_reaches_no_record_export_or_store(tmp_path):
+    """semantics §9 end to end: the secret (under `Token`, and an inner agent's own key) comes
+    back in a host tool's `repr`-quoted exception, a `json.dumps` echo, the inner and outer
+    answers and a person's note; no record, export, CLI output or store byte holds it in any
+    quoted form once the run ended (the raw checkpoint is gone)."""
+    from click.testing import CliRunner
+
+    from afp_dsl import approve
+    from afp_dsl.cli import main
+    from afp_dsl.store import sqlite
+    inner_secret = CANARY + "-in"
+
+    def pay(amount, Token):
+        raise RuntimeError(f"pay failed for {Token!r} and {[CANARY]}")
+    tools = {"ifetch": lambda: {"inner_key": inner_secret}, "pay": pay,
+             "echo": lambda: json.dumps({"copy": CANARY, "c2": inner_secret})}
+    script = [call("pay", amount=5, Token=CANARY), call("helper", q="go"), call("ifetch"),
+              "inner says " + inner_secret, call("echo"),
+              "outer says " + json.dumps(CANARY) + " " + repr(inner_secret)]
+    db = tmp_path / "s.db"
+    agent, _ = make(CANARY_SPEC, script, name="outer", tools=tools, store=sqlite(db))
+    r = agent.run("hi")
+    r = agent.resume(r.checkpoint, approve(r.checkin, by="dana", note="ok " + CANARY))
+    assert r.outcome == "answered" and agent.store.checkpoint(r.run_id) is None
+    agent.store.close()
+    texts = [r.trace.to_json(), r.why(), export.to_jsonl(r.trace), report_html.report(r.trace)]
+    run = CliRunner()
+    texts += [run.invoke(main, args + ["--store", str(db)]).output for args in (
+        ["trace", "show", r.run_id], ["why", r.run_id, "--format", "json"])]
+    for fmt in ("jsonl", "html", "thinking"):
+        out = tmp_path / f"e.{fmt}"
+        run.invoke(main, ["trace", "export", r.run_id, "--format", fmt, "-o", str(out),
+                          "--store", str(db)])
+        texts.append(out.read_text(encoding="utf-8"))
+    texts += [p.read_bytes().decode("utf-8", "replace") for p in tmp_path.glob("s.db*")]
+    for text in texts:
+        assert "et-9" not in text
