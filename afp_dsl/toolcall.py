@@ -348,6 +348,8 @@ def _finish(ctx: RunCtx, call: ToolCall, args: dict, out: CallOutcome, called: s
     eid = ctx.rec.emit_vouched_plus("tool.returned", payload, cause, keys, values,
                                     ctx.state.iteration, info.decl.span if info else None,
                                     (called,) + _decisions_since(ctx, called, at))
+    if ctx.state.pick_event == called:  # (a pick's cause is its acceptance, semantics §4)
+        ctx.state.pick_event = eid
     return attrs.evolve(out, text=text, event=eid)
 
 

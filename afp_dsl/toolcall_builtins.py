@@ -70,7 +70,7 @@ def _read_skill(ctx: RunCtx, call: ToolCall, args: Any, called: str) -> CallOutc
             ctx.state.opened.append(wanted)
     else:
         ctx.state.pick = wanted
-        ctx.state.pick_event = called  # the read_skill call; its tool.returned follows
+        ctx.state.pick_event = called  # the read_skill call, until its tool.returned is recorded
     return CallOutcome("success", g.text, executed=False, result={"id": wanted, "kind": g.kind})
 
 

@@ -1,0 +1,102 @@
+"""Audit (session 25) of the trace and `why` (semantics §4, §12; docs/trace.md §1, §3): the
+causes a cursor move cites, and what its explanation shows of the batch that decided it."""
+from __future__ import annotations
+
+import json
+
+import afp_dsl as afp
+
+CONFLICT = """
+agent a { graph = g }
+tool probe { description = "p" input { n: number } output { ok: boolean } impl = returns({ ok: true }) }
+tool scan { description = "s" input { q: string } output { hits: number } impl = returns({ hits: 7 }) }
+skill start { description = "s" body = "Begin." tools = [probe, scan] }
+skill left { description = "l" body = "Left." }
+skill right { description = "r" body = "Right." }
+skill far { description = "f" body = "Far." }
+graph g {
+  entry start
+  route start -> left on probe when result.ok == true
+  route start -> right on scan when result.hits > 5
+  route start -> far
+}
+"""
+
+
+def _conflict_run():
+    script = [[("probe", {"n": 1}), ("scan", {"q": "x"}), ("read_skill", {"id": "far"})], "done"]
+    r = afp.load(CONFLICT).agent(provider=afp.providers.mock(script)).run("go")
+    assert r.outcome == "answered"
+    return r
+
+
+def _one(r, kind, **want):
+    return next(e for e in r.trace if e.kind == kind
+                and all(e.payload.get(k) == v for k, v in want.items()))
+
+
+def _walk(node):
+    yield node
+    for c in node["children"]:
+        yield from _walk(c)
+
+
+def test_the_move_s_explanation_shows_the_batch_s_route_conflict():
+    """`afpc why --event` on the move a conflict was recorded for: the conflict (winner and
+    losers) is part of that decision (semantics §4); before, only the answer's tree named it."""
+    r = _conflict_run()
+    move = _one(r, "cursor.moved", cause="route")
+    conflict = _one(r, "route.conflict")
+    assert conflict.payload["winner"]["edge"] == "start -> left"
+    text = r.why(move.id)
+    assert f"[{conflict.id}] route conflict from `start`: `start -> left` won over `start -> right`" \
+        in text, text
+    doc = json.loads(r.why(move.id, format="json"))
+    assert conflict.id in [n["event"] for n in _walk(doc["tree"])]
+
+
+def test_a_superseded_pick_is_shown_with_the_result_that_accepted_it():
+    """The pick a declared edge beat (semantics §4: "recorded as superseded"): the why names the
+    edge that beat it and the `read_skill` result that accepted the pick, so "why didn't my pick
+    move the cursor?" is a lookup. Before, a bare note without either."""
+    r = _conflict_run()
+    move = _one(r, "cursor.moved", cause="route")
+    assert move.payload["superseded_pick"] == "far"
+    picked = _one(r, "tool.returned", tool="read_skill")
+    doc = json.loads(r.why(move.id, format="json"))
+    note = next(n for n in _walk(doc["tree"]) if n["kind"] == "note"
+                and "superseded" in n["text"])
+    assert note["text"] == "a model pick of `far` was superseded by the declared edge `start -> left`"
+    assert note["data"] == {"superseded_pick": "far"}
+    assert [c["event"] for c in note["children"]] == [picked.id]
+
+
+PICK = """
+agent a { graph = g }
+tool probe { description = "p" input { n: number } impl = returns("ok") }
+skill start { description = "s" body = "Begin." tools = [probe] }
+skill next { description = "n" body = "Next." }
+graph g {
+  entry start
+  route start -> next
+}
+"""
+
+
+def test_a_model_pick_move_is_caused_by_the_result_that_accepted_the_pick():
+    """A `model-pick` move depends on the `read_skill` that was accepted (semantics §4: "a
+    read_skill accepted in the previous iteration"), which its `tool.returned` records; the move
+    cited the `tool.called` instead, so `why` showed the request, not the acceptance, and
+    `afpc trace show` indented the move as if a tool call of its own iteration had caused it."""
+    agent = afp.load(PICK).agent(provider=afp.providers.mock([[("read_skill", {"id": "next"})],
+                                                             "done"]))
+    r = agent.run("go")
+    move = _one(r, "cursor.moved", cause="model-pick")
+    accepted = _one(r, "tool.returned", tool="read_skill")
+    assert accepted.payload["status"] == "success"
+    assert move.caused_by == (accepted.id,)
+    assert "read_skill` (call-1-1) returned success" in r.why(move.id).splitlines()[1]
+    from afp_dsl.cli_trace import timeline
+    shown = timeline({"run_id": r.run_id, "agent": "a"}, list(r.trace)).splitlines()
+    line = next(x for x in shown if f"[{move.id}] cursor start -> next (model-pick)" in x)
+    assert line.startswith(f"  [{move.id}]"), line  # (not nested under a call)
