@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .trace import Event
-from .why import (MAX_INNER_DEPTH, MAX_LEVELS, MAX_NODES, Index, Locator, WhyNode, cond_node, entry_node, items,
+from .why import (MAX_INNER_DEPTH, MAX_LEVELS, MAX_NODES, Index, Locator, WhyNode, cond_node, items,
                   payload, short)
+from .why_cursor import CursorNodes
 from .why_describe import calls_text, describe
 
 
-class Walker:
+class Walker(CursorNodes):
     """Builds explanation trees for the events of one run (and its inner runs)."""
 
     def __init__(self, ix: Index, find_inner: Callable[[str], Any], loc: Locator, depth: int = 0):
@@ -251,57 +252,6 @@ class Walker:
         return WhyNode("skipped", f"not active: {x.get('kind')} `{x.get('name')}` — its `when` "
                        f"did not hold{err}", at=self.loc.span(x.get("source")),
                        data={"kind": x.get("kind"), "name": x.get("name")}, children=conds)
-
-    # ------------------------------------------------------------ cursor and routes
-    def _moved(self, e: Event, at: str | None) -> WhyNode:
-        p = payload(e)
-        kids = [cond_node(c) for c in items(p, "witness") if isinstance(c, dict)]
-        if p.get("cause") == "continuity":
-            kids.append(self._carried(e))
-        kids += [self.node(c) for c in self.ix.parents(e)]
-        fired = {c.id for c in self.ix.parents(e)}
-        refused = [x for x in self.ix.events if x.kind == "route.evaluated" and x.seq < e.seq
-                   and x.iteration == e.iteration and x.id not in fired
-                   and not payload(x).get("fired")]
-        if refused and p.get("cause") != "stay":
-            kids.append(WhyNode("alternatives", "edges considered and refused",
-                                children=tuple(self.node(r) for r in refused)))
-        if items(p, "refused_entries"):
-            what = ("no entry fired: every conditional entry was tried and refused"
-                    if p.get("cause") == "none" else "entries tried first and refused")
-            kids.append(WhyNode("alternatives", what,
-                                children=tuple(entry_node(x, self.loc.span(x.get("source")))
-                                               for x in items(p, "refused_entries"))))
-        if p.get("superseded_pick"):
-            kids.append(WhyNode("note", f"a model pick of `{p['superseded_pick']}` was superseded"))
-        data = {k: p.get(k) for k in ("from", "to", "cause", "edge")}
-        return WhyNode("cursor", describe(e), e.id, at, data, tuple(kids))
-
-    def _carried(self, e: Event) -> WhyNode:
-        """Where a `continuity` cursor came from: the conversation's previous run ended there
-        (semantics §4), which this run's trace does not hold."""
-        started = next((x for x in self.ix.events if x.kind == "run.started"), None)
-        conv = payload(started).get("conversation") if started is not None else None
-        of = f" of conversation `{conv}`" if isinstance(conv, str) else ""
-        return WhyNode("note", f"carried over: the previous run{of} ended with the cursor on "
-                       f"`{payload(e).get('to')}` (`continuity = \"conversation\"`)",
-                       data={"conversation": conv})
-
-    def _route(self, e: Event, at: str | None) -> WhyNode:
-        p = payload(e)
-        kids = [cond_node(c) for c in items(p, "conditions") if isinstance(c, dict)]
-        ev = [x for x in self.ix.parents(e) if x.kind == "tool.returned"]
-        kids += [self._evidence(x) for x in ev]
-        data = {k: p.get(k) for k in ("edge", "from", "to", "fired", "reason", "tool", "call_id",
-                                      "status")}
-        return WhyNode("edge", describe(e), e.id, at, data, tuple(kids))
-
-    def _evidence(self, x: Event) -> WhyNode:
-        """The tool result an edge heard, with what it came from (the call, the reply that asked
-        for it, back to the user message) the first time the tree meets it."""
-        full = self.node(x)
-        text = "evidence: " + describe(x) + (" (see above)" if full.kind == "ref" else "")
-        return WhyNode("evidence", text, x.id, self.loc.span(x.source), None, full.children)
 
     # ------------------------------------------------------------ tools
     def _returned(self, e: Event, at: str | None) -> WhyNode:
