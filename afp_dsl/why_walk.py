@@ -146,7 +146,23 @@ class Walker(CursorNodes):
             rows = tuple(self.node(r) for r in results)
             kids.append(WhyNode("history", f"tool results in the history ({len(results)})",
                                 children=rows))
+        if first:
+            kids += self._earlier_runs()
         return tuple(kids)
+
+    def _earlier_runs(self) -> list[WhyNode]:
+        """A conversation's later run: its history also holds the earlier runs' messages (tool
+        results among them), which this run's trace does not; say how many, and whose."""
+        started = next((x for x in self.ix.events if x.kind == "run.started"), None)
+        conv = payload(started).get("conversation") if started is not None else None
+        call = next((x for x in self.ix.events if x.kind == "llm.called"), None)
+        n = payload(call).get("messages") if call is not None else None
+        if not isinstance(conv, str) or type(n) is not int or n <= 1:
+            return []
+        return [WhyNode("note", f"the history also holds {n - 1} message{'s' if n > 2 else ''} "
+                        f"of the earlier runs of conversation `{conv}` (their tool results are "
+                        "explained by those runs' `why`)", data={"conversation": conv,
+                                                                  "messages": n - 1})]
 
     def _withheld(self, called: Event) -> list[WhyNode]:
         """A call sent other tools than its context offers (the wrap-up after the iteration

@@ -100,3 +100,19 @@ def test_a_model_pick_move_is_caused_by_the_result_that_accepted_the_pick():
     shown = timeline({"run_id": r.run_id, "agent": "a"}, list(r.trace)).splitlines()
     line = next(x for x in shown if f"[{move.id}] cursor start -> next (model-pick)" in x)
     assert line.startswith(f"  [{move.id}]"), line  # (not nested under a call)
+
+
+def test_a_conversation_s_later_run_says_its_history_holds_earlier_runs_messages():
+    """Semantics §12 asks for "the tool results in the history": in a conversation's second run
+    the history the model read holds the first run's call and result too, which the second run's
+    trace does not. Before, its tree listed only this run's results, as if that were all."""
+    agent = afp.load(PICK).agent(provider=afp.providers.mock(
+        [[("probe", {"n": 1})], "first", "second"]))
+    chat = agent.conversation()
+    first, second = chat.run("go"), chat.run("again")
+    assert "earlier runs" not in first.why()
+    doc = json.loads(second.why(format="json"))
+    note = next(n for n in _walk(doc["tree"]) if n["kind"] == "note" and "earlier" in n["text"])
+    # the first run's history: its user message, the call, the result, the answer
+    assert note["data"] == {"conversation": chat.id, "messages": 4}
+    assert "the history also holds 4 messages of the earlier runs of conversation" in second.why()
