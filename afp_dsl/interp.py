@@ -122,12 +122,13 @@ def _decided_row(ctx: RunCtx, checkin: dict, resume: dict, decided: str) -> None
 # ---------------------------------------------------------------- one iteration
 def _iteration(ctx: RunCtx):
     st, plan = ctx.state, ctx.plan
+    decided = ""  # (this iteration's `cursor.moved`; a stay is a decision too, semantics §4)
     if plan.graph is not None and st.decided != st.iteration:  # (a retry reuses its decision)
-        cursor_step(ctx)
+        decided = cursor_step(ctx)
     st.decided = st.iteration
     st.set_mark()
     comp = _recompose(ctx)
-    causes = tuple(dict.fromkeys([st.cursor_event or ""] + st.turn +
+    causes = tuple(dict.fromkeys([st.cursor_event or "", decided] + st.turn +
                                  [c for p in comp.pieces for c in p.caused_by]))
     payload = shapes.composition_payload(comp)
     composed = ctx.rec.emit("context.composed", payload, iteration=st.iteration,

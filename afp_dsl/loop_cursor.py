@@ -20,8 +20,9 @@ from .plan import EntryInfo, GraphInfo, RouteInfo
 from .runtime import RunCtx
 
 
-def cursor_step(ctx: RunCtx) -> None:
-    """Decide and record this iteration's cursor (semantics §4), before the context is composed."""
+def cursor_step(ctx: RunCtx) -> str:
+    """Decide and record this iteration's cursor (semantics §4), before the context is composed;
+    the id of its `cursor.moved` (a stay too: a recorded decision the context follows from)."""
     st = ctx.state
     d = _decide_cursor(ctx)
     pick_event = st.pick_event if d.cause == "model-pick" else None
@@ -44,6 +45,7 @@ def cursor_step(ctx: RunCtx) -> None:
     if d.to != st.cursor or d.cause in ("continuity", "route"):
         _reset_steps(ctx, st.cursor, d.to)
         st.cursor, st.cursor_cause, st.cursor_event = d.to, d.cause, eid
+    return eid
 
 
 def _reset_steps(ctx: RunCtx, left: str | None, entered: str | None) -> None:

@@ -116,3 +116,18 @@ def test_a_conversation_s_later_run_says_its_history_holds_earlier_runs_messages
     # the first run's history: its user message, the call, the result, the answer
     assert note["data"] == {"conversation": chat.id, "messages": 4}
     assert "the history also holds 4 messages of the earlier runs of conversation" in second.why()
+
+
+def test_a_context_cites_the_stay_its_iteration_decided():
+    """The cursor is evaluated once per iteration, before the context is composed, and a `stay`
+    is "a recorded decision, not an absence" (semantics §4): the context depends on it. It cited
+    only the older move that first put the cursor there, so `why --event` on the context (and
+    any walk over `caused_by`) never met the refused edges that kept the cursor where it was."""
+    agent = afp.load(CONFLICT).agent(provider=afp.providers.mock(
+        [[("scan", {"q": "x"})], "done"]), tools={"scan": lambda q: {"hits": 1}})
+    r = agent.run("go")
+    stay = _one(r, "cursor.moved", cause="stay")
+    composed = [e for e in r.trace if e.kind == "context.composed"]
+    assert stay.iteration == composed[-1].iteration == 2
+    assert stay.id in composed[-1].caused_by
+    assert f"[{stay.id}] cursor start -> start (stay)" in r.why(composed[-1].id)
