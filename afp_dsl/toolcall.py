@@ -363,8 +363,15 @@ def _decisions_since(ctx: RunCtx, called: str, at: int | None) -> tuple[str, ...
     its `tool.called`, at position `at` of the trace (None: not in it)."""
     if at is None:
         return ()
-    return tuple([e.id for e in ctx.rec.trace.since(at) if e.kind in _ON_THE_WAY
-                  and called in e.caused_by or e.kind == "checkin.decided"])
+    out: list[str] = []
+    decided = None  # (a person's answer; the asking link's ledger row cites it, not the call)
+    for e in ctx.rec.trace.since(at):
+        if e.kind == "checkin.decided":
+            decided = e.id
+        elif e.kind not in _ON_THE_WAY or called not in e.caused_by and decided not in e.caused_by:
+            continue
+        out.append(e.id)
+    return tuple(out)
 
 
 def _step_advance(ctx: RunCtx, call: ToolCall, called: str) -> str:

@@ -131,3 +131,27 @@ def test_a_context_cites_the_stay_its_iteration_decided():
     assert stay.iteration == composed[-1].iteration == 2
     assert stay.id in composed[-1].caused_by
     assert f"[{stay.id}] cursor start -> start (stay)" in r.why(composed[-1].id)
+
+
+ASK = """
+agent a { tools = [pay] policies = [guard] }
+tool pay { description = "p" input { amount: number } impl = returns("paid") }
+policy guard { before pay { ask when args.amount > 10 because "big payment" } }
+"""
+
+
+def test_a_call_s_result_cites_the_ledger_row_of_the_person_s_answer():
+    """Semantics §8: every decision appends a ledger row; after a check-in the asking link's
+    row (`allow … approved by dana`, `deny … declined by dana`) is a policy decision on that
+    call, so the call's `tool.returned` depends on it and its `why` shows it (brief: the why of a
+    result includes its call and the policy decisions). It cited the ask and the check-in only."""
+    for decide, outcome in ((afp.approve, "allow"), (afp.decline, "deny")):
+        agent = afp.load(ASK).agent(provider=afp.providers.mock([[("pay", {"amount": 50})], "ok"]))
+        paused = agent.run("pay")
+        assert paused.outcome == "paused"
+        r = agent.resume(paused.checkpoint, decide(paused.checkin, by="dana"))
+        row = _one(r, "policy.decided", outcome=outcome, moment="before")
+        assert row.payload["reason"].endswith("by dana")
+        returned = _one(r, "tool.returned", tool="pay")
+        assert row.id in returned.caused_by
+        assert f"[{row.id}] policy `guard` decided {outcome}" in r.why(returned.id)
