@@ -34,8 +34,11 @@ class Walker(CursorNodes):
         `MAX_LEVELS` deep a pointer to where to go on (each iteration of a long run nests the
         one before it a few levels deeper: a 120-iteration run overflowed the stack)."""
         at = self.loc.span(e.source)
-        if e.id in self.seen or self.count > MAX_NODES:
+        if e.id in self.seen:
             return WhyNode("ref", self._ref_text(e) + " (see above)", e.id, at)
+        if self.count > MAX_NODES:  # (never shown: it would be no reference to "above")
+            return WhyNode("ref", f"{self._ref_text(e)} (the tree stops at {MAX_NODES} events: "
+                                  f"explain event `{e.id}` to go on)", e.id, at)
         if self.level >= MAX_LEVELS:
             return WhyNode("ref", f"{self._ref_text(e)} (the tree stops {MAX_LEVELS} levels deep: "
                                   f"explain event `{e.id}` to go on)", e.id, at)

@@ -155,3 +155,26 @@ def test_a_call_s_result_cites_the_ledger_row_of_the_person_s_answer():
         returned = _one(r, "tool.returned", tool="pay")
         assert row.id in returned.caused_by
         assert f"[{row.id}] policy `guard` decided {outcome}" in r.why(returned.id)
+
+
+def test_an_event_past_the_tree_s_size_cap_is_not_called_shown_above():
+    """A tree stops expanding after `why.MAX_NODES` events; the events it meets after that were
+    printed as `… (see above)` though no line above showed them (a batch of 1,600 calls: 100 or
+    so results). Each now names the event to explain next, as the depth cap's node does."""
+    from afp_dsl.why import MAX_NODES
+    spec = 'agent a { tools = [t] }\ntool t { description = "t" input { n: number } impl = returns("ok") }'
+    calls = [("t", {"n": i}) for i in range(MAX_NODES // 2 + 100)]
+    r = afp.load(spec).agent(provider=afp.providers.mock([calls, "done"])).run("go")
+    shown: set[str] = set()
+    capped = 0
+    for line in r.why().splitlines():
+        if not line.lstrip().startswith("["):
+            continue
+        event = line.lstrip()[1:].split("]", 1)[0]
+        if line.endswith("(see above)") or "(see above) (" in line:
+            assert event in shown, line
+        elif f"(the tree stops at {MAX_NODES} events: explain event `{event}` to go on)" in line:
+            capped += 1
+        else:
+            shown.add(event)
+    assert capped > 0
