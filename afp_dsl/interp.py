@@ -56,7 +56,8 @@ def run_core(ctx: RunCtx, resume: dict | None = None):
     elif resume.get("decision") is None:
         _recompose(ctx)
         ended = [e.id for e in ctx.rec.trace.tail(2) if e.kind == "run.finished"]
-        ctx.emit("run.resumed", {"retry": True}, caused_by=ended[-1:])
+        resumed = ctx.emit("run.resumed", {"retry": True}, caused_by=ended[-1:])
+        st.turn = [*st.turn, resumed]  # (the iteration made again follows from the retry too)
         if st.wrapping is not None:
             return (yield from _wrap_up(ctx, st.wrapping))
         resume = None

@@ -122,7 +122,8 @@ _DESCRIBE: dict[str, Callable[[dict], str]] = {
     "route.conflict": _conflict,
     "cursor.moved": lambda p: (f"cursor {p.get('from') or 'none'} -> {p.get('to') or 'none'} "
                                f"({p.get('cause')})" + _if(p, "edge", " over `{}`")),
-    "run.resumed": lambda p: "run resumed" + _if(p, "checkin", " after check-in {}"),
+    "run.resumed": lambda p: "run resumed" + _if(p, "checkin", " after check-in {}") + (
+        ": a retry of the iteration that failed" if p.get("retry") is True else ""),
     "run.finished": lambda p: (f"run finished ({p.get('outcome')})"
                                + (f": {short(p.get('answer'))}" if p.get("answer") is not None
                                   else "") + _if(p, "error", " — error: {}")),

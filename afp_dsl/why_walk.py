@@ -83,8 +83,8 @@ class Walker(CursorNodes):
         if not causes:
             last = self.ix.last_before(e.seq, "llm.replied")
             causes = [last] if last is not None else []
-        notes = [x for x in self.ix.events if x.kind in ("budget.exhausted", "steps.unfinished",
-                                                         "route.conflict")]
+        notes = [x for x in self.ix.events if x.seq < e.seq and x.kind in (  # (not a retry's)
+            "budget.exhausted", "steps.unfinished", "route.conflict")]
         kids = tuple(self.node(c) for c in causes) + self._requesters(causes)
         kids += tuple(self.node(n) for n in notes)
         data = {k: p.get(k) for k in ("outcome", "answer", "iterations", "llm_calls", "tool_calls")}
@@ -194,8 +194,8 @@ class Walker(CursorNodes):
         # its other causes (the tool results it was composed after) are listed by the LLM call
         # it went to; explained on its own, the walk goes on back to the user message through
         # them (semantics §12)
-        causes = [x for x in self.ix.parents(e) if e.id not in self.listed
-                  or x.kind in ("run.started", "policy.decided")]  # (input links: the message)
+        causes = [x for x in self.ix.parents(e) if e.id not in self.listed  # (input links: the
+                  or x.kind in ("run.started", "policy.decided", "run.resumed")]  # message; a retry)
         kids += self._causes(causes, before)
         return WhyNode("context", _context_text(e), e.id, at, {"active": p.get("active") or []}, tuple(kids))
 

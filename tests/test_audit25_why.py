@@ -178,3 +178,47 @@ def test_an_event_past_the_tree_s_size_cap_is_not_called_shown_above():
         else:
             shown.add(event)
     assert capped > 0
+
+
+STEPS = """
+agent a { graph = g }
+tool probe { description = "p" input { n: number } impl = returns("ok") }
+tool fix { description = "f" input { n: number } impl = returns("fixed") }
+tool note { description = "n" input { n: number } impl = returns("noted") }
+skill work { description = "w" body = "Work." tools = [probe, fix, note] steps { fix "fix" note "note" } }
+graph g { entry work }
+"""
+
+
+def _retried_run():
+    agent = afp.load(STEPS).agent(provider=afp.providers.mock([[("probe", {"n": 1})]]))
+    failed = agent.run("go")  # (the script runs out at LLM call #2)
+    assert failed.outcome == "error"
+    again = afp.load(STEPS).agent(provider=afp.providers.mock(
+        [[("fix", {"n": 1})], "early", "done"]))
+    r = again.resume(failed.checkpoint)
+    assert r.outcome == "answered"
+    return r
+
+
+def test_the_iteration_a_retry_made_again_cites_the_retry():
+    """A run resumed after an `error` makes its failed iteration again: that iteration's context
+    follows from the `run.resumed` (semantics §10, §12 caused_by), and the answer's `why` says the
+    call before failed (the reader saw LLM call #3 follow call #1 with no word of call #2)."""
+    r = _retried_run()
+    resumed = _one(r, "run.resumed", retry=True)
+    again = next(e for e in r.trace if e.kind == "context.composed" and e.seq > resumed.seq)
+    assert resumed.id in again.caused_by
+    text = r.why()
+    assert f"[{resumed.id}] run resumed: a retry of the iteration that failed" in text
+    assert "answer (error) — error: AFP502 provider error on LLM call #2" in text
+
+
+def test_an_error_s_answer_shows_no_note_recorded_after_it():
+    """The notes under an answer (budget, unfinished steps, route conflicts) are those recorded
+    before it: the `error` a retry went on from showed the retried run's later `steps.unfinished`."""
+    r = _retried_run()
+    failed = _one(r, "run.finished", outcome="error")
+    assert any(e.kind == "steps.unfinished" for e in r.trace)
+    assert "steps of `work` unfinished" not in r.why(failed.id)
+    assert "steps of `work` unfinished" in r.why()

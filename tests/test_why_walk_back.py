@@ -95,7 +95,11 @@ def test_a_result_a_retry_threw_away_is_not_in_the_history():
     agent.session.host["u"] = lambda: "U"
     text = agent.resume(r.checkpoint).why()
     top = text.split("tool results in the history (", 1)[1]
-    assert top.startswith("2)") and "AFP501" not in text
+    assert top.startswith("2)")
+    listed = [x for x in top.splitlines()[1:] if x.startswith("      [")]  # (its entries)
+    assert len(listed) == 2 and not any("AFP501" in x for x in listed), listed
+    # the failure is shown once, as what the retry went on from (not as a result in the history)
+    assert "run resumed: a retry of the iteration that failed" in text
 
 
 def test_a_reference_to_the_run_s_start_reads_as_the_user_message():
