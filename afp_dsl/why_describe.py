@@ -97,7 +97,19 @@ def _policy(p: dict) -> str:
 def _route(p: dict) -> str:
     verdict = "fired" if p.get("fired") else "refused"
     on = f" on `{p['tool']}` ({p.get('call_id')})" if p.get("tool") else ""
-    return f"edge `{p.get('edge')}` {verdict}{on}" + _if(p, "reason", ": {}")
+    return f"edge `{p.get('edge')}` {verdict}{on}" + (_if(p, "reason", ": {}") or _failed(p))
+
+
+def _failed(p: dict) -> str:
+    """A refusal's first condition that did not hold, with its actual value: the line says why
+    (`afpc trace show` prints no conditions), as the graph overlay's caption does."""
+    if p.get("fired"):
+        return ""
+    c = next((c for c in items(p, "conditions") if c.get("passed") is False), None)
+    if c is None:
+        return ""
+    why = f": {short(c['reason'], 60)}" if c.get("reason") else ""
+    return f": `{short(c.get('text'), 60)}` did not hold (actual {short(c.get('actual'), 40)}{why})"
 
 
 def _conflict(p: dict) -> str:

@@ -222,3 +222,17 @@ def test_an_error_s_answer_shows_no_note_recorded_after_it():
     assert any(e.kind == "steps.unfinished" for e in r.trace)
     assert "steps of `work` unfinished" not in r.why(failed.id)
     assert "steps of `work` unfinished" in r.why()
+
+
+def test_a_refusal_s_line_says_which_condition_did_not_hold():
+    """"Why didn't my edge fire?" must be a lookup (semantics §4): `afpc trace show` prints one
+    line per event and no conditions, and a `when` that failed left the refusal's line bare
+    (`edge `a -> b` refused on `t` (call-1-1)`)."""
+    from afp_dsl.why_describe import describe
+    agent = afp.load(CONFLICT).agent(provider=afp.providers.mock([[("scan", {"q": "x"})], "done"]),
+                                     tools={"scan": lambda q: {"hits": 1}})
+    r = agent.run("go")
+    refused = _one(r, "route.evaluated", edge="start -> right")
+    assert refused.payload["reason"] is None and refused.payload["fired"] is False
+    assert describe(refused) == ("edge `start -> right` refused on `scan` (call-1-1): "
+                                 "`result.hits > 5` did not hold (actual 1)")
