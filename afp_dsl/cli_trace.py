@@ -106,6 +106,20 @@ def spec_program(row: dict) -> Any:
         return None
 
 
+def warn_if_spec_changed(row: dict, program: Any) -> None:
+    """A spec edited since the run (`afpc run` keeps its SHA-256 with the run): the `file:line`
+    of each event is read from the spec as it is now, so say that they may be off."""
+    meta = row.get("meta")
+    digest = meta.get("spec_digest") if isinstance(meta, dict) else None
+    if program is None or not isinstance(digest, str):
+        return
+    from .cli_run import spec_digest
+    if digest != spec_digest(program):
+        click.echo(f"afpc: warning: the spec `{row.get('spec')}` (or a module it imports) changed "
+                   f"since run `{row.get('run_id')}` was recorded; its `file:line` locations are "
+                   f"read from the spec as it is now and may be off", err=True)
+
+
 def overlay_mermaid(program: Any, events: list) -> str | None:
     return overlay_drawings(program, events)[0]
 
@@ -223,7 +237,9 @@ def timeline(row: dict, events: list) -> str:
     from .trace import tally
     from .why import Locator
     from .why_describe import describe
-    loc = Locator(spec_program(row))  # (its sources give `file:line` from any folder)
+    program = spec_program(row)
+    warn_if_spec_changed(row, program)
+    loc = Locator(program)  # (its sources give `file:line` from any folder)
     fin = next((e.payload for e in reversed(events) if e.kind == "run.finished"), None)
     fin = fin if isinstance(fin, dict) else tally(events)
     tokens = fin.get("tokens")
@@ -330,8 +346,10 @@ def why(run_id: str, event_id: str | None, skill: str | None, iteration: int | N
         _warn_if_no_such_edge(row, edge)
     if skill is not None:
         _warn_if_no_such_skill(row, skill)
+    program = spec_program(row)
+    warn_if_spec_changed(row, program)
     node, query = why_tree(Trace(run_id, events), event_id, inner=inner_lookup(store),
-                           program=spec_program(row), skill=skill, iteration=iteration, edge=edge)
+                           program=program, skill=skill, iteration=iteration, edge=edge)
     if node.kind in ("missing", "empty"):
         _fail(node.text)
     if fmt == "json":

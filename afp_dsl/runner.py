@@ -168,8 +168,12 @@ class Agent(ResumePrep):
         """Save the run segment; a fresh run's first save claims its id (`StoreError` when the
         store already holds it, and nothing is written)."""
         st = ctx.state
+        meta = {"conversation": st.conversation, "error": error}
+        digest = (self.launch or {}).get("spec_digest")
+        if digest:  # (`afpc why` and `trace show` then say when the spec changed since)
+            meta["spec_digest"] = digest
         save(self.store, saves.new, st.run_id, self.plan.name, self.spec, status, outcome, answer,
-             {"conversation": st.conversation, "error": error}, events)
+             meta, events)
         saves.new = False
 
     @contextlib.contextmanager

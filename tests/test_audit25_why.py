@@ -236,3 +236,28 @@ def test_a_refusal_s_line_says_which_condition_did_not_hold():
     assert refused.payload["reason"] is None and refused.payload["fired"] is False
     assert describe(refused) == ("edge `start -> right` refused on `scan` (call-1-1): "
                                  "`result.hits > 5` did not hold (actual 1)")
+
+
+def test_why_and_trace_show_say_when_the_spec_changed_since_the_run(tmp_path):
+    """Events hold character offsets; `file:line` is read from the spec when asked. After an edit
+    (one line added on top) every location was silently one line off; `afpc run` keeps the
+    spec's SHA-256 with the run, and `why`/`trace show` now warn when it no longer matches."""
+    from click.testing import CliRunner
+    from afp_dsl.cli import main
+
+    def cli(*args):
+        return CliRunner().invoke(main, [str(a) for a in args])
+
+    spec, db = tmp_path / "desk.afp", tmp_path / "runs.db"
+    spec.write_text(PICK + 'test pick {\n  user "go"\n  model calls read_skill { id: "next" }\n'
+                    '  model says "done"\n}\n', encoding="utf-8")
+    assert cli("run", spec, "--script", "pick", "-m", "go", "--store", db).exit_code == 0
+    for args in (("why", "last"), ("trace", "show", "last")):
+        res = cli(*args, "--store", db)
+        assert res.exit_code == 0 and "changed since run" not in res.stderr, res.stderr
+    spec.write_text("# a comment\n" + spec.read_text(encoding="utf-8"), encoding="utf-8")
+    for args in (("why", "last"), ("trace", "show", "last")):
+        res = cli(*args, "--store", db)
+        assert res.exit_code == 0, res.output
+        assert f"the spec `{spec}` (or a module it imports) changed since run" in res.stderr
+        assert "changed since" not in res.stdout
