@@ -300,6 +300,7 @@ def render_export(fmt: str, store: Any, row: dict, events: list,
             _fail(str(e))
     from .report_html import report
     program = spec_program(row)
+    warn_if_spec_changed(row, program)  # (the report's timeline and tree give `file:line`)
     if reads is not None and program is not None:
         reads += [row.get("spec"), *(m.key for m in getattr(program, "ir", program).modules)]
     mermaid, svg = overlay_drawings(program, events)

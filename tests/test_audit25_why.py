@@ -256,7 +256,8 @@ def test_why_and_trace_show_say_when_the_spec_changed_since_the_run(tmp_path):
         res = cli(*args, "--store", db)
         assert res.exit_code == 0 and "changed since run" not in res.stderr, res.stderr
     spec.write_text("# a comment\n" + spec.read_text(encoding="utf-8"), encoding="utf-8")
-    for args in (("why", "last"), ("trace", "show", "last")):
+    for args in (("why", "last"), ("trace", "show", "last"),
+                 ("trace", "export", "last", "--format", "html", "-o", tmp_path / "r.html")):
         res = cli(*args, "--store", db)
         assert res.exit_code == 0, res.output
         assert f"the spec `{spec}` (or a module it imports) changed since run" in res.stderr
