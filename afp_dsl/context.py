@@ -64,11 +64,13 @@ def active_skills(plan: Plan, state: RunState) -> list[tuple[str, str, tuple[str
             seen.add(name)
             out.append((name, reason, cause))
 
+    cause = (state.cursor_event,) if state.cursor is not None and state.cursor_event else ()
     if plan.graph is not None:
-        for base in plan.graph.bases:
+        for base in plan.graph.bases:  # (the cursor's own base: with the move that put it there)
+            if base == state.cursor:
+                add(base, state.cursor_cause or "entry", cause)
             add(base, "entry")
     if state.cursor is not None:
-        cause = (state.cursor_event,) if state.cursor_event else ()
         add(state.cursor, state.cursor_cause or "entry", cause)
     for name in state.opened:
         add(name, "model-pick")

@@ -262,3 +262,34 @@ def test_why_and_trace_show_say_when_the_spec_changed_since_the_run(tmp_path):
         assert res.exit_code == 0, res.output
         assert f"the spec `{spec}` (or a module it imports) changed since run" in res.stderr
         assert "changed since" not in res.stdout
+
+
+BACK = """
+agent a { graph = g }
+tool probe { description = "p" input { n: number } impl = returns("ok") }
+tool back { description = "b" input { n: number } impl = returns("ok") }
+skill start { description = "s" body = "Begin." tools = [probe] }
+skill deep { description = "d" body = "Deep." tools = [back] }
+graph g {
+  entry start
+  route start -> deep on probe
+  route deep -> start on back
+}
+"""
+
+
+def test_the_piece_of_a_base_the_cursor_is_on_names_the_move_that_put_it_there():
+    """docs/trace.md §1: "a skill piece the cursor is on has `event`, the id of the
+    `cursor.moved` that put it there" (semantics §2: `entry`, `route` — with the event that
+    moved the cursor). An unconditional entry is a persistent base too, and its piece was added
+    as a base first, without the event, even while the cursor was on it."""
+    script = [[("probe", {"n": 1})], [("back", {"n": 1})], "done"]
+    r = afp.load(BACK).agent(provider=afp.providers.mock(script)).run("go")
+    moves = [e for e in r.trace if e.kind == "cursor.moved"]
+    assert [(m.payload["to"], m.payload["cause"]) for m in moves] == [
+        ("start", "entry"), ("deep", "route"), ("start", "route")]
+    pieces = [{x["name"]: x for x in e.payload["pieces"]} for e in r.trace
+              if e.kind == "context.composed"]
+    assert (pieces[0]["start"]["reason"], pieces[0]["start"].get("event")) == ("entry", moves[0].id)
+    assert "event" not in pieces[1]["start"]  # (a base the cursor is not on: active as a base)
+    assert (pieces[2]["start"]["reason"], pieces[2]["start"].get("event")) == ("route", moves[2].id)
