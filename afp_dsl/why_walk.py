@@ -327,8 +327,12 @@ class Walker(CursorNodes):
         causes = self.ix.parents(e)
         if e.kind == "checkin.requested":  # (ones shown elsewhere are not repeated as refs)
             causes += [x for x in self._asked_on(e, p.get("call_id")) if x.id not in self.seen]
-        return WhyNode("checkin", describe(e), e.id, at, {k: p[k] for k in keys if k in p},
-                       self._causes(causes))
+        kids = self._causes(causes)
+        if p.get("source") == "inner":  # (the inner run's own check-in: where, on which call)
+            outer = next((x for x in self.ix.parents(e) if x.kind == "tool.called"), None)
+            inner = self._inner(payload(outer).get("call_id")) if outer is not None else None
+            kids += (inner,) if inner is not None else ()
+        return WhyNode("checkin", describe(e), e.id, at, {k: p[k] for k in keys if k in p}, kids)
 
     def _asked_on(self, e: Event, call_id: Any) -> list[Event]:
         """The call a check-in asks about and the policy decisions on it (a trace that cites only

@@ -293,3 +293,29 @@ def test_the_piece_of_a_base_the_cursor_is_on_names_the_move_that_put_it_there()
     assert (pieces[0]["start"]["reason"], pieces[0]["start"].get("event")) == ("entry", moves[0].id)
     assert "event" not in pieces[1]["start"]  # (a base the cursor is not on: active as a base)
     assert (pieces[2]["start"]["reason"], pieces[2]["start"].get("event")) == ("route", moves[2].id)
+
+
+INNER = """
+agent outer { tools = [ask_helper] }
+agent helper { tools = [lookup] }
+tool ask_helper { description = "Ask the helper." input { question: string } impl = agent(helper) }
+tool lookup { description = "Look up." input { key: string } check_in = true impl = returns("found") }
+"""
+
+
+def test_a_pause_an_inner_run_asked_for_is_explained_inside_that_run():
+    """A check-in of an agent-backed tool's inner run pauses the outer run; the outer `why`
+    stopped at the outer call (`ask_helper`), never showing the inner call that asked nor the
+    reply that made it (semantics §12: walk back from any event). It now goes on into the kept
+    inner run, as a result's tree does."""
+    script = [[("ask_helper", {"question": "find k1"})], [("lookup", {"key": "k1"})]]
+    agent = afp.load(INNER).agent("outer", provider=afp.providers.mock(script))
+    r = agent.run("hi")
+    assert r.outcome == "paused"
+    asked = _one(r, "checkin.requested", source="inner")
+    doc = json.loads(r.why(format="json"))
+    checkin = next(n for n in _walk(doc["tree"]) if n["event"] == asked.id)
+    inner = next(n for n in checkin["children"] if n["kind"] == "inner")
+    assert inner["data"]["agent"] == "helper"
+    texts = [n["text"] for n in _walk(inner)]
+    assert any(t.startswith("model called `lookup` (call-2-1) with {\"key\": \"k1\"}") for t in texts), texts
