@@ -53,7 +53,7 @@ def resume_(run_id: str, approve_flag: bool, decline_flag: bool, by: str | None,
     program = _spec_program(run_id, data["spec"], launch.get("spec_digest"))
     launch = {**launch, "spec_digest": spec_digest(program)}  # (a later pause compares to this)
     try:
-        replies, stubs = _script(program, launch.get("script"))
+        replies, stubs, _ = _script(program, launch.get("script"))
     except CliError as exc:  # (the test block the run replays is gone from the spec)
         raise _Bad(f"run `{run_id}` replays the script of test `{launch.get('script')}`, which "
                    f"the spec `{data['spec']}` no longer has ({exc}); put it back to resume the "

@@ -112,9 +112,10 @@ def _store(url: str | None, *, create: bool = True) -> Any:
     return store
 
 
-def _script(program: Any, name: str | None) -> tuple[list | None, Any]:
+def _script(program: Any, name: str | None) -> tuple[list | None, Any, str | None]:
+    """The replies and stubs of the test `name`, and the agent it names (`agent = x`), if any."""
     if name is None:
-        return None, None
+        return None, None, None
     from . import ir
     from .testing import _script as script_of
     for d in program.ir.root_module.decls:
@@ -124,7 +125,7 @@ def _script(program: Any, name: str | None) -> tuple[list | None, Any]:
                 click.echo(f"afpc: note: test `{name}` has {users} `user` lines; --script runs "
                            f"one message (-m) on its model lines, in order; `afpc test` runs "
                            f"the whole conversation", err=True)
-            return script_of(d)
+            return (*script_of(d), str(d.agent) if d.agent is not None else None)
     from .suggest import closest
     tests = [d.name for d in program.ir.root_module.decls if isinstance(d, ir.Test)]
     if not name.strip():  # (most likely an unset shell variable)
@@ -158,6 +159,17 @@ def _skip_script(provider: Any, skip: int) -> None:
             provider.calls = skip
             return
         provider = getattr(provider, "inner", None) or getattr(provider, "primary", None)
+
+
+def _scripted_agent(given: str | None, tested: str | None, script: str | None) -> str | None:
+    """The agent to run: `--agent`, else the one the `--script` test names (its replies were
+    written for it); a note when `--agent` names another."""
+    if given is None:
+        return tested
+    if tested is not None and given != tested:
+        click.echo(f"afpc: note: test `{script}` is written for agent `{tested}`; running "
+                   f"`{given}` (--agent) on its replies", err=True)
+    return given
 
 
 def _pick_agent(program: Any, name: str | None) -> None:
@@ -275,8 +287,9 @@ def run_(file: str, agent_name: str | None, message: str, provider: str, model: 
          as_json: bool) -> None:
     """Run an agent on one message; prints the answer (or the pause) and the run id."""
     program = _load(file)
+    replies, stubs, tested = _script(program, script)
+    agent_name = _scripted_agent(agent_name, tested, script)
     _pick_agent(program, agent_name)  # (before the store is opened: a wrong name makes none)
-    replies, stubs = _script(program, script)
     launch = {"provider": provider, "model": model, "script": script, "agent": agent_name,
               "retries": retries, "fallback": fallback, "stream": stream,
               "spec_digest": spec_digest(program)}

@@ -153,7 +153,7 @@ def _brief(e: Event) -> str:
 def run_test(program: Any, test: ir.Test, file: str = "", *,
              observe: Callable[[Any], None] | None = None) -> TestResult:
     """Run one test block; `observe` sees every `RunResult` (exports and `why` tests use it)."""
-    agent = test.agent.name if test.agent is not None else None
+    agent = str(test.agent) if test.agent is not None else None  # (`lib.x`: that module's)
     try:
         case = _Case(program, test, agent, observe)
     except Exception as exc:  # a spec problem the checker could not see: report, don't crash

@@ -277,3 +277,66 @@ def test_script_of_a_conversation_says_only_one_message_runs(tmp_path):
                                     "--store", str(tmp_path / "runs.db")])
     assert res.exit_code == 0 and "one" in res.output
     assert "has 2 `user` lines; --script runs one message" in res.output
+
+
+TWO_AGENTS = """
+agent alpha { system = "A." tools = [ping] }
+agent beta { system = "B." tools = [pong] }
+tool ping { description = "Ping." impl = returns("p") }
+tool pong { description = "Pong." check_in = true impl = returns("q") }
+test beta_pongs {
+  agent = beta
+  user "hi"
+  model calls pong {}
+  model says "ponged"
+}
+"""
+
+
+def _two(tmp_path):
+    spec = tmp_path / "two.afp"
+    spec.write_text(TWO_AGENTS)
+    return spec, tmp_path / "runs.db"
+
+
+def test_run_script_runs_the_agent_its_test_names(tmp_path):
+    """tooling §2 `afpc run --script TEST`: the test's replies were written for its `agent`, so
+    in a spec with several agents that agent runs without `--agent` (and a resume keeps it).
+    Before: "the spec has several agents; pick one with --agent"."""
+    spec, db = _two(tmp_path)
+    res = cli("run", spec, "-m", "hi", "--script", "beta_pongs", "--store", db, "--json")
+    assert res.exit_code == 3, res.output
+    run_id = json.loads(res.output.strip().splitlines()[-1])["run_id"]
+    res = cli("resume", run_id, "--approve", "--store", db, "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output.strip().splitlines()[-1])["answer"] == "ponged"
+
+
+def test_run_script_with_another_agent_runs_that_one_and_says_so(tmp_path):
+    spec, db = _two(tmp_path)
+    res = CliRunner().invoke(main, ["run", str(spec), "-m", "hi", "--script", "beta_pongs",
+                                                    "--agent", "alpha", "--store", str(db)])
+    assert res.exit_code == 0, res.output  # (alpha has no `pong`: the model reads so, then answers)
+    assert "test `beta_pongs` is written for agent `beta`; running `alpha`" in res.stderr
+
+
+def test_run_without_script_still_needs_one_of_several_agents(tmp_path):
+    spec, db = _two(tmp_path)
+    res = cli("run", spec, "-m", "hi", "--store", db)
+    assert res.exit_code == 1 and "--agent NAME" in res.output
+
+
+def test_a_test_naming_an_imported_agent_runs_that_one_not_the_root_s_namesake(tmp_path):
+    """language §8 `agent = lib.x`: the test runs the imported module's agent. Before: only the
+    name was kept, and the root module's own `helper` ran instead."""
+    (tmp_path / "lib.afp").write_text('agent helper { system = "LIB." tools = [libtool] }\n'
+                                      'tool libtool { description = "L." impl = returns("lib") }\n')
+    spec = tmp_path / "main.afp"
+    spec.write_text('import "./lib.afp" as lib\nagent helper { system = "ROOT." }\n'
+                    'test uses_lib {\n  agent = lib.helper\n  user "hi"\n  model calls libtool {}\n'
+                    '  model says "ok"\n  expect called libtool 1\n}\n')
+    res = cli("test", spec)
+    assert res.exit_code == 0, res.output
+    res = cli("run", spec, "-m", "hi", "--script", "uses_lib", "--store", tmp_path / "r.db", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output.strip().splitlines()[-1])["answer"] == "ok"
