@@ -61,12 +61,17 @@ def _seq_of(data: Any) -> Any:
     return state.get("seq") if isinstance(state, dict) else None
 
 
+NOT_A_CALL = object()
+
+
 def _pending_of(data: Any) -> Any:
     """The calls a checkpoint waits on and its check-in (the arguments a resume goes on with,
     the link it continues after), as the store writes them (`store.encode`): what a resume
     runs. (As text: a NaN a policy's ask paused on is equal to itself there.)"""
     state = data.get("state") if isinstance(data, dict) else None
     pending = state.get("pending") if isinstance(state, dict) else None
+    if pending is not None and not isinstance(pending, dict):
+        return NOT_A_CALL  # (restoring the state names the damage, as a damaged checkpoint)
     try:
         return encode(pending)
     except (TypeError, ValueError, RecursionError):  # (damaged: never equal to the store's)
@@ -123,7 +128,8 @@ class ResumePrep:
                 f"this checkpoint of run `{run_id}` is out of date: the run went on after it was "
                 f"taken; resume with the run id (`resume(\"{run_id}\")`) to continue from where "
                 f"it is now")
-        if _pending_of(given) != _pending_of(stored):  # (§10: exactly the call shown)
+        mine = _pending_of(given)
+        if mine is not NOT_A_CALL and mine != _pending_of(stored):  # (§10: exactly the call shown)
             raise ResumeDecisionError(
                 f"the checkpoint's call changed since it was taken: the call run `{run_id}` "
                 f"waits on (its arguments, or what its check-in goes on with) is not the one "
