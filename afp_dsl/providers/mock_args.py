@@ -9,16 +9,30 @@ Invariants: deterministic (the same schema, the same value); whatever `demo_args
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
 
-from ..regex_quiet import parse_quietly, quiet
+from ..regex_quiet import quiet
+from .mock_pattern import spell_pattern
 
 _STRING_CANDIDATES = ("x", "", "AB-1", "a@example.com", "2024-01-01", "1", "a")
+_FORMATS = {  # a valid example per `format` (tried first: a host tool may check the format)
+    "email": "a@example.com", "idn-email": "a@example.com", "date": "2024-01-01",
+    "date-time": "2024-01-01T00:00:00Z", "time": "00:00:00Z", "duration": "P1D",
+    "uri": "https://example.com", "iri": "https://example.com",
+    "uri-reference": "https://example.com", "iri-reference": "https://example.com",
+    "uri-template": "https://example.com", "hostname": "example.com",
+    "idn-hostname": "example.com", "ipv4": "127.0.0.1", "ipv6": "::1",
+    "uuid": "00000000-0000-0000-0000-000000000000", "json-pointer": "/a",
+    "relative-json-pointer": "0", "regex": "x"}
+_SEQ = (list, tuple)  # (a frozen schema holds tuples)
 _MAX_DEPTH = 20  # nesting followed through `$ref`, `anyOf`, items and properties
+_BUDGET = 2000  # subschemas a search may visit (branches and `$ref`s can multiply them)
+_CHECKS = jsonschema.Draft202012Validator.FORMAT_CHECKER
 
 
 def demo_args(schema: Any) -> dict | None:
@@ -39,38 +53,124 @@ def demo_args(schema: Any) -> dict | None:
 def minimal_value(schema: Any, root: Any = None, depth: int = 0) -> Any:
     """A small value valid against `schema` when one is easy to find (best effort); `root`
     is the document its local `$ref`s point into."""
-    if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
-        return None
     root = schema if root is None else root
-    for key in ("const", "default"):
-        if key in schema:
-            return schema[key]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        return minimal_value(_resolve(root, ref), root, depth + 1)
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list):
-            return _first_branch(schema[key], root, depth)
-    kind = schema.get("type", "object" if "properties" in schema else "string")
-    if isinstance(kind, list):
-        kind = kind[0] if kind else "null"
-    make = _MINIMAL.get(kind)
-    return make(schema, root, depth + 1) if make else None
+    return _Maker(root).value(schema, depth)
 
 
-def _first_branch(branches: list, root: Any, depth: int) -> Any:
-    """The value of the first branch that its own branch accepts (else the first's guess)."""
-    values = [minimal_value(b, root, depth + 1) for b in branches]
-    for branch, value in zip(branches, values):
+class _Maker:
+    """Values for the subschemas of one document; `fits(s)` checks a value against a subschema
+    with the document's `$ref`s resolvable and formats checked (False when it cannot tell)."""
+
+    def __init__(self, root: Any):
+        self.root = root
+        self.budget = _BUDGET
         try:
-            if isinstance(branch, Mapping) and "$ref" not in branch and \
-                    jsonschema.Draft202012Validator(branch).is_valid(value):
-                return value
-        except Exception:  # noqa: BLE001 - best effort: the caller validates the whole
-            continue
-    return values[0] if values else None
+            self._root = jsonschema.Draft202012Validator(
+                root if isinstance(root, (Mapping, bool)) else {}, format_checker=_CHECKS)
+        except Exception:  # noqa: BLE001 - an unusable document: every check says no
+            self._root = None
+
+    def fits(self, schema: Any) -> Any:
+        try:
+            valid = self._root.evolve(schema=schema).is_valid if self._root is not None else None
+        except Exception:  # noqa: BLE001 - a subschema jsonschema cannot use
+            valid = None
+
+        def check(value: Any) -> bool:
+            try:
+                return valid is not None and valid(value)
+            except Exception:  # noqa: BLE001 - a subschema jsonschema cannot use
+                return False
+        return check
+
+    def value(self, schema: Any, depth: int) -> Any:
+        if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
+            return None
+        self.budget -= 1
+        if self.budget < 0:  # (a schema whose branches multiply at each level: no demo call)
+            raise ValueError("too large a schema for a demo argument")
+        schema = self.flat(schema, depth)
+        if "const" in schema:
+            return schema["const"]
+        fits = self.fits(schema) if any(k in schema for k in ("default", "enum", "if")) else None
+        if fits is not None and "default" in schema and fits(schema["default"]):
+            return schema["default"]
+        if fits is not None and isinstance(schema.get("enum"), _SEQ) and schema["enum"]:
+            return next((v for v in schema["enum"] if fits(v)), schema["enum"][0])
+        for key in ("anyOf", "oneOf"):
+            if isinstance(schema.get(key), _SEQ) and schema[key]:
+                return self.branch(schema, key, depth)
+        value = self.typed(schema, depth)
+        if fits is not None and "if" in schema and not fits(value):  # (`then`/`else`: the branch it must take)
+            for more in (schema.get("then"), schema.get("else")):
+                if isinstance(more, Mapping):
+                    other = self.typed(merged({k: v for k, v in schema.items()
+                                               if k not in ("if", "then", "else")}, more), depth)
+                    if fits(other):
+                        return other
+        return value
+
+    def typed(self, schema: Mapping, depth: int) -> Any:
+        kind = schema.get("type", "object" if _objectish(schema) else "string")
+        if isinstance(kind, _SEQ):
+            kind = next((k for k in kind if self.fits(schema)(self.typed(
+                dict(schema, type=k), depth))), kind[0] if kind else "null")
+        make = _MINIMAL.get(kind)
+        return make(self, schema, depth + 1) if make else None
+
+    def flat(self, schema: Mapping, depth: int) -> Mapping:
+        """`schema` with its `$ref` and `allOf` folded into it (their keywords added)."""
+        ref, parts = schema.get("$ref"), schema.get("allOf")
+        if not isinstance(ref, str) and not isinstance(parts, _SEQ):
+            return schema
+        out = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+        if isinstance(ref, str):
+            target = _resolve(self.root, ref)
+            if isinstance(target, Mapping) and depth < _MAX_DEPTH:
+                out = merged(out, self.flat(target, depth + 1))
+        for part in parts if isinstance(parts, _SEQ) else ():
+            if isinstance(part, Mapping) and depth < _MAX_DEPTH:
+                out = merged(out, self.flat(part, depth + 1))
+        return out
+
+    def branch(self, schema: Mapping, key: str, depth: int) -> Any:
+        """A value of the first branch (with the keywords beside `anyOf`/`oneOf`) that the
+        whole schema accepts (for `oneOf`: that no other branch does), else the first guess."""
+        rest = {k: v for k, v in schema.items() if k != key}
+        whole = self.fits(schema)
+        guesses = [self.value(merged(rest, b) if isinstance(b, Mapping) else b, depth + 1)
+                   for b in schema[key]]
+        return next((g for g in guesses if whole(g)), guesses[0])
+
+
+def merged(a: Mapping, b: Mapping) -> dict:
+    """`a` with `b`'s keywords added: `required` joined, shared `properties` both applied
+    (`allOf`), the tighter of two bounds; otherwise `a`'s keyword wins."""
+    out = dict(a)
+    for k, v in b.items():
+        if k not in out:
+            out[k] = v
+        elif k == "required" and isinstance(v, _SEQ) and isinstance(out[k], _SEQ):
+            out[k] = list(dict.fromkeys([*out[k], *v]))
+        elif k == "properties" and isinstance(v, Mapping) and isinstance(out[k], Mapping):
+            props = dict(out[k])
+            for name, sub in v.items():
+                props[name] = {"allOf": [props[name], sub]} if name in props else sub
+            out[k] = props
+        elif k in _TIGHTER and _num(v) is not None and _num(out[k]) is not None:
+            out[k] = _TIGHTER[k](out[k], v)
+    return out
+
+
+_TIGHTER = {k: max for k in ("minimum", "exclusiveMinimum", "minLength", "minItems",
+                             "minProperties")}
+_TIGHTER.update({k: min for k in ("maximum", "exclusiveMaximum", "maxLength", "maxItems",
+                                  "maxProperties")})
+
+
+def _objectish(schema: Mapping) -> bool:
+    return any(k in schema for k in ("properties", "required", "minProperties",
+                                     "additionalProperties", "patternProperties"))
 
 
 def _resolve(root: Any, ref: str) -> Any:
@@ -87,23 +187,26 @@ def _resolve(root: Any, ref: str) -> Any:
 _LONGEST = 4096  # a longer minimal string is no small demo argument: the tool is passed over
 
 
-def _min_string(s: Mapping, root: Any, depth: int) -> str:
+def _min_string(m: _Maker, s: Mapping, depth: int) -> str:
     n = int(s.get("minLength", 0) or 0)
     if n > _LONGEST:
         raise ValueError("too long for a demo argument")
+    return next(_strings(m, s, n), "x" * max(n, 1))
+
+
+def _strings(m: _Maker, s: Mapping, n: int) -> Any:
+    """Strings `s` accepts, in order of preference (its format's example first)."""
     pattern = s.get("pattern")
-    made = _from_pattern(pattern, n) if isinstance(pattern, str) else None
-    try:  # (no `jsonschema.validate`: it checks the schema against the metaschema every time)
-        fits = jsonschema.Draft202012Validator(s).is_valid
-        for cand in _STRING_CANDIDATES + ("x" * max(n, 1),) + ((made,) if made is not None else ()):
-            if fits(cand):
-                return cand
-    except Exception:  # noqa: BLE001 - a schema jsonschema cannot use: the caller checks anyway
-        pass
-    return "x" * max(n, 1)
+    made = spell_pattern(pattern, n) if isinstance(pattern, str) else None
+    example = _FORMATS.get(s.get("format")) if isinstance(s.get("format"), str) else None
+    fits, plain = m.fits(s), m.fits({k: v for k, v in s.items() if k != "format"})
+    cands = ((example,) if example else ()) + _STRING_CANDIDATES + ("x" * max(n, 1),) + (
+        (made,) if made is not None else ())
+    yield from (c for c in cands if fits(c))
+    yield from (c for c in cands if plain(c))  # (a format only some hosts check)
 
 
-def _min_number(s: Mapping, root: Any = None, depth: int = 0, integer: bool = False) -> Any:
+def _min_number(s: Mapping, integer: bool = False) -> Any:
     """The number nearest 0 from the lower bound (or 0) that the bounds allow: for an
     exclusive bound the next whole number, or the middle of a range too narrow for it; then
     up to a multiple of `multipleOf`."""
@@ -111,8 +214,12 @@ def _min_number(s: Mapping, root: Any = None, depth: int = 0, integer: bool = Fa
     hi, hi_x = _bound(s, "maximum", "exclusiveMaximum", min)
     if lo is None:
         v = 0 if hi is None or 0 < hi or (0 == hi and not hi_x) else (hi if not hi_x else hi - 1)
+        if hi_x and not integer and hi is not None and v >= hi:  # (`hi - 1` lost to rounding)
+            v = math.nextafter(hi, -math.inf)
     else:
         v = (math.floor(lo) + 1 if lo_x else math.ceil(lo)) if integer else (lo + 1 if lo_x else lo)
+        if lo_x and not integer and v <= lo:  # (a bound so large that `+ 1` is lost to rounding)
+            v = math.nextafter(lo, math.inf)
     if hi is not None and lo is not None and (v > hi or (hi_x and v >= hi)) and not integer:
         v = (lo + hi) / 2
     step = _num(s.get("multipleOf"))
@@ -136,92 +243,89 @@ def _num(x: Any) -> Any:
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def _min_array(s: Mapping, root: Any, depth: int) -> list:
+def _min_array(m: _Maker, s: Mapping, depth: int) -> list:
     n = int(s.get("minItems", 0) or 0)
     if n > _LONGEST:
         raise ValueError("too many items for a demo argument")
-    return [minimal_value(s.get("items", {}), root, depth)] * n
+    prefix = s.get("prefixItems") if isinstance(s.get("prefixItems"), _SEQ) else []
+    out = [m.value(p, depth) for p in prefix[:n]]
+    contains = s.get("contains")
+    if isinstance(contains, Mapping) and not any(map(m.fits(contains), out)):
+        k = max(1, int(_num(s.get("minContains", 1)) or 0)) if len(out) < n or not out else 0
+        out += [m.value(contains, depth)] * k
+    items = s.get("items", {})
+    if len(out) < n:
+        rest = n - len(out)
+        out += (_distinct(m, items, rest, depth) if s.get("uniqueItems") is True
+                else [m.value(items, depth)] * rest)
+    return out
 
 
-def _min_object(s: Mapping, root: Any, depth: int) -> dict:
-    props = s.get("properties", {}) or {}
-    return {k: minimal_value(props.get(k, {}), root, depth) for k in s.get("required", ()) or ()}
+def _distinct(m: _Maker, items: Any, n: int, depth: int) -> list:
+    """`n` different values `items` accepts (for `uniqueItems`), when a few are easy to find."""
+    first = m.value(items, depth)
+    if not isinstance(items, Mapping):
+        return [first] * n
+    items = m.flat(items, depth)
+    fits, out, seen = m.fits(items), [first], {_key(first)}
+    for v in _pool(m, items, first, n):
+        if len(out) >= n:
+            break
+        if _key(v) not in seen and fits(v):
+            out.append(v)
+            seen.add(_key(v))
+    return out + [first] * (n - len(out))
+
+
+def _pool(m: _Maker, items: Mapping, first: Any, n: int) -> Any:
+    """Candidates for `_distinct`: the enum, then values of the items' kind, then any kind."""
+    yield from items.get("enum") or ()
+    step = _num(items.get("multipleOf")) or 1
+    if _num(first) is not None:
+        for k in range(1, n + 1):
+            yield from (first + step * k, first - step * k)
+    least = int(_num(items.get("minLength")) or 0)
+    if isinstance(first, str):
+        yield from _strings(m, items, least)
+    yield from (c * max(1, least) for c in "abcdefghijklmnopqrstuvwxyz")
+    yield from (False, True)
+    yield from ({"k": k} for k in range(n))
+    yield from ([k] for k in range(n))
+    yield from range(n)
+
+
+def _key(v: Any) -> Any:
+    """`v` as `uniqueItems` compares it: `1 == 1.0`, but `1 != true`."""
+    if isinstance(v, bool) or v is None:
+        return ("c", v)
+    if isinstance(v, (int, float)):
+        return ("n", v)
+    return ("j", json.dumps(v, sort_keys=True, default=str))
+
+
+def _min_object(m: _Maker, s: Mapping, depth: int) -> dict:
+    props = s.get("properties", {}) if isinstance(s.get("properties"), Mapping) else {}
+    extra = s.get("additionalProperties", {})
+    extra = extra if isinstance(extra, Mapping) else {}
+    out = {k: m.value(props.get(k, extra), depth) for k in s.get("required", ()) or ()}
+    deps = s.get("dependentRequired") if isinstance(s.get("dependentRequired"), Mapping) else {}
+    for k in list(out):
+        for d in deps.get(k, ()) if isinstance(deps.get(k), _SEQ) else ():
+            out.setdefault(d, m.value(props.get(d, extra), depth))
+    want = int(_num(s.get("minProperties")) or 0)
+    names = s.get("propertyNames") if isinstance(s.get("propertyNames"), Mapping) else {}
+    for k in [*props, *(_strings(m, names, 0) if want > len(out) else ()),
+              *(f"k{i}" for i in range(want))]:
+        if len(out) >= want:
+            break
+        if k not in out and isinstance(k, str) and (k in props or s.get("additionalProperties")
+                                                     is not False):
+            out[k] = m.value(props.get(k, extra), depth)
+    return out
 
 
 _MINIMAL = {
-    "string": _min_string, "integer": lambda s, r, d: _min_number(s, integer=True),
-    "number": lambda s, r, d: _min_number(s), "boolean": lambda s, r, d: False,
-    "null": lambda s, r, d: None, "array": _min_array, "object": _min_object,
+    "string": _min_string, "integer": lambda m, s, d: _min_number(s, integer=True),
+    "number": lambda m, s, d: _min_number(s), "boolean": lambda m, s, d: False,
+    "null": lambda m, s, d: None, "array": _min_array, "object": _min_object,
 }
-
-
-# ---------------------------------------------------------------- strings from patterns
-def _from_pattern(pattern: str, length: int = 0) -> str | None:
-    """A short string the regex's plain parts spell (literals, classes, least repeats, first
-    alternatives; the first repeat that may grow grows until `length` is reached), or None
-    for a pattern it cannot spell. Reads the parse tree of Python's own `re` (private, but the
-    one parser that reads `re` syntax exactly); any surprise there is None, and the caller
-    validates what it gets anyway."""
-    try:
-        from re import _constants as c, _parser as p  # type: ignore[attr-defined]
-        items = parse_quietly(p.parse, pattern)
-        short = _spell(items, c, 0, [0])
-        return short if len(short) >= length else _spell(items, c, 0, [length - len(short)])
-    except Exception:  # noqa: BLE001 - an unreadable or unusual pattern: no guess
-        return None
-
-
-def _spell(items: Any, c: Any, depth: int, grow: list[int]) -> str:
-    """`grow[0]`: how many more repeats the first repeats that may grow still add."""
-    if depth > _MAX_DEPTH:
-        raise ValueError("too deep")
-    out = []
-    for op, av in items:
-        if op is c.LITERAL:
-            out.append(chr(av))
-        elif op is c.NOT_LITERAL:
-            out.append("a" if av != ord("a") else "b")
-        elif op is c.ANY:
-            out.append("x")
-        elif op is c.IN:
-            out.append(_one_of(av, c))
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-            lo, hi = av[0], av[1]
-            more = min(grow[0], hi - lo) if grow[0] > 0 and hi > lo else 0
-            grow[0] -= more
-            out.append(_spell(av[2], c, depth + 1, [0]) * (lo + more))
-        elif op is c.SUBPATTERN:
-            out.append(_spell(av[-1], c, depth + 1, grow))
-        elif op is c.ATOMIC_GROUP:
-            out.append(_spell(av, c, depth + 1, grow))
-        elif op is c.BRANCH:
-            out.append(_spell(av[1][0], c, depth + 1, grow))
-        elif op is not c.AT:
-            raise ValueError(f"cannot spell {op}")
-    return "".join(out)
-
-
-_CANDIDATES = "a0A_x- ."
-
-
-def _one_of(items: Any, c: Any) -> str:
-    """A character of a `[...]` class: the first of a few common ones it takes."""
-    negate = bool(items) and items[0][0] is c.NEGATE
-    parts = items[1:] if negate else items
-    for ch in _CANDIDATES:
-        if _in_class(ch, parts, c) != negate:
-            return ch
-    raise ValueError("no common character fits")
-
-
-def _in_class(ch: str, parts: Any, c: Any) -> bool:
-    code = ord(ch)
-    tests = {c.CATEGORY_DIGIT: ch.isdigit(), c.CATEGORY_NOT_DIGIT: not ch.isdigit(),
-             c.CATEGORY_WORD: ch.isalnum() or ch == "_",
-             c.CATEGORY_NOT_WORD: not (ch.isalnum() or ch == "_"),
-             c.CATEGORY_SPACE: ch.isspace(), c.CATEGORY_NOT_SPACE: not ch.isspace()}
-    for op, av in parts:
-        if (op is c.LITERAL and av == code) or (op is c.RANGE and av[0] <= code <= av[1]) or (
-                op is c.CATEGORY and tests.get(av, False)):
-            return True
-    return False
