@@ -154,3 +154,42 @@ def test_demo_arguments_are_found_whenever_a_witness_exists(schema):
     args = demo_args(schema)
     assert args is not None and jsonschema.Draft202012Validator(schema).is_valid(args), schema
 
+
+# ---------------------------------------------------------------- §11: errors name the fix
+_PAGE = ("<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title><style>body{color:red}"
+         "</style></head><body><center><h1>502 Bad Gateway</h1></center><hr>nginx</body></html>")
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "ollama"])
+def test_an_html_error_page_is_named_by_its_title_not_dumped_or_lost(vendor):
+    """A proxy's HTML error page: the message shows its title, never the markup (anthropic and
+    ollama dumped it whole) nor only `Error code: 502` (openai lost the page's words)."""
+    from fakes.clients import make
+    from fakes.server import FakeServer, Response
+    from afp_dsl.providers import ServerError
+    from afp_dsl.providers.base import Message, Request
+    with FakeServer(lambda rec: Response(502, _PAGE, content_type="text/html")) as s:
+        with pytest.raises(ServerError) as info:
+            make(vendor, s.url).complete(Request("s", [Message("user", "hi")], model="m"))
+    message = str(info.value)
+    assert "server error 502: an HTML page: 502 Bad Gateway;" in message, message
+    assert "<" not in message and "color" not in message
+
+
+def test_a_plain_text_error_body_is_shown():
+    from fakes.clients import make
+    from fakes.server import FakeServer, Response
+    from afp_dsl.providers import ServerError
+    from afp_dsl.providers.base import Message, Request
+    text = "upstream connect error or disconnect/reset before headers"
+    with FakeServer(lambda rec: Response(503, text, content_type="text/plain")) as s:
+        with pytest.raises(ServerError, match="upstream connect error"):
+            make("openai", s.url).complete(Request("s", [Message("user", "hi")], model="m"))
+
+
+def test_text_that_only_quotes_a_page_is_left_as_it_is():
+    from afp_dsl.providers._errors import clip
+    assert clip("no choices in '<html><body>x</body></html>'") == \
+        "no choices in '<html><body>x</body></html>'"
+    assert clip("<html><body><p>Access &amp; denied</p></body></html>") == \
+        "an HTML page: Access & denied"

@@ -10,6 +10,8 @@ Invariants: no message holds a secret when built through `scrub`/`shown_url`; te
 """
 from __future__ import annotations
 
+import html
+import re
 from typing import Any, Iterable, Mapping
 
 from ._deadline import is_http_timeout, is_http_transport_error
@@ -140,9 +142,26 @@ def shown_url(url: str) -> str:
 
 
 def clip(text: Any, limit: int = _SERVER_TEXT) -> str:
-    """Server-provided text, on one line and at most `limit` characters."""
-    text = " ".join(str(text).split())
+    """Server-provided text, on one line and at most `limit` characters; an HTML page (a proxy's
+    or gateway's error page) as its title, not its markup."""
+    text = _page_title(str(text)) or " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_HTML = re.compile(r"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|title)\b", re.I | re.S)
+_TITLE = re.compile(r"<(title|h1)\b[^>]*>(.*?)</\1\s*>", re.I | re.S)
+
+
+def _page_title(text: str) -> str | None:
+    """`an HTML page: TITLE` when `text` is an HTML document (its `<title>`, else its first
+    `<h1>`, else its words), else None (text that only quotes one is left as it is)."""
+    if not _HTML.match(text[:4096]):
+        return None
+    found = sorted(_TITLE.findall(text[:65536]), key=lambda m: m[0].lower() != "title")
+    words = found[0][1] if found else re.sub(r"<script\b.*?</script>|<style\b.*?</style>|<[^>]*>",
+                                             " ", text[:65536], flags=re.I | re.S)
+    words = " ".join(html.unescape(re.sub(r"<[^>]*>", " ", words)).split())
+    return f"an HTML page: {words}" if words else "an HTML page"
 
 
 def parse_retry_after(headers: Any) -> float | None:
@@ -179,6 +198,8 @@ def _detail(exc: Any) -> str:
             return clip(err["message"])
         if isinstance(err, str):
             return clip(err)
+    if isinstance(body, str) and body.strip():  # (a body that is no JSON: a proxy's page or text)
+        return clip(body)
     return clip(getattr(exc, "message", None) or exc)
 
 
