@@ -193,3 +193,19 @@ def test_text_that_only_quotes_a_page_is_left_as_it_is():
         "no choices in '<html><body>x</body></html>'"
     assert clip("<html><body><p>Access &amp; denied</p></body></html>") == \
         "an HTML page: Access & denied"
+
+
+@pytest.mark.parametrize("vendor,stop", [("openai", "tool_calls"), ("openai", "function_call"),
+                                         ("anthropic", "tool_use")])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_reply_that_calls_nothing_never_has_stop_reason_tool_use(vendor, stop, stream):
+    """providers.md: `tool_use` whenever the reply has tool calls, and only then (the trace's
+    `llm.replied` and OpenTelemetry's finish reason said `tool_use` for a final answer)."""
+    from fakes.clients import make
+    from fakes.server import FakeServer
+    from fakes.vendors import VENDORS, Turn, scripted
+    from afp_dsl.providers.base import Message, Request
+    with FakeServer(scripted(VENDORS[vendor], [Turn("All done.", stop=stop)])) as s:
+        reply = make(vendor, s.url, stream=stream).complete(
+            Request("s", [Message("user", "hi")], model="m"))
+    assert (reply.text, reply.tool_calls, reply.stop_reason) == ("All done.", (), "stop")

@@ -26,7 +26,9 @@ from ._limits import DEFAULT_MAX_REPLY_BYTES, Tally
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 OFFICIAL = "https://api.anthropic.com"
-_STOP = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_use",
+# (`tool_use` is the stop reason of a reply with calls only: one that names it and calls nothing
+# stopped, `stop`)
+_STOP = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop",
          "max_tokens": "length", "model_context_window_exceeded": "length",
          "refusal": "content_filter", "pause_turn": "pause"}
 

@@ -24,7 +24,9 @@ from ._limits import DEFAULT_MAX_REPLY_BYTES, Tally
 
 DEFAULT_MODEL = "gpt-4o-mini"
 OFFICIAL = "https://api.openai.com/v1"
-_STOP = {"stop": "stop", "tool_calls": "tool_use", "function_call": "tool_use",
+# (`tool_use` is the stop reason of a reply with calls only: one that names it and calls nothing
+# stopped, `stop`)
+_STOP = {"stop": "stop", "tool_calls": "stop", "function_call": "stop",
          "length": "length", "content_filter": "content_filter"}
 
 
