@@ -209,3 +209,18 @@ def test_a_reply_that_calls_nothing_never_has_stop_reason_tool_use(vendor, stop,
         reply = make(vendor, s.url, stream=stream).complete(
             Request("s", [Message("user", "hi")], model="m"))
     assert (reply.text, reply.tool_calls, reply.stop_reason) == ("All done.", (), "stop")
+
+
+@pytest.mark.parametrize("vendor,stop", [("openai", "content_filter"), ("anthropic", "refusal")])
+def test_an_empty_refusal_says_the_model_declined_not_retry(vendor, stop):
+    """A reply withheld by a content filter (or an Anthropic `refusal` with no text) is an empty
+    reply whose message says why: retrying the same request does not help."""
+    from fakes.clients import make
+    from fakes.server import FakeServer
+    from fakes.vendors import VENDORS, Turn, scripted
+    from afp_dsl.providers import EmptyReplyError
+    from afp_dsl.providers.base import Message, Request
+    with FakeServer(scripted(VENDORS[vendor], [Turn("", stop=stop)])) as s:
+        with pytest.raises(EmptyReplyError, match="declined to answer") as info:
+            make(vendor, s.url).complete(Request("s", [Message("user", "hi")], model="m"))
+    assert "retry" not in str(info.value)

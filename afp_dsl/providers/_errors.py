@@ -182,9 +182,13 @@ def parse_retry_after(headers: Any) -> float | None:
 
 
 
+_EMPTY_FIX = {"length": "raise max_tokens",
+              "content_filter": "the model declined to answer (a content filter or a refusal): "
+                                "rephrase the request or the system prompt, or use another model"}
+
+
 def empty_reply(provider: str, stop: str) -> EmptyReplyError:
-    fix = ("raise max_tokens" if stop == "length"
-           else "retry, or check the model and its prompt")
+    fix = _EMPTY_FIX.get(stop, "retry, or check the model and its prompt")
     return EmptyReplyError(f"{provider}: the reply has neither text nor tool calls (stop reason "
                            f"`{stop}`); {fix}", provider=provider)
 
