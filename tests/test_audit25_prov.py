@@ -66,6 +66,7 @@ TRICKY = {
     "oneOf beside properties": {"type": "object", "oneOf": [{"required": ["a"]},
                                                             {"required": ["b"]}],
                                 "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}},
+    "oneOf whose branches overlap": _obj({"oneOf": [{"type": "number"}, {"type": "integer"}]}),
     "a huge exclusive minimum": _obj({"type": "number", "exclusiveMinimum": 1.3e193}),
     "a huge negative exclusive minimum": _obj({"type": "number", "exclusiveMinimum": -5.7e16}),
     "formats": {"type": "object", "required": ["e", "d", "t", "u", "i", "h", "ip"],

@@ -140,7 +140,8 @@ class _Maker:
         whole = self.fits(schema)
         guesses = [self.value(merged(rest, b) if isinstance(b, Mapping) else b, depth + 1)
                    for b in schema[key]]
-        return next((g for g in guesses if whole(g)), guesses[0])
+        halves = [g + 0.5 for g in guesses if _num(g) is not None]  # (`number` but not `integer`)
+        return next((g for g in guesses + halves if whole(g)), guesses[0])
 
 
 def merged(a: Mapping, b: Mapping) -> dict:
