@@ -225,3 +225,23 @@ def test_an_empty_refusal_says_the_model_declined_not_retry(vendor, stop):
         with pytest.raises(EmptyReplyError, match="declined to answer") as info:
             make(vendor, s.url).complete(Request("s", [Message("user", "hi")], model="m"))
     assert "retry" not in str(info.value)
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic", "ollama"])
+def test_a_retry_after_given_as_an_http_date_is_waited_for(vendor):
+    """RFC 9110 lets `Retry-After` be an HTTP date (proxies send it so): it is read against the
+    response's own `Date`, so a 429 says when to come back and `with_retry` waits that long."""
+    import time
+    from email.utils import formatdate
+    from fakes.clients import make
+    from fakes.server import FakeServer
+    from fakes.vendors import VENDORS
+    from afp_dsl.providers import RateLimitedError
+    from afp_dsl.providers.base import Message, Request
+    when = formatdate(time.time() + 30, usegmt=True)  # (the server adds its own `Date`: now)
+    with FakeServer(lambda rec: VENDORS[vendor].error(429, "slow down",
+                                                      (("retry-after", when),))) as s:
+        with pytest.raises(RateLimitedError) as info:
+            make(vendor, s.url).complete(Request("s", [Message("user", "hi")], model="m"))
+    assert info.value.retry_after is not None and 25 <= info.value.retry_after <= 31
+    assert "retry after" in str(info.value)

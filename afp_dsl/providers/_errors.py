@@ -165,7 +165,9 @@ def _page_title(text: str) -> str | None:
 
 
 def parse_retry_after(headers: Any) -> float | None:
-    """Seconds from `retry-after-ms` or `retry-after` (seconds only; dates are ignored)."""
+    """Seconds from `retry-after-ms` or `retry-after`: a number of seconds, or an HTTP date
+    (RFC 9110), counted from the response's own `date` header (no local clock: a date without
+    one is ignored)."""
     if headers is None:
         return None
     for key, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
@@ -175,11 +177,19 @@ def parse_retry_after(headers: Any) -> float | None:
         try:
             value = float(raw) / scale
         except (TypeError, ValueError):
-            continue
-        if value >= 0:
+            value = _date_gap(raw, headers.get("date")) if key == "retry-after" else None
+        if value is not None and value >= 0:
             return value
     return None
 
+
+def _date_gap(later: Any, now: Any) -> float | None:
+    """Seconds from the HTTP date `now` to the HTTP date `later` (0 when it has passed)."""
+    from email.utils import parsedate_to_datetime
+    try:
+        return max(0.0, (parsedate_to_datetime(later) - parsedate_to_datetime(now)).total_seconds())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
 
 
 _EMPTY_FIX = {"length": "raise max_tokens",
