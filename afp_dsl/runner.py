@@ -84,8 +84,11 @@ class Agent(ResumePrep):
                  spec: str | None = None):
         prog, analysis = _unwrap(program)
         self._program = program  # what a result names as the program that ran (`afp.Program`)
-        check_agent_args(prog, provider, tools, store, effects, stubs, spec)
         check_model(model)
+        if isinstance(provider, str):  # a name, as `--provider NAME[:MODEL]` gives one
+            from .providers.registry import make_provider
+            provider = make_provider(provider, model=model)
+        check_agent_args(prog, provider, tools, store, effects, stubs, spec)
         found = find_agent(analysis, name)
         if found is None:
             raise AgentNotFound(no_agent(prog, name))

@@ -245,3 +245,20 @@ def test_a_retry_after_given_as_an_http_date_is_waited_for(vendor):
             make(vendor, s.url).complete(Request("s", [Message("user", "hi")], model="m"))
     assert info.value.retry_after is not None and 25 <= info.value.retry_after <= 31
     assert "retry after" in str(info.value)
+
+
+# ---------------------------------------------------------------- §11: chosen at run time
+def test_the_api_takes_a_provider_by_name_as_the_cli_does(monkeypatch):
+    """`--provider NAME[:MODEL]` has an API twin: `program.agent(provider="NAME[:MODEL]")`."""
+    from afp_dsl.providers import MissingKeyError, ProviderError
+    program = afp.load('agent a { model = "m-spec" }')
+    r = program.agent(provider="mock:m-cli").run("hi")
+    assert r.outcome == "answered"
+    assert payloads(r, "llm.called")[0]["model"] == "m-cli"
+    assert program.agent(provider="mock", model="m-arg").run("hi").outcome == "answered"
+    with pytest.raises(ProviderError, match="did you mean `openai`"):
+        program.agent(provider="opneai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(MissingKeyError, match="OPENAI_API_KEY"):
+        program.agent(provider="openai")

@@ -26,7 +26,7 @@ def program():
     ({"tools": {"lookup_order": 42}}, TypeError, "binding of tool `lookup_order` must be a function"),
     ({"tools": {"lookup_ordr": print}}, ValueError, "did you mean `lookup_order`?"),
     ({"tools": [print]}, TypeError, "`tools` must map tool names to functions"),
-    ({"provider": "mock"}, TypeError, "`provider` must be a model provider"),
+    ({"provider": 42}, TypeError, "`provider` must be a model provider"),  # (a name: a provider)
     ({"store": "runs.db"}, TypeError, "pass `afp.stores.sqlite(path)`"),
     ({"store": object()}, TypeError, "not an `object`"),
     ({"effects": afp.Effects(tools={"lookup_order": 42})}, TypeError,
