@@ -262,3 +262,22 @@ def test_the_api_takes_a_provider_by_name_as_the_cli_does(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(MissingKeyError, match="OPENAI_API_KEY"):
         program.agent(provider="openai")
+
+
+@pytest.mark.parametrize("vendor", ["openai", "anthropic"])
+def test_a_403_says_access_was_refused_not_that_the_key_was_rejected(vendor):
+    """A 403 comes with a valid key that may not use the model (or project, or region): the fix
+    is the key's access, not the variable's value."""
+    from fakes.clients import make
+    from fakes.server import FakeServer
+    from fakes.vendors import VENDORS
+    from afp_dsl.providers import AuthenticationError
+    from afp_dsl.providers.base import Message, Request
+    body = "You are not allowed to sample from this model"
+    with FakeServer(lambda rec: VENDORS[vendor].error(403, body)) as s:
+        with pytest.raises(AuthenticationError) as info:
+            make(vendor, s.url, model="big-1").complete(
+                Request("s", [Message("user", "hi")], model="m"))
+    message = str(info.value)
+    assert "refused access (403: You are not allowed" in message and "`big-1`" in message
+    assert "rejected the API key" not in message

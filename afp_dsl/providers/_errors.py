@@ -247,9 +247,13 @@ def _status_error(exc: Any, *, provider: str, key_env: str, model: str) -> Provi
             return RateLimitedError(f"{provider}: rate limited mid-reply: {detail}; wait, or "
                                     f"run with --retries N", provider=provider)
         return mid_reply(provider, detail)
-    if status in (401, 403):
+    if status == 401:
         return AuthenticationError(f"{provider}: the server rejected the API key ({status}: "
                                    f"{detail}); check {key_env}", **kw)
+    if status == 403:  # (a valid key without access: a model, project or region it may not use)
+        return AuthenticationError(f"{provider}: the server refused access (403: {detail}); "
+                                   f"check that the key in {key_env} may use model `{model}` "
+                                   f"(its project, organization or region)", **kw)
     if status == 404:
         return ModelNotFoundError(f"{provider}: model `{model}` not found ({detail}); choose a "
                                   f"model you can use with --model (or model=...), and check "
