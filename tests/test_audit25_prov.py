@@ -281,3 +281,21 @@ def test_a_403_says_access_was_refused_not_that_the_key_was_rejected(vendor):
     message = str(info.value)
     assert "refused access (403: You are not allowed" in message and "`big-1`" in message
     assert "rejected the API key" not in message
+
+
+@pytest.mark.parametrize("vendor,body", [
+    ("openai", {"error": {"message": "This model's maximum context length is 128000 tokens. "
+                          "However, your messages resulted in 130001 tokens.",
+                          "type": "invalid_request_error", "param": "messages",
+                          "code": "context_length_exceeded"}}),
+    ("anthropic", {"type": "error", "error": {"type": "invalid_request_error",
+                                              "message": "prompt is too long: 210000 tokens > "
+                                                         "200000 maximum"}})])
+def test_a_prompt_too_long_for_the_context_window_names_that_fix(vendor, body):
+    from fakes.clients import make
+    from fakes.server import FakeServer, Response
+    from afp_dsl.providers import BadRequestError
+    from afp_dsl.providers.base import Message, Request
+    with FakeServer(lambda rec: Response(400, body)) as s:
+        with pytest.raises(BadRequestError, match="longer than the model's context window"):
+            make(vendor, s.url).complete(Request("s", [Message("user", "hi")], model="m"))

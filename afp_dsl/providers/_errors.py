@@ -275,8 +275,17 @@ def _status_error(exc: Any, *, provider: str, key_env: str, model: str) -> Provi
         return ServerError(f"{provider}: server error {status}{when}: {detail}; try again "
                            f"later, or run with --retries N or --fallback PROVIDER",
                            retry_after=after, **kw)
+    fix = (_TOO_LONG if _error_code(exc) == "context_length_exceeded"
+           or any(w in detail.lower() for w in _TOO_LONG_WORDS)
+           else "check the model name and the tool schemas")
     return BadRequestError(f"{provider}: the server refused the request ({status}: {detail}); "
-                           f"check the model name and the tool schemas", **kw)
+                           f"{fix}", **kw)
+
+
+_TOO_LONG = ("the prompt is longer than the model's context window: shorten the conversation or "
+             "the tool results (`max_result_chars`), or use a model with a larger context")
+_TOO_LONG_WORDS = ("maximum context length", "prompt is too long", "context window",
+                   "context_length_exceeded")
 
 
 def _error_type(exc: Any, field: str = "type") -> str:
