@@ -101,7 +101,7 @@ class _Maker:
             if isinstance(schema.get(key), _SEQ) and schema[key]:
                 return self.branch(schema, key, depth)
         value = self.typed(schema, depth)
-        if fits is not None and "if" in schema and not fits(value):  # (`then`/`else`: the branch it must take)
+        if fits is not None and "if" in schema and not fits(value):  # (`then` or `else` must hold)
             for more in (schema.get("then"), schema.get("else")):
                 if isinstance(more, Mapping):
                     other = self.typed(merged({k: v for k, v in schema.items()
