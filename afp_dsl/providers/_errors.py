@@ -174,6 +174,7 @@ def parse_retry_after(headers: Any) -> float | None:
         raw = headers.get(key)
         if raw is None:
             continue
+        value: float | None
         try:
             value = float(raw) / scale
         except (TypeError, ValueError):

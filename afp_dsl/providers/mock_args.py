@@ -199,7 +199,8 @@ def _strings(m: _Maker, s: Mapping, n: int) -> Any:
     """Strings `s` accepts, in order of preference (its format's example first)."""
     pattern = s.get("pattern")
     made = spell_pattern(pattern, n) if isinstance(pattern, str) else None
-    example = _FORMATS.get(s.get("format")) if isinstance(s.get("format"), str) else None
+    fmt = s.get("format")
+    example = _FORMATS.get(fmt) if isinstance(fmt, str) else None
     fits, plain = m.fits(s), m.fits({k: v for k, v in s.items() if k != "format"})
     cands = ((example,) if example else ()) + _STRING_CANDIDATES + ("x" * max(n, 1),) + (
         (made,) if made is not None else ())
@@ -248,7 +249,7 @@ def _min_array(m: _Maker, s: Mapping, depth: int) -> list:
     n = int(s.get("minItems", 0) or 0)
     if n > _LONGEST:
         raise ValueError("too many items for a demo argument")
-    prefix = s.get("prefixItems") if isinstance(s.get("prefixItems"), _SEQ) else []
+    prefix: Any = s.get("prefixItems") if isinstance(s.get("prefixItems"), _SEQ) else []
     out = [m.value(p, depth) for p in prefix[:n]]
     contains = s.get("contains")
     if isinstance(contains, Mapping) and not any(map(m.fits(contains), out)):
@@ -309,12 +310,13 @@ def _min_object(m: _Maker, s: Mapping, depth: int) -> dict:
     extra = s.get("additionalProperties", {})
     extra = extra if isinstance(extra, Mapping) else {}
     out = {k: m.value(props.get(k, extra), depth) for k in s.get("required", ()) or ()}
-    deps = s.get("dependentRequired") if isinstance(s.get("dependentRequired"), Mapping) else {}
+    deps: Any = s.get("dependentRequired")
+    deps = deps if isinstance(deps, Mapping) else {}
     for k in list(out):
         for d in deps.get(k, ()) if isinstance(deps.get(k), _SEQ) else ():
             out.setdefault(d, m.value(props.get(d, extra), depth))
     want = int(_num(s.get("minProperties")) or 0)
-    names = s.get("propertyNames") if isinstance(s.get("propertyNames"), Mapping) else {}
+    names: Any = s.get("propertyNames") if isinstance(s.get("propertyNames"), Mapping) else {}
     for k in [*props, *(_strings(m, names, 0) if want > len(out) else ()),
               *(f"k{i}" for i in range(want))]:
         if len(out) >= want:
