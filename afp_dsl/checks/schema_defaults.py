@@ -10,7 +10,6 @@ Invariants: a value a `pattern` may not safely run on, or a `$ref` that cannot b
 from __future__ import annotations
 
 from typing import Any, Iterator
-from urllib.parse import quote
 
 from .. import ir
 from ..codes import diag
@@ -83,6 +82,7 @@ def _default_errors(whole: Any, doc: Any, sub: dict, pointer: str, value: Any) -
     jsonschema, registry, unresolvable = jsonschema_parts()
     try:
         if whole is not None:
+            from urllib.parse import quote  # (only for raw schemas with defaults: keeps `check` lean)
             validator = whole.evolve(schema={"$ref": "#" + quote(pointer, safe="/~")})
         else:
             validator = jsonschema.Draft202012Validator(sub, registry=registry)
